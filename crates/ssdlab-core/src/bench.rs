@@ -1,0 +1,57 @@
+//! The fixed benchmark scenarios behind `ssdlab bench` and `cargo bench`: each runs the
+//! default device on one workload and reports simulated I/Os per wall-clock second.
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::config::build;
+use crate::error::Result;
+use crate::simulation::Simulation;
+
+/// A benchmark scenario: a name and the workload settings applied over `default`.
+pub struct Scenario {
+    pub name: &'static str,
+    pub settings: &'static [(&'static str, &'static str)],
+}
+
+/// The scenarios, in the order they are reported.
+pub const SCENARIOS: &[Scenario] = &[
+    Scenario { name: "randread-4k-qd1", settings: &[("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.iodepth", "1"), ("workload.number_ios", "200000")] },
+    Scenario { name: "randread-4k-qd32", settings: &[("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "2000000")] },
+    Scenario { name: "randwrite-4k-qd32", settings: &[("workload.rw", "randwrite"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "1000000")] },
+    Scenario { name: "seqread-128k-qd8", settings: &[("workload.rw", "read"), ("workload.bs", "128k"), ("workload.iodepth", "8"), ("workload.number_ios", "100000")] },
+];
+
+/// The measurement of one scenario.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchResult {
+    pub name: String,
+    pub ios: u64,
+    pub events: u64,
+    pub wall_s: f64,
+    pub sim_ios_per_sec: f64,
+}
+
+/// Runs one scenario, with its I/O count scaled by `scale` (1.0 = as listed).
+pub fn run_scenario(s: &Scenario, scale: f64) -> Result<BenchResult> {
+    let mut settings: Vec<(String, String)> = s.settings.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect();
+    for kv in &mut settings {
+        if kv.0 == "workload.number_ios" {
+            let n: f64 = kv.1.parse().unwrap_or(1e5);
+            kv.1 = format!("{}", ((n * scale) as u64).max(1000));
+        }
+    }
+    let config = build(None, None, &settings)?;
+    let mut sim = Simulation::new(config)?;
+    let t0 = Instant::now();
+    let summary = sim.run()?;
+    let wall = t0.elapsed().as_secs_f64();
+    Ok(BenchResult {
+        name: s.name.to_string(),
+        ios: summary.ios,
+        events: summary.events,
+        wall_s: wall,
+        sim_ios_per_sec: if wall > 0.0 { summary.ios as f64 / wall } else { 0.0 },
+    })
+}

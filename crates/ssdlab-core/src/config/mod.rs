@@ -1,0 +1,241 @@
+//! Configuration: typed structs per hardware block, unit parsing, presets, `extends`, and one
+//! validation pass that reports every problem.
+//!
+//! A config is TOML. It may start with `extends = "<preset or path>"`; the named config is
+//! loaded first and this one's keys override it, table by table. Loading converts every key
+//! (collecting each type error and unknown key), then [`Config::validate`] checks every value
+//! rule and every cross-field rule. Any problem makes the whole load fail with
+//! [`Error::Config`], listing all of them.
+
+pub mod load;
+pub mod presets;
+pub mod units;
+
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+use toml::{Table, Value};
+
+use crate::config_struct;
+use crate::ctrl::CtrlConfig;
+use crate::error::{ConfigIssue, Error, Result};
+use crate::host::HostConfig;
+use crate::media::MediaConfig;
+use crate::nvme::NvmeConfig;
+use crate::pcie::PcieConfig;
+use crate::stats::StatsConfig;
+use crate::workload::WorkloadConfig;
+use load::{FromToml, Issues};
+
+config_struct! {
+    /// A whole simulated system: the host, the link, the device and the workload.
+    pub struct Config {
+        /// One line saying what this config models (shown by `ssdlab presets`).
+        description: String = String::new(),
+        host: HostConfig = HostConfig::default(),
+        pcie: PcieConfig = PcieConfig::default(),
+        nvme: NvmeConfig = NvmeConfig::default(),
+        ctrl: CtrlConfig = CtrlConfig::default(),
+        media: MediaConfig = MediaConfig::default(),
+        workload: WorkloadConfig = WorkloadConfig::default(),
+        stats: StatsConfig = StatsConfig::default(),
+    }
+}
+
+/// How many `extends` links may be followed before we call it a cycle.
+const MAX_EXTENDS_DEPTH: usize = 16;
+
+impl Config {
+    /// Loads a preset by name, or a TOML file by path.
+    pub fn load(name_or_path: &str) -> Result<Config> {
+        Config::from_table(resolve(name_or_path, 0)?)
+    }
+
+    /// Loads TOML text; `origin` names it in error messages and resolves relative `extends`.
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<Config> {
+        Config::from_table(resolve_text(text, origin, 0)?)
+    }
+
+    /// Converts a fully resolved table (no `extends` left) and validates it.
+    pub fn from_table(table: Table) -> Result<Config> {
+        let mut issues = Issues::default();
+        let config = Config::from_toml(&Value::Table(table), "", &mut issues);
+        match config {
+            Some(c) if issues.is_empty() => {
+                c.validate(&mut issues);
+                if issues.is_empty() {
+                    Ok(c)
+                } else {
+                    Err(Error::Config(issues.0))
+                }
+            }
+            _ => Err(Error::Config(issues.0)),
+        }
+    }
+
+    /// Every value rule of every block, then the rules that relate blocks.
+    pub fn validate(&self, issues: &mut Issues) {
+        self.host.validate(issues);
+        self.pcie.validate(issues);
+        self.nvme.validate(issues);
+        self.ctrl.validate(issues);
+        self.media.validate(issues);
+        self.workload.validate(issues);
+        self.stats.validate(issues);
+
+        let w = &self.workload;
+        let cap = self.media.capacity.0;
+        issues.check(
+            w.numjobs <= self.nvme.io_queues,
+            "workload.numjobs",
+            w.numjobs,
+            format!("must be <= nvme.io_queues = {} (each job has its own queue pair)", self.nvme.io_queues),
+        );
+        issues.check(
+            u64::from(w.iodepth) < u64::from(self.nvme.queue_depth),
+            "workload.iodepth",
+            w.iodepth,
+            format!("must be <= nvme.queue_depth - 1 = {} (a queue holds one entry less than its size)", self.nvme.queue_depth.saturating_sub(1)),
+        );
+        let size = self.region_size();
+        let end = w.offset.0.saturating_add(size);
+        if w.offset.0 >= cap || end > cap {
+            issues.push(
+                if w.size.is_some() { "workload.size" } else { "workload.offset" },
+                w.size.map_or_else(|| w.offset.to_string(), |s| s.to_string()),
+                format!(
+                    "workload.offset + workload.size = {} must be <= media.capacity = {}",
+                    units::format_size(end),
+                    self.media.capacity
+                ),
+            );
+        } else if size < w.max_bs() {
+            issues.push("workload.size", units::format_size(size), format!("must hold at least one block of the largest block size ({})", units::format_size(w.max_bs())));
+        }
+    }
+
+    /// Bytes of the region each job addresses.
+    pub fn region_size(&self) -> u64 {
+        self.workload.size.map_or_else(|| self.media.capacity.0.saturating_sub(self.workload.offset.0), |s| s.0)
+    }
+
+    /// The resolved config as TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_else(|e| format!("# cannot render config: {e}\n"))
+    }
+
+    /// A short stable hash of the resolved config (first 16 hex digits of SHA-256 of its TOML).
+    pub fn hash(&self) -> String {
+        let digest = Sha256::digest(self.to_toml().as_bytes());
+        digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// Resolves a preset name or a file path to a table with every `extends` applied.
+fn resolve(name_or_path: &str, depth: usize) -> Result<Table> {
+    if let Some(text) = presets::get(name_or_path) {
+        return resolve_text(text, &format!("preset:{name_or_path}"), depth);
+    }
+    let path = Path::new(name_or_path);
+    if path.extension().is_none() && !path.exists() {
+        return Err(Error::config(
+            "extends",
+            format!("{name_or_path:?}"),
+            format!("no preset or file by that name (presets: {})", presets::names().join(", ")),
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: name_or_path.to_string(), message: e.to_string() })?;
+    resolve_text(&text, name_or_path, depth)
+}
+
+fn resolve_text(text: &str, origin: &str, depth: usize) -> Result<Table> {
+    if depth > MAX_EXTENDS_DEPTH {
+        return Err(Error::config(format!("{origin}: extends"), "", format!("more than {MAX_EXTENDS_DEPTH} levels of extends (a cycle?)")));
+    }
+    let mut table: Table = parse_toml(text, origin)?;
+    let Some(base) = table.remove("extends") else {
+        return Ok(table);
+    };
+    let Value::String(base_name) = &base else {
+        return Err(Error::config(format!("{origin}: extends"), base.to_string(), "must be a preset name or a file path"));
+    };
+    // A relative path is relative to the file that names it.
+    let base_ref = match Path::new(origin).parent() {
+        Some(dir) if !origin.starts_with("preset:") && presets::get(base_name).is_none() && !Path::new(base_name).is_absolute() => {
+            dir.join(base_name).to_string_lossy().into_owned()
+        }
+        _ => base_name.clone(),
+    };
+    let mut merged = resolve(&base_ref, depth + 1)?;
+    merge(&mut merged, table);
+    Ok(merged)
+}
+
+/// Parses TOML text, reporting a syntax error as `origin:line:column`.
+pub fn parse_toml(text: &str, origin: &str) -> Result<Table> {
+    text.parse::<Table>().map_err(|e| {
+        let pos = e.span().map(|s| line_col(text, s.start)).map_or(String::new(), |(l, c)| format!(":{l}:{c}"));
+        Error::Config(vec![ConfigIssue { path: format!("{origin}{pos}"), value: String::new(), rule: format!("TOML syntax error: {}", e.message()) }])
+    })
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// Overlays `top` on `base`: tables merge key by key, anything else replaces.
+pub fn merge(base: &mut Table, top: Table) {
+    for (k, v) in top {
+        match (base.get_mut(&k), v) {
+            (Some(Value::Table(b)), Value::Table(t)) => merge(b, t),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+/// Sets a dotted key (`workload.bs`) from command-line text. The text is read as a TOML value
+/// when it is one (`8`, `true`, `"x"`, `[1, 2]`) and as a string otherwise (`4k`, `randread`).
+pub fn set_dotted(table: &mut Table, key: &str, text: &str) -> Result<()> {
+    let value = format!("v = {text}").parse::<Table>().ok().and_then(|mut t| t.remove("v")).unwrap_or_else(|| Value::String(text.to_string()));
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(Error::config(key, text, "is not a dotted key such as workload.bs"));
+    }
+    let mut cur = table;
+    for p in &parts[..parts.len() - 1] {
+        let entry = cur.entry((*p).to_string()).or_insert_with(|| Value::Table(Table::new()));
+        cur = match entry {
+            Value::Table(t) => t,
+            other => return Err(Error::config(key, other.to_string(), format!("`{p}` is a value, not a table"))),
+        };
+    }
+    cur.insert(parts[parts.len() - 1].to_string(), value);
+    Ok(())
+}
+
+/// Builds a config from a base (preset name, path, or none for `default`), a table of
+/// overrides (applied over the base) and dotted `key=value` settings (applied last).
+pub fn build(base: Option<&str>, overrides: Option<Table>, settings: &[(String, String)]) -> Result<Config> {
+    let mut table = match base {
+        Some(b) => resolve(b, 0)?,
+        None => resolve(presets::DEFAULT, 0)?,
+    };
+    if let Some(mut o) = overrides {
+        if let Some(ext) = o.remove("extends") {
+            let Value::String(name) = &ext else {
+                return Err(Error::config("extends", ext.to_string(), "must be a preset name or a file path"));
+            };
+            table = resolve(name, 0)?;
+        }
+        merge(&mut table, o);
+    }
+    for (k, v) in settings {
+        set_dotted(&mut table, k, v)?;
+    }
+    Config::from_table(table)
+}

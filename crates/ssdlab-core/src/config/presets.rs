@@ -1,0 +1,22 @@
+//! The preset library: annotated TOML files under `presets/`, compiled into the binary so that
+//! a preset name works anywhere. Each file cites the source of every number it sets.
+
+/// The preset `ssdlab run` uses when given no config.
+pub const DEFAULT: &str = "default";
+
+/// `(name, TOML text)` of every preset, in listing order.
+pub const PRESETS: &[(&str, &str)] = &[
+    ("default", include_str!("../../../../presets/default.toml")),
+    ("default-hw", include_str!("../../../../presets/default-hw.toml")),
+    ("dram-polled", include_str!("../../../../presets/dram-polled.toml")),
+];
+
+/// The TOML text of a preset.
+pub fn get(name: &str) -> Option<&'static str> {
+    PRESETS.iter().find(|p| p.0 == name).map(|p| p.1)
+}
+
+/// Every preset name.
+pub fn names() -> Vec<&'static str> {
+    PRESETS.iter().map(|p| p.0).collect()
+}

@@ -1,0 +1,84 @@
+use crate::config::load::Issues;
+use crate::config::units::Frequency;
+use crate::{config_enum, config_struct};
+
+config_enum! {
+    /// Who runs the NVMe command path inside the controller.
+    pub enum Mode {
+        /// Embedded cores run firmware for every step, sharing one pool of cores.
+        Firmware = "firmware",
+        /// A dedicated pipelined hardware engine per step (OpenExpress-style automation).
+        Hardware = "hardware",
+    }
+}
+
+config_struct! {
+    /// Firmware mode: `cores` embedded cores at `clock`, and the cycles each step costs.
+    pub struct FirmwareConfig {
+        /// Embedded cores that run the command path, 1 to 256. Default: `4`.
+        cores: u32 = 4,
+        /// Core clock. Default: `1GHz`.
+        clock: Frequency = Frequency(1_000_000_000),
+        /// Cycles to handle a doorbell and issue one SQE fetch. Default: `600`.
+        fetch_cycles: u64 = 600,
+        /// Cycles to decode a fetched SQE. Default: `400`.
+        parse_cycles: u64 = 400,
+        /// Cycles to start walking a command's PRPs. Default: `300`.
+        prp_cycles: u64 = 300,
+        /// Cycles per PRP-list entry walked. Default: `16`.
+        prp_entry_cycles: u64 = 16,
+        /// Cycles of address translation per media access of a command. Default: `500`.
+        translate_cycles: u64 = 500,
+        /// Cycles to build and post a CQE and raise the interrupt. Default: `500`.
+        completion_cycles: u64 = 500,
+    }
+}
+
+config_struct! {
+    /// Hardware mode: one pipelined engine per step at `clock`; each engine takes `*_cycles`
+    /// of latency and accepts a new command every `issue_interval` cycles.
+    pub struct HardwareConfig {
+        /// Engine clock. Default: `250MHz`.
+        clock: Frequency = Frequency(250_000_000),
+        /// Cycles between two commands entering the same engine. Default: `1`.
+        issue_interval: u64 = 1,
+        /// Doorbell handling and SQE fetch issue. Default: `8`.
+        fetch_cycles: u64 = 8,
+        /// SQE decode. Default: `4`.
+        parse_cycles: u64 = 4,
+        /// PRP handling per command. Default: `6`.
+        prp_cycles: u64 = 6,
+        /// PRP-list walk per entry. Default: `1`.
+        prp_entry_cycles: u64 = 1,
+        /// Address translation per media access. Default: `4`.
+        translate_cycles: u64 = 4,
+        /// CQE build/post and interrupt. Default: `6`.
+        completion_cycles: u64 = 6,
+    }
+}
+
+config_struct! {
+    /// The NVMe controller.
+    pub struct CtrlConfig {
+        /// `"firmware"` or `"hardware"`. Default: `"firmware"`.
+        mode: Mode = Mode::Firmware,
+        /// Commands the controller holds at once (tags/scoreboard), 1 to 65536. Default: `256`.
+        max_inflight: u32 = 256,
+        /// Costs in firmware mode.
+        firmware: FirmwareConfig = FirmwareConfig::default(),
+        /// Costs in hardware mode.
+        hardware: HardwareConfig = HardwareConfig::default(),
+    }
+}
+
+impl CtrlConfig {
+    pub fn validate(&self, issues: &mut Issues) {
+        issues.check((1..=65_536).contains(&self.max_inflight), "ctrl.max_inflight", self.max_inflight, "must be between 1 and 65536");
+        let fw = &self.firmware;
+        issues.check((1..=256).contains(&fw.cores), "ctrl.firmware.cores", fw.cores, "must be between 1 and 256");
+        issues.check(fw.clock.0 > 0, "ctrl.firmware.clock", fw.clock, "must be greater than zero");
+        let hw = &self.hardware;
+        issues.check(hw.clock.0 > 0, "ctrl.hardware.clock", hw.clock, "must be greater than zero");
+        issues.check(hw.issue_interval >= 1, "ctrl.hardware.issue_interval", hw.issue_interval, "must be at least 1 cycle");
+    }
+}

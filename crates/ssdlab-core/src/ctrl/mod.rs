@@ -1,0 +1,196 @@
+//! The NVMe controller's command path, in firmware or in hardware.
+//!
+//! Firmware mode: `cores` embedded cores at `clock` share every step of every command
+//! (doorbell handling and SQE fetch, decode, PRP walk, address translation, completion), each
+//! step costing its configured cycles; a step waits for the earliest-free core (FCFS).
+//! Hardware mode: each step has its own pipelined engine (OpenExpress-style automation) with
+//! a latency in cycles and an issue interval, so different commands overlap in different
+//! engines. Both modes hold at most `max_inflight` commands (tags); further SQEs stay in
+//! their submission queues until a tag frees.
+//!
+//! Leaves out: the controller's DRAM/SRAM contention, firmware interrupt and polling loops,
+//! and per-core affinity of queues (any core serves any step).
+
+mod config;
+
+pub use config::{CtrlConfig, FirmwareConfig, HardwareConfig, Mode};
+
+use crate::sim::{SimDuration, SimTime, ServerPool, Timeline};
+
+/// A step of the command path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Doorbell handling and SQE fetch issue.
+    Fetch = 0,
+    /// SQE decode.
+    Parse = 1,
+    /// PRP handling (PRP1/PRP2).
+    Prp = 2,
+    /// Walking a fetched PRP list, per entry.
+    PrpList = 3,
+    /// Address translation, per media access.
+    Translate = 4,
+    /// CQE build and post, interrupt.
+    Completion = 5,
+}
+
+const STEPS: usize = 6;
+
+/// The outcome of running one or more consecutive steps of one command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Service {
+    /// When the first step started (after waiting for a core or engine).
+    pub start: SimTime,
+    /// When the last step's result is available.
+    pub end: SimTime,
+}
+
+/// The controller's processing resources.
+pub struct Ctrl {
+    mode: Mode,
+    cores: ServerPool,
+    engines: [Timeline; STEPS],
+    /// Per-step (base cycles, cycles per item).
+    cycles: [(u64, u64); STEPS],
+    clock: u64,
+    issue_interval: u64,
+    max_inflight: u32,
+    inflight: u32,
+}
+
+impl Ctrl {
+    pub fn new(c: &CtrlConfig) -> Self {
+        let (cycles, clock) = match c.mode {
+            Mode::Firmware => {
+                let f = &c.firmware;
+                ([(f.fetch_cycles, 0), (f.parse_cycles, 0), (f.prp_cycles, 0), (0, f.prp_entry_cycles), (0, f.translate_cycles), (f.completion_cycles, 0)], f.clock.0)
+            }
+            Mode::Hardware => {
+                let h = &c.hardware;
+                ([(h.fetch_cycles, 0), (h.parse_cycles, 0), (h.prp_cycles, 0), (0, h.prp_entry_cycles), (0, h.translate_cycles), (h.completion_cycles, 0)], h.clock.0)
+            }
+        };
+        Ctrl {
+            mode: c.mode,
+            cores: ServerPool::new(c.firmware.cores as usize),
+            engines: Default::default(),
+            cycles,
+            clock,
+            issue_interval: c.hardware.issue_interval,
+            max_inflight: c.max_inflight,
+            inflight: 0,
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Time step `step` takes for a command with `items` items (PRP entries, media accesses).
+    pub fn cost(&self, step: Step, items: u64) -> SimDuration {
+        let (base, per) = self.cycles[step as usize];
+        SimDuration::cycles(base + per * items, self.clock)
+    }
+
+    /// Runs consecutive steps of one command, arriving at `now`. In firmware mode they run
+    /// back to back on one core; in hardware mode each passes through its own engine, so
+    /// callers give hardware mode one step per call (the next engine is reached later).
+    pub fn serve(&mut self, now: SimTime, steps: &[(Step, u64)]) -> Service {
+        match self.mode {
+            Mode::Firmware => {
+                let total = steps.iter().fold(SimDuration::ZERO, |a, &(s, n)| a + self.cost(s, n));
+                let g = self.cores.reserve(now, total);
+                Service { start: g.start, end: g.end }
+            }
+            Mode::Hardware => {
+                debug_assert_eq!(steps.len(), 1, "hardware engines are reached one step at a time");
+                let (step, items) = steps[0];
+                let latency = self.cost(step, items);
+                // A pipelined engine accepts one item every `issue_interval` cycles.
+                let occupancy = SimDuration::cycles(self.issue_interval * items.max(1), self.clock);
+                let g = self.engines[step as usize].reserve(now, occupancy);
+                Service { start: g.start, end: g.start + latency.max(occupancy) }
+            }
+        }
+    }
+
+    /// Takes a tag if one is free.
+    pub fn try_admit(&mut self) -> bool {
+        if self.inflight < self.max_inflight {
+            self.inflight += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Returns a tag.
+    pub fn release(&mut self) {
+        self.inflight = self.inflight.saturating_sub(1);
+    }
+
+    pub fn inflight(&self) -> u32 {
+        self.inflight
+    }
+
+    /// Busy time of the cores (firmware) or the sum over engines (hardware).
+    pub fn busy(&self) -> SimDuration {
+        match self.mode {
+            Mode::Firmware => self.cores.busy(),
+            Mode::Hardware => self.engines.iter().fold(SimDuration::ZERO, |a, e| a + e.busy()),
+        }
+    }
+
+    /// Processing units: cores in firmware mode, engines in hardware mode.
+    pub fn units(&self) -> usize {
+        match self.mode {
+            Mode::Firmware => self.cores.len(),
+            Mode::Hardware => STEPS,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn firmware_steps_share_cores_and_run_back_to_back() {
+        let c = CtrlConfig { firmware: FirmwareConfig { cores: 1, ..FirmwareConfig::default() }, ..CtrlConfig::default() };
+        let mut ctrl = Ctrl::new(&c);
+        let a = ctrl.serve(SimTime(0), &[(Step::Parse, 0), (Step::Translate, 2)]);
+        // 400 + 2 x 500 cycles at 1 GHz.
+        assert_eq!(a.end, SimTime(1_400_000));
+        let b = ctrl.serve(SimTime(0), &[(Step::Fetch, 0)]);
+        assert_eq!(b.start, a.end, "one core: the second command waits");
+    }
+
+    #[test]
+    fn hardware_engines_pipeline() {
+        let c = CtrlConfig { mode: Mode::Hardware, ..CtrlConfig::default() };
+        let mut ctrl = Ctrl::new(&c);
+        let a = ctrl.serve(SimTime(0), &[(Step::Parse, 0)]);
+        let b = ctrl.serve(SimTime(0), &[(Step::Parse, 0)]);
+        // 4 cycles at 250 MHz = 16 ns latency; the next command enters one cycle (4 ns) later.
+        assert_eq!(a.end, SimTime(16_000));
+        assert_eq!(b.start, SimTime(4_000));
+        assert_eq!(b.end, SimTime(20_000));
+        let other = ctrl.serve(SimTime(0), &[(Step::Fetch, 0)]);
+        assert_eq!(other.start, SimTime(0), "engines are independent");
+    }
+
+    #[test]
+    fn tags_limit_inflight() {
+        let mut ctrl = Ctrl::new(&CtrlConfig { max_inflight: 2, ..CtrlConfig::default() });
+        assert!(ctrl.try_admit() && ctrl.try_admit());
+        assert!(!ctrl.try_admit());
+        ctrl.release();
+        assert!(ctrl.try_admit());
+    }
+}
+
+/// Controller events: a command arrives at a step.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    Step { cmd: crate::nvme::CmdId, step: Step },
+}

@@ -1,0 +1,64 @@
+//! The one error type of the core.
+//!
+//! Every error a user can cause is a variant here, carrying what a person needs to fix it:
+//! config problems list *every* offending key with its value and the rule it breaks. The
+//! binding crate maps each variant to one Python exception class, in one place.
+//! None of these is resumable: a run that returns an error has stopped.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// One configuration problem: where, what was given, and which rule it breaks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ConfigIssue {
+    /// Dotted key path, e.g. `pcie.lanes`, or a file position for syntax errors.
+    pub path: String,
+    /// The offending value as written (TOML syntax), or empty when the key is missing.
+    pub value: String,
+    /// The rule, phrased so that `path = value: rule` reads as a sentence.
+    pub rule: String,
+}
+
+impl fmt::Display for ConfigIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.value.is_empty() {
+            write!(f, "{}: {}", self.path, self.rule)
+        } else {
+            write!(f, "{} = {}: {}", self.path, self.value, self.rule)
+        }
+    }
+}
+
+/// Everything that can go wrong in the core.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The configuration is invalid; each issue names a key, its value and the rule.
+    #[error("invalid configuration ({} problem{}):\n{}", .0.len(), if .0.len() == 1 { "" } else { "s" }, list(.0))]
+    Config(Vec<ConfigIssue>),
+    /// A workload could not be generated or read.
+    #[error("invalid workload: {0}")]
+    Workload(String),
+    /// A file could not be read.
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    /// The run was interrupted by the caller (Ctrl-C in Python).
+    #[error("simulation cancelled")]
+    Cancelled,
+    /// A model broke one of its own invariants: a bug in ssdlab, not in the input.
+    #[error("internal invariant violated in {component}: {detail}")]
+    Invariant { component: &'static str, detail: String },
+}
+
+fn list(issues: &[ConfigIssue]) -> String {
+    issues.iter().map(|i| format!("  - {i}")).collect::<Vec<_>>().join("\n")
+}
+
+impl Error {
+    /// A single-issue config error.
+    pub fn config(path: impl Into<String>, value: impl Into<String>, rule: impl Into<String>) -> Self {
+        Error::Config(vec![ConfigIssue { path: path.into(), value: value.into(), rule: rule.into() }])
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,50 @@
+//! # ssdlab-core
+//!
+//! The simulation engine and hardware models of ssdlab, in pure Rust (no Python).
+//!
+//! ```text
+//!  workload ─► host ─► pcie ─► nvme ─► ctrl ─► media
+//!  (fio-like   (CPU    (link,   (SQ/CQ, (fw cores (NVM units,
+//!   jobs)       costs)  TLPs)    RR arb, or hw     internal bus)
+//!                                 MSI-X)  engines)
+//! ```
+//!
+//! A 4 KiB read, step by step (each step is one event at the resource it reaches):
+//! 1. `host`: the job's CPU runs the submission path and writes the SQE.
+//! 2. `pcie`: the SQ tail doorbell (a 4 B posted write) goes down the link.
+//! 3. `nvme`: the doorbell makes the entry visible; round-robin arbitration picks it when a
+//!    tag is free; `ctrl` spends fetch cycles and sends a read request up the link.
+//! 4. `host` memory answers after its latency; the 64 B SQE comes down as a completion.
+//! 5. `ctrl` decodes it, handles PRPs (fetching a PRP list for transfers over two pages) and
+//!    translates the address.
+//! 6. `media`: each chunk-sized piece occupies its unit, then the internal bus.
+//! 7. `pcie`: each piece goes up the link as MPS-sized memory writes.
+//! 8. `ctrl` builds the CQE; it goes up the link, followed by an MSI-X (or coalesced).
+//! 9. `host` handles the interrupt on the job's CPU; the I/O is complete; the CQ head
+//!    doorbell goes down.
+//!
+//! Writes differ in steps 6-7: the controller reads the data from host memory (read requests
+//! up, completions down), then writes each piece over the bus into its unit.
+//!
+//! Every I/O's latency is split into [`stats::Component`]s that add up to it exactly.
+
+pub mod bench;
+pub mod config;
+pub mod ctrl;
+pub mod error;
+pub mod host;
+pub mod media;
+pub mod nvme;
+pub mod pcie;
+pub mod sim;
+pub mod simulation;
+pub mod stats;
+pub mod workload;
+
+pub use config::Config;
+pub use error::{ConfigIssue, Error, Result};
+pub use simulation::{run, Simulation};
+pub use stats::Summary;
+
+/// The version reported in results.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

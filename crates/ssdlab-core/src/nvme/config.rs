@@ -1,0 +1,60 @@
+use crate::config::load::Issues;
+use crate::config::units::Bytes;
+use crate::sim::{SimDuration, PS_PER_US};
+use crate::{config_enum, config_struct};
+
+config_enum! {
+    /// How the controller picks the next submission queue to fetch from.
+    pub enum Arbitration {
+        /// Round robin over the submission queues that have commands.
+        RoundRobin = "rr",
+    }
+}
+
+config_struct! {
+    /// The NVMe queue interface: queue pairs, arbitration and interrupts.
+    pub struct NvmeConfig {
+        /// I/O submission/completion queue pairs the driver creates (one per host job is used).
+        /// Default: `8`.
+        io_queues: u32 = 8,
+        /// Entries per queue, 2 to 65536 (a queue holds one entry less than its size).
+        /// Default: `1024` (Linux nvme-pci).
+        queue_depth: u32 = 1024,
+        /// Arbitration among submission queues: `"rr"`. Default: `"rr"`.
+        arbitration: Arbitration = Arbitration::RoundRobin,
+        /// Host memory page size for PRPs (CC.MPS): a power of two from 4 KiB to 128 MiB.
+        /// Default: `4KiB`.
+        page_size: Bytes = Bytes(4096),
+        /// Interrupt coalescing: completions that trigger an interrupt, 0 (off) to 256.
+        /// Default: `0`.
+        irq_coalesce_threshold: u32 = 0,
+        /// Interrupt coalescing: longest an interrupt is held back, a multiple of 100us
+        /// (0 = off). Default: `0`.
+        irq_coalesce_time: SimDuration = SimDuration::ZERO,
+    }
+}
+
+impl NvmeConfig {
+    pub fn validate(&self, issues: &mut Issues) {
+        issues.check((1..=65_535).contains(&self.io_queues), "nvme.io_queues", self.io_queues, "must be between 1 and 65535");
+        issues.check((2..=65_536).contains(&self.queue_depth), "nvme.queue_depth", self.queue_depth, "must be between 2 and 65536");
+        issues.check(
+            self.page_size.0.is_power_of_two() && (4096..=(128 << 20)).contains(&self.page_size.0),
+            "nvme.page_size",
+            self.page_size,
+            "must be a power of two from 4KiB to 128MiB",
+        );
+        issues.check(self.irq_coalesce_threshold <= 256, "nvme.irq_coalesce_threshold", self.irq_coalesce_threshold, "must be between 0 and 256");
+        issues.check(
+            self.irq_coalesce_time.as_ps() % (100 * PS_PER_US) == 0 && self.irq_coalesce_time.as_ps() <= 255 * 100 * PS_PER_US,
+            "nvme.irq_coalesce_time",
+            self.irq_coalesce_time,
+            "must be a multiple of 100us up to 25.5ms (the NVMe field counts 100us units)",
+        );
+    }
+
+    /// Whether interrupt coalescing is on.
+    pub fn coalescing(&self) -> bool {
+        self.irq_coalesce_threshold > 1 || self.irq_coalesce_time > SimDuration::ZERO
+    }
+}

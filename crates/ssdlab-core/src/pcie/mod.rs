@@ -1,0 +1,256 @@
+//! The PCIe link between the host's root port and the device.
+//!
+//! Models: one independent FIFO timeline per direction (downstream host→device, upstream
+//! device→host), serialisation at `lanes × lane rate × encoding efficiency`, per-TLP overhead
+//! (3- or 4-DW header, sequence number + LCRC + framing, optional ECRC), payloads cut at Max
+//! Payload Size, read requests cut at Max Read Request Size, read completions cut at the Read
+//! Completion Boundary (or coalesced to MPS), ACK/flow-control DLLPs that the receiver sends
+//! back (charged on the opposite direction, absorbed by its idle gaps), and a fixed one-way
+//! propagation latency. Generation 6 uses FLIT mode: 236 of every 256 flit bytes carry TLPs and
+//! the per-TLP sequence/LCRC/framing bytes disappear into the flit.
+//!
+//! Leaves out: flow-control credit exhaustion, replays (no bit errors), link power states,
+//! switches, TLPs crossing a 4 KiB boundary (buffers are page-aligned), and the root complex's
+//! internal contention (host memory is a fixed latency, see `host`).
+
+mod config;
+
+pub use config::{CompletionSplit, PcieConfig};
+
+use crate::sim::{Grant, SimDuration, SimTime, Timeline};
+
+/// Bytes of one DLLP (ACK/NAK, UpdateFC) including its framing.
+pub const DLLP_BYTES: f64 = 8.0;
+/// Bytes of a 3-DW TLP header (completions, 32-bit requests).
+pub const HDR_3DW: u64 = 12;
+/// Bytes of a 4-DW TLP header (64-bit requests).
+pub const HDR_4DW: u64 = 16;
+
+/// Direction of travel on the link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    /// Host to device (doorbells, read completions carrying SQEs, PRP lists and write data).
+    Down,
+    /// Device to host (read requests, read data, CQEs, MSI-X).
+    Up,
+}
+
+/// The cost of a group of TLPs: how many, and how many bytes on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tlps {
+    pub count: u64,
+    pub wire_bytes: u64,
+}
+
+/// Link parameters derived once from the config.
+#[derive(Clone, Debug)]
+pub struct LinkParams {
+    /// Picoseconds to serialise one byte in one direction.
+    pub ps_per_byte: f64,
+    /// Per-TLP bytes besides the header (framing, sequence number, LCRC, ECRC).
+    pub tlp_extra: u64,
+    /// Header bytes of a memory request (4 DW with 64-bit addressing).
+    pub req_header: u64,
+    pub mps: u64,
+    pub mrrs: u64,
+    /// Payload bytes per read completion TLP.
+    pub completion_piece: u64,
+    pub dllps_per_tlp: f64,
+    pub propagation: SimDuration,
+}
+
+impl LinkParams {
+    pub fn new(c: &PcieConfig) -> Self {
+        let (default_rate, efficiency, framing) = match c.gen {
+            1 => (2.5e9, 0.8, 8),
+            2 => (5e9, 0.8, 8),
+            3 => (8e9, 128.0 / 130.0, 8),
+            4 => (16e9, 128.0 / 130.0, 8),
+            5 => (32e9, 128.0 / 130.0, 8),
+            _ => (64e9, 236.0 / 256.0, 0),
+        };
+        let rate = c.lane_rate.map_or(default_rate, |r| r.0);
+        let bytes_per_sec = rate * f64::from(c.lanes) * efficiency / 8.0;
+        LinkParams {
+            ps_per_byte: 1e12 / bytes_per_sec,
+            tlp_extra: framing + if c.ecrc { 4 } else { 0 },
+            req_header: if c.addr64 { HDR_4DW } else { HDR_3DW },
+            mps: c.mps.0,
+            mrrs: c.mrrs.0,
+            completion_piece: match c.completion_split {
+                CompletionSplit::Rcb => c.rcb.0,
+                CompletionSplit::Mps => c.mps.0,
+            },
+            dllps_per_tlp: c.dllps_per_tlp,
+            propagation: c.propagation,
+        }
+    }
+
+    /// TLP bytes one direction carries per second.
+    pub fn bytes_per_sec(&self) -> f64 {
+        1e12 / self.ps_per_byte
+    }
+
+    /// Memory writes carrying `len` bytes (data, CQE, MSI-X, doorbell): cut at MPS.
+    pub fn writes(&self, len: u64) -> Tlps {
+        let count = len.div_ceil(self.mps).max(1);
+        Tlps { count, wire_bytes: len + count * (self.req_header + self.tlp_extra) }
+    }
+
+    /// Memory read requests for `len` bytes: cut at MRRS, no payload.
+    pub fn read_requests(&self, len: u64) -> Tlps {
+        let count = len.div_ceil(self.mrrs).max(1);
+        Tlps { count, wire_bytes: count * (self.req_header + self.tlp_extra) }
+    }
+
+    /// Completions returning `len` bytes: cut at the RCB (or MPS), 3-DW headers.
+    pub fn completions(&self, len: u64) -> Tlps {
+        let count = len.div_ceil(self.completion_piece).max(1);
+        Tlps { count, wire_bytes: len + count * (HDR_3DW + self.tlp_extra) }
+    }
+
+    /// Serialisation time of `bytes` on one direction.
+    pub fn serialise(&self, bytes: f64) -> SimDuration {
+        SimDuration::from_ps((bytes * self.ps_per_byte).round() as u64)
+    }
+}
+
+/// One direction of the link.
+#[derive(Clone, Debug, Default)]
+struct Direction {
+    wire: Timeline,
+    /// DLLP bytes owed to this direction by TLPs received on the other one.
+    dllp_debt: f64,
+    tlps: u64,
+    wire_bytes: u64,
+}
+
+/// Traffic counters of one direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DirStats {
+    pub tlps: u64,
+    pub wire_bytes: u64,
+    pub busy: SimDuration,
+}
+
+/// The link: parameters and both directions.
+pub struct Link {
+    pub params: LinkParams,
+    down: Direction,
+    up: Direction,
+}
+
+impl Link {
+    pub fn new(c: &PcieConfig) -> Self {
+        Link { params: LinkParams::new(c), down: Direction::default(), up: Direction::default() }
+    }
+
+    /// Puts `tlps` on direction `dir` at `now` (the moment they are ready to go). The grant
+    /// ends when the last byte has left; add [`LinkParams::propagation`] for arrival.
+    pub fn send(&mut self, dir: Dir, now: SimTime, tlps: Tlps) -> Grant {
+        let p = &self.params;
+        let (this, other) = match dir {
+            Dir::Down => (&mut self.down, &mut self.up),
+            Dir::Up => (&mut self.up, &mut self.down),
+        };
+        // DLLPs owed to this direction went out in its idle time before `now`, if there was any.
+        let idle = now.since(this.wire.free_at()).as_ps() as f64;
+        this.dllp_debt = (this.dllp_debt - idle / p.ps_per_byte).max(0.0);
+        let bytes = tlps.wire_bytes as f64 + this.dllp_debt;
+        this.dllp_debt = 0.0;
+        this.tlps += tlps.count;
+        this.wire_bytes += tlps.wire_bytes;
+        other.dllp_debt += tlps.count as f64 * p.dllps_per_tlp * DLLP_BYTES;
+        this.wire.reserve(now, p.serialise(bytes))
+    }
+
+    pub fn stats(&self, dir: Dir) -> DirStats {
+        let d = match dir {
+            Dir::Down => &self.down,
+            Dir::Up => &self.up,
+        };
+        DirStats { tlps: d.tlps, wire_bytes: d.wire_bytes, busy: d.wire.busy() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::units::Bytes;
+
+    fn params(gen: u8, lanes: u32) -> LinkParams {
+        LinkParams::new(&PcieConfig { gen, lanes, ..PcieConfig::default() })
+    }
+
+    #[test]
+    fn lane_rates_follow_generation_and_encoding() {
+        // Gen1 x1: 2.5 GT/s, 8b/10b -> 250 MB/s.
+        assert!((params(1, 1).bytes_per_sec() - 250e6).abs() < 1.0);
+        // Gen3 x4: 4 x 8 GT/s x 128/130 / 8 = 3.938 GB/s.
+        assert!((params(3, 4).bytes_per_sec() - 4.0 * 1e9 * 128.0 / 130.0).abs() < 10.0);
+        // Gen5 x16: 16 x 32 GT/s x 128/130 / 8 = 63.0 GB/s.
+        assert!((params(5, 16).bytes_per_sec() - 16.0 * 4e9 * 128.0 / 130.0).abs() < 100.0);
+        // Gen6 x1: 64 GT/s, 236 TLP bytes per 256-byte flit.
+        assert!((params(6, 1).bytes_per_sec() - 8e9 * 236.0 / 256.0).abs() < 10.0);
+    }
+
+    #[test]
+    fn tlp_cutting() {
+        let p = params(4, 4); // MPS 256, MRRS 512, RCB 64, 4-DW requests, 8 B framing
+        assert_eq!(p.writes(4096), Tlps { count: 16, wire_bytes: 4096 + 16 * 24 });
+        assert_eq!(p.writes(16), Tlps { count: 1, wire_bytes: 16 + 24 });
+        assert_eq!(p.read_requests(4096), Tlps { count: 8, wire_bytes: 8 * 24 });
+        assert_eq!(p.read_requests(64), Tlps { count: 1, wire_bytes: 24 });
+        assert_eq!(p.completions(64), Tlps { count: 1, wire_bytes: 64 + 20 });
+        assert_eq!(p.completions(4096), Tlps { count: 64, wire_bytes: 4096 + 64 * 20 });
+        let mps = LinkParams::new(&PcieConfig { completion_split: CompletionSplit::Mps, mps: Bytes(512), ..PcieConfig::default() });
+        assert_eq!(mps.completions(4096).count, 8);
+    }
+
+    #[test]
+    fn directions_are_independent_and_dllps_are_absorbed_when_idle() {
+        let mut link = Link::new(&PcieConfig::default());
+        let t = link.params.writes(4096);
+        let a = link.send(Dir::Up, SimTime(0), t);
+        let b = link.send(Dir::Down, SimTime(0), t);
+        assert_eq!(a.start, SimTime(0));
+        assert_eq!(b.start, SimTime(0), "the other direction is not blocked");
+        // Down owes 16 DLLPs to Up and vice versa; back-to-back sends pay them...
+        let c = link.send(Dir::Up, a.end, link.params.writes(16));
+        assert_eq!(c.end.since(c.start), link.params.serialise(40.0 + 16.0 * 8.0));
+        // ...but an idle gap longer than their serialisation absorbs them.
+        link.send(Dir::Down, b.end, link.params.writes(16)); // Up now owes 8 B
+        let late = SimTime(c.end.0 + 1_000_000);
+        let d = link.send(Dir::Up, late, link.params.writes(16));
+        assert_eq!(d.end.since(d.start), link.params.serialise(40.0));
+    }
+}
+
+/// What a TLP (or group of TLPs) carries; each kind has a fixed direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tlp {
+    /// Host → device: SQ tail doorbell write.
+    SqDoorbell,
+    /// Device → host: read request for the SQE.
+    SqeRead,
+    /// Host → device: completion carrying the SQE.
+    SqeData,
+    /// Device → host: read request for the PRP list.
+    PrpRead,
+    /// Host → device: completions carrying the PRP list.
+    PrpData,
+    /// Device → host: read requests for write data.
+    DataRead,
+    /// Host → device: completions carrying write data.
+    DataIn,
+    /// Device → host: memory writes carrying `len` bytes of read data.
+    DataOut { len: u32 },
+    /// Device → host: the CQE (and, if due, the MSI-X after it).
+    Cqe,
+}
+
+/// Link events: a command's TLPs are ready to go on their direction.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    Send { cmd: crate::nvme::CmdId, tlp: Tlp },
+}

@@ -1,0 +1,173 @@
+//! Simulated time as integer picoseconds.
+//!
+//! `SimTime` is an instant since the start of a run, `SimDuration` a span. Both are `u64`
+//! picoseconds: 2^64 ps is about 213 days of simulated time, far beyond any run, and integer
+//! arithmetic keeps every result exact and bit-for-bit reproducible. Units appear only at the
+//! edges (config parsing, reports).
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Mul, Sub};
+
+/// Picoseconds per nanosecond, microsecond, millisecond and second.
+pub const PS_PER_NS: u64 = 1_000;
+pub const PS_PER_US: u64 = 1_000_000;
+pub const PS_PER_MS: u64 = 1_000_000_000;
+pub const PS_PER_S: u64 = 1_000_000_000_000;
+
+/// An instant of simulated time, in picoseconds since the run started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SimTime(pub u64);
+
+/// A span of simulated time, in picoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SimDuration(pub u64);
+
+impl SimTime {
+    pub const ZERO: SimTime = SimTime(0);
+
+    /// The span from `earlier` to `self`, or zero if `earlier` is later.
+    #[inline]
+    pub fn since(self, earlier: SimTime) -> SimDuration {
+        SimDuration(self.0.saturating_sub(earlier.0))
+    }
+
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / PS_PER_S as f64
+    }
+}
+
+impl SimDuration {
+    pub const ZERO: SimDuration = SimDuration(0);
+
+    pub const fn from_ps(ps: u64) -> Self {
+        SimDuration(ps)
+    }
+    pub const fn from_ns(ns: u64) -> Self {
+        SimDuration(ns * PS_PER_NS)
+    }
+    pub const fn from_us(us: u64) -> Self {
+        SimDuration(us * PS_PER_US)
+    }
+    /// `n` cycles of a clock at `hz` hertz, rounded to the nearest picosecond.
+    pub fn cycles(n: u64, hz: u64) -> Self {
+        if hz == 0 {
+            return SimDuration::ZERO;
+        }
+        let ps = (u128::from(n) * u128::from(PS_PER_S) + u128::from(hz) / 2) / u128::from(hz);
+        SimDuration(u64::try_from(ps).unwrap_or(u64::MAX))
+    }
+    pub fn as_ps(self) -> u64 {
+        self.0
+    }
+    pub fn as_ns_f64(self) -> f64 {
+        self.0 as f64 / PS_PER_NS as f64
+    }
+    pub fn as_us_f64(self) -> f64 {
+        self.0 as f64 / PS_PER_US as f64
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / PS_PER_S as f64
+    }
+}
+
+impl Add<SimDuration> for SimTime {
+    type Output = SimTime;
+    #[inline]
+    fn add(self, d: SimDuration) -> SimTime {
+        SimTime(self.0.saturating_add(d.0))
+    }
+}
+impl AddAssign<SimDuration> for SimTime {
+    #[inline]
+    fn add_assign(&mut self, d: SimDuration) {
+        self.0 = self.0.saturating_add(d.0);
+    }
+}
+impl Add for SimDuration {
+    type Output = SimDuration;
+    #[inline]
+    fn add(self, d: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_add(d.0))
+    }
+}
+impl AddAssign for SimDuration {
+    #[inline]
+    fn add_assign(&mut self, d: SimDuration) {
+        self.0 = self.0.saturating_add(d.0);
+    }
+}
+impl Sub for SimDuration {
+    type Output = SimDuration;
+    #[inline]
+    fn sub(self, d: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_sub(d.0))
+    }
+}
+impl Mul<u64> for SimDuration {
+    type Output = SimDuration;
+    #[inline]
+    fn mul(self, n: u64) -> SimDuration {
+        SimDuration(self.0.saturating_mul(n))
+    }
+}
+
+/// Formats with the largest unit that represents the value exactly (`1.5us`, `48ns`, `0ps`).
+impl fmt::Display for SimDuration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ps = self.0;
+        for (unit, scale) in [("s", PS_PER_S), ("ms", PS_PER_MS), ("us", PS_PER_US), ("ns", PS_PER_NS)] {
+            if ps >= scale {
+                // Up to three decimals, if that is exact.
+                let milli = scale / 1000;
+                if ps % milli == 0 {
+                    let whole = ps / scale;
+                    let frac = (ps % scale) / milli;
+                    return if frac == 0 {
+                        write!(f, "{whole}{unit}")
+                    } else {
+                        let s = format!("{frac:03}");
+                        write!(f, "{whole}.{}{unit}", s.trim_end_matches('0'))
+                    };
+                }
+            }
+        }
+        write!(f, "{ps}ps")
+    }
+}
+
+impl fmt::Display for SimTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "t={}", SimDuration(self.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_picks_exact_unit() {
+        assert_eq!(SimDuration::from_ns(48).to_string(), "48ns");
+        assert_eq!(SimDuration(1_500_000).to_string(), "1.5us");
+        assert_eq!(SimDuration(1_234).to_string(), "1.234ns");
+        assert_eq!(SimDuration(1_234_567).to_string(), "1234.567ns");
+        assert_eq!(SimDuration(999).to_string(), "999ps");
+        assert_eq!(SimDuration(0).to_string(), "0ps");
+        assert_eq!(SimDuration(3 * PS_PER_S).to_string(), "3s");
+    }
+
+    #[test]
+    fn cycles_round_to_nearest_ps() {
+        // 250 MHz: 4 ns per cycle.
+        assert_eq!(SimDuration::cycles(10, 250_000_000), SimDuration::from_ns(40));
+        // 3 GHz: 333.33 ps per cycle -> 3 cycles = 1000 ps exactly.
+        assert_eq!(SimDuration::cycles(3, 3_000_000_000), SimDuration(1000));
+        assert_eq!(SimDuration::cycles(1, 3_000_000_000), SimDuration(333));
+    }
+
+    #[test]
+    fn arithmetic_saturates_instead_of_wrapping() {
+        assert_eq!(SimTime(u64::MAX) + SimDuration(5), SimTime(u64::MAX));
+        assert_eq!(SimTime(5).since(SimTime(9)), SimDuration::ZERO);
+    }
+}

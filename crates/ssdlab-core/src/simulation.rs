@@ -1,0 +1,636 @@
+//! The simulation: it owns every block, the event queue and the observer, and walks each
+//! command through the path. Blocks hold state and do arithmetic; this module decides what
+//! happens next. Each handler runs at the moment a command *arrives* at a resource and
+//! reserves it then, which keeps the FIFO timelines exact.
+//!
+//! Every command carries a [`Breakdown`] and a `mark` (the instant up to which its time has
+//! been attributed). Each step attributes `[mark, t)` to one component and moves the mark, so
+//! the components of every I/O add up to its latency exactly.
+
+use std::time::Instant;
+
+use crate::config::Config;
+use crate::ctrl::{self, Ctrl, Mode, Step};
+use crate::error::{Error, Result};
+use crate::host::{self, Completion, Host};
+use crate::media::{self, Media};
+use crate::nvme::{self, CmdId, Nvme, QueueId, CQE_BYTES, DOORBELL_BYTES, MSI_BYTES, PRP_ENTRY_BYTES, SQE_BYTES};
+use crate::pcie::{self, Dir, Link, Tlp};
+use crate::sim::{EventQueue, SimDuration, SimTime};
+use crate::stats::{Breakdown, Component, IoLog, IoRecord, LinkTraffic, Observer, Stats, Summary, Utilisation};
+use crate::workload::{JobGen, Op};
+
+/// Every event of the simulation, by the block that handles it.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    Host(host::Event),
+    Pcie(pcie::Event),
+    Nvme(nvme::Event),
+    Ctrl(ctrl::Event),
+    Media(media::Event),
+}
+
+/// A command in flight.
+#[derive(Clone, Debug)]
+struct Command {
+    job: u32,
+    queue: QueueId,
+    op: Op,
+    offset: u64,
+    len: u64,
+    issued: SimTime,
+    /// Time up to which the breakdown is filled in.
+    mark: SimTime,
+    breakdown: Breakdown,
+    /// PRP-list entries (0 when PRP1/PRP2 suffice).
+    prp_entries: u64,
+    pieces: u64,
+    pieces_left: u64,
+    /// Write: the latest unit completion among pieces, and that piece's length.
+    crit_end: SimTime,
+    crit_len: u64,
+}
+
+impl Command {
+    /// Attributes `[mark, until)` to `c`.
+    #[inline]
+    fn account(&mut self, c: Component, until: SimTime) {
+        self.breakdown.0[c as usize] += until.since(self.mark).as_ps();
+        self.mark = self.mark.max(until);
+    }
+}
+
+/// Per-job state besides its generator.
+struct JobState {
+    gen: JobGen,
+    inflight: u32,
+    /// Open loop: arrival times waiting for a free slot.
+    backlog: std::collections::VecDeque<SimTime>,
+}
+
+/// A simulated host + link + NVMe SSD, ready to run.
+pub struct Simulation {
+    config: Config,
+    now: SimTime,
+    queue: EventQueue<Event>,
+    host: Host,
+    link: Link,
+    nvme: Nvme,
+    ctrl: Ctrl,
+    media: Media,
+    jobs: Vec<JobState>,
+    cmds: Vec<Command>,
+    free: Vec<u32>,
+    stats: Stats,
+    iodepth: u32,
+    submit_cost: SimDuration,
+    complete_cost: SimDuration,
+    poll_cost: SimDuration,
+    polling: bool,
+    memory_latency: SimDuration,
+    page_size: u64,
+    coalesce_time: SimDuration,
+    events: u64,
+    started: bool,
+    wall: f64,
+    scratch: Vec<CmdId>,
+}
+
+impl Simulation {
+    /// Builds every block from a validated config.
+    pub fn new(config: Config) -> Result<Self> {
+        let mut issues = crate::config::load::Issues::default();
+        config.validate(&mut issues);
+        if !issues.is_empty() {
+            return Err(Error::Config(issues.0));
+        }
+        let w = &config.workload;
+        let region = config.region_size();
+        let jobs = (0..w.numjobs)
+            .map(|j| Ok(JobState { gen: JobGen::new(w, region, j)?, inflight: 0, backlog: Default::default() }))
+            .collect::<Result<Vec<_>>>()?;
+        let h = &config.host;
+        Ok(Simulation {
+            now: SimTime::ZERO,
+            queue: EventQueue::new(),
+            host: Host::new(jobs.len()),
+            link: Link::new(&config.pcie),
+            nvme: Nvme::new(&config.nvme, jobs.len()),
+            ctrl: Ctrl::new(&config.ctrl),
+            media: Media::new(&config.media),
+            stats: Stats::new(&config.stats, SimTime::ZERO + w.ramp_time),
+            iodepth: w.iodepth,
+            submit_cost: h.submit_cost,
+            complete_cost: h.complete_cost,
+            poll_cost: h.poll_complete_cost,
+            polling: h.completion == Completion::Poll,
+            memory_latency: h.memory_latency,
+            page_size: config.nvme.page_size.0,
+            coalesce_time: config.nvme.irq_coalesce_time,
+            jobs,
+            cmds: Vec::new(),
+            free: Vec::new(),
+            events: 0,
+            started: false,
+            wall: 0.0,
+            scratch: Vec::new(),
+            config,
+        })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Keeps one row per counted I/O (see [`Simulation::io_log`]).
+    pub fn keep_io_log(&mut self) {
+        self.stats.keep_log();
+    }
+
+    pub fn io_log(&self) -> Option<&IoLog> {
+        self.stats.log()
+    }
+
+    /// Runs to the end.
+    pub fn run(&mut self) -> Result<Summary> {
+        while !self.run_events(1 << 20) {}
+        Ok(self.summary())
+    }
+
+    /// Processes up to `budget` events; returns whether the run has finished.
+    pub fn run_events(&mut self, budget: u64) -> bool {
+        let t0 = Instant::now();
+        if !self.started {
+            self.started = true;
+            self.start();
+        }
+        let mut left = budget;
+        while left > 0 {
+            let Some((t, ev)) = self.queue.pop() else { break };
+            self.now = t;
+            self.events += 1;
+            self.handle(ev);
+            left -= 1;
+        }
+        self.wall += t0.elapsed().as_secs_f64();
+        self.queue.is_empty()
+    }
+
+    /// Fraction of the work done, 0 to 1.
+    pub fn progress(&self) -> f64 {
+        let n = self.jobs.len().max(1) as f64;
+        self.jobs.iter().map(|j| j.gen.progress(self.now)).sum::<f64>() / n
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    fn start(&mut self) {
+        for job in 0..self.jobs.len() {
+            if self.jobs[job].gen.open_loop() {
+                self.queue.push(SimTime::ZERO, Event::Host(host::Event::Arrival { job: job as u32 }));
+            } else {
+                for _ in 0..self.iodepth {
+                    if !self.jobs[job].gen.may_issue(self.now) {
+                        break;
+                    }
+                    self.issue(job, SimTime::ZERO);
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, t: SimTime, ev: Event) {
+        self.queue.push(t, ev);
+    }
+
+    #[inline]
+    fn cmd(&mut self, id: CmdId) -> &mut Command {
+        &mut self.cmds[id.0 as usize]
+    }
+
+    fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::Host(e) => match e {
+                host::Event::Arrival { job } => self.on_arrival(job as usize),
+                host::Event::Interrupt { queue, count } => self.on_interrupt(queue, count as usize),
+                host::Event::CqeSeen { cmd } => self.finish_on_host(cmd, self.poll_cost, true),
+                host::Event::Complete { cmd, ring_cq } => self.on_complete(cmd, ring_cq),
+            },
+            Event::Pcie(pcie::Event::Send { cmd, tlp }) => self.on_send(cmd, tlp),
+            Event::Nvme(e) => match e {
+                nvme::Event::Doorbell { queue } => {
+                    self.nvme.doorbell(queue);
+                    self.try_fetch();
+                }
+                nvme::Event::IrqTimer { queue, gen } => {
+                    if self.nvme.timer_fires(queue, gen) {
+                        self.send_interrupt(queue);
+                    }
+                }
+            },
+            Event::Ctrl(ctrl::Event::Step { cmd, step }) => self.run_steps(cmd, step),
+            Event::Media(e) => match e {
+                media::Event::ReadStart { cmd } => self.on_read_start(cmd),
+                media::Event::ReadBus { cmd, len } => {
+                    let g = self.media.transfer(self.now, u64::from(len));
+                    self.push(g.end, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len } }));
+                }
+                media::Event::WriteStart { cmd } => self.on_write_start(cmd),
+                media::Event::WriteUnit { cmd, unit, len } => self.on_write_unit(cmd, unit, len),
+            },
+        }
+    }
+
+    // ---- host -------------------------------------------------------------------------------
+
+    fn on_arrival(&mut self, job: usize) {
+        let now = self.now;
+        if !self.jobs[job].gen.may_issue(now) {
+            return;
+        }
+        if self.jobs[job].inflight < self.iodepth {
+            self.issue(job, now);
+        } else {
+            // Counted now so that the job stops generating at its limit.
+            self.jobs[job].backlog.push_back(now);
+            self.jobs[job].gen.generated += 1;
+        }
+        if let Some(next) = self.jobs[job].gen.next_arrival(now) {
+            self.push(next, Event::Host(host::Event::Arrival { job: job as u32 }));
+        }
+    }
+
+    /// Starts a new I/O of `job`, which arrived at `arrival`; generates it unless it was
+    /// already counted in the backlog.
+    fn issue(&mut self, job: usize, arrival: SimTime) {
+        let state = &mut self.jobs[job];
+        let from_backlog = arrival < self.now;
+        let io = if from_backlog {
+            state.gen.generated -= 1;
+            state.gen.next_io()
+        } else {
+            state.gen.next_io()
+        };
+        state.inflight += 1;
+        let pages = io.len.div_ceil(self.page_size);
+        let pieces = self.media.piece_count(io.offset, io.len);
+        let command = Command {
+            job: job as u32,
+            queue: QueueId(job as u16),
+            op: io.op,
+            offset: io.offset,
+            len: io.len,
+            issued: arrival,
+            mark: arrival,
+            breakdown: Breakdown::default(),
+            prp_entries: if pages > 2 { pages - 1 } else { 0 },
+            pieces,
+            pieces_left: 0,
+            crit_end: SimTime::ZERO,
+            crit_len: 0,
+        };
+        let id = match self.free.pop() {
+            Some(i) => {
+                self.cmds[i as usize] = command;
+                CmdId(i)
+            }
+            None => {
+                self.cmds.push(command);
+                CmdId((self.cmds.len() - 1) as u32)
+            }
+        };
+        let g = self.host.run(job, self.now, self.submit_cost);
+        let c = self.cmd(id);
+        c.account(Component::Queueing, g.start);
+        c.account(Component::HostSoftware, g.end);
+        let queue = c.queue;
+        self.nvme.enqueue(queue, id);
+        self.push(g.end, Event::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::SqDoorbell }));
+    }
+
+    fn on_interrupt(&mut self, queue: QueueId, count: usize) {
+        let mut batch = std::mem::take(&mut self.scratch);
+        batch.clear();
+        batch.extend(self.nvme.take_signalled(queue, count));
+        let last = batch.len().saturating_sub(1);
+        for (i, &cmd) in batch.iter().enumerate() {
+            let now = self.now;
+            self.cmd(cmd).account(Component::Completion, now);
+            self.finish_on_host(cmd, self.complete_cost, i == last);
+        }
+        self.scratch = batch;
+    }
+
+    /// Runs the host's completion work for `cmd`; it completes when that is done.
+    fn finish_on_host(&mut self, cmd: CmdId, cost: SimDuration, ring_cq: bool) {
+        let job = self.cmd(cmd).job as usize;
+        let g = self.host.run(job, self.now, cost);
+        let c = self.cmd(cmd);
+        c.account(Component::Queueing, g.start);
+        c.account(Component::HostSoftware, g.end);
+        self.push(g.end, Event::Host(host::Event::Complete { cmd, ring_cq }));
+    }
+
+    fn on_complete(&mut self, id: CmdId, ring_cq: bool) {
+        let now = self.now;
+        if ring_cq {
+            // The CQ head doorbell frees CQ slots; nothing waits for it but it uses the link.
+            let t = self.link.params.writes(DOORBELL_BYTES);
+            self.link.send(Dir::Down, now, t);
+        }
+        let c = &self.cmds[id.0 as usize];
+        debug_assert_eq!(c.breakdown.total(), now.since(c.issued).as_ps());
+        self.stats.io_completed(&IoRecord { op: c.op, offset: c.offset, len: c.len, issued: c.issued, completed: now, breakdown: &c.breakdown });
+        let job = c.job as usize;
+        self.free.push(id.0);
+        let state = &mut self.jobs[job];
+        state.inflight -= 1;
+        if let Some(arrival) = state.backlog.pop_front() {
+            self.issue(job, arrival);
+        } else if !state.gen.open_loop() && state.gen.may_issue(now) {
+            self.issue(job, now);
+        }
+    }
+
+    // ---- link -------------------------------------------------------------------------------
+
+    fn on_send(&mut self, id: CmdId, tlp: Tlp) {
+        let now = self.now;
+        let p = &self.link.params;
+        let prop = p.propagation;
+        let (dir, tlps) = match tlp {
+            Tlp::SqDoorbell => (Dir::Down, p.writes(DOORBELL_BYTES)),
+            Tlp::SqeRead => (Dir::Up, p.read_requests(SQE_BYTES)),
+            Tlp::SqeData => (Dir::Down, p.completions(SQE_BYTES)),
+            Tlp::PrpRead => (Dir::Up, p.read_requests(self.cmds[id.0 as usize].prp_entries * PRP_ENTRY_BYTES)),
+            Tlp::PrpData => (Dir::Down, p.completions(self.cmds[id.0 as usize].prp_entries * PRP_ENTRY_BYTES)),
+            Tlp::DataRead => (Dir::Up, p.read_requests(self.cmds[id.0 as usize].len)),
+            Tlp::DataIn => (Dir::Down, p.completions(self.cmds[id.0 as usize].len)),
+            Tlp::DataOut { len } => (Dir::Up, p.writes(u64::from(len))),
+            Tlp::Cqe => (Dir::Up, p.writes(CQE_BYTES)),
+        };
+        // The first request of a batch leaves one request's time after the batch starts.
+        let one_request = p.serialise((tlps.wire_bytes / tlps.count.max(1)) as f64);
+        let g = self.link.send(dir, now, tlps);
+        let mem = self.memory_latency;
+        let c = &mut self.cmds[id.0 as usize];
+        match tlp {
+            Tlp::SqDoorbell => {
+                c.account(Component::Queueing, g.start);
+                c.account(Component::DoorbellFetch, g.end + prop);
+                let queue = c.queue;
+                self.push(g.end + prop, Event::Nvme(nvme::Event::Doorbell { queue }));
+            }
+            Tlp::SqeRead | Tlp::PrpRead => {
+                let (cat, next) = if tlp == Tlp::SqeRead { (Component::DoorbellFetch, Tlp::SqeData) } else { (Component::Prp, Tlp::PrpData) };
+                c.account(Component::Queueing, g.start);
+                let back = g.end + prop + mem;
+                c.account(cat, back);
+                self.push(back, Event::Pcie(pcie::Event::Send { cmd: id, tlp: next }));
+            }
+            Tlp::SqeData | Tlp::PrpData => {
+                let (cat, step) = if tlp == Tlp::SqeData { (Component::DoorbellFetch, Step::Parse) } else { (Component::Prp, Step::PrpList) };
+                c.account(Component::Queueing, g.start);
+                c.account(cat, g.end + prop);
+                self.push(g.end + prop, Event::Ctrl(ctrl::Event::Step { cmd: id, step }));
+            }
+            Tlp::DataRead => {
+                c.account(Component::Queueing, g.start);
+                // Completions start once the first request has reached host memory; the rest
+                // of the requests are smaller than their data and keep the stream busy.
+                let back = g.start + one_request + prop + mem;
+                c.account(Component::Transfer, back);
+                self.push(back, Event::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::DataIn }));
+            }
+            Tlp::DataIn => {
+                c.account(Component::Queueing, g.start);
+                c.account(Component::Transfer, g.end + prop);
+                self.push(g.end + prop, Event::Media(media::Event::WriteStart { cmd: id }));
+            }
+            Tlp::DataOut { len } => {
+                c.pieces_left -= 1;
+                if c.pieces_left == 0 {
+                    // The link is FIFO, so the last piece sent is the last to finish: its path
+                    // from translation to here is the command's critical path.
+                    let media = self.media.access_time(false) + self.media.bus_time(u64::from(len));
+                    let transfer = g.end.since(g.start);
+                    let elapsed = g.end.since(c.mark);
+                    c.breakdown.0[Component::Media as usize] += media.as_ps();
+                    c.breakdown.0[Component::Transfer as usize] += transfer.as_ps();
+                    c.breakdown.0[Component::Queueing as usize] += (elapsed - media - transfer).as_ps();
+                    c.mark = g.end;
+                    self.push(g.end, Event::Ctrl(ctrl::Event::Step { cmd: id, step: Step::Completion }));
+                }
+            }
+            Tlp::Cqe => {
+                c.account(Component::Queueing, g.start);
+                c.account(Component::Completion, g.end);
+                let queue = c.queue;
+                self.ctrl.release();
+                if self.polling {
+                    self.cmds[id.0 as usize].account(Component::Completion, g.end + prop);
+                    self.push(g.end + prop, Event::Host(host::Event::CqeSeen { cmd: id }));
+                } else {
+                    let (fire, timer) = self.nvme.post_cqe(queue, id);
+                    if fire {
+                        self.send_interrupt(queue);
+                    }
+                    if let Some(gen) = timer {
+                        self.push(now + self.coalesce_time, Event::Nvme(nvme::Event::IrqTimer { queue, gen }));
+                    }
+                }
+                self.try_fetch();
+            }
+        }
+    }
+
+    fn send_interrupt(&mut self, queue: QueueId) {
+        let count = self.nvme.signal(queue);
+        let t = self.link.params.writes(MSI_BYTES);
+        let g = self.link.send(Dir::Up, self.now, t);
+        let arrival = g.end + self.link.params.propagation;
+        self.push(arrival, Event::Host(host::Event::Interrupt { queue, count: count as u32 }));
+    }
+
+    // ---- controller -------------------------------------------------------------------------
+
+    /// Fetches SQEs while tags are free, in arbitration order.
+    fn try_fetch(&mut self) {
+        while self.ctrl.inflight() < self.config.ctrl.max_inflight {
+            let Some((_, id)) = self.nvme.arbitrate() else { break };
+            self.ctrl.try_admit();
+            self.run_steps(id, Step::Fetch);
+        }
+    }
+
+    /// The step that follows `step` inside the controller, if there is no external wait.
+    fn next_internal(c: &Command, step: Step) -> Option<Step> {
+        match step {
+            Step::Parse => Some(Step::Prp),
+            Step::Prp if c.prp_entries == 0 => Some(Step::Translate),
+            Step::PrpList => Some(Step::Translate),
+            _ => None,
+        }
+    }
+
+    fn component(step: Step) -> Component {
+        match step {
+            Step::Fetch => Component::DoorbellFetch,
+            Step::Parse | Step::Translate => Component::Controller,
+            Step::Prp | Step::PrpList => Component::Prp,
+            Step::Completion => Component::Completion,
+        }
+    }
+
+    fn items(c: &Command, step: Step) -> u64 {
+        match step {
+            Step::PrpList => c.prp_entries,
+            Step::Translate => c.pieces,
+            _ => 0,
+        }
+    }
+
+    /// Runs `first` and, in firmware mode, every step that follows it without an external
+    /// wait, on one core; in hardware mode `first` only, in its engine.
+    fn run_steps(&mut self, id: CmdId, first: Step) {
+        let now = self.now;
+        let mut steps = [(first, 0u64); 4];
+        let mut n = 1;
+        let c = &self.cmds[id.0 as usize];
+        steps[0].1 = Self::items(c, first);
+        let mut last = first;
+        if self.ctrl.mode() == Mode::Firmware {
+            while let Some(s) = Self::next_internal(c, last) {
+                steps[n] = (s, Self::items(c, s));
+                n += 1;
+                last = s;
+            }
+        }
+        let svc = self.ctrl.serve(now, &steps[..n]);
+        let mut costs = [(Component::Queueing, SimDuration::ZERO); 4];
+        for (slot, &(s, k)) in costs.iter_mut().zip(&steps[..n]) {
+            *slot = (Self::component(s), self.ctrl.cost(s, k));
+        }
+        let mut t = svc.start;
+        let c = &mut self.cmds[id.0 as usize];
+        c.account(Component::Queueing, svc.start);
+        for &(comp, cost) in &costs[..n] {
+            t += cost;
+            c.account(comp, t.min(svc.end));
+        }
+        c.account(Self::component(last), svc.end);
+        let next = match Self::next_internal(c, last) {
+            Some(s) => Event::Ctrl(ctrl::Event::Step { cmd: id, step: s }),
+            None => match last {
+                Step::Fetch => Event::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::SqeRead }),
+                Step::Prp => Event::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::PrpRead }),
+                Step::Translate if c.op == Op::Read => Event::Media(media::Event::ReadStart { cmd: id }),
+                Step::Translate => Event::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::DataRead }),
+                Step::Completion => Event::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::Cqe }),
+                Step::Parse | Step::PrpList => unreachable!("always followed by an internal step"),
+            },
+        };
+        self.push(svc.end, next);
+    }
+
+    // ---- media ------------------------------------------------------------------------------
+
+    fn on_read_start(&mut self, id: CmdId) {
+        let now = self.now;
+        let (offset, len, pieces) = {
+            let c = &mut self.cmds[id.0 as usize];
+            c.pieces_left = c.pieces;
+            (c.offset, c.len, c.pieces)
+        };
+        let mut scheduled = Vec::with_capacity(pieces as usize);
+        for piece in self.media.pieces(offset, len) {
+            scheduled.push(piece);
+        }
+        for piece in scheduled {
+            let g = self.media.access(piece.unit, now, false);
+            self.push(g.end, Event::Media(media::Event::ReadBus { cmd: id, len: piece.len }));
+        }
+    }
+
+    fn on_write_start(&mut self, id: CmdId) {
+        let now = self.now;
+        let (offset, len) = {
+            let c = &mut self.cmds[id.0 as usize];
+            c.pieces_left = c.pieces;
+            c.crit_end = SimTime::ZERO;
+            (c.offset, c.len)
+        };
+        let pieces: Vec<media::Piece> = self.media.pieces(offset, len).collect();
+        for piece in pieces {
+            let g = self.media.transfer(now, u64::from(piece.len));
+            self.push(g.end, Event::Media(media::Event::WriteUnit { cmd: id, unit: piece.unit, len: piece.len }));
+        }
+    }
+
+    fn on_write_unit(&mut self, id: CmdId, unit: u32, len: u32) {
+        let g = self.media.access(unit, self.now, true);
+        let media_time = self.media.bus_time(u64::from(len)) + self.media.access_time(true);
+        let c = &mut self.cmds[id.0 as usize];
+        if g.end >= c.crit_end {
+            c.crit_end = g.end;
+            c.crit_len = u64::from(len);
+        }
+        c.pieces_left -= 1;
+        if c.pieces_left == 0 {
+            let crit_media = if c.crit_len == u64::from(len) { media_time } else { self.media.bus_time(c.crit_len) + self.media.access_time(true) };
+            let end = c.crit_end;
+            let elapsed = end.since(c.mark);
+            c.breakdown.0[Component::Media as usize] += crit_media.as_ps();
+            c.breakdown.0[Component::Queueing as usize] += (elapsed - crit_media).as_ps();
+            c.mark = end;
+            self.push(end, Event::Ctrl(ctrl::Event::Step { cmd: id, step: Step::Completion }));
+        }
+    }
+
+    // ---- results ----------------------------------------------------------------------------
+
+    /// The results so far.
+    pub fn summary(&self) -> Summary {
+        let read = self.stats.op_summary(Op::Read);
+        let write = self.stats.op_summary(Op::Write);
+        let sim = self.now.as_secs_f64();
+        let frac = |busy: SimDuration, n: usize| if sim > 0.0 { busy.as_secs_f64() / sim / n.max(1) as f64 } else { 0.0 };
+        let up = self.link.stats(Dir::Up);
+        let down = self.link.stats(Dir::Down);
+        let (units_busy, bus_busy) = self.media.busy();
+        let ios = self.stats.ios();
+        let window = self.stats.window().as_secs_f64();
+        Summary {
+            version: crate::VERSION.to_string(),
+            config_hash: self.config.hash(),
+            seed: self.config.workload.randseed,
+            ios,
+            sim_time_s: sim,
+            window_s: window,
+            wall_time_s: self.wall,
+            events: self.events,
+            iops: if window > 0.0 { ios as f64 / window } else { 0.0 },
+            bandwidth_mib_s: read.bandwidth_mib_s + write.bandwidth_mib_s,
+            breakdown_us: self.stats.breakdown_all(),
+            read,
+            write,
+            utilisation: Utilisation {
+                host_cpu: frac(self.host.busy(), self.jobs.len()),
+                pcie_down: frac(down.busy, 1),
+                pcie_up: frac(up.busy, 1),
+                ctrl: frac(self.ctrl.busy(), self.ctrl.units()),
+                media_units: frac(units_busy, self.media.unit_count()),
+                media_bus: frac(bus_busy, 1),
+            },
+            pcie: LinkTraffic { down_tlps: down.tlps, down_wire_bytes: down.wire_bytes, up_tlps: up.tlps, up_wire_bytes: up.wire_bytes },
+        }
+    }
+}
+
+/// Builds and runs a simulation.
+pub fn run(config: Config) -> Result<Summary> {
+    Simulation::new(config)?.run()
+}

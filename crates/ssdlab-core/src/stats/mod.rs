@@ -1,0 +1,350 @@
+//! Statistics as an outside observer.
+//!
+//! The simulation reports each finished I/O as an [`IoRecord`] (direction, size, when it was
+//! issued and completed, and where its time went); the models themselves keep no statistics
+//! beyond busy-time counters. [`Stats`] aggregates records into counts, bytes, exact mean and
+//! extreme latencies, HDR histograms for percentiles (3 significant digits by default), and
+//! mean latency breakdowns. I/Os completing during `ramp_time` are left out.
+
+mod config;
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+pub use config::StatsConfig;
+
+use crate::sim::{SimDuration, SimTime, PS_PER_NS, PS_PER_US};
+use crate::workload::Op;
+
+/// Where an I/O's time goes. Every picosecond between issue and completion is in exactly one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Component {
+    /// Host software: submission path and completion handling on the host CPU.
+    HostSoftware = 0,
+    /// Waiting for any busy resource (CPU, link, queue slot, tag, core, engine, unit, bus).
+    Queueing = 1,
+    /// SQ doorbell write, doorbell handling, SQE fetch round trip.
+    DoorbellFetch = 2,
+    /// PRP handling and PRP-list fetch.
+    Prp = 3,
+    /// Controller work: SQE decode and address translation.
+    Controller = 4,
+    /// Media access and internal bus.
+    Media = 5,
+    /// Data over PCIe (including host memory latency for writes).
+    Transfer = 6,
+    /// CQE post, interrupt (or its coalescing delay) until the host sees it.
+    Completion = 7,
+}
+
+/// Number of [`Component`]s.
+pub const COMPONENTS: usize = 8;
+
+impl Component {
+    pub const ALL: [Component; COMPONENTS] = [
+        Component::HostSoftware,
+        Component::Queueing,
+        Component::DoorbellFetch,
+        Component::Prp,
+        Component::Controller,
+        Component::Media,
+        Component::Transfer,
+        Component::Completion,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Component::HostSoftware => "host_software",
+            Component::Queueing => "queueing",
+            Component::DoorbellFetch => "doorbell_fetch",
+            Component::Prp => "prp",
+            Component::Controller => "controller",
+            Component::Media => "media",
+            Component::Transfer => "transfer",
+            Component::Completion => "completion",
+        }
+    }
+}
+
+/// Time per component, in picoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Breakdown(pub [u64; COMPONENTS]);
+
+impl Breakdown {
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+}
+
+/// One finished I/O, as the simulation reports it.
+#[derive(Clone, Copy, Debug)]
+pub struct IoRecord<'a> {
+    pub op: Op,
+    pub offset: u64,
+    pub len: u64,
+    pub issued: SimTime,
+    pub completed: SimTime,
+    pub breakdown: &'a Breakdown,
+}
+
+/// Anything that watches I/Os finish.
+pub trait Observer {
+    fn io_completed(&mut self, rec: &IoRecord<'_>);
+}
+
+/// Per-I/O columns, kept when asked for (Python turns them into a DataFrame).
+#[derive(Clone, Debug, Default)]
+pub struct IoLog {
+    pub op: Vec<u8>,
+    pub offset: Vec<u64>,
+    pub len: Vec<u64>,
+    pub issued_ps: Vec<u64>,
+    pub latency_ps: Vec<u64>,
+    pub breakdown_ps: [Vec<u64>; COMPONENTS],
+}
+
+struct OpStats {
+    ios: u64,
+    bytes: u64,
+    latency_sum: u128,
+    latency_sq_sum: f64,
+    min: u64,
+    max: u64,
+    hist: Histogram<u64>,
+    breakdown: [u128; COMPONENTS],
+}
+
+impl OpStats {
+    fn new(digits: u8) -> Self {
+        OpStats {
+            ios: 0,
+            bytes: 0,
+            latency_sum: 0,
+            latency_sq_sum: 0.0,
+            min: u64::MAX,
+            max: 0,
+            hist: Histogram::new(digits).unwrap_or_else(|_| Histogram::new(3).expect("3 digits is a valid HDR precision")),
+            breakdown: [0; COMPONENTS],
+        }
+    }
+}
+
+/// The aggregating observer.
+pub struct Stats {
+    from: SimTime,
+    ops: [OpStats; 2],
+    first_counted: Option<SimTime>,
+    last_completion: SimTime,
+    extra_percentiles: Vec<f64>,
+    log: Option<IoLog>,
+}
+
+impl Stats {
+    /// Counts I/Os that complete at or after `from` (the end of the ramp).
+    pub fn new(c: &StatsConfig, from: SimTime) -> Self {
+        Stats {
+            from,
+            ops: [OpStats::new(c.histogram_digits), OpStats::new(c.histogram_digits)],
+            first_counted: None,
+            last_completion: SimTime::ZERO,
+            extra_percentiles: c.percentiles.clone(),
+            log: None,
+        }
+    }
+
+    /// Also keep one row per counted I/O.
+    pub fn keep_log(&mut self) {
+        self.log = Some(IoLog::default());
+    }
+
+    pub fn log(&self) -> Option<&IoLog> {
+        self.log.as_ref()
+    }
+
+    pub fn ios(&self) -> u64 {
+        self.ops[0].ios + self.ops[1].ios
+    }
+
+    /// The measurement window: from the end of the ramp to the last completion.
+    pub fn window(&self) -> SimDuration {
+        self.last_completion.since(self.from)
+    }
+
+    pub fn op_summary(&self, op: Op) -> OpSummary {
+        let s = &self.ops[op as usize];
+        let window = self.window().as_secs_f64();
+        let per_sec = |x: f64| if window > 0.0 { x / window } else { 0.0 };
+        let latency = if s.ios == 0 {
+            LatencySummary::default()
+        } else {
+            let n = s.ios as f64;
+            let mean_ps = s.latency_sum as f64 / n;
+            let var = (s.latency_sq_sum / n - mean_ps * mean_ps).max(0.0);
+            let q = |p: f64| s.hist.value_at_quantile(p / 100.0) as f64 / 1e3;
+            LatencySummary {
+                min: s.min as f64 / PS_PER_US as f64,
+                mean: mean_ps / PS_PER_US as f64,
+                stddev: var.sqrt() / PS_PER_US as f64,
+                p50: q(50.0),
+                p90: q(90.0),
+                p99: q(99.0),
+                p999: q(99.9),
+                p9999: q(99.99),
+                max: s.max as f64 / PS_PER_US as f64,
+                percentiles: self.extra_percentiles.iter().map(|&p| (format!("{p}"), q(p))).collect(),
+            }
+        };
+        OpSummary {
+            ios: s.ios,
+            bytes: s.bytes,
+            iops: per_sec(s.ios as f64),
+            bandwidth_mib_s: per_sec(s.bytes as f64) / 1_048_576.0,
+            latency_us: latency,
+            breakdown_us: BreakdownUs::mean(&s.breakdown, s.ios),
+        }
+    }
+
+    /// Mean breakdown over reads and writes together.
+    pub fn breakdown_all(&self) -> BreakdownUs {
+        let mut sum = [0u128; COMPONENTS];
+        for op in &self.ops {
+            for (a, b) in sum.iter_mut().zip(op.breakdown.iter()) {
+                *a += b;
+            }
+        }
+        BreakdownUs::mean(&sum, self.ios())
+    }
+}
+
+impl Observer for Stats {
+    fn io_completed(&mut self, rec: &IoRecord<'_>) {
+        if rec.completed < self.from {
+            return;
+        }
+        let lat = rec.completed.since(rec.issued).as_ps();
+        let s = &mut self.ops[rec.op as usize];
+        s.ios += 1;
+        s.bytes += rec.len;
+        s.latency_sum += u128::from(lat);
+        s.latency_sq_sum += (lat as f64) * (lat as f64);
+        s.min = s.min.min(lat);
+        s.max = s.max.max(lat);
+        // Histograms count nanoseconds; `saturating_record` never fails.
+        s.hist.saturating_record((lat / PS_PER_NS).max(1));
+        for (a, b) in s.breakdown.iter_mut().zip(rec.breakdown.0.iter()) {
+            *a += u128::from(*b);
+        }
+        self.first_counted.get_or_insert(rec.completed);
+        self.last_completion = self.last_completion.max(rec.completed);
+        if let Some(log) = &mut self.log {
+            log.op.push(rec.op as u8);
+            log.offset.push(rec.offset);
+            log.len.push(rec.len);
+            log.issued_ps.push(rec.issued.0);
+            log.latency_ps.push(lat);
+            for (col, v) in log.breakdown_ps.iter_mut().zip(rec.breakdown.0.iter()) {
+                col.push(*v);
+            }
+        }
+    }
+}
+
+/// Mean microseconds per component, serialised in path order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BreakdownUs(pub [f64; COMPONENTS]);
+
+impl BreakdownUs {
+    fn mean(sum: &[u128; COMPONENTS], n: u64) -> Self {
+        let mut out = [0.0; COMPONENTS];
+        if n > 0 {
+            for (o, s) in out.iter_mut().zip(sum.iter()) {
+                *o = *s as f64 / n as f64 / PS_PER_US as f64;
+            }
+        }
+        BreakdownUs(out)
+    }
+
+    pub fn total(&self) -> f64 {
+        self.0.iter().sum()
+    }
+}
+
+impl Serialize for BreakdownUs {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(COMPONENTS))?;
+        for c in Component::ALL {
+            m.serialize_entry(c.name(), &self.0[c as usize])?;
+        }
+        m.end()
+    }
+}
+
+/// Latency statistics in microseconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LatencySummary {
+    pub min: f64,
+    pub mean: f64,
+    pub stddev: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub p9999: f64,
+    pub max: f64,
+    /// The extra percentiles of `stats.percentiles`, keyed by their value.
+    pub percentiles: BTreeMap<String, f64>,
+}
+
+/// Results for one direction.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct OpSummary {
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bandwidth_mib_s: f64,
+    pub latency_us: LatencySummary,
+    pub breakdown_us: BreakdownUs,
+}
+
+/// How busy each resource was over the run (busy time / simulated time; per unit for pools).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Utilisation {
+    pub host_cpu: f64,
+    pub pcie_down: f64,
+    pub pcie_up: f64,
+    pub ctrl: f64,
+    pub media_units: f64,
+    pub media_bus: f64,
+}
+
+/// Link traffic over the run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LinkTraffic {
+    pub down_tlps: u64,
+    pub down_wire_bytes: u64,
+    pub up_tlps: u64,
+    pub up_wire_bytes: u64,
+}
+
+/// Everything a run reports (the document `ssdlab run --json` prints).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Summary {
+    pub version: String,
+    pub config_hash: String,
+    pub seed: u64,
+    pub ios: u64,
+    pub sim_time_s: f64,
+    pub window_s: f64,
+    pub wall_time_s: f64,
+    pub events: u64,
+    pub iops: f64,
+    pub bandwidth_mib_s: f64,
+    pub read: OpSummary,
+    pub write: OpSummary,
+    pub breakdown_us: BreakdownUs,
+    pub utilisation: Utilisation,
+    pub pcie: LinkTraffic,
+}

@@ -1,0 +1,332 @@
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+use toml::Value;
+
+use crate::config::load::{FromToml, Issues, IsNone};
+use crate::config::units::{format_size, parse_size, Bytes};
+use crate::sim::SimDuration;
+use crate::{config_enum, config_struct};
+
+/// fio's `rw`: direction and pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rw {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    RandRw,
+    /// Sequential mixed reads and writes (`rw` or `readwrite`).
+    ReadWrite,
+}
+
+impl Rw {
+    pub const NAMES: &'static [&'static str] = &["read", "write", "randread", "randwrite", "randrw", "rw", "readwrite"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rw::Read => "read",
+            Rw::Write => "write",
+            Rw::RandRead => "randread",
+            Rw::RandWrite => "randwrite",
+            Rw::RandRw => "randrw",
+            Rw::ReadWrite => "rw",
+        }
+    }
+
+    pub fn is_random(self) -> bool {
+        matches!(self, Rw::RandRead | Rw::RandWrite | Rw::RandRw)
+    }
+
+    /// Percentage of reads given fio's `rwmixread`.
+    pub fn read_percent(self, rwmixread: u32) -> u32 {
+        match self {
+            Rw::Read | Rw::RandRead => 100,
+            Rw::Write | Rw::RandWrite => 0,
+            Rw::RandRw | Rw::ReadWrite => rwmixread,
+        }
+    }
+}
+
+impl std::str::FromStr for Rw {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "read" => Rw::Read,
+            "write" => Rw::Write,
+            "randread" => Rw::RandRead,
+            "randwrite" => Rw::RandWrite,
+            "randrw" => Rw::RandRw,
+            "rw" | "readwrite" => Rw::ReadWrite,
+            _ => return Err(format!("must be one of: {}", Rw::NAMES.join(", "))),
+        })
+    }
+}
+
+/// A random-offset distribution in fio's spelling.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Distribution {
+    /// Uniform over the region.
+    Random,
+    /// Zipf with exponent θ > 0 (`zipf:1.2`).
+    Zipf(f64),
+    /// fio's Pareto with power h in (0, 1) (`pareto:0.2`).
+    Pareto(f64),
+}
+
+impl std::str::FromStr for Distribution {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let num = |t: &str| t.parse::<f64>().map_err(|_| format!("{t:?} is not a number"));
+        match s.split_once(':') {
+            None if s == "random" => Ok(Distribution::Random),
+            Some(("zipf", t)) => {
+                let v = num(t)?;
+                if v > 0.0 && v.is_finite() {
+                    Ok(Distribution::Zipf(v))
+                } else {
+                    Err("zipf:θ needs θ > 0".into())
+                }
+            }
+            Some(("pareto", t)) => {
+                let v = num(t)?;
+                if v > 0.0 && v < 1.0 {
+                    Ok(Distribution::Pareto(v))
+                } else {
+                    Err("pareto:h needs 0 < h < 1".into())
+                }
+            }
+            _ => Err("must be random, zipf:θ or pareto:h".into()),
+        }
+    }
+}
+
+impl fmt::Display for Distribution {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Distribution::Random => f.write_str("random"),
+            Distribution::Zipf(t) => write!(f, "zipf:{t}"),
+            Distribution::Pareto(h) => write!(f, "pareto:{h}"),
+        }
+    }
+}
+
+/// fio's `bs`: one size for all, or `read,write`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockSizes {
+    pub read: u64,
+    pub write: u64,
+}
+
+impl std::str::FromStr for BlockSizes {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut parts = s.split(',').map(str::trim);
+        let read = parse_size(parts.next().unwrap_or_default())?;
+        let write = match parts.next() {
+            Some("") | None => read,
+            Some(w) => parse_size(w)?,
+        };
+        // fio accepts a third (trim) size; trims are not modelled yet.
+        if parts.nth(1).is_some() {
+            return Err("expected at most read,write,trim sizes".into());
+        }
+        Ok(BlockSizes { read, write })
+    }
+}
+
+impl fmt::Display for BlockSizes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.read == self.write {
+            f.write_str(&format_size(self.read))
+        } else {
+            write!(f, "{},{}", format_size(self.read), format_size(self.write))
+        }
+    }
+}
+
+/// fio's `bssplit`: `size/percent:size/percent…`, optionally `,` and a separate write list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BsSplit {
+    pub read: Vec<(u64, u32)>,
+    pub write: Vec<(u64, u32)>,
+}
+
+fn parse_split_list(s: &str) -> Result<Vec<(u64, u32)>, String> {
+    let mut out = Vec::new();
+    for item in s.split(':').map(str::trim).filter(|i| !i.is_empty()) {
+        let (size, pct) = item.split_once('/').ok_or_else(|| format!("{item:?} should be size/percent"))?;
+        let pct: u32 = pct.trim().parse().map_err(|_| format!("{pct:?} is not a whole percentage"))?;
+        out.push((parse_size(size)?, pct));
+    }
+    if out.is_empty() {
+        return Err("needs at least one size/percent entry".into());
+    }
+    let total: u32 = out.iter().map(|e| e.1).sum();
+    if total != 100 {
+        return Err(format!("percentages must add up to 100 (they add up to {total})"));
+    }
+    Ok(out)
+}
+
+impl std::str::FromStr for BsSplit {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (r, w) = match s.split_once(',') {
+            Some((r, w)) => (r, Some(w)),
+            None => (s, None),
+        };
+        let read = parse_split_list(r)?;
+        let write = match w {
+            Some(w) if !w.trim().is_empty() => parse_split_list(w)?,
+            _ => read.clone(),
+        };
+        Ok(BsSplit { read, write })
+    }
+}
+
+impl fmt::Display for BsSplit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |l: &[(u64, u32)]| l.iter().map(|(s, p)| format!("{}/{p}", format_size(*s))).collect::<Vec<_>>().join(":");
+        if self.read == self.write {
+            f.write_str(&list(&self.read))
+        } else {
+            write!(f, "{},{}", list(&self.read), list(&self.write))
+        }
+    }
+}
+
+macro_rules! string_typed {
+    ($($t:ty: $want:literal),*) => {$(
+        impl FromToml for $t {
+            fn from_toml(v: &Value, path: &str, issues: &mut Issues) -> Option<Self> {
+                let text = match v {
+                    Value::String(s) => s.clone(),
+                    Value::Integer(i) => i.to_string(),
+                    _ => {
+                        issues.push(path, v, format!("must be {}, not a {}", $want, v.type_str()));
+                        return None;
+                    }
+                };
+                match text.parse() {
+                    Ok(x) => Some(x),
+                    Err(e) => {
+                        issues.push(path, v, e);
+                        None
+                    }
+                }
+            }
+        }
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+        impl IsNone for $t {}
+    )*};
+}
+
+impl fmt::Display for Rw {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+string_typed!(
+    Rw: "a string such as \"randread\"",
+    Distribution: "a string such as \"zipf:1.2\"",
+    BlockSizes: "a size such as \"4k\" or \"4k,64k\"",
+    BsSplit: "a string such as \"4k/50:64k/50\""
+);
+
+config_enum! {
+    /// How arrivals are spaced when `rate_iops` is set (fio's `rate_process`).
+    pub enum RateProcess {
+        /// Evenly spaced.
+        Linear = "linear",
+        /// Exponential inter-arrival times (a Poisson process).
+        Poisson = "poisson",
+    }
+}
+
+config_struct! {
+    /// A synthetic workload in fio's vocabulary. Each of `numjobs` jobs is a host thread with
+    /// its own NVMe queue pair.
+    pub struct WorkloadConfig {
+        /// `read`, `write`, `randread`, `randwrite`, `randrw`, or `rw`/`readwrite`.
+        /// Default: `"randread"`.
+        rw: Rw = Rw::RandRead,
+        /// Percentage of reads in mixed workloads (0-100). Default: `50`.
+        rwmixread: u32 = 50,
+        /// Block size, or `read,write` sizes; multiples of 512 B. Default: `"4KiB"`.
+        bs: BlockSizes = BlockSizes { read: 4096, write: 4096 },
+        /// Weighted block sizes, e.g. `"4k/60:64k/40"`; overrides `bs`. Default: unset.
+        bssplit: Option<BsSplit> = None,
+        /// I/Os each job keeps in flight. Default: `1`.
+        iodepth: u32 = 1,
+        /// Jobs (threads), each with its own queue pair. Default: `1`.
+        numjobs: u32 = 1,
+        /// Region size each job addresses, from `offset`. Default: unset (to the end of the device).
+        size: Option<Bytes> = None,
+        /// Start of the region, a multiple of 512 B. Default: `0`.
+        offset: Bytes = Bytes(0),
+        /// I/Os each job issues. Default: unset (with no `runtime` either: `size` bytes per job).
+        number_ios: Option<u64> = None,
+        /// Simulated time after which jobs stop issuing. Default: unset.
+        runtime: Option<SimDuration> = None,
+        /// Simulated time at the start whose I/Os are left out of the statistics. Default: `0`.
+        ramp_time: SimDuration = SimDuration::ZERO,
+        /// Offsets of random I/O: `random`, `zipf:θ` or `pareto:h`. Default: `"random"`.
+        random_distribution: Distribution = Distribution::Random,
+        /// Open-loop arrival rate per job in I/O per second (0 = closed loop). Default: `0`.
+        rate_iops: u64 = 0,
+        /// Spacing of open-loop arrivals: `linear` or `poisson`. Default: `"linear"`.
+        rate_process: RateProcess = RateProcess::Linear,
+        /// Master seed for every random choice of the run. Default: `1`.
+        randseed: u64 = 1,
+    }
+}
+
+impl WorkloadConfig {
+    /// The block sizes in use, with weights in percent, for reads and for writes.
+    pub fn size_choices(&self) -> (Vec<(u64, u32)>, Vec<(u64, u32)>) {
+        match &self.bssplit {
+            Some(s) => (s.read.clone(), s.write.clone()),
+            None => (vec![(self.bs.read, 100)], vec![(self.bs.write, 100)]),
+        }
+    }
+
+    /// The largest block size this workload can issue.
+    pub fn max_bs(&self) -> u64 {
+        let (r, w) = self.size_choices();
+        r.iter().chain(w.iter()).map(|e| e.0).max().unwrap_or(0)
+    }
+
+    pub fn validate(&self, issues: &mut Issues) {
+        issues.check(self.rwmixread <= 100, "workload.rwmixread", self.rwmixread, "must be between 0 and 100");
+        for (key, size) in [("workload.bs", self.bs.read), ("workload.bs", self.bs.write)] {
+            if size == 0 || size % 512 != 0 {
+                issues.push(key, &self.bs, "block sizes must be positive multiples of 512B");
+                break;
+            }
+        }
+        if let Some(split) = &self.bssplit {
+            if split.read.iter().chain(split.write.iter()).any(|e| e.0 == 0 || e.0 % 512 != 0) {
+                issues.push("workload.bssplit", split, "block sizes must be positive multiples of 512B");
+            }
+        }
+        issues.check(self.iodepth >= 1, "workload.iodepth", self.iodepth, "must be at least 1");
+        issues.check(self.numjobs >= 1, "workload.numjobs", self.numjobs, "must be at least 1");
+        issues.check(self.offset.0 % 512 == 0, "workload.offset", self.offset, "must be a multiple of 512B");
+        if let Some(size) = self.size {
+            issues.check(size.0 > 0, "workload.size", size, "must be greater than zero");
+        }
+        if let Some(n) = self.number_ios {
+            issues.check(n > 0, "workload.number_ios", n, "must be at least 1");
+        }
+        if let Some(rt) = self.runtime {
+            issues.check(rt > SimDuration::ZERO, "workload.runtime", rt, "must be greater than zero");
+            issues.check(self.ramp_time < rt, "workload.ramp_time", self.ramp_time, format!("must be shorter than workload.runtime = {rt}"));
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! Workloads: what each host job asks of the device, and when.
+//!
+//! A synthetic job follows fio's semantics: `rw` picks direction and pattern, `bs`/`bssplit`
+//! the sizes, random offsets are aligned to the smallest block size and drawn uniformly or
+//! from a Zipf or Pareto distribution whose hot ranks are scattered over the region (as fio
+//! hashes them), sequential jobs wrap at the end of their region. A job stops after
+//! `number_ios` I/Os, after `runtime`, or (with neither) after `size` bytes, as fio does.
+//! Closed loop keeps `iodepth` I/Os in flight; open loop (`rate_iops`) issues at a fixed or
+//! Poisson rate, holding arrivals that find `iodepth` I/Os in flight until one completes.
+//!
+//! Leaves out (for the workload issue): fio job files, trace replay, `offset_increment`,
+//! thinktime, trims, zoned patterns.
+
+mod config;
+
+pub use config::{BlockSizes, BsSplit, Distribution, RateProcess, Rw, WorkloadConfig};
+
+use rand::{RngExt, SeedableRng};
+use rand_distr::{Distribution as _, Exp, Zipf};
+
+use crate::error::{Error, Result};
+use crate::sim::{stream_seed, Rng, SimDuration, SimTime, PS_PER_S};
+
+/// Direction of an I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    Read = 0,
+    Write = 1,
+}
+
+impl Op {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+        }
+    }
+}
+
+/// One I/O request: direction, byte offset and length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Io {
+    pub op: Op,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// A large prime, coprime with every region size we can see: rank × P mod N is a bijection
+/// that scatters hot ranks over the region.
+const SCATTER_PRIME: u128 = (1 << 61) - 1;
+
+enum Offsets {
+    Uniform,
+    Zipf { dist: Zipf<f64>, ranks: u64 },
+    Pareto { power: f64, ranks: u64 },
+}
+
+/// The generator of one job.
+pub struct JobGen {
+    rng: Rng,
+    read_percent: u32,
+    random: bool,
+    start: u64,
+    region: u64,
+    align: u64,
+    next_seq: u64,
+    reads: Vec<(u64, u32)>,
+    writes: Vec<(u64, u32)>,
+    offsets: Offsets,
+    /// I/Os generated so far.
+    pub generated: u64,
+    /// Bytes generated so far.
+    pub bytes: u64,
+    limit_ios: Option<u64>,
+    limit_bytes: Option<u64>,
+    runtime: Option<SimTime>,
+    rate: Option<(SimDuration, RateProcess)>,
+}
+
+impl JobGen {
+    /// The generator of job `job` (its random stream is derived from the master seed).
+    pub fn new(w: &WorkloadConfig, region_size: u64, job: u32) -> Result<Self> {
+        let (reads, writes) = w.size_choices();
+        let align = reads.iter().chain(writes.iter()).map(|e| e.0).min().unwrap_or(512).max(512);
+        let max_bs = w.max_bs();
+        let ranks = (region_size.saturating_sub(max_bs)) / align + 1;
+        let offsets = match w.random_distribution {
+            Distribution::Random => Offsets::Uniform,
+            Distribution::Zipf(theta) => Offsets::Zipf {
+                dist: Zipf::new(ranks as f64, theta).map_err(|e| Error::Workload(format!("workload.random_distribution = zipf:{theta}: {e}")))?,
+                ranks,
+            },
+            Distribution::Pareto(h) => Offsets::Pareto { power: h.ln() / (1.0 - h).ln(), ranks },
+        };
+        let rate = (w.rate_iops > 0).then(|| (SimDuration::from_ps(PS_PER_S / w.rate_iops), w.rate_process));
+        let limit_bytes = (w.number_ios.is_none() && w.runtime.is_none()).then_some(region_size);
+        Ok(JobGen {
+            rng: Rng::from_seed(stream_seed(w.randseed, u64::from(job)).to_le_bytes()),
+            read_percent: w.rw.read_percent(w.rwmixread),
+            random: w.rw.is_random(),
+            start: w.offset.0,
+            region: region_size,
+            align,
+            next_seq: w.offset.0,
+            reads,
+            writes,
+            offsets,
+            generated: 0,
+            bytes: 0,
+            limit_ios: w.number_ios,
+            limit_bytes,
+            runtime: w.runtime.map(|r| SimTime::ZERO + r),
+            rate,
+        })
+    }
+
+    /// Whether the job may still start an I/O at `now`.
+    pub fn may_issue(&self, now: SimTime) -> bool {
+        self.limit_ios.is_none_or(|n| self.generated < n)
+            && self.limit_bytes.is_none_or(|b| self.bytes < b)
+            && self.runtime.is_none_or(|r| now < r)
+    }
+
+    /// Whether the job is open loop.
+    pub fn open_loop(&self) -> bool {
+        self.rate.is_some()
+    }
+
+    /// The time of the arrival after one at `now` (open loop only).
+    pub fn next_arrival(&mut self, now: SimTime) -> Option<SimTime> {
+        let (interval, process) = self.rate?;
+        let gap = match process {
+            RateProcess::Linear => interval,
+            RateProcess::Poisson => {
+                let exp = Exp::new(1.0).ok()?;
+                let x: f64 = exp.sample(&mut self.rng);
+                SimDuration::from_ps((x * interval.as_ps() as f64).round() as u64)
+            }
+        };
+        Some(now + gap)
+    }
+
+    fn pick_size(&mut self, op: Op) -> u64 {
+        let list = if op == Op::Read { &self.reads } else { &self.writes };
+        if list.len() == 1 {
+            return list[0].0;
+        }
+        let mut roll = self.rng.random_range(0..100u32);
+        for &(size, pct) in list {
+            if roll < pct {
+                return size;
+            }
+            roll -= pct;
+        }
+        list[list.len() - 1].0
+    }
+
+    /// The next I/O of this job.
+    pub fn next_io(&mut self) -> Io {
+        let op = if self.read_percent >= 100 || (self.read_percent > 0 && self.rng.random_range(0..100u32) < self.read_percent) {
+            Op::Read
+        } else {
+            Op::Write
+        };
+        let len = self.pick_size(op);
+        let offset = if self.random {
+            let last = (self.region - len) / self.align;
+            let slot = match &self.offsets {
+                Offsets::Uniform => self.rng.random_range(0..=last),
+                Offsets::Zipf { dist, ranks } => {
+                    let rank = (dist.sample(&mut self.rng) as u64).clamp(1, *ranks) - 1;
+                    scatter(rank, *ranks)
+                }
+                Offsets::Pareto { power, ranks } => {
+                    let u: f64 = self.rng.random();
+                    let rank = (((*ranks - 1) as f64) * u.powf(*power)) as u64;
+                    scatter(rank.min(*ranks - 1), *ranks)
+                }
+            };
+            self.start + slot.min(last) * self.align
+        } else {
+            if self.next_seq + len > self.start + self.region {
+                self.next_seq = self.start;
+            }
+            let o = self.next_seq;
+            self.next_seq += len;
+            o
+        };
+        self.generated += 1;
+        self.bytes += len;
+        Io { op, offset, len }
+    }
+
+    /// Fraction of the job's work done (for progress bars).
+    pub fn progress(&self, now: SimTime) -> f64 {
+        if let Some(n) = self.limit_ios {
+            return self.generated as f64 / n as f64;
+        }
+        if let Some(r) = self.runtime {
+            return (now.0 as f64 / r.0.max(1) as f64).min(1.0);
+        }
+        self.limit_bytes.map_or(0.0, |b| self.bytes as f64 / b.max(1) as f64)
+    }
+}
+
+fn scatter(rank: u64, ranks: u64) -> u64 {
+    ((u128::from(rank) * SCATTER_PRIME) % u128::from(ranks)) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::units::Bytes;
+
+    fn job(w: &WorkloadConfig, region: u64) -> JobGen {
+        JobGen::new(w, region, 0).unwrap()
+    }
+
+    #[test]
+    fn sequential_wraps_and_random_stays_aligned_in_region() {
+        let w = WorkloadConfig { rw: Rw::Read, bs: "4k".parse().unwrap(), offset: Bytes(8192), ..WorkloadConfig::default() };
+        let mut g = job(&w, 12288);
+        let offs: Vec<u64> = (0..4).map(|_| g.next_io().offset).collect();
+        assert_eq!(offs, vec![8192, 12288, 16384, 8192]);
+
+        let w = WorkloadConfig { rw: Rw::RandWrite, bs: "8k".parse().unwrap(), ..WorkloadConfig::default() };
+        let mut g = job(&w, 1 << 20);
+        for _ in 0..10_000 {
+            let io = g.next_io();
+            assert_eq!(io.op, Op::Write);
+            assert_eq!(io.offset % 8192, 0);
+            assert!(io.offset + io.len <= 1 << 20);
+        }
+    }
+
+    #[test]
+    fn mix_and_split_follow_their_percentages() {
+        let w = WorkloadConfig { rw: Rw::RandRw, rwmixread: 70, bssplit: Some("4k/25:64k/75".parse().unwrap()), ..WorkloadConfig::default() };
+        let mut g = job(&w, 1 << 30);
+        let n = 100_000;
+        let ios: Vec<Io> = (0..n).map(|_| g.next_io()).collect();
+        let reads = ios.iter().filter(|i| i.op == Op::Read).count() as f64 / f64::from(n);
+        let small = ios.iter().filter(|i| i.len == 4096).count() as f64 / f64::from(n);
+        assert!((reads - 0.70).abs() < 0.01, "read share {reads}");
+        assert!((small - 0.25).abs() < 0.01, "4k share {small}");
+    }
+
+    #[test]
+    fn zipf_and_pareto_concentrate_accesses() {
+        for dist in ["zipf:1.2", "pareto:0.2"] {
+            let w = WorkloadConfig { random_distribution: dist.parse().unwrap(), ..WorkloadConfig::default() };
+            let mut g = job(&w, 1 << 30);
+            let mut counts = std::collections::HashMap::new();
+            for _ in 0..50_000 {
+                *counts.entry(g.next_io().offset).or_insert(0u32) += 1;
+            }
+            let mut c: Vec<u32> = counts.into_values().collect();
+            c.sort_unstable_by(|a, b| b.cmp(a));
+            let top: u32 = c.iter().take(c.len() / 100 + 1).sum();
+            assert!(f64::from(top) / 50_000.0 > 0.3, "{dist}: top 1% of blocks got only {top} of 50000");
+        }
+    }
+
+    #[test]
+    fn same_seed_same_stream_other_job_other_stream() {
+        let w = WorkloadConfig::default();
+        let a: Vec<u64> = (0..100).map({ let mut g = job(&w, 1 << 30); move |_| g.next_io().offset }).collect();
+        let b: Vec<u64> = (0..100).map({ let mut g = job(&w, 1 << 30); move |_| g.next_io().offset }).collect();
+        let mut other = JobGen::new(&w, 1 << 30, 1).unwrap();
+        let c: Vec<u64> = (0..100).map(|_| other.next_io().offset).collect();
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+}
