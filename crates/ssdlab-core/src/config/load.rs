@@ -223,8 +223,9 @@ macro_rules! config_struct {
                     issues.push(path, v, format!("must be a table, not a {}", v.type_str()));
                     return None;
                 };
+                // Bad fields keep their defaults, so that the value rules can still check the
+                // rest; the caller fails the load if any issue was recorded.
                 let mut out = Self::default();
-                let before = issues.0.len();
                 for (key, val) in table {
                     let p = $crate::config::load::join(path, key);
                     match key.as_str() {
@@ -236,7 +237,7 @@ macro_rules! config_struct {
                         _ => issues.push(&p, val, $crate::config::load::unknown_key_rule(key, Self::FIELDS)),
                     }
                 }
-                (issues.0.len() == before).then_some(out)
+                Some(out)
             }
         }
     };

@@ -59,22 +59,30 @@ impl Config {
     /// Converts a fully resolved table (no `extends` left) and validates it.
     pub fn from_table(table: Table) -> Result<Config> {
         let mut issues = Issues::default();
-        let config = Config::from_toml(&Value::Table(table), "", &mut issues);
-        match config {
-            Some(c) if issues.is_empty() => {
-                c.validate(&mut issues);
-                if issues.is_empty() {
-                    Ok(c)
-                } else {
-                    Err(Error::Config(issues.0))
-                }
-            }
-            _ => Err(Error::Config(issues.0)),
+        let Some(config) = Config::from_toml(&Value::Table(table), "", &mut issues) else {
+            return Err(Error::Config(issues.0));
+        };
+        // Value rules run even after type errors (bad fields hold valid defaults); rules that
+        // relate fields run only on a clean load, so they never quote a stand-in default.
+        let clean = issues.is_empty();
+        config.validate_values(&mut issues);
+        if clean {
+            config.validate_relations(&mut issues);
+        }
+        if issues.is_empty() {
+            Ok(config)
+        } else {
+            Err(Error::Config(issues.0))
         }
     }
 
-    /// Every value rule of every block, then the rules that relate blocks.
+    /// Every rule: the value rules of every block, then the rules that relate blocks.
     pub fn validate(&self, issues: &mut Issues) {
+        self.validate_values(issues);
+        self.validate_relations(issues);
+    }
+
+    fn validate_values(&self, issues: &mut Issues) {
         self.host.validate(issues);
         self.pcie.validate(issues);
         self.nvme.validate(issues);
@@ -82,7 +90,9 @@ impl Config {
         self.media.validate(issues);
         self.workload.validate(issues);
         self.stats.validate(issues);
+    }
 
+    fn validate_relations(&self, issues: &mut Issues) {
         let w = &self.workload;
         let cap = self.media.capacity.0;
         issues.check(

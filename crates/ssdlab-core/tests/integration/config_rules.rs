@@ -1,0 +1,179 @@
+//! Every config rule: each bad value is reported with its dotted path, the value and the rule,
+//! and one load reports every problem at once.
+
+use ssdlab_core::config::{build, presets};
+use ssdlab_core::{Config, ConfigIssue, Error};
+
+fn issues(settings: &[(&str, &str)]) -> Vec<ConfigIssue> {
+    let s: Vec<(String, String)> = settings.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect();
+    match build(None, None, &s) {
+        Err(Error::Config(i)) => i,
+        Ok(_) => panic!("{settings:?} was accepted"),
+        Err(e) => panic!("{settings:?}: not a config error: {e}"),
+    }
+}
+
+fn rejects(key: &str, value: &str, rule_part: &str) {
+    let found = issues(&[(key, value)]);
+    assert!(
+        found.iter().any(|i| i.path == key && i.rule.contains(rule_part) && !i.value.is_empty()),
+        "{key} = {value}: expected a rule containing {rule_part:?}, got {found:?}"
+    );
+}
+
+#[test]
+fn value_rules_of_every_block() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("pcie.gen", "0", "between 1 and 6"),
+        ("pcie.gen", "7", "between 1 and 6"),
+        ("pcie.lanes", "0", "one of 1, 2, 4, 8, 12, 16, 32"),
+        ("pcie.lanes", "3", "one of 1, 2, 4, 8, 12, 16, 32"),
+        ("pcie.lane_rate", "\"0GT/s\"", "greater than zero"),
+        ("pcie.mps", "64", "power of two from 128B to 4KiB"),
+        ("pcie.mps", "300", "power of two from 128B to 4KiB"),
+        ("pcie.mps", "8192", "power of two from 128B to 4KiB"),
+        ("pcie.mrrs", "\"8KiB\"", "power of two from 128B to 4KiB"),
+        ("pcie.rcb", "256", "64B or 128B"),
+        ("pcie.dllps_per_tlp", "-1", "between 0 and 16"),
+        ("nvme.io_queues", "0", "between 1 and 65535"),
+        ("nvme.queue_depth", "0", "between 2 and 65536"),
+        ("nvme.queue_depth", "65537", "between 2 and 65536"),
+        ("nvme.page_size", "\"2KiB\"", "power of two from 4KiB"),
+        ("nvme.irq_coalesce_threshold", "257", "between 0 and 256"),
+        ("nvme.irq_coalesce_time", "\"150us\"", "multiple of 100us"),
+        ("ctrl.max_inflight", "0", "between 1 and 65536"),
+        ("ctrl.firmware.cores", "0", "between 1 and 256"),
+        ("ctrl.firmware.clock", "\"0Hz\"", "greater than zero"),
+        ("ctrl.hardware.clock", "\"0MHz\"", "greater than zero"),
+        ("ctrl.hardware.issue_interval", "0", "at least 1 cycle"),
+        ("media.capacity", "1000", "multiple of 512B"),
+        ("media.nvm.units", "0", "between 1 and"),
+        ("media.nvm.chunk", "1000", "multiple of 512B"),
+        ("media.nvm.bus_bandwidth", "\"0GB/s\"", "greater than zero"),
+        ("workload.rwmixread", "101", "between 0 and 100"),
+        ("workload.bs", "\"1000\"", "multiples of 512B"),
+        ("workload.bssplit", "\"4k/50:1000/50\"", "multiples of 512B"),
+        ("workload.bssplit", "\"4k/50:8k/40\"", "add up to 100"),
+        ("workload.iodepth", "0", "at least 1"),
+        ("workload.numjobs", "0", "at least 1"),
+        ("workload.offset", "100", "multiple of 512B"),
+        ("workload.size", "0", "greater than zero"),
+        ("workload.number_ios", "0", "at least 1"),
+        ("workload.runtime", "\"0s\"", "greater than zero"),
+        ("workload.random_distribution", "\"zipf:0\"", "θ > 0"),
+        ("workload.random_distribution", "\"pareto:1.5\"", "0 < h < 1"),
+        ("workload.random_distribution", "\"gaussian\"", "random, zipf:θ or pareto:h"),
+        ("workload.rw", "\"sideways\"", "one of: read, write"),
+        ("stats.percentiles", "[101]", "(0, 100]"),
+        ("stats.histogram_digits", "6", "between 1 and 5"),
+    ];
+    for (k, v, rule) in cases {
+        if k.starts_with("stats.percentiles") {
+            let found = issues(&[(k, v)]);
+            assert!(found.iter().any(|i| i.path == "stats.percentiles[0]" && i.rule.contains(rule)), "{found:?}");
+            continue;
+        }
+        rejects(k, v, rule);
+    }
+    let neg = issues(&[("stats.percentiles", "[50, -3]")]);
+    assert!(neg.iter().any(|i| i.path == "stats.percentiles[1]" && i.value == "-3"), "{neg:?}");
+}
+
+#[test]
+fn cross_field_rules() {
+    rejects("workload.numjobs", "9", "<= nvme.io_queues = 8");
+    rejects("workload.iodepth", "1024", "<= nvme.queue_depth - 1 = 1023");
+    let over = issues(&[("workload.offset", "\"200GiB\""), ("workload.size", "\"100GiB\"")]);
+    assert!(over.iter().any(|i| i.path == "workload.size" && i.rule.contains("must be <= media.capacity = 256GiB")), "{over:?}");
+    let small = issues(&[("workload.size", "\"4k\""), ("workload.bs", "\"8k\"")]);
+    assert!(small.iter().any(|i| i.path == "workload.size" && i.rule.contains("at least one block")), "{small:?}");
+    let mut both = issues(&[("workload.runtime", "\"1ms\""), ("workload.ramp_time", "\"5ms\"")]);
+    both.retain(|i| i.path == "workload.ramp_time");
+    assert_eq!(both.len(), 1);
+}
+
+#[test]
+fn type_errors_unknown_keys_and_units() {
+    rejects("pcie.lanes", "\"four\"", "whole number");
+    rejects("pcie.lanes", "-4", "between 0 and");
+    rejects("pcie.ecrc", "1", "true or false");
+    rejects("host.submit_cost", "5", "a time needs a unit");
+    rejects("host.submit_cost", "\"5 parsecs\"", "unknown time unit");
+    rejects("media.nvm.bus_bandwidth", "\"3GB\"", "data rate needs a unit");
+    rejects("ctrl.firmware.clock", "\"1GB/s\"", "unknown frequency unit");
+    rejects("pcie.lanse", "4", "did you mean `lanes`");
+    rejects("pcie.bogus", "4", "allowed: gen, lanes");
+    rejects("ctrl.mode", "\"magic\"", "one of: firmware, hardware");
+    let table = issues(&[("pcie", "4")]);
+    assert!(table.iter().any(|i| i.path == "pcie" && i.rule.contains("must be a table")), "{table:?}");
+}
+
+#[test]
+fn every_problem_is_reported_at_once() {
+    // Unknown keys, wrong types and bad values, all in one load.
+    let found = issues(&[
+        ("pcie.lanes", "0"),
+        ("nvme.queue_depth", "0"),
+        ("workload.bs", "\"1000\""),
+        ("stats.percentiles", "[150]"),
+        ("pcie.mps", "100"),
+        ("pcie.nonsense", "1"),
+        ("ctrl.firmware.cores", "\"many\""),
+    ]);
+    let paths: Vec<&str> = found.iter().map(|i| i.path.as_str()).collect();
+    for p in ["pcie.lanes", "nvme.queue_depth", "workload.bs", "stats.percentiles[0]", "pcie.mps", "pcie.nonsense", "ctrl.firmware.cores"] {
+        assert!(paths.contains(&p), "{p} missing from {paths:?}");
+    }
+    assert_eq!(found.len(), 7, "{found:?}");
+    let text = Error::Config(found).to_string();
+    assert!(text.contains("pcie.lanes = 0: must be one of"), "{text}");
+}
+
+#[test]
+fn syntax_errors_point_at_line_and_column() {
+    let err = Config::from_toml_str("[pcie]\nlanes = 4\ngen = = 3\n", "my.toml").unwrap_err();
+    let Error::Config(i) = err else { panic!("not a config error") };
+    assert!(i[0].path.starts_with("my.toml:3:"), "{i:?}");
+    assert!(i[0].rule.contains("TOML syntax error"));
+}
+
+#[test]
+fn presets_load_extend_and_list() {
+    for name in presets::names() {
+        let c = Config::load(name).unwrap_or_else(|e| panic!("preset {name}: {e}"));
+        assert!(!c.description.is_empty(), "preset {name} has no description");
+    }
+    let hw = Config::load("default-hw").unwrap();
+    let base = Config::load("default").unwrap();
+    assert_eq!(hw.ctrl.mode.as_str(), "hardware");
+    assert_eq!(hw.pcie, base.pcie, "extends keeps the base's other tables");
+
+    let c = Config::from_toml_str("extends = \"default\"\n[pcie]\nlanes = 8\n", "user.toml").unwrap();
+    assert_eq!(c.pcie.lanes, 8);
+    assert_eq!(c.pcie.gen, base.pcie.gen);
+
+    let err = Config::from_toml_str("extends = \"no-such-preset\"\n", "user.toml").unwrap_err();
+    assert!(err.to_string().contains("no preset or file by that name"), "{err}");
+
+    // A file extending a file, relative to its own directory.
+    let dir = std::env::temp_dir().join(format!("ssdlab-extends-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("base.toml"), "extends = \"default\"\n[pcie]\ngen = 3\n").unwrap();
+    std::fs::write(dir.join("top.toml"), "extends = \"base.toml\"\n[pcie]\nlanes = 2\n").unwrap();
+    let c = Config::load(dir.join("top.toml").to_str().unwrap()).unwrap();
+    assert_eq!((c.pcie.gen, c.pcie.lanes), (3, 2));
+    std::fs::write(dir.join("loop.toml"), "extends = \"loop.toml\"\n").unwrap();
+    let err = Config::load(dir.join("loop.toml").to_str().unwrap()).unwrap_err();
+    assert!(err.to_string().contains("levels of extends"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn resolved_config_round_trips_through_toml() {
+    for name in presets::names() {
+        let c = Config::load(name).unwrap();
+        let again = Config::from_toml_str(&c.to_toml(), "round-trip").unwrap_or_else(|e| panic!("{name}: {e}\n{}", c.to_toml()));
+        assert_eq!(c, again, "{name}");
+        assert_eq!(c.hash(), again.hash());
+    }
+}

@@ -1,0 +1,27 @@
+//! Integration tests of the core: analytic checks of the models and the config rules.
+//! One binary, one module per topic.
+
+mod analytic;
+mod config_rules;
+mod determinism;
+mod robustness;
+
+use ssdlab_core::config::build;
+use ssdlab_core::{Config, Simulation, Summary};
+
+/// The `default` preset with `key=value` settings applied.
+pub fn config(settings: &[(&str, &str)]) -> Config {
+    config_from(None, settings)
+}
+
+pub fn config_from(base: Option<&str>, settings: &[(&str, &str)]) -> Config {
+    let s: Vec<(String, String)> = settings.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect();
+    match build(base, None, &s) {
+        Ok(c) => c,
+        Err(e) => panic!("test config is invalid: {e}"),
+    }
+}
+
+pub fn run(settings: &[(&str, &str)]) -> Summary {
+    Simulation::new(config(settings)).and_then(|mut s| s.run()).expect("run")
+}

@@ -1,0 +1,68 @@
+//! The core never panics on user input: random configs either run or fail with a config error.
+
+use rand::{RngExt, SeedableRng};
+use ssdlab_core::config::build;
+use ssdlab_core::{Error, Simulation};
+
+const KEYS: &[(&str, &[&str])] = &[
+    ("pcie.gen", &["0", "1", "3", "6", "7", "-1", "\"x\""]),
+    ("pcie.lanes", &["0", "1", "3", "16", "4294967296"]),
+    ("pcie.mps", &["0", "64", "128", "4096", "8192", "\"1k\"", "300"]),
+    ("pcie.rcb", &["64", "100", "128"]),
+    ("pcie.dllps_per_tlp", &["0", "-1", "nan", "2.5"]),
+    ("nvme.queue_depth", &["0", "1", "2", "65536", "65537"]),
+    ("nvme.io_queues", &["0", "1", "65536"]),
+    ("nvme.irq_coalesce_threshold", &["0", "2", "300"]),
+    ("nvme.irq_coalesce_time", &["\"0us\"", "\"100us\"", "\"150us\"", "5"]),
+    ("ctrl.mode", &["\"firmware\"", "\"hardware\"", "\"magic\""]),
+    ("ctrl.max_inflight", &["0", "1", "70000"]),
+    ("ctrl.firmware.cores", &["0", "1", "300"]),
+    ("ctrl.firmware.clock", &["\"0Hz\"", "\"1MHz\"", "\"3GHz\""]),
+    ("ctrl.hardware.issue_interval", &["0", "1", "3"]),
+    ("media.capacity", &["0", "\"1MiB\"", "\"1GiB\"", "513"]),
+    ("media.nvm.units", &["0", "1", "7"]),
+    ("media.nvm.chunk", &["0", "100", "\"512B\"", "\"1MiB\""]),
+    ("media.nvm.bus_bandwidth", &["\"0GB/s\"", "\"1GB/s\""]),
+    ("workload.rw", &["\"randrw\"", "\"rw\"", "\"sideways\""]),
+    ("workload.bs", &["\"4k\"", "\"1000\"", "0", "\"4k,128k\"", "\"1M\""]),
+    ("workload.bssplit", &["\"4k/50:8k/50\"", "\"4k/40\"", "\"x/100\""]),
+    ("workload.iodepth", &["0", "1", "64", "2000"]),
+    ("workload.numjobs", &["0", "1", "4", "9"]),
+    ("workload.size", &["0", "\"4k\"", "\"1GiB\"", "\"100TiB\""]),
+    ("workload.offset", &["0", "\"3k\"", "\"1MiB\""]),
+    ("workload.random_distribution", &["\"zipf:1.1\"", "\"zipf:0\"", "\"pareto:0.3\"", "\"pareto:2\""]),
+    ("workload.rate_iops", &["0", "1000", "100000000"]),
+    ("workload.rwmixread", &["0", "50", "101"]),
+    ("workload.runtime", &["\"1ms\"", "\"0us\""]),
+    ("workload.ramp_time", &["\"0us\"", "\"500us\"", "\"2ms\""]),
+    ("stats.percentiles", &["[99.5]", "[0]", "[101]", "[\"x\"]"]),
+];
+
+#[test]
+fn random_configs_never_panic() {
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+    let mut ran = 0;
+    let mut rejected = 0;
+    for _ in 0..400 {
+        let mut settings = vec![("workload.number_ios".to_string(), "300".to_string()), ("workload.runtime".to_string(), "\"2ms\"".to_string())];
+        for _ in 0..rng.random_range(1..6) {
+            let (k, vals) = KEYS[rng.random_range(0..KEYS.len())];
+            settings.push((k.to_string(), vals[rng.random_range(0..vals.len())].to_string()));
+        }
+        match build(None, None, &settings).and_then(Simulation::new) {
+            Ok(mut sim) => {
+                sim.run().expect("a valid config runs");
+                ran += 1;
+            }
+            Err(Error::Config(issues)) => {
+                assert!(!issues.is_empty());
+                for i in &issues {
+                    assert!(!i.path.is_empty() && !i.rule.is_empty(), "{i:?}");
+                }
+                rejected += 1;
+            }
+            Err(e) => panic!("unexpected error kind: {e}"),
+        }
+    }
+    assert!(ran > 20 && rejected > 20, "ran {ran}, rejected {rejected}");
+}
