@@ -17,10 +17,10 @@ pub struct Scenario {
 
 /// The scenarios, in the order they are reported.
 pub const SCENARIOS: &[Scenario] = &[
-    Scenario { name: "randread-4k-qd1", settings: &[("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.iodepth", "1"), ("workload.number_ios", "200000")] },
-    Scenario { name: "randread-4k-qd32", settings: &[("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "2000000")] },
-    Scenario { name: "randwrite-4k-qd32", settings: &[("workload.rw", "randwrite"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "1000000")] },
-    Scenario { name: "seqread-128k-qd8", settings: &[("workload.rw", "read"), ("workload.bs", "128k"), ("workload.iodepth", "8"), ("workload.number_ios", "100000")] },
+    Scenario { name: "randread-4k-qd1", settings: &[("workload.numjobs", "1"), ("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.iodepth", "1"), ("workload.number_ios", "200000")] },
+    Scenario { name: "randread-4k-qd32", settings: &[("workload.numjobs", "1"), ("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "2000000")] },
+    Scenario { name: "randwrite-4k-qd32", settings: &[("workload.numjobs", "1"), ("workload.rw", "randwrite"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "1000000")] },
+    Scenario { name: "seqread-128k-qd8", settings: &[("workload.numjobs", "1"), ("workload.rw", "read"), ("workload.bs", "128k"), ("workload.iodepth", "8"), ("workload.number_ios", "100000")] },
 ];
 
 /// The measurement of one scenario.

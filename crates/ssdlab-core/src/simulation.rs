@@ -304,7 +304,7 @@ impl Simulation {
         };
         let g = self.host.run(job, self.now, self.submit_cost);
         let c = self.cmd(id);
-        c.account(Component::Queueing, g.start);
+        c.account(Component::HostQueueing, g.start);
         c.account(Component::HostSoftware, g.end);
         let queue = c.queue;
         self.nvme.enqueue(queue, id);
@@ -329,7 +329,7 @@ impl Simulation {
         let job = self.cmd(cmd).job as usize;
         let g = self.host.run(job, self.now, cost);
         let c = self.cmd(cmd);
-        c.account(Component::Queueing, g.start);
+        c.account(Component::HostQueueing, g.start);
         c.account(Component::HostSoftware, g.end);
         self.push(g.end, Event::Host(host::Event::Complete { cmd, ring_cq }));
     }

@@ -92,21 +92,28 @@ impl Config {
         self.stats.validate(issues);
     }
 
+    /// Rules between fields. A rule is skipped when one of its fields already broke a value
+    /// rule, so that it never quotes a value that is wrong for another reason.
     fn validate_relations(&self, issues: &mut Issues) {
         let w = &self.workload;
         let cap = self.media.capacity.0;
+        let flagged: Vec<String> = issues.0.iter().map(|i| i.path.clone()).collect();
+        let ok = |paths: &[&str]| !paths.iter().any(|p| flagged.iter().any(|f| f == p));
         issues.check(
-            w.numjobs <= self.nvme.io_queues,
+            !ok(&["workload.numjobs", "nvme.io_queues"]) || w.numjobs <= self.nvme.io_queues,
             "workload.numjobs",
             w.numjobs,
             format!("must be <= nvme.io_queues = {} (each job has its own queue pair)", self.nvme.io_queues),
         );
         issues.check(
-            u64::from(w.iodepth) < u64::from(self.nvme.queue_depth),
+            !ok(&["workload.iodepth", "nvme.queue_depth"]) || u64::from(w.iodepth) < u64::from(self.nvme.queue_depth),
             "workload.iodepth",
             w.iodepth,
             format!("must be <= nvme.queue_depth - 1 = {} (a queue holds one entry less than its size)", self.nvme.queue_depth.saturating_sub(1)),
         );
+        if !ok(&["workload.offset", "workload.size", "workload.bs", "workload.bssplit", "media.capacity"]) {
+            return;
+        }
         let size = self.region_size();
         let end = w.offset.0.saturating_add(size);
         if w.offset.0 >= cap || end > cap {
@@ -231,10 +238,16 @@ pub fn set_dotted(table: &mut Table, key: &str, text: &str) -> Result<()> {
 /// Builds a config from a base (preset name, path, or none for `default`), a table of
 /// overrides (applied over the base) and dotted `key=value` settings (applied last).
 pub fn build(base: Option<&str>, overrides: Option<Table>, settings: &[(String, String)]) -> Result<Config> {
-    let mut table = match base {
-        Some(b) => resolve(b, 0)?,
-        None => resolve(presets::DEFAULT, 0)?,
-    };
+    let table = resolve(base.unwrap_or(presets::DEFAULT), 0)?;
+    build_on(table, overrides, settings)
+}
+
+/// Like [`build`], on a base given as TOML text (for example a resolved config).
+pub fn build_on_text(text: &str, origin: &str, overrides: Option<Table>, settings: &[(String, String)]) -> Result<Config> {
+    build_on(resolve_text(text, origin, 0)?, overrides, settings)
+}
+
+fn build_on(mut table: Table, overrides: Option<Table>, settings: &[(String, String)]) -> Result<Config> {
     if let Some(mut o) = overrides {
         if let Some(ext) = o.remove("extends") {
             let Value::String(name) = &ext else {

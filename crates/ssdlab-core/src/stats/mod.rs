@@ -24,28 +24,32 @@ use crate::workload::Op;
 pub enum Component {
     /// Host software: submission path and completion handling on the host CPU.
     HostSoftware = 0,
-    /// Waiting for any busy resource (CPU, link, queue slot, tag, core, engine, unit, bus).
-    Queueing = 1,
+    /// Waiting on the host: for the job's CPU, or (open loop) for a free `iodepth` slot.
+    HostQueueing = 1,
+    /// Waiting in the link and device: for a link direction, an SQ slot to be fetched (tags,
+    /// arbitration), a core or engine, a media unit, the internal bus.
+    Queueing = 2,
     /// SQ doorbell write, doorbell handling, SQE fetch round trip.
-    DoorbellFetch = 2,
+    DoorbellFetch = 3,
     /// PRP handling and PRP-list fetch.
-    Prp = 3,
+    Prp = 4,
     /// Controller work: SQE decode and address translation.
-    Controller = 4,
+    Controller = 5,
     /// Media access and internal bus.
-    Media = 5,
+    Media = 6,
     /// Data over PCIe (including host memory latency for writes).
-    Transfer = 6,
+    Transfer = 7,
     /// CQE post, interrupt (or its coalescing delay) until the host sees it.
-    Completion = 7,
+    Completion = 8,
 }
 
 /// Number of [`Component`]s.
-pub const COMPONENTS: usize = 8;
+pub const COMPONENTS: usize = 9;
 
 impl Component {
     pub const ALL: [Component; COMPONENTS] = [
         Component::HostSoftware,
+        Component::HostQueueing,
         Component::Queueing,
         Component::DoorbellFetch,
         Component::Prp,
@@ -58,6 +62,7 @@ impl Component {
     pub fn name(self) -> &'static str {
         match self {
             Component::HostSoftware => "host_software",
+            Component::HostQueueing => "host_queueing",
             Component::Queueing => "queueing",
             Component::DoorbellFetch => "doorbell_fetch",
             Component::Prp => "prp",
@@ -106,6 +111,9 @@ pub struct IoLog {
     pub breakdown_ps: [Vec<u64>; COMPONENTS],
 }
 
+/// The largest latency the histograms resolve, in nanoseconds.
+const HIST_MAX_NS: u64 = 10_000_000_000_000;
+
 struct OpStats {
     ios: u64,
     bytes: u64,
@@ -126,7 +134,9 @@ impl OpStats {
             latency_sq_sum: 0.0,
             min: u64::MAX,
             max: 0,
-            hist: Histogram::new(digits).unwrap_or_else(|_| Histogram::new(3).expect("3 digits is a valid HDR precision")),
+            // 1 ns to 10^13 ns (2.8 hours); longer latencies saturate at the top bucket.
+            hist: Histogram::new_with_bounds(1, HIST_MAX_NS, digits)
+                .unwrap_or_else(|_| Histogram::new_with_bounds(1, HIST_MAX_NS, 3).expect("3 digits is a valid HDR precision")),
             breakdown: [0; COMPONENTS],
         }
     }
@@ -233,7 +243,7 @@ impl Observer for Stats {
         s.min = s.min.min(lat);
         s.max = s.max.max(lat);
         // Histograms count nanoseconds; `saturating_record` never fails.
-        s.hist.saturating_record((lat / PS_PER_NS).max(1));
+        s.hist.saturating_record((lat / PS_PER_NS).clamp(1, HIST_MAX_NS));
         for (a, b) in s.breakdown.iter_mut().zip(rec.breakdown.0.iter()) {
             *a += u128::from(*b);
         }

@@ -9,9 +9,11 @@ mod robustness;
 use ssdlab_core::config::build;
 use ssdlab_core::{Config, Simulation, Summary};
 
-/// The `default` preset with `key=value` settings applied.
+/// The `default` preset with one job (the tests' baseline) and `key=value` settings applied.
 pub fn config(settings: &[(&str, &str)]) -> Config {
-    config_from(None, settings)
+    let mut all = vec![("workload.numjobs", "1")];
+    all.extend_from_slice(settings);
+    config_from(None, &all)
 }
 
 pub fn config_from(base: Option<&str>, settings: &[(&str, &str)]) -> Config {

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Everyday commands for ssdlab, needing only python3, pip and cargo.
+
+    python3 dev.py run [ARGS...]   set up, then `ssdlab run ARGS` (the embedded default if none)
+    python3 dev.py test            set up, then every test: cargo test and pytest
+    python3 dev.py bench [ARGS...] set up, then `ssdlab bench ARGS`
+    python3 dev.py setup           create .venv and build the native module (when sources changed)
+    python3 dev.py help            this text
+
+Setup makes a virtual environment in .venv (falling back to pip's --python option where the
+venv module has no pip), installs ssdlab in editable mode with its test extras (pip builds the
+Rust extension with maturin), and records a hash of the Rust sources and presets so that the
+next call rebuilds only when they changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+STAMP = ROOT / ".dev-stamp"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PY = BIN / ("python.exe" if os.name == "nt" else "python")
+
+
+def say(msg: str) -> None:
+    print(f"[dev] {msg}", file=sys.stderr, flush=True)
+
+
+def sh(*cmd: object, **kw: object) -> None:
+    argv = [str(c) for c in cmd]
+    say("$ " + " ".join(argv))
+    r = subprocess.run(argv, cwd=ROOT, **kw)  # type: ignore[call-overload]
+    if r.returncode != 0:
+        sys.exit(r.returncode)
+
+
+def sources_hash() -> str:
+    h = hashlib.sha256()
+    files = [ROOT / "Cargo.toml", ROOT / "Cargo.lock", ROOT / "pyproject.toml"]
+    for pattern in ("crates/**/*.rs", "crates/**/Cargo.toml", "presets/*.toml"):
+        files += sorted(ROOT.glob(pattern))
+    for f in files:
+        if f.exists():
+            h.update(str(f.relative_to(ROOT)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def make_venv() -> None:
+    if PY.exists():
+        return
+    say("creating .venv")
+    r = subprocess.run([sys.executable, "-m", "venv", str(VENV)], cwd=ROOT)
+    if r.returncode != 0 or not PY.exists():
+        # Some distributions ship python3 without ensurepip: make a bare venv and let the
+        # system pip install into it.
+        shutil.rmtree(VENV, ignore_errors=True)
+        sh(sys.executable, "-m", "venv", "--without-pip", VENV)
+    if subprocess.run([str(PY), "-m", "pip", "--version"], capture_output=True).returncode != 0:
+        sh(sys.executable, "-m", "pip", "--python", PY, "install", "pip")
+
+
+def setup(force: bool = False) -> None:
+    make_venv()
+    digest = sources_hash()
+    if not force and STAMP.exists() and STAMP.read_text().strip() == digest and (ROOT / "python/ssdlab").exists():
+        probe = subprocess.run([str(PY), "-c", "import ssdlab._core"], cwd=ROOT, capture_output=True)
+        if probe.returncode == 0:
+            return
+    say("installing ssdlab (editable) and building the native module; the first build takes a few minutes")
+    sh(PY, "-m", "pip", "install", "--disable-pip-version-check", "-q", "-e", ".[test]")
+    STAMP.write_text(digest + "\n")
+
+
+def main(argv: list[str]) -> None:
+    cmd = argv[0] if argv else "help"
+    rest = argv[1:]
+    if cmd in ("help", "-h", "--help"):
+        print(__doc__)
+        return
+    if cmd == "setup":
+        setup(force="--force" in rest)
+        return
+    if cmd == "run":
+        setup()
+        sh(BIN / "ssdlab", "run", *rest)
+        return
+    if cmd == "bench":
+        setup()
+        sh(BIN / "ssdlab", "bench", *rest)
+        return
+    if cmd == "test":
+        setup()
+        sh("cargo", "test", "--locked", "-p", "ssdlab-core")
+        sh(PY, "-m", "pytest", *rest)
+        return
+    print(f"unknown command {cmd!r}\n{__doc__}", file=sys.stderr)
+    sys.exit(2)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

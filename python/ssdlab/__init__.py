@@ -1,0 +1,29 @@
+"""ssdlab: a laboratory for NVMe SSD architecture.
+
+Follows each I/O from the application through the host stack, PCIe, the NVMe queues, the
+controller and the media, and back, and tells where every nanosecond went.
+
+>>> import ssdlab
+>>> r = ssdlab.run("default", workload={"iodepth": 1, "number_ios": 1000})
+>>> round(r.summary["read"]["latency_us"]["mean"], 1) > 0
+True
+"""
+
+from ssdlab._core import __version__
+from ssdlab.api import Config, Result, components, load_config, presets, run
+from ssdlab.exceptions import ConfigError, InputError, SimulationError, SsdlabError, WorkloadError
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "InputError",
+    "Result",
+    "SimulationError",
+    "SsdlabError",
+    "WorkloadError",
+    "__version__",
+    "components",
+    "load_config",
+    "presets",
+    "run",
+]

@@ -1,0 +1,235 @@
+"""The ``ssdlab`` command line.
+
+Every user error (bad config, bad option, unreadable file) prints a message naming what is
+wrong and exits with code 2; no traceback is shown (set ``SSDLAB_DEBUG=1`` to see one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from ssdlab import _core, api
+from ssdlab.exceptions import SsdlabError, issues
+
+app = typer.Typer(
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    no_args_is_help=False,
+    help="ssdlab: a laboratory for NVMe SSD architecture.",
+)
+config_app = typer.Typer(help="Inspect configurations.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+# Off a terminal (pipes, CI logs) rich would wrap tables at 80 columns; give them room.
+out = Console(width=None if sys.stdout.isatty() else 120)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
+
+
+class UsageError(Exception):
+    """A malformed command-line argument (exit code 2)."""
+
+
+class Interrupted(Exception):
+    """Ctrl-C during a run (exit code 130). Raised instead of KeyboardInterrupt so that the
+    command-line framework does not turn it into its own abort."""
+
+
+def _pairs(items: list[str], option: str, prefix: str = "") -> list[tuple[str, str]]:
+    pairs = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"{option} {item!r}: expected KEY=VALUE")
+        key = key.strip()
+        if prefix and not key.startswith(prefix):
+            key = prefix + key
+        pairs.append((key, value.strip()))
+    return pairs
+
+
+class _Bar:
+    """A progress bar on stderr, shown only on a terminal and only once a run passes 1 s."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.start = time.monotonic()
+        self.enabled = err.is_terminal
+        self.progress: Optional[Progress] = None
+        self.task: Any = None
+
+    def __call__(self, fraction: float) -> None:
+        if not self.enabled:
+            return
+        if self.progress is None:
+            if time.monotonic() - self.start < 1.0:
+                return
+            self.progress = Progress(
+                TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(), console=err, transient=True
+            )
+            self.progress.start()
+            self.task = self.progress.add_task(self.label, total=1.0)
+        self.progress.update(self.task, completed=min(max(fraction, 0.0), 1.0))
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+def _fmt(x: float, digits: int = 2) -> str:
+    return f"{x:,.{digits}f}"
+
+
+def _print_summary(result: api.Result) -> None:
+    s = result.summary
+    cfg = result.config
+    out.print(f"[bold]ssdlab {s['version']}[/bold]  {cfg.description}")
+    out.print(
+        f"config {s['config_hash']}  seed {s['seed']}  {s['ios']:,} I/Os in {s['window_s'] * 1e3:,.3f} ms simulated"
+        f"  ({s['events']:,} events, {s['wall_time_s']:.2f} s wall)"
+    )
+    t = Table(title="Throughput and latency (us)", title_justify="left")
+    for col in ("op", "I/Os", "IOPS", "MiB/s", "mean", "p50", "p99", "p99.9", "p99.99", "max"):
+        t.add_column(col, justify="right")
+    for op in ("read", "write"):
+        o = s[op]
+        if o["ios"] == 0:
+            continue
+        lat = o["latency_us"]
+        t.add_row(
+            op, f"{o['ios']:,}", _fmt(o["iops"], 0), _fmt(o["bandwidth_mib_s"], 1),
+            *(_fmt(lat[k]) for k in ("mean", "p50", "p99", "p999", "p9999", "max")),
+        )
+    out.print(t)
+    b = Table(title="Where the time goes (mean us)", title_justify="left")
+    b.add_column("component")
+    ops = [op for op in ("read", "write") if s[op]["ios"] > 0]
+    for op in ops:
+        b.add_column(op, justify="right")
+        b.add_column("%", justify="right")
+    for comp in api.components():
+        row = [comp]
+        for op in ops:
+            v = s[op]["breakdown_us"][comp]
+            total = sum(s[op]["breakdown_us"].values()) or 1.0
+            row += [_fmt(v, 3), f"{100 * v / total:.1f}"]
+        b.add_row(*row)
+    b.add_row("[bold]total[/bold]", *sum(([_fmt(sum(s[op]["breakdown_us"].values()), 3), "100.0"] for op in ops), []))
+    out.print(b)
+    u = s["utilisation"]
+    out.print(
+        "utilisation: "
+        + "  ".join(f"{k.replace('_', ' ')} {100 * v:.1f}%" for k, v in u.items())
+    )
+
+
+@app.command()
+def run(
+    config: Optional[str] = typer.Argument(None, help="Preset name or TOML file (default: the embedded 'default' preset)."),
+    workload: list[str] = typer.Option([], "--workload", "-w", help="Workload key in fio's vocabulary, e.g. -w bs=4k -w iodepth=32."),
+    set_: list[str] = typer.Option([], "--set", "-s", help="Any dotted key, e.g. --set pcie.lanes=8."),
+    seed: Optional[int] = typer.Option(None, help="Master random seed (workload.randseed)."),
+    json_: bool = typer.Option(False, "--json", help="Print one JSON document instead of tables."),
+) -> None:
+    """Run a simulation and report throughput, latency and where the time went."""
+    settings = _pairs(workload, "--workload", "workload.") + _pairs(set_, "--set")
+    cfg = api.load_config(config, seed=seed, settings=settings)
+    bar = _Bar("simulating")
+    try:
+        result = api.run(cfg, progress=bar)
+    except KeyboardInterrupt:
+        raise Interrupted from None
+    finally:
+        bar.close()
+    if json_:
+        out.file.write(json.dumps(result.summary, indent=2) + "\n")
+    else:
+        _print_summary(result)
+
+
+@app.command()
+def presets() -> None:
+    """List the preset library."""
+    t = Table(title="Presets (use a name as CONFIG, or `extends = \"NAME\"` in a file)", title_justify="left")
+    t.add_column("name", style="bold")
+    t.add_column("description")
+    for name, desc in _core.presets_list():
+        t.add_row(name, desc)
+    out.print(t)
+
+
+@config_app.command("show")
+def config_show(
+    name: str = typer.Argument(..., help="Preset name or TOML file."),
+    set_: list[str] = typer.Option([], "--set", "-s", help="Any dotted key, e.g. --set pcie.lanes=8."),
+) -> None:
+    """Print the fully resolved config (every preset and override applied) as TOML."""
+    cfg = api.load_config(name, settings=_pairs(set_, "--set"))
+    out.file.write(f"# {cfg.description}\n# config hash {cfg.hash}\n{cfg.toml}")
+
+
+@app.command()
+def bench(
+    json_: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    scale: float = typer.Option(1.0, min=0.001, max=100.0, help="Scale the I/O count of every scenario."),
+) -> None:
+    """Measure simulation speed: simulated I/Os per wall-clock second on fixed scenarios."""
+    rows = []
+    bar = _Bar("benchmarking")
+    names = _core.bench_scenarios()
+    try:
+        for i, name in enumerate(names):
+            rows.append(json.loads(_core.bench_run(name, scale)))
+            bar(float(i + 1) / len(names))
+    except KeyboardInterrupt:
+        raise Interrupted from None
+    finally:
+        bar.close()
+    if json_:
+        out.file.write(json.dumps({"scenarios": rows}, indent=2) + "\n")
+        return
+    t = Table(title="ssdlab bench (default device, one core)", title_justify="left")
+    for col in ("scenario", "I/Os", "events", "wall s", "sim I/Os per s"):
+        t.add_column(col, justify="right")
+    for r in rows:
+        t.add_row(r["name"], f"{r['ios']:,}", f"{r['events']:,}", f"{r['wall_s']:.3f}", f"{r['sim_ios_per_sec']:,.0f}")
+    out.print(t)
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    """Entry point: runs the app and turns every user error into exit code 2."""
+    debug = os.environ.get("SSDLAB_DEBUG") == "1"
+    try:
+        # Standalone mode: the framework reports usage errors itself and exits with code 2.
+        app(args=argv, prog_name="ssdlab")
+    except SsdlabError as e:
+        found = issues(e)
+        if found:
+            err.print(f"[bold red]error:[/bold red] invalid configuration ({len(found)} problem{'s' if len(found) != 1 else ''}):", highlight=False)
+            for i in found:
+                where = f"{i['path']} = {i['value']}" if i["value"] else i["path"]
+                err.print(f"  - {where}: {i['rule']}", highlight=False, markup=False)
+        else:
+            err.print(f"[bold red]error:[/bold red] {e.args[0] if e.args else e}", highlight=False)
+        if debug:
+            raise
+        sys.exit(2)
+    except UsageError as e:
+        err.print(f"[bold red]error:[/bold red] {e}", highlight=False)
+        sys.exit(2)
+    except (Interrupted, KeyboardInterrupt):
+        err.print("interrupted")
+        sys.exit(130)
+    except Exception as e:
+        if debug:
+            raise
+        err.print(f"[bold red]internal error:[/bold red] {type(e).__name__}: {e} (set SSDLAB_DEBUG=1 for a traceback; please report it)", highlight=False)
+        sys.exit(1)

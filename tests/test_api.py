@@ -1,0 +1,124 @@
+"""The Python API: run(), Config, Result tables, exceptions, determinism, cancellation."""
+
+import json
+
+import pandas as pd
+import pytest
+
+import ssdlab
+from ssdlab import _core
+from ssdlab.exceptions import issues
+
+SMALL = {"numjobs": 1, "number_ios": 2000}
+
+
+def test_run_returns_the_documented_summary():
+    r = ssdlab.run(workload=SMALL)
+    s = r.summary
+    for key in ("version", "config_hash", "seed", "ios", "sim_time_s", "wall_time_s", "iops", "bandwidth_mib_s", "read", "write", "breakdown_us"):
+        assert key in s, key
+    assert s["ios"] == 2000 and s["seed"] == 1 and s["version"] == ssdlab.__version__
+    for op in ("read", "write"):
+        for key in ("ios", "iops", "bandwidth_mib_s", "latency_us", "breakdown_us"):
+            assert key in s[op]
+        assert set(s[op]["latency_us"]) >= {"mean", "p50", "p90", "p99", "p999", "p9999", "max"}
+    assert list(s["breakdown_us"]) == ssdlab.components()
+    lat = s["read"]["latency_us"]
+    assert 0 < lat["p50"] <= lat["p99"] <= lat["max"] * 1.001
+
+
+def test_tables_are_dataframes():
+    r = ssdlab.run(workload={**SMALL, "rw": "randrw"})
+    assert isinstance(r.latency, pd.DataFrame) and list(r.latency.index) == ["read", "write"]
+    assert r.latency.loc["read", "mean_us"] == pytest.approx(r.summary["read"]["latency_us"]["mean"])
+    b = r.breakdown
+    assert list(b.columns) == ssdlab.components() and list(b.index) == ["read", "write", "all"]
+    # The mean breakdown adds up to the mean latency.
+    assert b.loc["read"].sum() == pytest.approx(r.latency.loc["read", "mean_us"], abs=1e-3)
+
+
+def test_per_io_rows_add_up_exactly():
+    r = ssdlab.run(workload={**SMALL, "iodepth": 8, "rw": "randrw"}, keep_ios=True)
+    ios = r.ios
+    assert ios is not None and len(ios) == 2000
+    parts = ios[[f"{c}_us" for c in ssdlab.components()]].sum(axis=1)
+    assert (parts - ios["latency_us"]).abs().max() < 1e-6
+    assert set(ios["op"].unique()) == {"read", "write"}
+    assert ssdlab.run(workload=SMALL).ios is None
+
+
+def test_config_forms_agree():
+    by_name = ssdlab.load_config("default", workload={"iodepth": 4}, set={"pcie.lanes": 8})
+    by_dict = ssdlab.load_config({"extends": "default", "workload": {"iodepth": 4}, "pcie": {"lanes": 8}})
+    by_obj = ssdlab.load_config(ssdlab.load_config("default", set={"pcie.lanes": 8}), workload={"iodepth": 4})
+    assert by_name.hash == by_dict.hash == by_obj.hash
+    assert "lanes = 8" in by_name.toml
+    hw = ssdlab.load_config("default-hw")
+    assert hw.hash != by_name.hash and "hardware" in hw.description
+
+
+def test_presets_table():
+    p = ssdlab.presets()
+    assert {"default", "default-hw", "dram-polled"} <= set(p.index)
+    assert all(p["description"].str.len() > 10)
+
+
+def test_same_seed_same_results_other_seed_other_results():
+    def run(seed):
+        s = dict(ssdlab.run(workload={**SMALL, "rw": "randrw", "bssplit": "4k/50:64k/50"}, seed=seed).summary)
+        s.pop("wall_time_s")
+        return json.dumps(s, sort_keys=True)
+
+    assert run(7) == run(7)
+    assert run(7) != run(8)
+
+
+def test_config_errors_carry_every_problem():
+    with pytest.raises(ssdlab.ConfigError) as e:
+        ssdlab.run(set={"pcie.lanes": 0, "nvme.queue_depth": 70000, "workload.bs": "1000", "pcie.mps": 100})
+    found = {i["path"]: i for i in issues(e.value)}
+    assert set(found) == {"pcie.lanes", "nvme.queue_depth", "workload.bs", "pcie.mps"}
+    assert found["pcie.lanes"]["value"] == "0" and "one of" in found["pcie.lanes"]["rule"]
+    assert isinstance(e.value, ssdlab.SsdlabError)
+
+
+def test_exception_tree():
+    for cls in (ssdlab.ConfigError, ssdlab.WorkloadError, ssdlab.InputError, ssdlab.SimulationError):
+        assert issubclass(cls, ssdlab.SsdlabError)
+    assert issubclass(ssdlab.SsdlabError, Exception)
+    with pytest.raises(ssdlab.ConfigError, match="no preset or file"):
+        ssdlab.load_config("no-such-preset")
+    with pytest.raises(ssdlab.InputError):
+        ssdlab.load_config("missing/file.toml")
+    with pytest.raises(ssdlab.ConfigError, match="cannot be expressed in TOML"):
+        ssdlab.load_config({"workload": {"iodepth": object()}})
+
+
+def test_progress_is_reported_and_an_interrupt_stops_the_run_cleanly():
+    seen = []
+    ssdlab.run(workload={"numjobs": 1, "number_ios": 300_000}, progress=seen.append)
+    assert seen and seen[-1] == 1.0 and seen == sorted(seen)
+
+    def interrupt(_fraction):
+        raise KeyboardInterrupt
+
+    cfg = ssdlab.load_config(workload={"numjobs": 1, "number_ios": 300_000})
+    sim = _core.Simulation(cfg._native)
+    with pytest.raises(KeyboardInterrupt):
+        sim.run(interrupt)
+    partial = json.loads(sim.summary())
+    assert 0 < partial["ios"] < 300_000
+    # The same simulation can be resumed to the end.
+    assert json.loads(sim.run(None))["ios"] == 300_000
+
+
+def test_many_simulations_in_threads():
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(seed):
+        s = ssdlab.run(workload={"numjobs": 1, "number_ios": 50_000}, seed=seed).summary
+        return s["read"]["latency_us"]["mean"]
+
+    with ThreadPoolExecutor(2) as pool:
+        a, b = pool.map(one, [3, 3])
+    assert a == b

@@ -1,0 +1,126 @@
+"""The command line: outputs, exit codes, and bad input that never shows a traceback."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from conftest import ROOT
+
+
+def no_traceback(p):
+    assert "Traceback" not in p.stderr and "panicked" not in p.stderr, p.stderr
+
+
+def test_run_json_document(cli):
+    p = cli("run", "--json", "-w", "numjobs=1", "-w", "number_ios=3000")
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    assert s["ios"] == 3000
+    for key in ("version", "config_hash", "seed", "ios", "sim_time_s", "wall_time_s", "iops", "bandwidth_mib_s", "breakdown_us"):
+        assert key in s
+    for key in ("mean", "p50", "p90", "p99", "p999", "p9999", "max"):
+        assert key in s["read"]["latency_us"]
+
+
+def test_run_table_with_no_arguments_uses_the_embedded_default(cli):
+    p = cli("run", "--set", "workload.number_ios=2000")
+    assert p.returncode == 0, p.stderr
+    assert "Where the time goes" in p.stdout and "host_queueing" in p.stdout and "host_software" in p.stdout and "IOPS" in p.stdout
+    assert "fast-NVM (PCM) NVMe SSD" in p.stdout
+
+
+def test_same_seed_same_json_except_wall_time(cli):
+    def once():
+        p = cli("run", "--json", "--seed", "11", "-w", "numjobs=2", "-w", "rw=randrw", "-w", "number_ios=3000")
+        assert p.returncode == 0, p.stderr
+        s = json.loads(p.stdout)
+        s.pop("wall_time_s")
+        return s
+
+    assert once() == once()
+
+
+def test_bad_config_file_lists_every_problem_and_exits_2(cli, tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_text('extends = "default"\n[pcie]\nlanes = 0\nmps = 100\n[nvme]\nqueue_depth = 0\n[workload]\nbs = "1000"\n[stats]\npercentiles = [101]\n')
+    p = cli("run", str(f))
+    assert p.returncode == 2
+    no_traceback(p)
+    for needle in ("pcie.lanes = 0", "pcie.mps = 100", "nvme.queue_depth = 0", 'workload.bs = 1000B', "stats.percentiles[0] = 101"):
+        assert needle in p.stderr, (needle, p.stderr)
+    assert "5 problems" in p.stderr
+
+
+def test_type_errors_unknown_keys_and_syntax_errors_exit_2(cli, tmp_path):
+    f = tmp_path / "typo.toml"
+    f.write_text('[pcie]\nlanse = 4\ngen = "four"\n')
+    p = cli("run", str(f))
+    assert p.returncode == 2
+    no_traceback(p)
+    assert "pcie.lanse" in p.stderr and "did you mean `lanes`" in p.stderr
+    assert 'pcie.gen = "four"' in p.stderr
+    g = tmp_path / "syntax.toml"
+    g.write_text("[pcie]\nlanes = = 4\n")
+    p = cli("run", str(g))
+    assert p.returncode == 2 and "syntax.toml:2:" in p.stderr
+    no_traceback(p)
+
+
+def test_other_bad_input_exits_2(cli):
+    cases = [
+        ("run", "no-such-preset"),
+        ("run", "missing/dir/config.toml"),
+        ("run", "-w", "iodepth"),
+        ("run", "-w", "iodepth=0"),
+        ("run", "-w", "bs=4q"),
+        ("run", "--set", "pcie.gen=9"),
+        ("run", "--set", "pcie=3"),
+        ("run", "--no-such-option"),
+        ("run", "--seed", "many"),
+        ("config", "show", "nothing-here"),
+        ("bench", "--scale", "0"),
+        ("no-such-command",),
+    ]
+    for args in cases:
+        p = cli(*args)
+        assert p.returncode == 2, (args, p.returncode, p.stderr)
+        no_traceback(p)
+        assert p.stderr.strip(), args
+
+
+def test_presets_and_config_show(cli, tmp_path):
+    p = cli("presets")
+    assert p.returncode == 0 and "default-hw" in p.stdout and "dram-polled" in p.stdout
+    p = cli("config", "show", "default-hw", "--set", "pcie.lanes=8")
+    assert p.returncode == 0, p.stderr
+    assert 'mode = "hardware"' in p.stdout and "lanes = 8" in p.stdout
+    # What `config show` prints loads back to the same config.
+    f = tmp_path / "resolved.toml"
+    f.write_text(p.stdout)
+    again = cli("config", "show", str(f))
+    assert again.returncode == 0 and again.stdout.splitlines()[1:] == p.stdout.splitlines()[1:]
+
+
+def test_bench_json(cli):
+    p = cli("bench", "--json", "--scale", "0.01")
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(p.stdout)["scenarios"]
+    assert [r["name"] for r in rows] == ["randread-4k-qd1", "randread-4k-qd32", "randwrite-4k-qd32", "seqread-128k-qd8"]
+    for r in rows:
+        assert set(r) >= {"name", "ios", "wall_s", "sim_ios_per_sec"} and r["ios"] > 0 and r["sim_ios_per_sec"] > 0
+
+
+def test_ctrl_c_stops_a_long_run_cleanly():
+    env = dict(os.environ)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "ssdlab", "run", "-w", "number_ios=100000000"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    time.sleep(2.0)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, (p.returncode, err)
+    assert "interrupted" in err and "Traceback" not in err
