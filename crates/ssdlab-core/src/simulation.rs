@@ -60,6 +60,9 @@ impl Command {
     }
 }
 
+/// Open-loop arrivals a job may hold back before the run fails as unsustainable.
+const MAX_BACKLOG: usize = 1 << 22;
+
 /// Per-job state besides its generator.
 struct JobState {
     gen: JobGen,
@@ -68,7 +71,7 @@ struct JobState {
     backlog: std::collections::VecDeque<SimTime>,
 }
 
-/// A simulated host + link + NVMe SSD, ready to run.
+/// A simulated host + link + `NVMe` SSD, ready to run.
 pub struct Simulation {
     config: Config,
     now: SimTime,
@@ -93,7 +96,10 @@ pub struct Simulation {
     events: u64,
     started: bool,
     wall: f64,
+    /// The first error that stopped the run.
+    failure: Option<Error>,
     scratch: Vec<CmdId>,
+    pieces: Vec<media::Piece>,
 }
 
 impl Simulation {
@@ -107,7 +113,7 @@ impl Simulation {
         let w = &config.workload;
         let region = config.region_size();
         let jobs = (0..w.numjobs)
-            .map(|j| Ok(JobState { gen: JobGen::new(w, region, j)?, inflight: 0, backlog: Default::default() }))
+            .map(|j| Ok(JobState { gen: JobGen::new(w, region, j)?, inflight: 0, backlog: std::collections::VecDeque::default() }))
             .collect::<Result<Vec<_>>>()?;
         let h = &config.host;
         Ok(Simulation {
@@ -133,7 +139,9 @@ impl Simulation {
             events: 0,
             started: false,
             wall: 0.0,
+            failure: None,
             scratch: Vec::new(),
+            pieces: Vec::new(),
             config,
         })
     }
@@ -153,19 +161,19 @@ impl Simulation {
 
     /// Runs to the end.
     pub fn run(&mut self) -> Result<Summary> {
-        while !self.run_events(1 << 20) {}
+        while !self.run_events(1 << 20)? {}
         Ok(self.summary())
     }
 
     /// Processes up to `budget` events; returns whether the run has finished.
-    pub fn run_events(&mut self, budget: u64) -> bool {
+    pub fn run_events(&mut self, budget: u64) -> Result<bool> {
         let t0 = Instant::now();
         if !self.started {
             self.started = true;
             self.start();
         }
         let mut left = budget;
-        while left > 0 {
+        while left > 0 && self.failure.is_none() {
             let Some((t, ev)) = self.queue.pop() else { break };
             self.now = t;
             self.events += 1;
@@ -173,7 +181,10 @@ impl Simulation {
             left -= 1;
         }
         self.wall += t0.elapsed().as_secs_f64();
-        self.queue.is_empty()
+        match self.failure.take() {
+            Some(e) => Err(e),
+            None => Ok(self.queue.is_empty()),
+        }
     }
 
     /// Fraction of the work done, 0 to 1.
@@ -195,7 +206,7 @@ impl Simulation {
                     if !self.jobs[job].gen.may_issue(self.now) {
                         break;
                     }
-                    self.issue(job, SimTime::ZERO);
+                    self.issue(job, SimTime::ZERO, false);
                 }
             }
         }
@@ -252,28 +263,28 @@ impl Simulation {
             return;
         }
         if self.jobs[job].inflight < self.iodepth {
-            self.issue(job, now);
+            self.issue(job, now, false);
+        } else if self.jobs[job].backlog.len() >= MAX_BACKLOG {
+            self.failure.get_or_insert_with(|| {
+                Error::Workload(format!(
+                    "job {job}: more than {MAX_BACKLOG} arrivals wait for a free iodepth slot; the device cannot sustain workload.rate_iops = {}",
+                    self.config.workload.rate_iops
+                ))
+            });
         } else {
-            // Counted now so that the job stops generating at its limit.
             self.jobs[job].backlog.push_back(now);
-            self.jobs[job].gen.generated += 1;
+            self.jobs[job].gen.reserve_one();
         }
         if let Some(next) = self.jobs[job].gen.next_arrival(now) {
             self.push(next, Event::Host(host::Event::Arrival { job: job as u32 }));
         }
     }
 
-    /// Starts a new I/O of `job`, which arrived at `arrival`; generates it unless it was
-    /// already counted in the backlog.
-    fn issue(&mut self, job: usize, arrival: SimTime) {
+    /// Starts a new I/O of `job` that arrived at `arrival`. An I/O that waited in the backlog
+    /// was counted against the job's limit when it arrived (`reserved`).
+    fn issue(&mut self, job: usize, arrival: SimTime, reserved: bool) {
         let state = &mut self.jobs[job];
-        let from_backlog = arrival < self.now;
-        let io = if from_backlog {
-            state.gen.generated -= 1;
-            state.gen.next_io()
-        } else {
-            state.gen.next_io()
-        };
+        let io = if reserved { state.gen.next_reserved_io() } else { state.gen.next_io() };
         state.inflight += 1;
         let pages = io.len.div_ceil(self.page_size);
         let pieces = self.media.piece_count(io.offset, io.len);
@@ -292,15 +303,12 @@ impl Simulation {
             crit_end: SimTime::ZERO,
             crit_len: 0,
         };
-        let id = match self.free.pop() {
-            Some(i) => {
-                self.cmds[i as usize] = command;
-                CmdId(i)
-            }
-            None => {
-                self.cmds.push(command);
-                CmdId((self.cmds.len() - 1) as u32)
-            }
+        let id = if let Some(i) = self.free.pop() {
+            self.cmds[i as usize] = command;
+            CmdId(i)
+        } else {
+            self.cmds.push(command);
+            CmdId((self.cmds.len() - 1) as u32)
         };
         let g = self.host.run(job, self.now, self.submit_cost);
         let c = self.cmd(id);
@@ -349,9 +357,9 @@ impl Simulation {
         let state = &mut self.jobs[job];
         state.inflight -= 1;
         if let Some(arrival) = state.backlog.pop_front() {
-            self.issue(job, arrival);
+            self.issue(job, arrival, true);
         } else if !state.gen.open_loop() && state.gen.may_issue(now) {
-            self.issue(job, now);
+            self.issue(job, now, false);
         }
     }
 
@@ -459,9 +467,9 @@ impl Simulation {
 
     /// Fetches SQEs while tags are free, in arbitration order.
     fn try_fetch(&mut self) {
-        while self.ctrl.inflight() < self.config.ctrl.max_inflight {
+        while self.ctrl.has_free_tag() {
             let Some((_, id)) = self.nvme.arbitrate() else { break };
-            self.ctrl.try_admit();
+            self.ctrl.admit();
             self.run_steps(id, Step::Fetch);
         }
     }
@@ -540,19 +548,19 @@ impl Simulation {
 
     fn on_read_start(&mut self, id: CmdId) {
         let now = self.now;
-        let (offset, len, pieces) = {
+        let (offset, len) = {
             let c = &mut self.cmds[id.0 as usize];
             c.pieces_left = c.pieces;
-            (c.offset, c.len, c.pieces)
+            (c.offset, c.len)
         };
-        let mut scheduled = Vec::with_capacity(pieces as usize);
-        for piece in self.media.pieces(offset, len) {
-            scheduled.push(piece);
-        }
-        for piece in scheduled {
+        let mut pieces = std::mem::take(&mut self.pieces);
+        pieces.clear();
+        pieces.extend(self.media.pieces(offset, len));
+        for piece in &pieces {
             let g = self.media.access(piece.unit, now, false);
             self.push(g.end, Event::Media(media::Event::ReadBus { cmd: id, len: piece.len }));
         }
+        self.pieces = pieces;
     }
 
     fn on_write_start(&mut self, id: CmdId) {
@@ -563,11 +571,14 @@ impl Simulation {
             c.crit_end = SimTime::ZERO;
             (c.offset, c.len)
         };
-        let pieces: Vec<media::Piece> = self.media.pieces(offset, len).collect();
-        for piece in pieces {
+        let mut pieces = std::mem::take(&mut self.pieces);
+        pieces.clear();
+        pieces.extend(self.media.pieces(offset, len));
+        for piece in &pieces {
             let g = self.media.transfer(now, u64::from(piece.len));
             self.push(g.end, Event::Media(media::Event::WriteUnit { cmd: id, unit: piece.unit, len: piece.len }));
         }
+        self.pieces = pieces;
     }
 
     fn on_write_unit(&mut self, id: CmdId, unit: u32, len: u32) {

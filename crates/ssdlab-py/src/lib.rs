@@ -1,5 +1,6 @@
 //! `ssdlab._core`: the Python binding of ssdlab-core. Conversions only: every decision is made
 //! in the core, every presentation choice in the Python package.
+#![allow(clippy::needless_pass_by_value)] // pyo3 hands extracted arguments over by value
 
 mod error;
 mod exceptions;
@@ -120,7 +121,7 @@ impl Simulation {
     fn run(&mut self, py: Python<'_>, progress: Option<Py<PyAny>>) -> PyResult<String> {
         loop {
             let sim = &mut self.inner;
-            let done = py.detach(|| sim.run_events(EVENTS_PER_SLICE));
+            let done = py.detach(|| sim.run_events(EVENTS_PER_SLICE)).map_err(PyCoreError)?;
             py.check_signals()?;
             if let Some(cb) = &progress {
                 cb.call1(py, (if done { 1.0 } else { self.inner.progress() },))?;

@@ -143,8 +143,12 @@ impl Config {
 
     /// A short stable hash of the resolved config (first 16 hex digits of SHA-256 of its TOML).
     pub fn hash(&self) -> String {
+        use std::fmt::Write;
         let digest = Sha256::digest(self.to_toml().as_bytes());
-        digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+        digest.iter().take(8).fold(String::new(), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
     }
 }
 

@@ -1,4 +1,4 @@
-//! The NVMe controller's command path, in firmware or in hardware.
+//! The `NVMe` controller's command path, in firmware or in hardware.
 //!
 //! Firmware mode: `cores` embedded cores at `clock` share every step of every command
 //! (doorbell handling and SQE fetch, decode, PRP walk, address translation, completion), each
@@ -114,14 +114,15 @@ impl Ctrl {
         }
     }
 
-    /// Takes a tag if one is free.
-    pub fn try_admit(&mut self) -> bool {
-        if self.inflight < self.max_inflight {
-            self.inflight += 1;
-            true
-        } else {
-            false
-        }
+    /// Whether a tag is free for another command.
+    pub fn has_free_tag(&self) -> bool {
+        self.inflight < self.max_inflight
+    }
+
+    /// Takes a tag (check [`Ctrl::has_free_tag`] first).
+    pub fn admit(&mut self) {
+        debug_assert!(self.has_free_tag());
+        self.inflight += 1;
     }
 
     /// Returns a tag.
@@ -182,10 +183,11 @@ mod tests {
     #[test]
     fn tags_limit_inflight() {
         let mut ctrl = Ctrl::new(&CtrlConfig { max_inflight: 2, ..CtrlConfig::default() });
-        assert!(ctrl.try_admit() && ctrl.try_admit());
-        assert!(!ctrl.try_admit());
+        ctrl.admit();
+        ctrl.admit();
+        assert!(!ctrl.has_free_tag());
         ctrl.release();
-        assert!(ctrl.try_admit());
+        assert!(ctrl.has_free_tag());
     }
 }
 

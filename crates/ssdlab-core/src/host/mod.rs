@@ -1,6 +1,6 @@
 //! The host: application threads and the software path of an I/O, as costs on CPUs.
 //!
-//! Each job is one thread pinned to its own CPU, with its own NVMe queue pair (as Linux
+//! Each job is one thread pinned to its own CPU, with its own `NVMe` queue pair (as Linux
 //! nvme-pci gives one queue pair per CPU). The CPU is a FIFO timeline: submitting an I/O,
 //! and finishing one after its interrupt or poll, each take a fixed software cost on that CPU,
 //! so a busy thread delays its own interrupt handling and vice versa. Host memory answers

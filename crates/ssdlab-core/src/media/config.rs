@@ -42,10 +42,10 @@ config_struct! {
 
 impl MediaConfig {
     pub fn validate(&self, issues: &mut Issues) {
-        issues.check(self.capacity.0 > 0 && self.capacity.0 % 512 == 0, "media.capacity", self.capacity, "must be a positive multiple of 512B");
+        issues.check(self.capacity.0 > 0 && self.capacity.0.is_multiple_of(512), "media.capacity", self.capacity, "must be a positive multiple of 512B");
         let n = &self.nvm;
         issues.check((1..=1 << 20).contains(&n.units), "media.nvm.units", n.units, "must be between 1 and 1048576");
-        issues.check(n.chunk.0 > 0 && n.chunk.0 % 512 == 0, "media.nvm.chunk", n.chunk, "must be a positive multiple of 512B");
+        issues.check(n.chunk.0 > 0 && n.chunk.0.is_multiple_of(512), "media.nvm.chunk", n.chunk, "must be a positive multiple of 512B");
         issues.check(n.bus_bandwidth.0 > 0.0, "media.nvm.bus_bandwidth", n.bus_bandwidth, "must be greater than zero");
     }
 }

@@ -1,10 +1,10 @@
-//! The first media backend: byte-addressable non-volatile memory (PCM, MRAM, 3D XPoint, DRAM)
+//! The first media backend: byte-addressable non-volatile memory (PCM, MRAM, 3D `XPoint`, DRAM)
 //! as `units` independent memory units behind one internal bus.
 //!
 //! An access is cut at `chunk` boundaries; chunk `i` of the device lives on unit
 //! `i mod units`. Each piece occupies its unit for the read or write latency (FIFO per unit)
 //! and the internal bus for `bytes / bus_bandwidth` (FIFO, shared). Reads go unit → bus →
-//! PCIe; writes arrive from PCIe and go bus → unit.
+//! `PCIe`; writes arrive from `PCIe` and go bus → unit.
 //!
 //! Leaves out (for the NVM-array issue): banks within a unit, row buffers, read-modify-write
 //! for partial chunks, a ring/crossbar interconnect with per-hop latency, and wear levelling.

@@ -46,7 +46,7 @@ impl NvmeConfig {
         );
         issues.check(self.irq_coalesce_threshold <= 256, "nvme.irq_coalesce_threshold", self.irq_coalesce_threshold, "must be between 0 and 256");
         issues.check(
-            self.irq_coalesce_time.as_ps() % (100 * PS_PER_US) == 0 && self.irq_coalesce_time.as_ps() <= 255 * 100 * PS_PER_US,
+            self.irq_coalesce_time.as_ps().is_multiple_of(100 * PS_PER_US) && self.irq_coalesce_time.as_ps() <= 255 * 100 * PS_PER_US,
             "nvme.irq_coalesce_time",
             self.irq_coalesce_time,
             "must be a multiple of 100us up to 25.5ms (the NVMe field counts 100us units)",

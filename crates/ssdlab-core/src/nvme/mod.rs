@@ -1,4 +1,4 @@
-//! The NVMe queue interface: submission/completion queue pairs in host memory, the doorbells
+//! The `NVMe` queue interface: submission/completion queue pairs in host memory, the doorbells
 //! that announce new entries, round-robin arbitration among submission queues, and interrupt
 //! aggregation (coalescing) per completion queue.
 //!
@@ -16,8 +16,6 @@ mod config;
 use std::collections::VecDeque;
 
 pub use config::{Arbitration, NvmeConfig};
-
-use crate::sim::SimTime;
 
 /// Bytes of a submission queue entry.
 pub const SQE_BYTES: u64 = 64;
@@ -138,33 +136,6 @@ impl Nvme {
         self.qps[usize::from(q.0)].cq_signalled.drain(..n)
     }
 
-    /// The host polls one CQE (no interrupt); returns it if it is the oldest waiting.
-    pub fn take_polled(&mut self, q: QueueId, cmd: CmdId) {
-        let qp = &mut self.qps[usize::from(q.0)];
-        if let Some(pos) = qp.cq_waiting.iter().position(|c| *c == cmd) {
-            qp.cq_waiting.remove(pos);
-        }
-    }
-
-    /// Commands written by hosts that the controller has not fetched yet (over all queues).
-    pub fn queued(&self) -> usize {
-        self.qps.iter().map(|q| q.sq.len()).sum()
-    }
-}
-
-/// How the CQE of a command travels: by itself (polling) or followed by an interrupt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Notify {
-    Interrupt,
-    Poll,
-}
-
-/// An interrupt in flight to the host, covering `count` CQEs.
-#[derive(Clone, Copy, Debug)]
-pub struct Interrupt {
-    pub queue: QueueId,
-    pub count: usize,
-    pub sent: SimTime,
 }
 
 #[cfg(test)]
@@ -202,7 +173,7 @@ mod tests {
     }
 }
 
-/// NVMe interface events.
+/// `NVMe` interface events.
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
     /// An SQ tail doorbell write reached the controller.

@@ -1,4 +1,4 @@
-//! The PCIe link between the host's root port and the device.
+//! The `PCIe` link between the host's root port and the device.
 //!
 //! Models: one independent FIFO timeline per direction (downstream host→device, upstream
 //! device→host), serialisation at `lanes × lane rate × encoding efficiency`, per-TLP overhead
@@ -19,7 +19,7 @@ pub use config::{CompletionSplit, PcieConfig};
 
 use crate::sim::{Grant, SimDuration, SimTime, Timeline};
 
-/// Bytes of one DLLP (ACK/NAK, UpdateFC) including its framing.
+/// Bytes of one DLLP (ACK/NAK, `UpdateFC`) including its framing.
 pub const DLLP_BYTES: f64 = 8.0;
 /// Bytes of a 3-DW TLP header (completions, 32-bit requests).
 pub const HDR_3DW: u64 = 12;
@@ -174,6 +174,7 @@ impl Link {
 }
 
 #[cfg(test)]
+#[allow(clippy::many_single_char_names)]
 mod tests {
     use super::*;
     use crate::config::units::Bytes;

@@ -8,7 +8,7 @@
 /// The generator every model uses.
 pub type Rng = rand_pcg::Pcg64Mcg;
 
-/// Derives the seed of stream `stream` from the master seed (SplitMix64 finaliser, which maps
+/// Derives the seed of stream `stream` from the master seed (`SplitMix64` finaliser, which maps
 /// nearby inputs to unrelated outputs).
 pub fn stream_seed(master: u64, stream: u64) -> u128 {
     let mix = |mut z: u64| {

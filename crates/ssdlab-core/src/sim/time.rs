@@ -119,7 +119,7 @@ impl fmt::Display for SimDuration {
             if ps >= scale {
                 // Up to three decimals, if that is exact.
                 let milli = scale / 1000;
-                if ps % milli == 0 {
+                if ps.is_multiple_of(milli) {
                     let whole = ps / scale;
                     let frac = (ps % scale) / milli;
                     return if frac == 0 {

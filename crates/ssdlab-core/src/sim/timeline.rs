@@ -1,6 +1,6 @@
 //! O(1) models of resources that serve requests in FIFO order.
 //!
-//! A pipelined resource that serves one request at a time in arrival order (a PCIe direction,
+//! A pipelined resource that serves one request at a time in arrival order (a `PCIe` direction,
 //! an internal bus, a memory unit, a hardware engine) needs no queue of its own: the request
 //! that arrives at `t` starts at `max(t, free_at)` and the resource is free again after its
 //! service time. This is exact as long as requests are presented in arrival order, which the

@@ -37,7 +37,7 @@ pub enum Component {
     Controller = 5,
     /// Media access and internal bus.
     Media = 6,
-    /// Data over PCIe (including host memory latency for writes).
+    /// Data over `PCIe` (including host memory latency for writes).
     Transfer = 7,
     /// CQE post, interrupt (or its coalescing delay) until the host sees it.
     Completion = 8,
@@ -100,7 +100,7 @@ pub trait Observer {
     fn io_completed(&mut self, rec: &IoRecord<'_>);
 }
 
-/// Per-I/O columns, kept when asked for (Python turns them into a DataFrame).
+/// Per-I/O columns, kept when asked for (Python turns them into a `DataFrame`).
 #[derive(Clone, Debug, Default)]
 pub struct IoLog {
     pub op: Vec<u8>,
@@ -146,7 +146,6 @@ impl OpStats {
 pub struct Stats {
     from: SimTime,
     ops: [OpStats; 2],
-    first_counted: Option<SimTime>,
     last_completion: SimTime,
     extra_percentiles: Vec<f64>,
     log: Option<IoLog>,
@@ -158,7 +157,6 @@ impl Stats {
         Stats {
             from,
             ops: [OpStats::new(c.histogram_digits), OpStats::new(c.histogram_digits)],
-            first_counted: None,
             last_completion: SimTime::ZERO,
             extra_percentiles: c.percentiles.clone(),
             log: None,
@@ -247,7 +245,6 @@ impl Observer for Stats {
         for (a, b) in s.breakdown.iter_mut().zip(rec.breakdown.0.iter()) {
             *a += u128::from(*b);
         }
-        self.first_counted.get_or_insert(rec.completed);
         self.last_completion = self.last_completion.max(rec.completed);
         if let Some(log) = &mut self.log {
             log.op.push(rec.op as u8);

@@ -287,9 +287,12 @@ config_struct! {
     }
 }
 
+/// Block sizes with their weights in percent.
+pub type SizeChoices = Vec<(u64, u32)>;
+
 impl WorkloadConfig {
     /// The block sizes in use, with weights in percent, for reads and for writes.
-    pub fn size_choices(&self) -> (Vec<(u64, u32)>, Vec<(u64, u32)>) {
+    pub fn size_choices(&self) -> (SizeChoices, SizeChoices) {
         match &self.bssplit {
             Some(s) => (s.read.clone(), s.write.clone()),
             None => (vec![(self.bs.read, 100)], vec![(self.bs.write, 100)]),
@@ -306,7 +309,7 @@ impl WorkloadConfig {
         issues.check(self.rwmixread <= 100, "workload.rwmixread", self.rwmixread, "must be between 0 and 100");
         for (key, size) in [("workload.bs", self.bs.read), ("workload.bs", self.bs.write)] {
             if size == 0 || size % 512 != 0 {
-                issues.push(key, &self.bs, "block sizes must be positive multiples of 512B");
+                issues.push(key, self.bs, "block sizes must be positive multiples of 512B");
                 break;
             }
         }
@@ -317,13 +320,14 @@ impl WorkloadConfig {
         }
         issues.check(self.iodepth >= 1, "workload.iodepth", self.iodepth, "must be at least 1");
         issues.check(self.numjobs >= 1, "workload.numjobs", self.numjobs, "must be at least 1");
-        issues.check(self.offset.0 % 512 == 0, "workload.offset", self.offset, "must be a multiple of 512B");
+        issues.check(self.offset.0.is_multiple_of(512), "workload.offset", self.offset, "must be a multiple of 512B");
         if let Some(size) = self.size {
             issues.check(size.0 > 0, "workload.size", size, "must be greater than zero");
         }
         if let Some(n) = self.number_ios {
             issues.check(n > 0, "workload.number_ios", n, "must be at least 1");
         }
+        issues.check(self.rate_iops <= 1_000_000_000, "workload.rate_iops", self.rate_iops, "must be at most 1000000000 (one I/O per picosecond)");
         if let Some(rt) = self.runtime {
             issues.check(rt > SimDuration::ZERO, "workload.runtime", rt, "must be greater than zero");
             issues.check(self.ramp_time < rt, "workload.ramp_time", self.ramp_time, format!("must be shorter than workload.runtime = {rt}"));

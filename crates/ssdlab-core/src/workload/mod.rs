@@ -191,6 +191,18 @@ impl JobGen {
         Io { op, offset, len }
     }
 
+    /// Counts an I/O against the job's limits before it is generated (an open-loop arrival
+    /// that must wait for a free slot); [`JobGen::next_reserved_io`] generates it later.
+    pub fn reserve_one(&mut self) {
+        self.generated += 1;
+    }
+
+    /// Generates an I/O that [`JobGen::reserve_one`] already counted.
+    pub fn next_reserved_io(&mut self) -> Io {
+        self.generated -= 1;
+        self.next_io()
+    }
+
     /// Fraction of the job's work done (for progress bars).
     pub fn progress(&self, now: SimTime) -> f64 {
         if let Some(n) = self.limit_ios {

@@ -200,6 +200,15 @@ fn open_loop_rate_is_met_and_latency_is_unloaded() {
 }
 
 #[test]
+fn an_unsustainable_open_loop_rate_fails_with_a_workload_error() {
+    let c = config(&[("workload.rate_iops", "10000000"), ("workload.runtime", "2s"), ("workload.number_ios", "100000000")]);
+    match Simulation::new(c).unwrap().run() {
+        Err(ssdlab_core::Error::Workload(msg)) => assert!(msg.contains("cannot sustain workload.rate_iops = 10000000"), "{msg}"),
+        other => panic!("expected a workload error, got {other:?}"),
+    }
+}
+
+#[test]
 fn runtime_and_ramp_time_bound_what_is_counted() {
     let s = run(&[("workload.runtime", "10ms"), ("workload.ramp_time", "2ms"), ("workload.number_ios", "100000000")]);
     // The window runs from the end of the ramp to the last completion: 8 ms, plus the drain of

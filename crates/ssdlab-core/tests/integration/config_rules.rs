@@ -60,6 +60,7 @@ fn value_rules_of_every_block() {
         ("workload.size", "0", "greater than zero"),
         ("workload.number_ios", "0", "at least 1"),
         ("workload.runtime", "\"0s\"", "greater than zero"),
+        ("workload.rate_iops", "2000000000", "at most 1000000000"),
         ("workload.random_distribution", "\"zipf:0\"", "θ > 0"),
         ("workload.random_distribution", "\"pareto:1.5\"", "0 < h < 1"),
         ("workload.random_distribution", "\"gaussian\"", "random, zipf:θ or pareto:h"),

@@ -1,5 +1,6 @@
 //! Integration tests of the core: analytic checks of the models and the config rules.
 //! One binary, one module per topic.
+#![allow(clippy::missing_panics_doc, clippy::many_single_char_names)]
 
 mod analytic;
 mod config_rules;
