@@ -32,6 +32,7 @@ pub mod bench;
 pub mod config;
 pub mod ctrl;
 pub mod error;
+pub mod ftl;
 pub mod host;
 pub mod media;
 pub mod nvme;

@@ -110,6 +110,9 @@ impl Simulation {
         if !issues.is_empty() {
             return Err(Error::Config(issues.0));
         }
+        if config.media.kind == crate::media::MediaKind::Nand {
+            return Err(Error::config("media.kind", "\"nand\"", "the NAND timing model is not in this build yet; the FTL runs functionally (ssdlab_core::ftl)"));
+        }
         let w = &config.workload;
         let region = config.region_size();
         let jobs = (0..w.numjobs)

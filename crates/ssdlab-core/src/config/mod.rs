@@ -18,6 +18,7 @@ use toml::{Table, Value};
 
 use crate::config_struct;
 use crate::ctrl::CtrlConfig;
+use crate::ftl::FtlConfig;
 use crate::error::{ConfigIssue, Error, Result};
 use crate::host::HostConfig;
 use crate::media::MediaConfig;
@@ -37,6 +38,8 @@ config_struct! {
         nvme: NvmeConfig = NvmeConfig::default(),
         ctrl: CtrlConfig = CtrlConfig::default(),
         media: MediaConfig = MediaConfig::default(),
+        /// The flash translation layer (used with `media.kind = "nand"`).
+        ftl: FtlConfig = FtlConfig::default(),
         workload: WorkloadConfig = WorkloadConfig::default(),
         stats: StatsConfig = StatsConfig::default(),
     }
@@ -88,6 +91,9 @@ impl Config {
         self.nvme.validate(issues);
         self.ctrl.validate(issues);
         self.media.validate(issues);
+        if self.media.kind == crate::media::MediaKind::Nand {
+            self.ftl.validate(issues);
+        }
         self.workload.validate(issues);
         self.stats.validate(issues);
     }
@@ -96,7 +102,6 @@ impl Config {
     /// rule, so that it never quotes a value that is wrong for another reason.
     fn validate_relations(&self, issues: &mut Issues) {
         let w = &self.workload;
-        let cap = self.media.capacity.0;
         let flagged: Vec<String> = issues.0.iter().map(|i| i.path.clone()).collect();
         let ok = |paths: &[&str]| !paths.iter().any(|p| flagged.iter().any(|f| f == p));
         issues.check(
@@ -111,9 +116,20 @@ impl Config {
             w.iodepth,
             format!("must be <= nvme.queue_depth - 1 = {} (a queue holds one entry less than its size)", self.nvme.queue_depth.saturating_sub(1)),
         );
-        if !ok(&["workload.offset", "workload.size", "workload.bs", "workload.bssplit", "media.capacity"]) {
+        if self.media.kind == crate::media::MediaKind::Nand {
+            let page = self.media.nand.page_size.0;
+            let unit = self.ftl.mapping_unit.0;
+            issues.check(
+                !ok(&["ftl.mapping_unit", "media.nand.page_size"]) || (unit <= page && page.is_multiple_of(unit)),
+                "ftl.mapping_unit",
+                self.ftl.mapping_unit,
+                format!("must divide media.nand.page_size = {}", self.media.nand.page_size),
+            );
+        }
+        if !ok(&["workload.offset", "workload.size", "workload.bs", "workload.bssplit", "media.capacity", "ftl.op_ratio", "ftl.mapping_unit"]) {
             return;
         }
+        let cap = self.exported_capacity();
         let size = self.region_size();
         let end = w.offset.0.saturating_add(size);
         if w.offset.0 >= cap || end > cap {
@@ -121,9 +137,9 @@ impl Config {
                 if w.size.is_some() { "workload.size" } else { "workload.offset" },
                 w.size.map_or_else(|| w.offset.to_string(), |s| s.to_string()),
                 format!(
-                    "workload.offset + workload.size = {} must be <= media.capacity = {}",
+                    "workload.offset + workload.size = {} must be <= the exported capacity = {}",
                     units::format_size(end),
-                    self.media.capacity
+                    units::format_size(cap)
                 ),
             );
         } else if size < w.max_bs() {
@@ -131,9 +147,21 @@ impl Config {
         }
     }
 
+    /// Bytes exported to the host: `media.capacity` for NVM; for NAND, the raw array less
+    /// `ftl.op_ratio`, in whole mapping units.
+    pub fn exported_capacity(&self) -> u64 {
+        match self.media.kind {
+            crate::media::MediaKind::Nvm => self.media.capacity.0,
+            crate::media::MediaKind::Nand => {
+                let g = crate::ftl::Geometry::new(&self.media.nand, self.ftl.mapping_unit.0);
+                crate::ftl::exported_units(&g, self.ftl.op_ratio) * self.ftl.mapping_unit.0
+            }
+        }
+    }
+
     /// Bytes of the region each job addresses.
     pub fn region_size(&self) -> u64 {
-        self.workload.size.map_or_else(|| self.media.capacity.0.saturating_sub(self.workload.offset.0), |s| s.0)
+        self.workload.size.map_or_else(|| self.exported_capacity().saturating_sub(self.workload.offset.0), |s| s.0)
     }
 
     /// The resolved config as TOML.

@@ -8,6 +8,61 @@ config_enum! {
     pub enum MediaKind {
         /// Byte-addressable non-volatile memory units (PCM, MRAM, 3D XPoint, DRAM).
         Nvm = "nvm",
+        /// NAND flash behind a flash translation layer (`[ftl]`).
+        Nand = "nand",
+    }
+}
+
+config_enum! {
+    /// How a die picks its next operation.
+    pub enum DieScheduler {
+        /// In arrival order.
+        Fifo = "fifo",
+        /// Reads first: a read overtakes queued programs, erases and GC work (and suspends one
+        /// in progress when `suspend` is on).
+        ReadPriority = "read-priority",
+    }
+}
+
+config_struct! {
+    /// NAND flash: geometry, timing and the ONFI channel.
+    pub struct NandConfig {
+        /// Channels (independent buses). Default: `8`.
+        channels: u32 = 8,
+        /// Chips (ways) per channel. Default: `4`.
+        ways: u32 = 4,
+        /// Dies per chip. Default: `1`.
+        dies_per_chip: u32 = 1,
+        /// Planes per die. Default: `2`.
+        planes: u32 = 2,
+        /// Blocks per plane. Default: `1024`.
+        blocks_per_plane: u32 = 1024,
+        /// Pages per block. Default: `256`.
+        pages_per_block: u32 = 256,
+        /// Page size (data area). Default: `16KiB`.
+        page_size: Bytes = Bytes(16384),
+        /// Array read time per page type (LSB, CSB, MSB, ...); page `p` of a block has type
+        /// `p mod len`. Default: `["56.5us", "77.5us", "106us"]` (TLC, FEMU/SimpleSSD).
+        read_latency: Vec<SimDuration> = vec![SimDuration::from_ps(56_500_000), SimDuration::from_us(77) + SimDuration::from_ns(500), SimDuration::from_us(106)],
+        /// Program time per page type, as `read_latency`. Default: `["820.5us", "2225us", "5734us"]`.
+        program_latency: Vec<SimDuration> = vec![SimDuration::from_ps(820_500_000), SimDuration::from_us(2225), SimDuration::from_us(5734)],
+        /// Block erase time. Default: `3ms`.
+        erase_latency: SimDuration = SimDuration::from_us(3000),
+        /// ONFI channel transfer rate in megatransfers per second. Default: `800`.
+        channel_mts: u32 = 800,
+        /// ONFI channel width in bits. Default: `8`.
+        channel_width: u32 = 8,
+        /// Command and address cycles on the channel per operation. Default: `100ns`.
+        command_overhead: SimDuration = SimDuration::from_ns(100),
+        /// Multi-plane operations: a die programs (or reads) the same page offset in all its
+        /// planes at once. Default: `true`.
+        multiplane: bool = true,
+        /// Die scheduling: `fifo` or `read-priority`. Default: `"read-priority"`.
+        scheduler: DieScheduler = DieScheduler::ReadPriority,
+        /// Program/erase suspend for reads (needs `suspend_latency`). Default: `false`.
+        suspend: bool = false,
+        /// Time to suspend a program or erase, and to resume it. Default: unset.
+        suspend_latency: Option<SimDuration> = None,
     }
 }
 
@@ -37,15 +92,79 @@ config_struct! {
         capacity: Bytes = Bytes(256 << 30),
         /// NVM array parameters (used when `kind = "nvm"`).
         nvm: NvmConfig = NvmConfig::default(),
+        /// NAND parameters (used when `kind = "nand"`; the capacity then follows from the
+        /// geometry and `ftl.op_ratio`).
+        nand: NandConfig = NandConfig::default(),
     }
 }
 
 impl MediaConfig {
     pub fn validate(&self, issues: &mut Issues) {
+        if self.kind == MediaKind::Nand {
+            self.nand.validate(issues);
+            return;
+        }
         issues.check(self.capacity.0 > 0 && self.capacity.0.is_multiple_of(512), "media.capacity", self.capacity, "must be a positive multiple of 512B");
         let n = &self.nvm;
         issues.check((1..=1 << 20).contains(&n.units), "media.nvm.units", n.units, "must be between 1 and 1048576");
         issues.check(n.chunk.0 > 0 && n.chunk.0.is_multiple_of(512), "media.nvm.chunk", n.chunk, "must be a positive multiple of 512B");
         issues.check(n.bus_bandwidth.0 > 0.0, "media.nvm.bus_bandwidth", n.bus_bandwidth, "must be greater than zero");
+    }
+}
+
+impl NandConfig {
+    pub fn validate(&self, issues: &mut Issues) {
+        for (key, v, max) in [
+            ("media.nand.channels", self.channels, 1024),
+            ("media.nand.ways", self.ways, 256),
+            ("media.nand.dies_per_chip", self.dies_per_chip, 16),
+            ("media.nand.planes", self.planes, 16),
+            ("media.nand.blocks_per_plane", self.blocks_per_plane, 1 << 20),
+            ("media.nand.pages_per_block", self.pages_per_block, 1 << 16),
+        ] {
+            issues.check((1..=max).contains(&v), key, v, format!("must be between 1 and {max}"));
+        }
+        let blocks = self.dies() * u64::from(self.planes) * u64::from(self.blocks_per_plane);
+        issues.check(
+            blocks < u64::from(u32::MAX),
+            "media.nand.blocks_per_plane",
+            self.blocks_per_plane,
+            format!("the drive would have {blocks} blocks; at most 4294967294"),
+        );
+        issues.check(
+            self.page_size.0 >= 512 && self.page_size.0.is_multiple_of(512) && self.page_size.0 <= 1 << 20,
+            "media.nand.page_size",
+            self.page_size,
+            "must be a multiple of 512B up to 1MiB",
+        );
+        for (key, list) in [("media.nand.read_latency", &self.read_latency), ("media.nand.program_latency", &self.program_latency)] {
+            issues.check(
+                (1..=8).contains(&list.len()),
+                key,
+                format!("[{}]", list.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")),
+                "needs 1 to 8 page-type latencies (SLC 1, MLC 2, TLC 3, QLC 4)",
+            );
+        }
+        issues.check(
+            self.read_latency.len() == self.program_latency.len(),
+            "media.nand.program_latency",
+            self.program_latency.len(),
+            format!("must list as many page types as media.nand.read_latency ({})", self.read_latency.len()),
+        );
+        issues.check(self.channel_mts > 0, "media.nand.channel_mts", self.channel_mts, "must be greater than zero");
+        issues.check([8, 16].contains(&self.channel_width), "media.nand.channel_width", self.channel_width, "must be 8 or 16 bits");
+        if self.suspend {
+            issues.check(self.suspend_latency.is_some(), "media.nand.suspend", self.suspend, "needs media.nand.suspend_latency (no suspend latency is set)");
+        }
+    }
+
+    /// Dies in the drive.
+    pub fn dies(&self) -> u64 {
+        u64::from(self.channels) * u64::from(self.ways) * u64::from(self.dies_per_chip)
+    }
+
+    /// Raw bytes of the array.
+    pub fn raw_bytes(&self) -> u64 {
+        self.dies() * u64::from(self.planes) * u64::from(self.blocks_per_plane) * u64::from(self.pages_per_block) * self.page_size.0
     }
 }

@@ -11,7 +11,7 @@
 
 mod config;
 
-pub use config::{MediaConfig, MediaKind, NvmConfig};
+pub use config::{DieScheduler, MediaConfig, MediaKind, NandConfig, NvmConfig};
 
 use crate::sim::{Grant, SimDuration, SimTime, Timeline};
 

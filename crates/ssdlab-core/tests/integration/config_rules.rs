@@ -85,7 +85,7 @@ fn cross_field_rules() {
     rejects("workload.numjobs", "9", "<= nvme.io_queues = 8");
     rejects("workload.iodepth", "1024", "<= nvme.queue_depth - 1 = 1023");
     let over = issues(&[("workload.offset", "\"200GiB\""), ("workload.size", "\"100GiB\"")]);
-    assert!(over.iter().any(|i| i.path == "workload.size" && i.rule.contains("must be <= media.capacity = 256GiB")), "{over:?}");
+    assert!(over.iter().any(|i| i.path == "workload.size" && i.rule.contains("must be <= the exported capacity = 256GiB")), "{over:?}");
     let small = issues(&[("workload.size", "\"4k\""), ("workload.bs", "\"8k\"")]);
     assert!(small.iter().any(|i| i.path == "workload.size" && i.rule.contains("at least one block")), "{small:?}");
     let mut both = issues(&[("workload.runtime", "\"1ms\""), ("workload.ramp_time", "\"5ms\"")]);
@@ -177,4 +177,30 @@ fn resolved_config_round_trips_through_toml() {
         assert_eq!(c, again, "{name}");
         assert_eq!(c.hash(), again.hash());
     }
+}
+
+#[test]
+fn nand_and_ftl_rules() {
+    let nand = |extra: &[(&str, &str)]| {
+        let mut s = vec![("media.kind", "\"nand\""), ("workload.numjobs", "1")];
+        s.extend_from_slice(extra);
+        issues(&s)
+    };
+    let has = |found: &[ConfigIssue], path: &str, part: &str| found.iter().any(|i| i.path == path && i.rule.contains(part));
+    let f = nand(&[("ftl.op_ratio", "0")]);
+    assert!(has(&f, "ftl.op_ratio", "greater than 0 and less than 1"), "{f:?}");
+    let f = nand(&[("ftl.op_ratio", "1.0")]);
+    assert!(has(&f, "ftl.op_ratio", "greater than 0 and less than 1"), "{f:?}");
+    let f = nand(&[("ftl.gc_trigger", "0.05"), ("ftl.gc_reclaim", "0.02")]);
+    assert!(has(&f, "ftl.gc_reclaim", "must be >= ftl.gc_trigger = 0.05"), "{f:?}");
+    let f = nand(&[("ftl.mapping_unit", "\"12KiB\"")]);
+    assert!(has(&f, "ftl.mapping_unit", "must divide media.nand.page_size = 16KiB"), "{f:?}");
+    let f = nand(&[("media.nand.channels", "0"), ("media.nand.page_size", "1000")]);
+    assert!(has(&f, "media.nand.channels", "between 1 and") && has(&f, "media.nand.page_size", "multiple of 512B"), "{f:?}");
+    let f = nand(&[("media.nand.suspend", "true")]);
+    assert!(has(&f, "media.nand.suspend", "needs media.nand.suspend_latency"), "{f:?}");
+    let f = nand(&[("media.nand.program_latency", "[\"200us\"]")]);
+    assert!(has(&f, "media.nand.program_latency", "as many page types"), "{f:?}");
+    let f = nand(&[("media.nand.blocks_per_plane", "16"), ("workload.size", "\"1TiB\"")]);
+    assert!(has(&f, "workload.size", "exported capacity"), "{f:?}");
 }

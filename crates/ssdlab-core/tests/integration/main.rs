@@ -5,6 +5,7 @@
 mod analytic;
 mod config_rules;
 mod determinism;
+mod ftl;
 mod robustness;
 
 use ssdlab_core::config::build;

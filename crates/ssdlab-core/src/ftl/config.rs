@@ -1,0 +1,98 @@
+use crate::config::load::Issues;
+use crate::config::units::Bytes;
+use crate::{config_enum, config_struct};
+
+config_enum! {
+    /// Which block the garbage collector reclaims.
+    pub enum Victim {
+        /// The full block with the fewest valid pages.
+        Greedy = "greedy",
+        /// The best of `gc_window` random full blocks by (1 - u) · age / 2u (Rosenblum & Ousterhout).
+        CostBenefit = "cost-benefit",
+        /// A random full block (a baseline).
+        Random = "random",
+    }
+}
+
+config_enum! {
+    /// The order in which consecutive page writes are spread over the flash.
+    pub enum Striping {
+        /// Consecutive pages go to consecutive channels, then dies, then planes.
+        ChannelFirst = "channel-first",
+        /// Consecutive pages go to consecutive dies of a channel, then channels, then planes.
+        DieFirst = "die-first",
+        /// Consecutive pages go to the planes of a die, then channels, then dies.
+        PlaneFirst = "plane-first",
+    }
+}
+
+config_enum! {
+    /// The state the drive is put in before the measured run (without timing).
+    pub enum Precondition {
+        /// Factory fresh: nothing mapped, every block free.
+        Clean = "clean",
+        /// Every exported LBA written once, in order.
+        Sequential = "sequential",
+        /// Sequentially filled, then overwritten at random until WAF settles (or
+        /// `precondition_drive_writes` drive writes).
+        Aged = "aged",
+    }
+}
+
+config_struct! {
+    /// The flash translation layer: page-level mapping, allocation, garbage collection,
+    /// over-provisioning and wear levelling.
+    pub struct FtlConfig {
+        /// Mapping unit (logical page): a divisor of the flash page size, a multiple of 512 B.
+        /// Default: `4KiB`.
+        mapping_unit: Bytes = Bytes(4096),
+        /// Fraction of the raw capacity hidden from the host as spare space, in (0, 1).
+        /// Default: `0.07`.
+        op_ratio: f64 = 0.07,
+        /// Order of page striping over channels, dies and planes. Default: `"channel-first"`.
+        striping: Striping = Striping::ChannelFirst,
+        /// GC victim policy: `greedy`, `cost-benefit` or `random`. Default: `"greedy"`.
+        gc_policy: Victim = Victim::Greedy,
+        /// Random candidates that `cost-benefit` compares. Default: `32`.
+        gc_window: u32 = 32,
+        /// GC starts when free blocks fall below this fraction of all blocks. Default: `0.02`.
+        gc_trigger: f64 = 0.02,
+        /// GC stops once free blocks are back above this fraction. Default: `0.03`.
+        gc_reclaim: f64 = 0.03,
+        /// Static wear levelling: at every 8th victim, if the erase-count spread exceeds this,
+        /// the least-worn full block is reclaimed instead (0 = off). Default: `0`.
+        wl_threshold: u32 = 0,
+        /// State before the run: `clean`, `sequential` or `aged`. Default: `"clean"`.
+        precondition: Precondition = Precondition::Clean,
+        /// Aged preconditioning: stop after this many drive writes of random overwrites even if
+        /// WAF is still moving (0 = until WAF settles). Default: `0`.
+        precondition_drive_writes: f64 = 0.0,
+    }
+}
+
+impl FtlConfig {
+    pub fn validate(&self, issues: &mut Issues) {
+        issues.check(
+            self.mapping_unit.0 > 0 && self.mapping_unit.0.is_multiple_of(512),
+            "ftl.mapping_unit",
+            self.mapping_unit,
+            "must be a positive multiple of 512B",
+        );
+        issues.check(self.op_ratio > 0.0 && self.op_ratio < 1.0, "ftl.op_ratio", self.op_ratio, "must be greater than 0 and less than 1");
+        issues.check(self.gc_trigger > 0.0 && self.gc_trigger < 0.5, "ftl.gc_trigger", self.gc_trigger, "must be greater than 0 and less than 0.5");
+        issues.check(self.gc_reclaim > 0.0 && self.gc_reclaim < 0.5, "ftl.gc_reclaim", self.gc_reclaim, "must be greater than 0 and less than 0.5");
+        issues.check(
+            self.gc_reclaim >= self.gc_trigger,
+            "ftl.gc_reclaim",
+            self.gc_reclaim,
+            format!("must be >= ftl.gc_trigger = {}", self.gc_trigger),
+        );
+        issues.check(self.gc_window >= 1, "ftl.gc_window", self.gc_window, "must be at least 1");
+        issues.check(
+            self.precondition_drive_writes >= 0.0 && self.precondition_drive_writes <= 100.0,
+            "ftl.precondition_drive_writes",
+            self.precondition_drive_writes,
+            "must be between 0 and 100",
+        );
+    }
+}

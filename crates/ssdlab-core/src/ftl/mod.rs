@@ -1,0 +1,725 @@
+//! The flash translation layer: a page-level (mapping-unit) FTL, functional and fast.
+//!
+//! Models: a sparse logical-to-physical map (memory follows the touched footprint), physical
+//! slots (mapping units) packed into flash pages and pages into blocks; out-of-place writes into
+//! an open block per plane per stream (host and GC streams apart), with planes visited in a
+//! channel-, die- or plane-first striping order; over-provisioning; TRIM; garbage collection
+//! triggered by the free-block count, reclaiming greedy, cost-benefit or random victims until a
+//! reclaim threshold; erase counts and an optional static wear-levelling rule; WAF and GC
+//! counters; and a shadow map that checks every invariant in integrity mode.
+//!
+//! The FTL is timing-free: each call reports the flash operations it implies (page programs, GC
+//! page reads, erases) to a sink, and the NAND timing model turns them into die and channel
+//! work. Preconditioning runs the same code with a sink that ignores them.
+//!
+//! Leaves out: mapping-table caching (DFTL), block-level or hybrid mapping, multi-stream
+//! hot/cold separation by the host, read disturb and retention, bad blocks.
+
+mod config;
+pub mod map;
+
+use std::collections::HashMap;
+
+use rand::{RngExt, SeedableRng};
+
+pub use config::{FtlConfig, Precondition, Striping, Victim};
+use map::{L2p, P2l, UNMAPPED};
+
+use crate::error::{Error, Result};
+use crate::media::NandConfig;
+use crate::sim::{stream_seed, Rng};
+
+/// The shape of the flash array as the FTL sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    pub channels: u32,
+    /// Dies per channel (ways × dies per chip).
+    pub dies_per_channel: u32,
+    pub planes: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    pub page_size: u64,
+    /// Mapping unit (logical page) in bytes.
+    pub unit: u64,
+    /// Mapping units per flash page.
+    pub slots_per_page: u32,
+}
+
+impl Geometry {
+    pub fn new(nand: &NandConfig, unit: u64) -> Self {
+        Geometry {
+            channels: nand.channels,
+            dies_per_channel: nand.ways * nand.dies_per_chip,
+            planes: nand.planes,
+            blocks_per_plane: nand.blocks_per_plane,
+            pages_per_block: nand.pages_per_block,
+            page_size: nand.page_size.0,
+            unit,
+            slots_per_page: (nand.page_size.0 / unit.max(1)) as u32,
+        }
+    }
+    pub fn dies(&self) -> u32 {
+        self.channels * self.dies_per_channel
+    }
+    pub fn all_planes(&self) -> u32 {
+        self.dies() * self.planes
+    }
+    pub fn blocks(&self) -> u32 {
+        self.all_planes() * self.blocks_per_plane
+    }
+    pub fn slots_per_block(&self) -> u32 {
+        self.pages_per_block * self.slots_per_page
+    }
+    pub fn raw_slots(&self) -> u64 {
+        u64::from(self.blocks()) * u64::from(self.slots_per_block())
+    }
+    /// Global plane index of a block.
+    #[inline]
+    pub fn plane_of(&self, block: u32) -> u32 {
+        block / self.blocks_per_plane
+    }
+    /// Die of a block; die `d` sits on channel `d mod channels`.
+    #[inline]
+    pub fn die_of(&self, block: u32) -> u32 {
+        block / (self.blocks_per_plane * self.planes)
+    }
+    #[inline]
+    pub fn channel_of_die(&self, die: u32) -> u32 {
+        die % self.channels
+    }
+    /// The global planes in striping order.
+    pub fn order(&self, s: Striping) -> Vec<u32> {
+        let (c, dpc, p) = (self.channels, self.dies_per_channel, self.planes);
+        (0..self.all_planes())
+            .map(|i| {
+                let (ch, dl, pl) = match s {
+                    Striping::ChannelFirst => (i % c, (i / c) % dpc, i / (c * dpc)),
+                    Striping::DieFirst => ((i / dpc) % c, i % dpc, i / (c * dpc)),
+                    Striping::PlaneFirst => ((i / p) % c, i / (p * c), i % p),
+                };
+                (dl * c + ch) * p + pl
+            })
+            .collect()
+    }
+}
+
+/// A flash operation the FTL asks of the array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlashOp {
+    /// Program page `page` of `block` (all its slots are filled). `gc` marks GC writes.
+    Program { block: u32, page: u32, gc: bool },
+    /// GC reads page `page` of `block` to move its valid units.
+    Read { block: u32, page: u32 },
+    /// Erase `block`.
+    Erase { block: u32 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Free,
+    Open,
+    Full,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    valid: u32,
+    erases: u32,
+    written: u32,
+    /// Sequence number of the block's closing (its age for cost-benefit).
+    closed: u32,
+    state: State,
+}
+
+const NIL: u32 = u32::MAX;
+const HOST: usize = 0;
+const GC: usize = 1;
+
+/// Where one stream writes next.
+struct Stream {
+    cursor: usize,
+    active: Vec<u32>,
+}
+
+/// FTL counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FtlCounters {
+    /// Mapping units written by the host.
+    pub host_writes: u64,
+    /// Mapping units moved by GC.
+    pub gc_writes: u64,
+    /// Blocks erased.
+    pub erases: u64,
+    /// Victims reclaimed.
+    pub gc_victims: u64,
+    /// GC activations (trigger crossings).
+    pub gc_runs: u64,
+    /// Mapping units trimmed.
+    pub trims: u64,
+    /// Victims chosen by wear levelling.
+    pub wl_moves: u64,
+}
+
+impl FtlCounters {
+    /// Write amplification: flash writes per host write.
+    pub fn waf(&self) -> f64 {
+        if self.host_writes == 0 {
+            1.0
+        } else {
+            (self.host_writes + self.gc_writes) as f64 / self.host_writes as f64
+        }
+    }
+}
+
+/// The shadow map of integrity mode: the version of every written unit, and the version each
+/// physical slot holds.
+struct Shadow {
+    version: HashMap<u64, u64>,
+    slot_version: HashMap<u64, u64>,
+    next: u64,
+}
+
+/// The FTL.
+pub struct Ftl {
+    g: Geometry,
+    cfg: FtlConfig,
+    l2p: L2p,
+    p2l: P2l,
+    blocks: Vec<Block>,
+    free: Vec<Vec<u32>>,
+    free_count: u32,
+    order: Vec<u32>,
+    streams: [Stream; 2],
+    // Greedy: full blocks in intrusive lists by valid count.
+    bucket_head: Vec<u32>,
+    next: Vec<u32>,
+    prev: Vec<u32>,
+    min_bucket: u32,
+    // Uniform choice among full blocks.
+    full: Vec<u32>,
+    full_pos: Vec<u32>,
+    closed_seq: u32,
+    exported: u64,
+    trigger: u32,
+    reclaim: u32,
+    max_erases: u32,
+    wl_check: u32,
+    rng: Rng,
+    counters: FtlCounters,
+    shadow: Option<Shadow>,
+}
+
+impl Ftl {
+    /// An FTL over `nand`, every block free. Fails if the spare space cannot hold GC's margin.
+    pub fn new(nand: &NandConfig, cfg: &FtlConfig, seed: u64) -> Result<Self> {
+        let g = Geometry::new(nand, cfg.mapping_unit.0);
+        let blocks = g.blocks();
+        let spb = g.slots_per_block();
+        let exported = exported_units(&g, cfg.op_ratio);
+        let trigger = ((f64::from(blocks) * cfg.gc_trigger).ceil() as u32).max(1);
+        let reclaim = ((f64::from(blocks) * cfg.gc_reclaim).ceil() as u32).max(trigger);
+        let spare = u64::from(blocks) - exported.div_ceil(u64::from(spb));
+        let need = u64::from(reclaim) + 2 * u64::from(g.all_planes()) + 1;
+        if spare < need {
+            return Err(Error::config(
+                "ftl.op_ratio",
+                cfg.op_ratio.to_string(),
+                format!("leaves {spare} spare blocks; GC needs at least {need} here (ftl.gc_reclaim plus two open blocks per plane): raise it or add blocks"),
+            ));
+        }
+        let mut free: Vec<Vec<u32>> = (0..g.all_planes()).map(|_| Vec::new()).collect();
+        for b in (0..blocks).rev() {
+            free[g.plane_of(b) as usize].push(b);
+        }
+        let planes = g.all_planes() as usize;
+        Ok(Ftl {
+            l2p: L2p::new(exported),
+            p2l: P2l::new(blocks as usize, spb as usize),
+            blocks: vec![Block { valid: 0, erases: 0, written: 0, closed: 0, state: State::Free }; blocks as usize],
+            free,
+            free_count: blocks,
+            order: g.order(cfg.striping),
+            streams: [Stream { cursor: 0, active: vec![NIL; planes] }, Stream { cursor: 0, active: vec![NIL; planes] }],
+            bucket_head: vec![NIL; spb as usize + 1],
+            next: vec![NIL; blocks as usize],
+            prev: vec![NIL; blocks as usize],
+            min_bucket: 0,
+            full: Vec::new(),
+            full_pos: vec![NIL; blocks as usize],
+            closed_seq: 0,
+            exported,
+            trigger,
+            reclaim,
+            max_erases: 0,
+            wl_check: 0,
+            rng: Rng::from_seed(stream_seed(seed, 0xF7F7).to_le_bytes()),
+            counters: FtlCounters::default(),
+            shadow: None,
+            cfg: cfg.clone(),
+            g,
+        })
+    }
+
+    /// Turns on the shadow map (integrity mode). Call before any write.
+    pub fn enable_integrity(&mut self) {
+        self.shadow = Some(Shadow { version: HashMap::new(), slot_version: HashMap::new(), next: 1 });
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.g
+    }
+
+    /// Logical units exported to the host.
+    pub fn exported_units(&self) -> u64 {
+        self.exported
+    }
+
+    pub fn counters(&self) -> FtlCounters {
+        self.counters
+    }
+
+    /// Restarts the counters (end of preconditioning).
+    pub fn reset_counters(&mut self) {
+        self.counters = FtlCounters::default();
+    }
+
+    pub fn free_blocks(&self) -> u32 {
+        self.free_count
+    }
+
+    pub fn mapped_units(&self) -> u64 {
+        self.l2p.mapped()
+    }
+
+    /// Bytes of heap the mapping structures hold.
+    pub fn heap_bytes(&self) -> usize {
+        self.l2p.heap_bytes() + self.p2l.heap_bytes() + self.blocks.len() * (std::mem::size_of::<Block>() + 12) + self.free.iter().map(|f| f.capacity() * 4).sum::<usize>()
+    }
+
+    /// Erase counts: (min, max, mean) over all blocks.
+    pub fn erase_spread(&self) -> (u32, u32, f64) {
+        let min = self.blocks.iter().map(|b| b.erases).min().unwrap_or(0);
+        let max = self.blocks.iter().map(|b| b.erases).max().unwrap_or(0);
+        let mean = self.blocks.iter().map(|b| f64::from(b.erases)).sum::<f64>() / self.blocks.len().max(1) as f64;
+        (min, max, mean)
+    }
+
+    /// Valid units per full block: a histogram with one bucket per count (0..=slots per block).
+    pub fn valid_histogram(&self) -> Vec<u64> {
+        let mut h = vec![0u64; self.g.slots_per_block() as usize + 1];
+        for b in &self.blocks {
+            if b.state == State::Full {
+                h[b.valid as usize] += 1;
+            }
+        }
+        h
+    }
+
+    /// The physical slot of `lpn`, if mapped.
+    #[inline]
+    pub fn lookup(&self, lpn: u64) -> Option<u64> {
+        let s = self.l2p.get(lpn);
+        (s != UNMAPPED).then_some(s)
+    }
+
+    /// Block and page of a slot.
+    #[inline]
+    pub fn locate(&self, slot: u64) -> (u32, u32) {
+        let spb = u64::from(self.g.slots_per_block());
+        ((slot / spb) as u32, ((slot % spb) / u64::from(self.g.slots_per_page)) as u32)
+    }
+
+    /// Writes `lpn` (host stream), then runs GC if the free blocks fell below the trigger.
+    pub fn write(&mut self, lpn: u64, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
+        self.counters.host_writes += 1;
+        let version = self.shadow.as_mut().map(|s| {
+            s.next += 1;
+            s.version.insert(lpn, s.next);
+            s.next
+        });
+        self.place(lpn, HOST, version, sink)?;
+        self.collect_if_needed(sink)
+    }
+
+    /// Unmaps `lpn`.
+    pub fn trim(&mut self, lpn: u64) {
+        let old = self.l2p.set(lpn, UNMAPPED);
+        if old != UNMAPPED {
+            self.counters.trims += 1;
+            self.invalidate(old);
+        }
+        if let Some(s) = &mut self.shadow {
+            s.version.remove(&lpn);
+        }
+    }
+
+    fn invalidate(&mut self, slot: u64) {
+        let (block, _) = self.locate(slot);
+        let offset = (slot % u64::from(self.g.slots_per_block())) as u32;
+        self.p2l.set(block, offset, UNMAPPED);
+        if let Some(s) = &mut self.shadow {
+            s.slot_version.remove(&slot);
+        }
+        let full = self.blocks[block as usize].state == State::Full;
+        if full {
+            self.unbucket(block);
+        }
+        self.blocks[block as usize].valid -= 1;
+        if full {
+            self.bucket(block);
+        }
+    }
+
+    /// Writes `lpn` into the next slot of `stream`, invalidating its old copy.
+    fn place(&mut self, lpn: u64, stream: usize, version: Option<u64>, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
+        let slot = self.allocate(stream, sink)?;
+        let old = self.l2p.set(lpn, slot);
+        if old != UNMAPPED {
+            self.invalidate(old);
+        }
+        self.record(lpn, slot, version);
+        Ok(())
+    }
+
+    /// Notes that `slot` now holds `lpn`.
+    #[inline]
+    fn record(&mut self, lpn: u64, slot: u64, version: Option<u64>) {
+        let (block, _) = self.locate(slot);
+        let offset = (slot % u64::from(self.g.slots_per_block())) as u32;
+        self.p2l.set(block, offset, lpn);
+        // The slot that fills a block closes it (and buckets it) before it is counted here.
+        let full = self.blocks[block as usize].state == State::Full;
+        if full {
+            self.unbucket(block);
+        }
+        self.blocks[block as usize].valid += 1;
+        if full {
+            self.bucket(block);
+        }
+        if let (Some(s), Some(v)) = (&mut self.shadow, version) {
+            s.slot_version.insert(slot, v);
+        }
+    }
+
+    /// The next free slot of `stream`; reports a program when a page fills.
+    fn allocate(&mut self, stream: usize, sink: &mut impl FnMut(FlashOp)) -> Result<u64> {
+        let spp = self.g.slots_per_page;
+        let spb = self.g.slots_per_block();
+        let planes = self.order.len();
+        for _ in 0..=planes {
+            let plane = self.order[self.streams[stream].cursor] as usize;
+            let mut block = self.streams[stream].active[plane];
+            if block == NIL {
+                if let Some(b) = self.free[plane].pop() {
+                    self.free_count -= 1;
+                    self.blocks[b as usize].state = State::Open;
+                    self.p2l.open(b);
+                    self.streams[stream].active[plane] = b;
+                    block = b;
+                } else {
+                    // This plane has no free block: try the next one in order.
+                    self.streams[stream].cursor = (self.streams[stream].cursor + 1) % planes;
+                    continue;
+                }
+            }
+            let b = &mut self.blocks[block as usize];
+            let offset = b.written;
+            b.written += 1;
+            if b.written.is_multiple_of(spp) {
+                sink(FlashOp::Program { block, page: offset / spp, gc: stream == GC });
+                self.streams[stream].cursor = (self.streams[stream].cursor + 1) % planes;
+            }
+            if self.blocks[block as usize].written == spb {
+                self.close(block);
+                self.streams[stream].active[plane] = NIL;
+            }
+            return Ok(u64::from(block) * u64::from(spb) + u64::from(offset));
+        }
+        Err(Error::Invariant { component: "ftl", detail: "no free block in any plane: GC could not keep up".into() })
+    }
+
+    fn close(&mut self, block: u32) {
+        self.closed_seq = self.closed_seq.wrapping_add(1);
+        let b = &mut self.blocks[block as usize];
+        b.state = State::Full;
+        b.closed = self.closed_seq;
+        self.full_pos[block as usize] = self.full.len() as u32;
+        self.full.push(block);
+        self.bucket(block);
+    }
+
+    fn bucket(&mut self, block: u32) {
+        let v = self.blocks[block as usize].valid;
+        let head = self.bucket_head[v as usize];
+        self.next[block as usize] = head;
+        self.prev[block as usize] = NIL;
+        if head != NIL {
+            self.prev[head as usize] = block;
+        }
+        self.bucket_head[v as usize] = block;
+        self.min_bucket = self.min_bucket.min(v);
+    }
+
+    fn unbucket(&mut self, block: u32) {
+        let v = self.blocks[block as usize].valid;
+        let (n, p) = (self.next[block as usize], self.prev[block as usize]);
+        if p == NIL {
+            self.bucket_head[v as usize] = n;
+        } else {
+            self.next[p as usize] = n;
+        }
+        if n != NIL {
+            self.prev[n as usize] = p;
+        }
+    }
+
+    fn unlist_full(&mut self, block: u32) {
+        self.unbucket(block);
+        let pos = self.full_pos[block as usize] as usize;
+        let last = self.full.pop().unwrap_or(block);
+        if last != block {
+            self.full[pos] = last;
+            self.full_pos[last as usize] = pos as u32;
+        }
+        self.full_pos[block as usize] = NIL;
+    }
+
+    fn pick_victim(&mut self) -> Option<u32> {
+        if self.full.is_empty() {
+            return None;
+        }
+        if self.cfg.wl_threshold > 0 {
+            self.wl_check += 1;
+            if self.wl_check >= 8 {
+                self.wl_check = 0;
+                let coldest = self.full.iter().copied().min_by_key(|&b| (self.blocks[b as usize].erases, b))?;
+                if self.max_erases - self.blocks[coldest as usize].erases > self.cfg.wl_threshold {
+                    self.counters.wl_moves += 1;
+                    return Some(coldest);
+                }
+            }
+        }
+        Some(match self.cfg.gc_policy {
+            Victim::Greedy => {
+                while self.bucket_head[self.min_bucket as usize] == NIL {
+                    self.min_bucket += 1;
+                }
+                self.bucket_head[self.min_bucket as usize]
+            }
+            Victim::Random => self.full[self.rng.random_range(0..self.full.len())],
+            Victim::CostBenefit => {
+                let spb = f64::from(self.g.slots_per_block());
+                let mut best = (f64::NEG_INFINITY, 0u32);
+                for _ in 0..self.cfg.gc_window {
+                    let b = self.full[self.rng.random_range(0..self.full.len())];
+                    let blk = &self.blocks[b as usize];
+                    let u = f64::from(blk.valid) / spb;
+                    let age = f64::from(self.closed_seq.wrapping_sub(blk.closed)) + 1.0;
+                    let score = if u == 0.0 { f64::INFINITY } else { (1.0 - u) * age / (2.0 * u) };
+                    if score > best.0 {
+                        best = (score, b);
+                    }
+                }
+                best.1
+            }
+        })
+    }
+
+    fn collect_if_needed(&mut self, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
+        if self.free_count >= self.trigger {
+            return Ok(());
+        }
+        self.counters.gc_runs += 1;
+        while self.free_count < self.reclaim {
+            let Some(victim) = self.pick_victim() else { break };
+            self.reclaim_block(victim, sink)?;
+        }
+        Ok(())
+    }
+
+    /// Moves the valid units of `victim` to the GC stream and erases it.
+    fn reclaim_block(&mut self, victim: u32, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
+        self.unlist_full(victim);
+        self.counters.gc_victims += 1;
+        let spb = self.g.slots_per_block();
+        let spp = self.g.slots_per_page;
+        let mut page_read = NIL;
+        for offset in 0..spb {
+            let lpn = self.p2l.get(victim, offset);
+            if lpn == UNMAPPED {
+                continue;
+            }
+            let page = offset / spp;
+            if page != page_read {
+                sink(FlashOp::Read { block: victim, page });
+                page_read = page;
+            }
+            let old_slot = u64::from(victim) * u64::from(spb) + u64::from(offset);
+            let version = self.shadow.as_mut().and_then(|s| s.slot_version.remove(&old_slot));
+            // The victim is no longer listed, so invalidating its copy needs no bucket moves.
+            self.p2l.set(victim, offset, UNMAPPED);
+            self.blocks[victim as usize].valid -= 1;
+            let slot = self.allocate(GC, sink)?;
+            self.l2p.set(lpn, slot);
+            self.record(lpn, slot, version);
+            self.counters.gc_writes += 1;
+        }
+        sink(FlashOp::Erase { block: victim });
+        self.counters.erases += 1;
+        let b = &mut self.blocks[victim as usize];
+        debug_assert_eq!(b.valid, 0);
+        b.erases += 1;
+        b.written = 0;
+        b.state = State::Free;
+        self.max_erases = self.max_erases.max(b.erases);
+        self.p2l.close(victim);
+        let plane = self.g.plane_of(victim) as usize;
+        self.free[plane].push(victim);
+        self.free_count += 1;
+        Ok(())
+    }
+
+    /// Checks every invariant; in integrity mode also that each unit maps to its last version.
+    pub fn verify(&self) -> std::result::Result<(), String> {
+        let spb = u64::from(self.g.slots_per_block());
+        let mut valid = vec![0u32; self.blocks.len()];
+        let mut seen = 0u64;
+        for (lpn, slot) in self.l2p.iter() {
+            let (block, _) = self.locate(slot);
+            let offset = (slot % spb) as u32;
+            if self.blocks[block as usize].state == State::Free {
+                return Err(format!("lpn {lpn} maps to slot {slot} in free block {block}"));
+            }
+            let back = self.p2l.get(block, offset);
+            if back != lpn {
+                return Err(format!("lpn {lpn} maps to slot {slot}, which holds lpn {back}"));
+            }
+            valid[block as usize] += 1;
+            seen += 1;
+            if let Some(s) = &self.shadow {
+                let want = s.version.get(&lpn);
+                let have = s.slot_version.get(&slot);
+                if want != have {
+                    return Err(format!("lpn {lpn}: last written version {want:?}, mapped slot holds {have:?}"));
+                }
+            }
+        }
+        if let Some(s) = &self.shadow {
+            if s.version.len() as u64 != seen {
+                return Err(format!("{} units written and not trimmed, {seen} mapped", s.version.len()));
+            }
+        }
+        let mut free = 0u32;
+        for (i, b) in self.blocks.iter().enumerate() {
+            if b.valid != valid[i] {
+                return Err(format!("block {i} counts {} valid units, the map says {}", b.valid, valid[i]));
+            }
+            match b.state {
+                State::Free => {
+                    free += 1;
+                    if b.written != 0 {
+                        return Err(format!("free block {i} has {} written slots", b.written));
+                    }
+                }
+                State::Full if b.written != self.g.slots_per_block() => return Err(format!("full block {i} has {} written slots", b.written)),
+                _ => {}
+            }
+        }
+        if free != self.free_count || free as usize != self.free.iter().map(Vec::len).sum::<usize>() {
+            return Err(format!("{free} free blocks, counter says {}", self.free_count));
+        }
+        Ok(())
+    }
+
+    /// Fills every exported unit once, in order (no timing).
+    pub fn fill_sequential(&mut self) -> Result<()> {
+        for lpn in 0..self.exported {
+            self.write(lpn, &mut |_| {})?;
+        }
+        Ok(())
+    }
+
+    /// Random overwrites until WAF settles (or `drive_writes` drive writes), after a
+    /// sequential fill. Returns the drive writes done.
+    pub fn age(&mut self, drive_writes: f64, seed: u64) -> Result<f64> {
+        if self.l2p.mapped() < self.exported {
+            self.fill_sequential()?;
+        }
+        let mut rng = Rng::from_seed(stream_seed(seed, 0xA6E).to_le_bytes());
+        let step = (self.exported / 16).max(1);
+        let limit = if drive_writes > 0.0 { (drive_writes * self.exported as f64) as u64 } else { 20 * self.exported };
+        let mut done = 0u64;
+        let mut last_waf = f64::MAX;
+        while done < limit {
+            let before = self.counters;
+            let n = step.min(limit - done);
+            for _ in 0..n {
+                let lpn = rng.random_range(0..self.exported);
+                self.write(lpn, &mut |_| {})?;
+            }
+            done += n;
+            let host = self.counters.host_writes - before.host_writes;
+            let waf = (host + self.counters.gc_writes - before.gc_writes) as f64 / host.max(1) as f64;
+            // Settled: GC is running and WAF over the last 1/16 drive write moved < 1 %.
+            if drive_writes == 0.0 && self.counters.gc_victims > 0 && (waf - last_waf).abs() < 0.01 * waf {
+                break;
+            }
+            last_waf = waf;
+        }
+        Ok(done as f64 / self.exported as f64)
+    }
+}
+
+/// Logical units exported for a geometry and spare fraction.
+pub fn exported_units(g: &Geometry, op_ratio: f64) -> u64 {
+    ((g.raw_slots() as f64) * (1.0 - op_ratio)).floor() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::units::Bytes;
+
+    fn small(planes: u32, blocks: u32, pages: u32, page: u64) -> NandConfig {
+        NandConfig { channels: 2, ways: 2, dies_per_chip: 1, planes, blocks_per_plane: blocks, pages_per_block: pages, page_size: Bytes(page), ..NandConfig::default() }
+    }
+
+    #[test]
+    fn striping_orders_visit_every_plane_once() {
+        let g = Geometry::new(&NandConfig { channels: 2, ways: 3, dies_per_chip: 1, planes: 2, ..NandConfig::default() }, 4096);
+        for s in [Striping::ChannelFirst, Striping::DieFirst, Striping::PlaneFirst] {
+            let mut o = g.order(s);
+            o.sort_unstable();
+            assert_eq!(o, (0..12).collect::<Vec<_>>(), "{s}");
+        }
+        let ch = |gp: u32| g.channel_of_die(gp / 2);
+        let o = g.order(Striping::ChannelFirst);
+        assert_eq!((ch(o[0]), ch(o[1])), (0, 1), "channel-first alternates channels");
+        let o = g.order(Striping::PlaneFirst);
+        assert_eq!((o[0] / 2, o[1] / 2), (0, 0), "plane-first stays on a die");
+        let o = g.order(Striping::DieFirst);
+        assert_eq!((ch(o[0]), ch(o[1]), o[0] / 2 != o[1] / 2), (0, 0, true), "die-first stays on a channel");
+    }
+
+    #[test]
+    fn pages_are_programmed_when_full_and_units_pack_into_pages() {
+        let nand = small(1, 64, 8, 16384);
+        let mut f = Ftl::new(&nand, &FtlConfig::default(), 1).unwrap();
+        let mut ops = Vec::new();
+        for lpn in 0..8 {
+            f.write(lpn, &mut |op| ops.push(op)).unwrap();
+        }
+        // 4 units per 16 KiB page: two programs, on two different planes (channel-first).
+        assert_eq!(ops.len(), 2);
+        let blocks: Vec<u32> = ops.iter().map(|o| if let FlashOp::Program { block, .. } = o { *block } else { NIL }).collect();
+        assert_ne!(f.geometry().plane_of(blocks[0]), f.geometry().plane_of(blocks[1]));
+        f.verify().unwrap();
+    }
+
+    #[test]
+    fn too_little_spare_space_is_a_config_error() {
+        let nand = small(1, 16, 8, 4096);
+        let err = Ftl::new(&nand, &FtlConfig { op_ratio: 0.01, ..FtlConfig::default() }, 1).err().unwrap();
+        assert!(err.to_string().contains("spare blocks"), "{err}");
+    }
+}
