@@ -104,11 +104,23 @@ def test_presets_and_config_show(cli, tmp_path):
     assert again.returncode == 0 and again.stdout.splitlines()[1:] == p.stdout.splitlines()[1:]
 
 
+def test_flash_runs_show_waf_and_gc(cli):
+    p = cli("run", "tlc-aged", "--set", "media.nand.blocks_per_plane=64", "-w", "number_ios=20000")
+    assert p.returncode == 0, p.stderr
+    for needle in ("flash: WAF", "GC victims", "preconditioned: aged", "nand dies", "p99.99"):
+        assert needle in p.stdout, (needle, p.stdout)
+    p = cli("run", "tlc", "--json", "-w", "number_ios=2000")
+    s = json.loads(p.stdout)
+    assert s["flash"]["nand"]["host_reads"] == 2000 and s["flash"]["precondition"]["state"] == "sequential"
+
+
 def test_bench_json(cli):
     p = cli("bench", "--json", "--scale", "0.01")
     assert p.returncode == 0, p.stderr
     rows = json.loads(p.stdout)["scenarios"]
-    assert [r["name"] for r in rows] == ["randread-4k-qd1", "randread-4k-qd32", "randwrite-4k-qd32", "seqread-128k-qd8"]
+    assert [r["name"] for r in rows] == [
+        "randread-4k-qd1", "randread-4k-qd32", "randwrite-4k-qd32", "seqread-128k-qd8", "tlc-randread-4k-qd16", "tlc-aged-randwrite-4k-qd32",
+    ]
     for r in rows:
         assert set(r) >= {"name", "ios", "wall_s", "sim_ios_per_sec"} and r["ios"] > 0 and r["sim_ios_per_sec"] > 0
 

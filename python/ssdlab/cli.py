@@ -124,11 +124,24 @@ def _print_summary(result: api.Result) -> None:
         b.add_row(*row)
     b.add_row("[bold]total[/bold]", *sum(([_fmt(sum(s[op]["breakdown_us"].values()), 3), "100.0"] for op in ops), []))
     out.print(b)
-    u = s["utilisation"]
-    out.print(
-        "utilisation: "
-        + "  ".join(f"{k.replace('_', ' ')} {100 * v:.1f}%" for k, v in u.items())
-    )
+    u = dict(s["utilisation"])
+    flash = s.get("flash")
+    if flash:
+        u["nand dies"] = u.pop("media_units")
+        u["nand channels"] = u.pop("media_bus")
+    out.print("utilisation: " + "  ".join(f"{k.replace('_', ' ')} {100 * v:.1f}%" for k, v in u.items()))
+    if flash:
+        f, p = flash["ftl"], flash["precondition"]
+        out.print(
+            f"flash: WAF {flash['waf']:.2f}  GC victims {f['gc_victims']:,} (units moved {f['gc_writes']:,}, runs {f['gc_runs']:,})"
+            f"  erases {f['erases']:,}  free blocks {flash['free_blocks']:,}"
+            f"  erase count {flash['erase_count_min']}-{flash['erase_count_max']} (mean {flash['erase_count_mean']:.1f})"
+            f"  buffer hits {flash['buffer_hits']:,}"
+        )
+        pre = f"preconditioned: {p['state']}"
+        if p["state"] == "aged":
+            pre += f" ({p['drive_writes']:.2f} drive writes of random overwrites, WAF {p['waf']:.2f}, valid fraction {p['valid_fraction']:.3f})"
+        out.print(pre + f" in {p['wall_s']:.2f} s")
 
 
 @app.command()
@@ -196,11 +209,13 @@ def bench(
     if json_:
         out.file.write(json.dumps({"scenarios": rows}, indent=2) + "\n")
         return
-    t = Table(title="ssdlab bench (default device, one core)", title_justify="left")
-    for col in ("scenario", "I/Os", "events", "wall s", "sim I/Os per s"):
+    t = Table(title="ssdlab bench (one core; wall s times the run, precondition s the set-up)", title_justify="left")
+    for col in ("scenario", "I/Os", "events", "wall s", "sim I/Os per s", "precondition s"):
         t.add_column(col, justify="right")
     for r in rows:
-        t.add_row(r["name"], f"{r['ios']:,}", f"{r['events']:,}", f"{r['wall_s']:.3f}", f"{r['sim_ios_per_sec']:,.0f}")
+        t.add_row(
+            r["name"], f"{r['ios']:,}", f"{r['events']:,}", f"{r['wall_s']:.3f}", f"{r['sim_ios_per_sec']:,.0f}", f"{r['precondition_s']:.2f}"
+        )
     out.print(t)
 
 

@@ -13,7 +13,9 @@ use crate::config::Config;
 use crate::ctrl::{self, Ctrl, Mode, Step};
 use crate::error::{Error, Result};
 use crate::host::{self, Completion, Host};
-use crate::media::{self, Media};
+use crate::ftl::{FlashOp, Ftl, FtlCounters, Precondition};
+use crate::media::nand::{self, NandArray, NandCounters};
+use crate::media::{self, Media, MediaKind};
 use crate::nvme::{self, CmdId, Nvme, QueueId, CQE_BYTES, DOORBELL_BYTES, MSI_BYTES, PRP_ENTRY_BYTES, SQE_BYTES};
 use crate::pcie::{self, Dir, Link, Tlp};
 use crate::sim::{EventQueue, SimDuration, SimTime};
@@ -49,6 +51,8 @@ struct Command {
     /// Write: the latest unit completion among pieces, and that piece's length.
     crit_end: SimTime,
     crit_len: u64,
+    /// Read: media time (without waits) of the piece that became ready last.
+    crit_media: SimDuration,
 }
 
 impl Command {
@@ -62,6 +66,57 @@ impl Command {
 
 /// Open-loop arrivals a job may hold back before the run fails as unsustainable.
 const MAX_BACKLOG: usize = 1 << 22;
+
+/// The media behind the controller.
+enum Backend {
+    Nvm(Media),
+    Nand(Box<Flash>),
+}
+
+/// NAND flash: the FTL, the array and the write buffer.
+struct Flash {
+    ftl: Ftl,
+    array: NandArray,
+    unit: u64,
+    buffer_units: u64,
+    buffer_used: u64,
+    buffer_latency: SimDuration,
+    /// Writes waiting for buffer space, oldest first.
+    waiting: std::collections::VecDeque<CmdId>,
+    ops: Vec<FlashOp>,
+    out: Vec<nand::Output>,
+    precondition: PreconditionReport,
+}
+
+/// The state preconditioning left the drive in.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct PreconditionReport {
+    pub state: String,
+    /// Drive writes of random overwrites done by `aged`.
+    pub drive_writes: f64,
+    /// WAF of the last stretch of preconditioning writes.
+    pub waf: f64,
+    pub free_blocks: u32,
+    /// Mean valid fraction of full blocks.
+    pub valid_fraction: f64,
+    pub wall_s: f64,
+}
+
+/// Flash results: FTL and array counters over the measured run.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct FlashSummary {
+    pub waf: f64,
+    pub ftl: FtlCounters,
+    pub nand: NandCounters,
+    pub free_blocks: u32,
+    pub erase_count_min: u32,
+    pub erase_count_max: u32,
+    pub erase_count_mean: f64,
+    pub buffer_hits: u64,
+    pub unmapped_reads: u64,
+    pub mapping_heap_bytes: u64,
+    pub precondition: PreconditionReport,
+}
 
 /// Per-job state besides its generator.
 struct JobState {
@@ -80,7 +135,7 @@ pub struct Simulation {
     link: Link,
     nvme: Nvme,
     ctrl: Ctrl,
-    media: Media,
+    backend: Backend,
     jobs: Vec<JobState>,
     cmds: Vec<Command>,
     free: Vec<u32>,
@@ -100,6 +155,8 @@ pub struct Simulation {
     failure: Option<Error>,
     scratch: Vec<CmdId>,
     pieces: Vec<media::Piece>,
+    buffer_hits: u64,
+    unmapped_reads: u64,
 }
 
 impl Simulation {
@@ -109,9 +166,6 @@ impl Simulation {
         config.validate(&mut issues);
         if !issues.is_empty() {
             return Err(Error::Config(issues.0));
-        }
-        if config.media.kind == crate::media::MediaKind::Nand {
-            return Err(Error::config("media.kind", "\"nand\"", "the NAND timing model is not in this build yet; the FTL runs functionally (ssdlab_core::ftl)"));
         }
         let w = &config.workload;
         let region = config.region_size();
@@ -126,7 +180,10 @@ impl Simulation {
             link: Link::new(&config.pcie),
             nvme: Nvme::new(&config.nvme, jobs.len()),
             ctrl: Ctrl::new(&config.ctrl),
-            media: Media::new(&config.media),
+            backend: match config.media.kind {
+                MediaKind::Nvm => Backend::Nvm(Media::new(&config.media)),
+                MediaKind::Nand => Backend::Nand(Box::new(Flash::new(&config)?)),
+            },
             stats: Stats::new(&config.stats, SimTime::ZERO + w.ramp_time),
             iodepth: w.iodepth,
             submit_cost: h.submit_cost,
@@ -145,6 +202,8 @@ impl Simulation {
             failure: None,
             scratch: Vec::new(),
             pieces: Vec::new(),
+            buffer_hits: 0,
+            unmapped_reads: 0,
             config,
         })
     }
@@ -247,13 +306,44 @@ impl Simulation {
             },
             Event::Ctrl(ctrl::Event::Step { cmd, step }) => self.run_steps(cmd, step),
             Event::Media(e) => match e {
-                media::Event::ReadStart { cmd } => self.on_read_start(cmd),
-                media::Event::ReadBus { cmd, len } => {
-                    let g = self.media.transfer(self.now, u64::from(len));
-                    self.push(g.end, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len } }));
+                media::Event::ReadStart { cmd } => {
+                    if matches!(self.backend, Backend::Nand(_)) {
+                        self.on_nand_read(cmd);
+                    } else {
+                        self.on_read_start(cmd);
+                    }
                 }
-                media::Event::WriteStart { cmd } => self.on_write_start(cmd),
+                media::Event::ReadBus { cmd, len } => {
+                    if let Backend::Nvm(m) = &mut self.backend {
+                        let g = m.transfer(self.now, u64::from(len));
+                        self.cmds[cmd.0 as usize].crit_media = m.access_time(false) + m.bus_time(u64::from(len));
+                        self.push(g.end, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len } }));
+                    }
+                }
+                media::Event::WriteStart { cmd } => {
+                    if matches!(self.backend, Backend::Nand(_)) {
+                        self.on_nand_write(cmd);
+                    } else {
+                        self.on_write_start(cmd);
+                    }
+                }
                 media::Event::WriteUnit { cmd, unit, len } => self.on_write_unit(cmd, unit, len),
+                media::Event::Buffered { cmd, len } => {
+                    if let Backend::Nand(f) = &self.backend {
+                        self.cmds[cmd.0 as usize].crit_media = f.buffer_latency;
+                    }
+                    self.push(self.now, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len } }));
+                }
+                media::Event::Nand(e) => {
+                    if let Backend::Nand(f) = &mut self.backend {
+                        let mut out = std::mem::take(&mut f.out);
+                        f.array.handle(e, self.now, &mut out);
+                        self.apply_nand(&mut out);
+                        if let Backend::Nand(f) = &mut self.backend {
+                            f.out = out;
+                        }
+                    }
+                }
             },
         }
     }
@@ -290,7 +380,10 @@ impl Simulation {
         let io = if reserved { state.gen.next_reserved_io() } else { state.gen.next_io() };
         state.inflight += 1;
         let pages = io.len.div_ceil(self.page_size);
-        let pieces = self.media.piece_count(io.offset, io.len);
+        let pieces = match &self.backend {
+            Backend::Nvm(m) => m.piece_count(io.offset, io.len),
+            Backend::Nand(f) => (io.offset + io.len - 1) / f.unit - io.offset / f.unit + 1,
+        };
         let command = Command {
             job: job as u32,
             queue: QueueId(job as u16),
@@ -305,6 +398,7 @@ impl Simulation {
             pieces_left: 0,
             crit_end: SimTime::ZERO,
             crit_len: 0,
+            crit_media: SimDuration::ZERO,
         };
         let id = if let Some(i) = self.free.pop() {
             self.cmds[i as usize] = command;
@@ -426,7 +520,8 @@ impl Simulation {
                 if c.pieces_left == 0 {
                     // The link is FIFO, so the last piece sent is the last to finish: its path
                     // from translation to here is the command's critical path.
-                    let media = self.media.access_time(false) + self.media.bus_time(u64::from(len));
+                    let _ = len;
+                    let media = c.crit_media;
                     let transfer = g.end.since(g.start);
                     let elapsed = g.end.since(c.mark);
                     c.breakdown.0[Component::Media as usize] += media.as_ps();
@@ -547,7 +642,14 @@ impl Simulation {
         self.push(svc.end, next);
     }
 
-    // ---- media ------------------------------------------------------------------------------
+    // ---- media: NVM ------------------------------------------------------------------------
+
+    fn nvm(&mut self) -> &mut Media {
+        match &mut self.backend {
+            Backend::Nvm(m) => m,
+            Backend::Nand(_) => unreachable!("NVM events are only scheduled with the NVM backend"),
+        }
+    }
 
     fn on_read_start(&mut self, id: CmdId) {
         let now = self.now;
@@ -558,9 +660,9 @@ impl Simulation {
         };
         let mut pieces = std::mem::take(&mut self.pieces);
         pieces.clear();
-        pieces.extend(self.media.pieces(offset, len));
+        pieces.extend(self.nvm().pieces(offset, len));
         for piece in &pieces {
-            let g = self.media.access(piece.unit, now, false);
+            let g = self.nvm().access(piece.unit, now, false);
             self.push(g.end, Event::Media(media::Event::ReadBus { cmd: id, len: piece.len }));
         }
         self.pieces = pieces;
@@ -576,17 +678,20 @@ impl Simulation {
         };
         let mut pieces = std::mem::take(&mut self.pieces);
         pieces.clear();
-        pieces.extend(self.media.pieces(offset, len));
+        pieces.extend(self.nvm().pieces(offset, len));
         for piece in &pieces {
-            let g = self.media.transfer(now, u64::from(piece.len));
+            let g = self.nvm().transfer(now, u64::from(piece.len));
             self.push(g.end, Event::Media(media::Event::WriteUnit { cmd: id, unit: piece.unit, len: piece.len }));
         }
         self.pieces = pieces;
     }
 
     fn on_write_unit(&mut self, id: CmdId, unit: u32, len: u32) {
-        let g = self.media.access(unit, self.now, true);
-        let media_time = self.media.bus_time(u64::from(len)) + self.media.access_time(true);
+        let now = self.now;
+        let m = self.nvm();
+        let g = m.access(unit, now, true);
+        let media_time = |m: &Media, l: u64| m.bus_time(l) + m.access_time(true);
+        let this_media = media_time(m, u64::from(len));
         let c = &mut self.cmds[id.0 as usize];
         if g.end >= c.crit_end {
             c.crit_end = g.end;
@@ -594,13 +699,146 @@ impl Simulation {
         }
         c.pieces_left -= 1;
         if c.pieces_left == 0 {
-            let crit_media = if c.crit_len == u64::from(len) { media_time } else { self.media.bus_time(c.crit_len) + self.media.access_time(true) };
+            let crit_len = c.crit_len;
+            let crit_media = if crit_len == u64::from(len) {
+                this_media
+            } else if let Backend::Nvm(m) = &self.backend {
+                media_time(m, crit_len)
+            } else {
+                this_media
+            };
+            let c = &mut self.cmds[id.0 as usize];
             let end = c.crit_end;
             let elapsed = end.since(c.mark);
             c.breakdown.0[Component::Media as usize] += crit_media.as_ps();
             c.breakdown.0[Component::Queueing as usize] += (elapsed - crit_media).as_ps();
             c.mark = end;
             self.push(end, Event::Ctrl(ctrl::Event::Step { cmd: id, step: Step::Completion }));
+        }
+    }
+
+    // ---- media: NAND -----------------------------------------------------------------------
+
+    /// Sends each unit of a read to the flash, the write buffer, or (unmapped) straight back.
+    fn on_nand_read(&mut self, id: CmdId) {
+        let now = self.now;
+        let (offset, len) = {
+            let c = &mut self.cmds[id.0 as usize];
+            c.pieces_left = c.pieces;
+            (c.offset, c.len)
+        };
+        let Backend::Nand(f) = &mut self.backend else { return };
+        let mut out = std::mem::take(&mut f.out);
+        let unit = f.unit;
+        let end = offset + len;
+        let mut at = offset;
+        let mut immediate: Vec<(u32, bool)> = Vec::new();
+        while at < end {
+            let lpn = at / unit;
+            let next = ((lpn + 1) * unit).min(end);
+            let bytes = (next - at) as u32;
+            match f.ftl.lookup(lpn) {
+                None => immediate.push((bytes, false)),
+                Some(slot) => {
+                    let (block, page) = f.ftl.locate(slot);
+                    if f.array.is_programmed(block, page) {
+                        f.array.submit_read(id, block, page, bytes, now, &mut out);
+                    } else {
+                        immediate.push((bytes, true));
+                    }
+                }
+            }
+            at = next;
+        }
+        let latency = f.buffer_latency;
+        for (bytes, buffered) in immediate {
+            if buffered {
+                self.buffer_hits += 1;
+                self.push(now + latency, Event::Media(media::Event::Buffered { cmd: id, len: bytes }));
+            } else {
+                // Never written: the controller returns zeroes without touching the flash.
+                self.unmapped_reads += 1;
+                self.cmds[id.0 as usize].crit_media = SimDuration::ZERO;
+                self.push(now, Event::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::DataOut { len: bytes } }));
+            }
+        }
+        self.apply_nand(&mut out);
+        if let Backend::Nand(f) = &mut self.backend {
+            f.out = out;
+        }
+    }
+
+    /// Write data has arrived: into the write buffer if there is room, else wait for it.
+    fn on_nand_write(&mut self, id: CmdId) {
+        let Backend::Nand(f) = &mut self.backend else { return };
+        f.waiting.push_back(id);
+        self.admit_writes();
+    }
+
+    /// Moves waiting writes into the write buffer, oldest first, while they fit (a write
+    /// larger than the whole buffer goes in alone when the buffer is empty).
+    fn admit_writes(&mut self) {
+        let now = self.now;
+        loop {
+            let Backend::Nand(f) = &mut self.backend else { return };
+            let Some(&id) = f.waiting.front() else { return };
+            let c = &self.cmds[id.0 as usize];
+            let units = c.pieces;
+            if f.buffer_used > 0 && f.buffer_used + units > f.buffer_units {
+                return;
+            }
+            f.waiting.pop_front();
+            f.buffer_used += units;
+            let first = c.offset / f.unit;
+            let mut ops = std::mem::take(&mut f.ops);
+            ops.clear();
+            let mut failed = None;
+            for lpn in first..first + units {
+                if let Err(e) = f.ftl.write(lpn, &mut |op| ops.push(op)) {
+                    failed = Some(e);
+                    break;
+                }
+            }
+            let mut out = std::mem::take(&mut f.out);
+            for &op in &ops {
+                f.array.submit_flash(op, now, &mut out);
+            }
+            f.ops = ops;
+            let latency = f.buffer_latency;
+            if let Some(e) = failed {
+                self.failure.get_or_insert(e);
+            }
+            let c = &mut self.cmds[id.0 as usize];
+            c.account(Component::Queueing, now);
+            c.account(Component::Media, now + latency);
+            self.push(now + latency, Event::Ctrl(ctrl::Event::Step { cmd: id, step: Step::Completion }));
+            self.apply_nand(&mut out);
+            if let Backend::Nand(f) = &mut self.backend {
+                f.out = out;
+            }
+        }
+    }
+
+    /// Acts on what the NAND array reported.
+    fn apply_nand(&mut self, out: &mut Vec<nand::Output>) {
+        let mut freed = false;
+        for o in out.drain(..) {
+            match o {
+                nand::Output::At(t, e) => self.queue.push(t, Event::Media(media::Event::Nand(e))),
+                nand::Output::ReadReady { cmd, bytes, service } => {
+                    self.cmds[cmd.0 as usize].crit_media = service;
+                    self.queue.push(self.now, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len: bytes } }));
+                }
+                nand::Output::Programmed { units } => {
+                    if let Backend::Nand(f) = &mut self.backend {
+                        f.buffer_used = f.buffer_used.saturating_sub(u64::from(units));
+                        freed = true;
+                    }
+                }
+            }
+        }
+        if freed {
+            self.admit_writes();
         }
     }
 
@@ -614,7 +852,31 @@ impl Simulation {
         let frac = |busy: SimDuration, n: usize| if sim > 0.0 { busy.as_secs_f64() / sim / n.max(1) as f64 } else { 0.0 };
         let up = self.link.stats(Dir::Up);
         let down = self.link.stats(Dir::Down);
-        let (units_busy, bus_busy) = self.media.busy();
+        let (media_units, media_bus, flash) = match &self.backend {
+            Backend::Nvm(m) => {
+                let (units_busy, bus_busy) = m.busy();
+                (frac(units_busy, m.unit_count()), frac(bus_busy, 1), None)
+            }
+            Backend::Nand(f) => {
+                let (dies, channels) = f.array.utilisation(self.now.since(SimTime::ZERO));
+                let c = f.ftl.counters();
+                let (emin, emax, emean) = f.ftl.erase_spread();
+                let summary = FlashSummary {
+                    waf: c.waf(),
+                    ftl: c,
+                    nand: f.array.counters(),
+                    free_blocks: f.ftl.free_blocks(),
+                    erase_count_min: emin,
+                    erase_count_max: emax,
+                    erase_count_mean: emean,
+                    buffer_hits: self.buffer_hits,
+                    unmapped_reads: self.unmapped_reads,
+                    mapping_heap_bytes: f.ftl.heap_bytes() as u64,
+                    precondition: f.precondition.clone(),
+                };
+                (dies, channels, Some(summary))
+            }
+        };
         let ios = self.stats.ios();
         let window = self.stats.window().as_secs_f64();
         Summary {
@@ -636,11 +898,53 @@ impl Simulation {
                 pcie_down: frac(down.busy, 1),
                 pcie_up: frac(up.busy, 1),
                 ctrl: frac(self.ctrl.busy(), self.ctrl.units()),
-                media_units: frac(units_busy, self.media.unit_count()),
-                media_bus: frac(bus_busy, 1),
+                media_units,
+                media_bus,
             },
             pcie: LinkTraffic { down_tlps: down.tlps, down_wire_bytes: down.wire_bytes, up_tlps: up.tlps, up_wire_bytes: up.wire_bytes },
+            flash,
         }
+    }
+}
+
+impl Flash {
+    /// The FTL and array of a NAND config, preconditioned as it asks (without timing).
+    fn new(config: &Config) -> Result<Self> {
+        let seed = config.workload.randseed;
+        let mut ftl = Ftl::new(&config.media.nand, &config.ftl, seed)?;
+        let t0 = Instant::now();
+        let mut report = PreconditionReport { state: config.ftl.precondition.as_str().to_string(), waf: 1.0, ..PreconditionReport::default() };
+        match config.ftl.precondition {
+            Precondition::Clean => {}
+            Precondition::Sequential => ftl.fill_sequential()?,
+            Precondition::Aged => {
+                let (dw, waf) = ftl.age(config.ftl.precondition_drive_writes, seed)?;
+                report.drive_writes = dw;
+                report.waf = waf;
+            }
+        }
+        report.wall_s = t0.elapsed().as_secs_f64();
+        report.free_blocks = ftl.free_blocks();
+        report.valid_fraction = ftl.full_valid_fraction();
+        ftl.reset_counters();
+        let g = ftl.geometry().clone();
+        let mut array = NandArray::new(&config.media.nand, g.clone());
+        for b in 0..g.blocks() {
+            array.set_programmed(b, ftl.written_pages(b));
+        }
+        let unit = config.ftl.mapping_unit.0;
+        Ok(Flash {
+            ftl,
+            array,
+            unit,
+            buffer_units: (config.ftl.write_buffer.0 / unit).max(1),
+            buffer_used: 0,
+            buffer_latency: config.ftl.buffer_latency,
+            waiting: std::collections::VecDeque::new(),
+            ops: Vec::new(),
+            out: Vec::new(),
+            precondition: report,
+        })
     }
 }
 

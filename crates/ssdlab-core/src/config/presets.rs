@@ -9,6 +9,13 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("default", include_str!("../../../../presets/default.toml")),
     ("default-hw", include_str!("../../../../presets/default-hw.toml")),
     ("dram-polled", include_str!("../../../../presets/dram-polled.toml")),
+    ("tlc", include_str!("../../../../presets/tlc.toml")),
+    ("tlc-aged", include_str!("../../../../presets/tlc-aged.toml")),
+    ("slc", include_str!("../../../../presets/slc.toml")),
+    ("mlc", include_str!("../../../../presets/mlc.toml")),
+    ("qlc", include_str!("../../../../presets/qlc.toml")),
+    ("znand", include_str!("../../../../presets/znand.toml")),
+    ("ops-isolation", include_str!("../../../../presets/ops-isolation.toml")),
 ];
 
 /// The TOML text of a preset.

@@ -55,13 +55,18 @@ config_struct! {
         gc_policy: Victim = Victim::Greedy,
         /// Random candidates that `cost-benefit` compares. Default: `32`.
         gc_window: u32 = 32,
-        /// GC starts when free blocks fall below this fraction of all blocks. Default: `0.02`.
-        gc_trigger: f64 = 0.02,
-        /// GC stops once free blocks are back above this fraction. Default: `0.03`.
-        gc_reclaim: f64 = 0.03,
+        /// GC starts when free blocks fall below this fraction of all blocks. Default: `0.005`.
+        gc_trigger: f64 = 0.005,
+        /// GC stops once free blocks are back above this fraction. Default: `0.01`.
+        gc_reclaim: f64 = 0.01,
         /// Static wear levelling: at every 8th victim, if the erase-count spread exceeds this,
         /// the least-worn full block is reclaimed instead (0 = off). Default: `0`.
         wl_threshold: u32 = 0,
+        /// DRAM write buffer: host writes complete once their data is in it, and wait when it is
+        /// full; reads of data not yet programmed are served from it. Default: `64MiB`.
+        write_buffer: Bytes = Bytes(64 << 20),
+        /// Time to put a mapping unit into the buffer or read it back. Default: `1us`.
+        buffer_latency: crate::sim::SimDuration = crate::sim::SimDuration::from_us(1),
         /// State before the run: `clean`, `sequential` or `aged`. Default: `"clean"`.
         precondition: Precondition = Precondition::Clean,
         /// Aged preconditioning: stop after this many drive writes of random overwrites even if

@@ -315,6 +315,18 @@ impl Ftl {
         h
     }
 
+    /// Pages of `block` written so far (all of them for a full block).
+    pub fn written_pages(&self, block: u32) -> u32 {
+        self.blocks[block as usize].written / self.g.slots_per_page
+    }
+
+    /// Mean valid fraction of the full blocks (0 when none is full).
+    pub fn full_valid_fraction(&self) -> f64 {
+        let spb = f64::from(self.g.slots_per_block());
+        let (n, v) = self.blocks.iter().filter(|b| b.state == State::Full).fold((0u64, 0f64), |(n, v), b| (n + 1, v + f64::from(b.valid) / spb));
+        if n == 0 { 0.0 } else { v / n as f64 }
+    }
+
     /// The physical slot of `lpn`, if mapped.
     #[inline]
     pub fn lookup(&self, lpn: u64) -> Option<u64> {
@@ -640,16 +652,23 @@ impl Ftl {
     }
 
     /// Random overwrites until WAF settles (or `drive_writes` drive writes), after a
-    /// sequential fill. Returns the drive writes done.
-    pub fn age(&mut self, drive_writes: f64, seed: u64) -> Result<f64> {
+    /// sequential fill. Settled means: at least one drive write done, and the WAF of the last
+    /// half drive write within 2 % of the half before (WAF over shorter windows swings by a few
+    /// per cent with GC bursts, and overshoots right after a sequential fill). Returns the
+    /// drive writes of overwrites done and the WAF of the last half drive write.
+    pub fn age(&mut self, drive_writes: f64, seed: u64) -> Result<(f64, f64)> {
         if self.l2p.mapped() < self.exported {
             self.fill_sequential()?;
         }
         let mut rng = Rng::from_seed(stream_seed(seed, 0xA6E).to_le_bytes());
-        let step = (self.exported / 16).max(1);
-        let limit = if drive_writes > 0.0 { (drive_writes * self.exported as f64) as u64 } else { 20 * self.exported };
+        let step = (self.exported / 8).max(1);
+        let limit = if drive_writes > 0.0 { (drive_writes * self.exported as f64) as u64 } else { 30 * self.exported };
         let mut done = 0u64;
-        let mut last_waf = f64::MAX;
+        let mut windows: Vec<(u64, u64)> = Vec::new();
+        let half_waf = |w: &[(u64, u64)]| {
+            let (h, g) = w.iter().fold((0, 0), |a, x| (a.0 + x.0, a.1 + x.1));
+            (h + g) as f64 / h.max(1) as f64
+        };
         while done < limit {
             let before = self.counters;
             let n = step.min(limit - done);
@@ -658,15 +677,17 @@ impl Ftl {
                 self.write(lpn, &mut |_| {})?;
             }
             done += n;
-            let host = self.counters.host_writes - before.host_writes;
-            let waf = (host + self.counters.gc_writes - before.gc_writes) as f64 / host.max(1) as f64;
-            // Settled: GC is running and WAF over the last 1/16 drive write moved < 1 %.
-            if drive_writes == 0.0 && self.counters.gc_victims > 0 && (waf - last_waf).abs() < 0.01 * waf {
-                break;
+            windows.push((self.counters.host_writes - before.host_writes, self.counters.gc_writes - before.gc_writes));
+            if drive_writes == 0.0 && windows.len() >= 8 {
+                let k = windows.len();
+                let (last, prev) = (half_waf(&windows[k - 4..]), half_waf(&windows[k - 8..k - 4]));
+                if (last - prev).abs() < 0.02 * prev {
+                    break;
+                }
             }
-            last_waf = waf;
         }
-        Ok(done as f64 / self.exported as f64)
+        let k = windows.len();
+        Ok((done as f64 / self.exported as f64, half_waf(&windows[k.saturating_sub(4)..])))
     }
 }
 

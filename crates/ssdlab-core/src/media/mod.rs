@@ -10,6 +10,7 @@
 //! for partial chunks, a ring/crossbar interconnect with per-hop latency, and wear levelling.
 
 mod config;
+pub mod nand;
 
 pub use config::{DieScheduler, MediaConfig, MediaKind, NandConfig, NvmConfig};
 
@@ -148,4 +149,8 @@ pub enum Event {
     WriteStart { cmd: crate::nvme::CmdId },
     /// A write piece reaches its unit.
     WriteUnit { cmd: crate::nvme::CmdId, unit: u32, len: u32 },
+    /// NAND: a read served from the write buffer is ready.
+    Buffered { cmd: crate::nvme::CmdId, len: u32 },
+    /// NAND array events.
+    Nand(nand::Event),
 }

@@ -317,6 +317,7 @@ pub struct OpSummary {
 }
 
 /// How busy each resource was over the run (busy time / simulated time; per unit for pools).
+/// For NAND, `media_units` are the dies and `media_bus` the channels.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Utilisation {
     pub host_cpu: f64,
@@ -354,4 +355,7 @@ pub struct Summary {
     pub breakdown_us: BreakdownUs,
     pub utilisation: Utilisation,
     pub pcie: LinkTraffic,
+    /// NAND runs only: FTL, array and preconditioning figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flash: Option<crate::simulation::FlashSummary>,
 }

@@ -6,6 +6,7 @@ mod analytic;
 mod config_rules;
 mod determinism;
 mod ftl;
+mod nand;
 mod robustness;
 
 use ssdlab_core::config::build;

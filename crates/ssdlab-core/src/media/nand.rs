@@ -1,0 +1,380 @@
+//! NAND flash timing: dies with their own operation queues, ONFI channels shared by the dies
+//! on them, and the state of every block's programmed pages.
+//!
+//! Models: a read sends command cycles on the channel, occupies the die for tR of its page
+//! type, then moves its data out over the channel; a program moves its data in over the channel
+//! and occupies the die for tPROG (with multi-plane on, programs of the same page offset on the
+//! die's other planes that are already queued join it); an erase sends command cycles and
+//! occupies the die for tBERS. Each die serves its queue FIFO, or reads first (read-priority),
+//! and can suspend a program or erase for a host read (paying the suspend latency on the way
+//! out and back). The die stays busy while its page register is emptied over the channel.
+//!
+//! Leaves out: cache read/program pipelining, ONFI timing below command granularity, copyback
+//! (GC data goes through the controller), read retry and ECC time, and GC data dependencies
+//! (a moved page's program may start before its read finishes: GC work is charged as load in
+//! issue order).
+
+use std::collections::VecDeque;
+
+use super::config::{DieScheduler, NandConfig};
+use crate::ftl::{FlashOp, Geometry};
+use crate::nvme::CmdId;
+use crate::sim::{SimDuration, SimTime, Timeline};
+
+/// What an operation is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// A host read of `bytes` from a page; its data goes on to the host.
+    HostRead { cmd: CmdId, bytes: u32 },
+    /// A GC read of a whole page.
+    GcRead,
+    /// A page program; `gen` is the block's erase generation when it was issued.
+    Program { gc: bool, gen: u32 },
+    /// A block erase.
+    Erase,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Op {
+    work: Work,
+    block: u32,
+    page: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// The array is busy until `end`.
+    Array,
+    /// Read data is moving out over the channel.
+    Transfer,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Running {
+    op: Op,
+    end: SimTime,
+    phase: Phase,
+    /// Service time without waiting (for the latency breakdown of host reads).
+    service: SimDuration,
+}
+
+#[derive(Default)]
+struct Die {
+    reads: VecDeque<Op>,
+    other: VecDeque<Op>,
+    running: Option<Running>,
+    suspended: Option<(Running, SimDuration)>,
+    /// Bumped when a pending array-done event must be ignored (suspend).
+    gen: u64,
+    busy: SimDuration,
+    /// Programs merged into the running multi-plane program.
+    merged: Vec<Op>,
+}
+
+/// NAND events (scheduled by the simulation, handled here).
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    /// The array part of the running operation of `die` ends.
+    ArrayDone { die: u32, gen: u64 },
+    /// The running read's data has left over the channel.
+    TransferDone { die: u32 },
+    /// `die` may start its next operation (after a suspend).
+    Start { die: u32 },
+}
+
+/// What the array tells the simulation.
+#[derive(Clone, Copy, Debug)]
+pub enum Output {
+    /// Schedule this event.
+    At(SimTime, Event),
+    /// A host read's data is in the controller; `service` is its media time without waits.
+    ReadReady { cmd: CmdId, bytes: u32, service: SimDuration },
+    /// A program finished; `units` host units (0 for GC) leave the write buffer.
+    Programmed { units: u32 },
+}
+
+/// NAND operation counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct NandCounters {
+    pub host_reads: u64,
+    pub gc_reads: u64,
+    pub programs: u64,
+    pub multiplane_programs: u64,
+    pub erases: u64,
+    pub suspends: u64,
+}
+
+/// The flash array.
+pub struct NandArray {
+    g: Geometry,
+    dies: Vec<Die>,
+    channels: Vec<Timeline>,
+    read: Vec<SimDuration>,
+    program: Vec<SimDuration>,
+    erase: SimDuration,
+    ps_per_byte: f64,
+    overhead: SimDuration,
+    read_first: bool,
+    suspend: Option<SimDuration>,
+    multiplane: bool,
+    programmed: Vec<u32>,
+    gen: Vec<u32>,
+    counters: NandCounters,
+}
+
+impl NandArray {
+    pub fn new(c: &NandConfig, g: Geometry) -> Self {
+        let blocks = g.blocks() as usize;
+        let bytes_per_sec = f64::from(c.channel_mts) * 1e6 * f64::from(c.channel_width) / 8.0;
+        NandArray {
+            dies: (0..g.dies()).map(|_| Die::default()).collect(),
+            channels: vec![Timeline::default(); g.channels as usize],
+            read: c.read_latency.clone(),
+            program: c.program_latency.clone(),
+            erase: c.erase_latency,
+            ps_per_byte: 1e12 / bytes_per_sec,
+            overhead: c.command_overhead,
+            read_first: c.scheduler == DieScheduler::ReadPriority,
+            suspend: if c.suspend { c.suspend_latency } else { None },
+            multiplane: c.multiplane && c.planes > 1,
+            programmed: vec![0; blocks],
+            gen: vec![0; blocks],
+            counters: NandCounters::default(),
+            g,
+        }
+    }
+
+    pub fn counters(&self) -> NandCounters {
+        self.counters
+    }
+
+    /// Time `bytes` take on a channel.
+    pub fn transfer_time(&self, bytes: u64) -> SimDuration {
+        SimDuration::from_ps((bytes as f64 * self.ps_per_byte).round() as u64)
+    }
+
+    /// tR of a page.
+    pub fn read_time(&self, page: u32) -> SimDuration {
+        self.read[page as usize % self.read.len()]
+    }
+
+    /// tPROG of a page.
+    pub fn program_time(&self, page: u32) -> SimDuration {
+        self.program[page as usize % self.program.len()]
+    }
+
+    /// Media time of a host read of `bytes` from `page`, without waits: command cycles, tR and
+    /// the data out over the channel.
+    pub fn read_service(&self, page: u32, bytes: u64) -> SimDuration {
+        self.overhead + self.read_time(page) + self.transfer_time(bytes)
+    }
+
+    /// Whether page `page` of `block` holds programmed data (else it is still in the buffer).
+    pub fn is_programmed(&self, block: u32, page: u32) -> bool {
+        page < self.programmed[block as usize]
+    }
+
+    /// Marks the first `pages` pages of `block` programmed (after preconditioning).
+    pub fn set_programmed(&mut self, block: u32, pages: u32) {
+        self.programmed[block as usize] = pages;
+    }
+
+    /// Busy fraction of dies and channels over `elapsed`.
+    pub fn utilisation(&self, elapsed: SimDuration) -> (f64, f64) {
+        let t = elapsed.as_ps().max(1) as f64;
+        let dies = self.dies.iter().map(|d| d.busy.as_ps() as f64).sum::<f64>() / t / self.dies.len() as f64;
+        let ch = self.channels.iter().map(|c| c.busy().as_ps() as f64).sum::<f64>() / t / self.channels.len() as f64;
+        (dies, ch)
+    }
+
+    /// Queues an FTL operation.
+    pub fn submit_flash(&mut self, op: FlashOp, now: SimTime, out: &mut Vec<Output>) {
+        let op = match op {
+            FlashOp::Program { block, page, gc } => Op { work: Work::Program { gc, gen: self.gen[block as usize] }, block, page },
+            FlashOp::Read { block, page } => Op { work: Work::GcRead, block, page },
+            FlashOp::Erase { block } => {
+                // From here on the block is a new incarnation: nothing of it is programmed.
+                let b = block as usize;
+                self.gen[b] = self.gen[b].wrapping_add(1);
+                self.programmed[b] = 0;
+                Op { work: Work::Erase, block, page: 0 }
+            }
+        };
+        self.submit(op, now, out);
+    }
+
+    /// Queues a host read of `bytes` from `page` of `block`.
+    pub fn submit_read(&mut self, cmd: CmdId, block: u32, page: u32, bytes: u32, now: SimTime, out: &mut Vec<Output>) {
+        self.submit(Op { work: Work::HostRead { cmd, bytes }, block, page }, now, out);
+    }
+
+    fn submit(&mut self, op: Op, now: SimTime, out: &mut Vec<Output>) {
+        let die = self.g.die_of(op.block);
+        let d = &mut self.dies[die as usize];
+        let host_read = matches!(op.work, Work::HostRead { .. });
+        if host_read && self.read_first {
+            d.reads.push_back(op);
+        } else {
+            d.other.push_back(op);
+        }
+        match d.running {
+            None => {
+                if d.suspended.is_none() {
+                    self.start(die, now, out);
+                }
+            }
+            Some(r) if host_read && self.read_first && r.phase == Phase::Array && !matches!(r.op.work, Work::HostRead { .. } | Work::GcRead) => {
+                // A program or erase is in the array: suspend it for the read, if allowed.
+                if let Some(s) = self.suspend {
+                    if r.end > now {
+                        let d = &mut self.dies[die as usize];
+                        d.gen += 1;
+                        d.busy = d.busy - r.end.since(now);
+                        d.suspended = Some((r, r.end.since(now)));
+                        d.running = None;
+                        self.counters.suspends += 1;
+                        out.push(Output::At(now + s, Event::Start { die }));
+                    }
+                }
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// Starts the next operation of `die`, if it is idle.
+    fn start(&mut self, die: u32, now: SimTime, out: &mut Vec<Output>) {
+        let read_first = self.read_first;
+        let d = &mut self.dies[die as usize];
+        if d.running.is_some() {
+            return;
+        }
+        let next = if read_first { d.reads.pop_front() } else { None };
+        let op = if let Some(op) = next { op } else {
+            if let Some((mut r, remaining)) = d.suspended.take() {
+                // Resume the suspended program/erase.
+                let resume = self.suspend.unwrap_or(SimDuration::ZERO);
+                r.end = now + resume + remaining;
+                d.busy += resume + remaining;
+                d.running = Some(r);
+                out.push(Output::At(r.end, Event::ArrayDone { die, gen: d.gen }));
+                return;
+            }
+            match d.other.pop_front() {
+                Some(op) => op,
+                None => return,
+            }
+        };
+        let ch = self.g.channel_of_die(die) as usize;
+        let (planes, chan_bytes, array) = match op.work {
+            Work::HostRead { .. } | Work::GcRead => (1, 0, self.read_time(op.page)),
+            Work::Erase => (1, 0, self.erase),
+            Work::Program { .. } => {
+                let mut planes = 1;
+                if self.multiplane {
+                    // Same page offset, other planes of this die, already queued: program together.
+                    let d = &mut self.dies[die as usize];
+                    let plane = op.block / self.g.blocks_per_plane % self.g.planes;
+                    let mut taken = vec![plane];
+                    let mut i = 0;
+                    while i < d.other.len() && planes < self.g.planes {
+                        let o = d.other[i];
+                        let p = o.block / self.g.blocks_per_plane % self.g.planes;
+                        if matches!(o.work, Work::Program { .. }) && o.page == op.page && !taken.contains(&p) {
+                            taken.push(p);
+                            planes += 1;
+                            d.other.remove(i);
+                            d.merged.push(o);
+                        } else {
+                            i += 1;
+                        }
+                    }
+                }
+                (planes, self.g.page_size * u64::from(planes), self.program_time(op.page))
+            }
+        };
+        let on_channel = self.overhead + self.transfer_time(chan_bytes);
+        let g = self.channels[ch].reserve(now, on_channel);
+        let end = g.end + array;
+        let d = &mut self.dies[die as usize];
+        d.busy += end.since(now);
+        let service = g.end.since(g.start) + array;
+        d.running = Some(Running { op, end, phase: Phase::Array, service });
+        if planes > 1 {
+            self.counters.multiplane_programs += 1;
+        }
+        out.push(Output::At(end, Event::ArrayDone { die, gen: d.gen }));
+    }
+
+    /// Handles a NAND event.
+    pub fn handle(&mut self, ev: Event, now: SimTime, out: &mut Vec<Output>) {
+        match ev {
+            Event::Start { die } => self.start(die, now, out),
+            Event::ArrayDone { die, gen } => {
+                let d = &mut self.dies[die as usize];
+                if d.gen != gen {
+                    return;
+                }
+                let Some(mut r) = d.running else { return };
+                match r.op.work {
+                    Work::HostRead { bytes, .. } => {
+                        self.transfer_out(die, &mut r, u64::from(bytes), now, out);
+                    }
+                    Work::GcRead => {
+                        self.counters.gc_reads += 1;
+                        self.transfer_out(die, &mut r, self.g.page_size, now, out);
+                    }
+                    Work::Program { .. } => {
+                        self.finish_program(r.op, out);
+                        let merged = std::mem::take(&mut self.dies[die as usize].merged);
+                        for &o in &merged {
+                            self.finish_program(o, out);
+                        }
+                        self.dies[die as usize].merged = merged;
+                        self.dies[die as usize].merged.clear();
+                        self.dies[die as usize].running = None;
+                        self.start(die, now, out);
+                    }
+                    Work::Erase => {
+                        self.counters.erases += 1;
+                        self.dies[die as usize].running = None;
+                        self.start(die, now, out);
+                    }
+                }
+            }
+            Event::TransferDone { die } => {
+                let d = &mut self.dies[die as usize];
+                let Some(r) = d.running.take() else { return };
+                if let Work::HostRead { cmd, bytes } = r.op.work {
+                    self.counters.host_reads += 1;
+                    out.push(Output::ReadReady { cmd, bytes, service: r.service });
+                }
+                self.start(die, now, out);
+            }
+        }
+    }
+
+    fn transfer_out(&mut self, die: u32, r: &mut Running, bytes: u64, now: SimTime, out: &mut Vec<Output>) {
+        let ch = self.g.channel_of_die(die) as usize;
+        let t = self.transfer_time(bytes);
+        let g = self.channels[ch].reserve(now, t);
+        r.phase = Phase::Transfer;
+        r.service += g.end.since(g.start);
+        let d = &mut self.dies[die as usize];
+        d.busy += g.end.since(now);
+        d.running = Some(*r);
+        out.push(Output::At(g.end, Event::TransferDone { die }));
+    }
+
+    fn finish_program(&mut self, op: Op, out: &mut Vec<Output>) {
+        self.counters.programs += 1;
+        if let Work::Program { gc, gen } = op.work {
+            let b = op.block as usize;
+            if gen == self.gen[b] {
+                self.programmed[b] = self.programmed[b].max(op.page + 1);
+            }
+            if !gc {
+                out.push(Output::Programmed { units: self.g.slots_per_page });
+            }
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! NAND timing checked against what its parameters imply.
+
+use ssdlab_core::stats::Component;
+use ssdlab_core::{Simulation, Summary};
+
+use crate::config_from;
+
+fn run(base: &str, settings: &[(&str, &str)]) -> Summary {
+    let mut all = vec![("workload.numjobs", "1")];
+    all.extend_from_slice(settings);
+    Simulation::new(config_from(Some(base), &all)).and_then(|mut s| s.run()).expect("run")
+}
+
+fn flash(s: &Summary) -> &ssdlab_core::simulation::FlashSummary {
+    s.flash.as_ref().expect("a NAND run reports flash figures")
+}
+
+#[test]
+fn qd1_read_is_the_host_path_plus_tr_plus_the_page_transfer() {
+    // The same host, link and controller as `default`; only the media differ. SLC: one page
+    // type, tR = 25 us; 4 KiB over an 800 MT/s x 8-bit channel = 5.12 us; 100 ns of command cycles.
+    let nvm = run("default", &[("workload.iodepth", "1"), ("workload.number_ios", "500")]);
+    let slc = run("slc", &[("workload.iodepth", "1"), ("workload.number_ios", "500")]);
+    let nand_media = 0.1 + 25.0 + 4096.0 / 800e6 * 1e6;
+    let nvm_media = 0.048 + 0.256;
+    let media = |s: &Summary| s.read.breakdown_us.0[Component::Media as usize];
+    assert!((media(&slc) - nand_media).abs() < 1e-6, "{} vs {nand_media}", media(&slc));
+    let diff = slc.read.latency_us.mean - nvm.read.latency_us.mean;
+    assert!((diff - (nand_media - nvm_media)).abs() < 1e-3, "only the media differ: {diff}");
+    assert!((slc.read.latency_us.max - slc.read.latency_us.min).abs() < 1e-3, "every QD1 read is alike");
+    assert_eq!(flash(&slc).nand.host_reads, 500);
+}
+
+#[test]
+fn tlc_reads_take_the_tr_of_their_page_type() {
+    let s = run("tlc", &[("workload.iodepth", "1"), ("workload.number_ios", "3000")]);
+    // Uniform reads over a sequentially filled drive hit LSB, CSB and MSB pages alike.
+    let mean_tr = (56.5 + 77.5 + 106.0) / 3.0;
+    let media = s.read.breakdown_us.0[Component::Media as usize];
+    let expected = 0.1 + mean_tr + 4096.0 / 800e6 * 1e6;
+    assert!((media - expected).abs() < 1.5, "{media} vs {expected}");
+    assert!(s.read.latency_us.max - s.read.latency_us.min > 49.0, "MSB reads are 49.5 us slower than LSB reads");
+}
+
+#[test]
+fn writes_complete_in_the_buffer() {
+    let s = run("tlc", &[("workload.iodepth", "1"), ("workload.rw", "randwrite"), ("workload.number_ios", "500")]);
+    let media = s.write.breakdown_us.0[Component::Media as usize];
+    assert!((media - 1.0).abs() < 1e-6, "a buffered write's media time is the buffer latency: {media}");
+    assert!(s.write.latency_us.mean < 20.0, "{}", s.write.latency_us.mean);
+}
+
+#[test]
+fn sequential_write_bandwidth_is_bounded_by_programs_or_channels() {
+    // A die programs both planes at once (multi-plane) and is occupied while their 32 KiB move
+    // in over the channel, then for tPROG.
+    // Program-bound: 32 dies x 32 KiB / (0.1 + 40.96 + 500 us) = 1938 MB/s (the channels could
+    // carry 8 x 800 MB/s).
+    // Channel-bound: each channel carries 8 x 100 MB/s less 10 B of command time per 32 KiB,
+    // while its 4 dies would need 4 x 327.8 us of channel per 527.8 us cycle.
+    let program_bound = 32.0 * 32768.0 / ((0.1 + 32768.0 / 800.0 + 500.0) * 1e-6) / 1e6;
+    let channel_bound = 8.0 * 100.0 * 32768.0 / (32768.0 + 10.0);
+    for (tprog, mts, bound_mb_s) in [("500us", "800", program_bound), ("200us", "100", channel_bound)] {
+        let s = run(
+            "slc",
+            &[
+                ("ftl.precondition", "\"clean\""),
+                ("ftl.write_buffer", "\"4MiB\""),
+                ("media.nand.program_latency", &format!("[\"{tprog}\"]")),
+                ("media.nand.channel_mts", mts),
+                ("workload.rw", "write"),
+                ("workload.bs", "128k"),
+                ("workload.iodepth", "32"),
+                ("workload.number_ios", "12000"),
+            ],
+        );
+        let mb_s = s.write.bandwidth_mib_s * 1_048_576.0 / 1e6;
+        // The 4 MiB buffer fills at PCIe speed first: up to 0.3 % of the bytes.
+        assert!(mb_s <= bound_mb_s * 1.005, "tPROG {tprog}, {mts} MT/s: {mb_s} MB/s exceeds the bound {bound_mb_s}");
+        assert!(mb_s >= bound_mb_s * 0.98, "tPROG {tprog}, {mts} MT/s: {mb_s} MB/s, bound {bound_mb_s}");
+    }
+}
+
+/// Desnoyers (SYSTOR 2012) for uniform random writes: x = exp(-α(1 - x)), WAF = 1/(1 - x), with
+/// α the usable physical space over the user space (see tests/integration/ftl.rs).
+fn waf_model(alpha: f64) -> f64 {
+    let mut x = 0.5;
+    for _ in 0..10_000 {
+        x = (-alpha * (1.0 - x)).exp();
+    }
+    1.0 / (1.0 - x)
+}
+
+#[test]
+fn aged_random_writes_follow_the_seed_003_iops_reasoning_and_the_waf_model() {
+    let s = run("ops-isolation", &[("workload.number_ios", "150000"), ("media.nand.blocks_per_plane", "512")]);
+    let f = flash(&s);
+    let waf = f.waf;
+    // WAF against the model: 8 planes x 512 blocks of 128 pages, 5 % spare; GC keeps 0.5-1 % of
+    // blocks free and each plane has a host and a GC block open (half empty on average).
+    let blocks: f64 = 8.0 * 512.0;
+    let user = (blocks * 128.0 * 0.95).floor() / 128.0;
+    let reserve = f64::midpoint((blocks * 0.005).ceil(), (blocks * 0.01).ceil()) + 8.0;
+    let model = waf_model((blocks - reserve) / user);
+    assert!((waf / model - 1.0).abs() < 0.10, "WAF {waf} vs model {model}");
+    // Seed 003: IOPS = 1 / (tGC + tPROG + tXfer) per die, with tGC the die time GC spends per host
+    // write: (WAF - 1) page moves of tR + two transfers + tPROG, and the erases.
+    let xfer = 4096.0 / 40e6;
+    let (t_r, t_prog, t_bers) = (60e-6, 800e-6, 1.5e-3);
+    let erases_per_write = f.ftl.erases as f64 / f.ftl.host_writes as f64;
+    let t_gc = (waf - 1.0) * (t_r + 2.0 * xfer + t_prog) + erases_per_write * t_bers;
+    let expected = 8.0 / (t_gc + t_prog + xfer);
+    assert!((s.iops / expected - 1.0).abs() < 0.10, "IOPS {} vs 8 dies / (tGC + tPROG + tXfer) = {expected}", s.iops);
+    assert!(s.utilisation.media_units > 0.9, "the dies are the bottleneck");
+}
+
+#[test]
+fn read_priority_and_suspend_shorten_reads_under_writes() {
+    let mixed = |sched: &str, suspend: bool| {
+        let mut s = vec![
+            ("ftl.precondition", "\"sequential\""),
+            ("media.nand.scheduler", sched),
+            ("workload.rw", "randrw"),
+            ("workload.rwmixread", "50"),
+            ("workload.iodepth", "16"),
+            ("workload.number_ios", "20000"),
+        ];
+        if suspend {
+            s.extend([("media.nand.suspend", "true"), ("media.nand.suspend_latency", "\"20us\"")]);
+        }
+        run("tlc", &s)
+    };
+    let fifo = mixed("\"fifo\"", false);
+    let prio = mixed("\"read-priority\"", false);
+    let susp = mixed("\"read-priority\"", true);
+    assert!(prio.read.latency_us.mean < fifo.read.latency_us.mean, "{} vs {}", prio.read.latency_us.mean, fifo.read.latency_us.mean);
+    assert!(susp.read.latency_us.p99 < prio.read.latency_us.p99, "{} vs {}", susp.read.latency_us.p99, prio.read.latency_us.p99);
+    assert!(flash(&susp).nand.suspends > 0);
+}
+
+#[test]
+fn nand_runs_are_deterministic_and_keep_the_breakdown_exact() {
+    let a = run("tlc-aged", &[("media.nand.blocks_per_plane", "64"), ("workload.number_ios", "40000"), ("workload.rw", "randrw")]);
+    let b = run("tlc-aged", &[("media.nand.blocks_per_plane", "64"), ("workload.number_ios", "40000"), ("workload.rw", "randrw")]);
+    let strip = |s: &Summary| {
+        let mut v = serde_json::to_value(s).unwrap();
+        v.as_object_mut().unwrap().remove("wall_time_s");
+        v["flash"]["precondition"].as_object_mut().unwrap().remove("wall_s");
+        v.to_string()
+    };
+    assert_eq!(strip(&a), strip(&b));
+    for op in [&a.read, &a.write] {
+        assert!((op.breakdown_us.total() - op.latency_us.mean).abs() < 1e-3);
+    }
+    assert!(flash(&a).ftl.gc_victims > 0);
+}
+
+#[test]
+fn mapping_memory_follows_the_footprint_not_the_capacity() {
+    // 16 TiB of raw flash (16 ch x 8 ways x 2 dies x 4 planes x 4096 blocks x 4 MiB); the job
+    // writes a 1 GiB region.
+    let s = run(
+        "tlc",
+        &[
+            ("media.nand.channels", "16"),
+            ("media.nand.ways", "8"),
+            ("media.nand.dies_per_chip", "2"),
+            ("media.nand.planes", "4"),
+            ("media.nand.blocks_per_plane", "4096"),
+            ("ftl.precondition", "\"clean\""),
+            ("workload.rw", "randwrite"),
+            ("workload.size", "\"1GiB\""),
+            ("workload.number_ios", "50000"),
+        ],
+    );
+    let bytes = flash(&s).mapping_heap_bytes;
+    assert!(bytes < 200 << 20, "mapping structures take {} MiB", bytes >> 20);
+}
