@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
-from typing import Any, Optional, Union
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ssdlab import _core
+
+if TYPE_CHECKING:  # pandas and numpy load on first use: the CLI's memory and start-up stay small
+    import pandas as pd
 
 ConfigLike = Union[None, str, "os.PathLike[str]", Mapping[str, Any], "Config"]
 
@@ -98,8 +98,10 @@ def load_config(
     return Config(_core.Config(base, overrides or None, list(settings or []), base_toml))
 
 
-def presets() -> pd.DataFrame:
+def presets() -> "pd.DataFrame":
     """The preset library: one row per preset with its description."""
+    import pandas as pd
+
     rows = _core.presets_list()
     return pd.DataFrame(rows, columns=["name", "description"]).set_index("name")
 
@@ -118,8 +120,10 @@ class Result:
         self._io_log = io_log
 
     @property
-    def latency(self) -> pd.DataFrame:
+    def latency(self) -> "pd.DataFrame":
         """Latency statistics in microseconds, one row per direction that had I/O."""
+        import pandas as pd
+
         rows = {}
         for op in ("read", "write"):
             s = self.summary[op]
@@ -135,17 +139,22 @@ class Result:
         return pd.DataFrame.from_dict(rows, orient="index")
 
     @property
-    def breakdown(self) -> pd.DataFrame:
+    def breakdown(self) -> "pd.DataFrame":
         """Mean microseconds per component of the path, per direction and over all I/O."""
+        import pandas as pd
+
         rows = {op: self.summary[op]["breakdown_us"] for op in ("read", "write") if self.summary[op]["ios"] > 0}
         rows["all"] = self.summary["breakdown_us"]
         return pd.DataFrame.from_dict(rows, orient="index")[components()]
 
     @property
-    def ios(self) -> Optional[pd.DataFrame]:
+    def ios(self) -> "Optional[pd.DataFrame]":
         """One row per counted I/O (when run with ``keep_ios=True``): times in microseconds."""
         if self._io_log is None:
             return None
+        import numpy as np
+        import pandas as pd
+
         log = self._io_log
         u64 = lambda k: np.frombuffer(log[k], dtype="<u8")  # noqa: E731
         df = pd.DataFrame(

@@ -121,11 +121,12 @@ enum State {
     Full,
 }
 
+/// Per-block state: 16 bytes, so a 16 TiB drive's four million blocks take 64 MiB. (An open
+/// block's write pointer lives in its stream.)
 #[derive(Clone, Copy, Debug)]
 struct Block {
     valid: u32,
     erases: u32,
-    written: u32,
     /// Sequence number of the block's closing (its age for cost-benefit).
     closed: u32,
     state: State,
@@ -135,10 +136,12 @@ const NIL: u32 = u32::MAX;
 const HOST: usize = 0;
 const GC: usize = 1;
 
-/// Where one stream writes next.
+/// Where one stream writes next: a cursor into the striping order, and per plane the open
+/// block and how many of its slots are written.
 struct Stream {
     cursor: usize,
     active: Vec<u32>,
+    written: Vec<u32>,
 }
 
 /// FTL counters.
@@ -186,7 +189,11 @@ pub struct Ftl {
     l2p: L2p,
     p2l: P2l,
     blocks: Vec<Block>,
+    /// Per plane: erased blocks ready for reuse.
     free: Vec<Vec<u32>>,
+    /// Per plane: blocks never used yet are those from this index on (no list for them, so a
+    /// fresh 16 TiB drive costs nothing here).
+    fresh: Vec<u32>,
     free_count: u32,
     order: Vec<u32>,
     streams: [Stream; 2],
@@ -227,19 +234,19 @@ impl Ftl {
                 format!("leaves {spare} spare blocks; GC needs at least {need} here (ftl.gc_reclaim plus two open blocks per plane): raise it or add blocks"),
             ));
         }
-        let mut free: Vec<Vec<u32>> = (0..g.all_planes()).map(|_| Vec::new()).collect();
-        for b in (0..blocks).rev() {
-            free[g.plane_of(b) as usize].push(b);
-        }
         let planes = g.all_planes() as usize;
         Ok(Ftl {
             l2p: L2p::new(exported),
             p2l: P2l::new(blocks as usize, spb as usize),
-            blocks: vec![Block { valid: 0, erases: 0, written: 0, closed: 0, state: State::Free }; blocks as usize],
-            free,
+            blocks: vec![Block { valid: 0, erases: 0, closed: 0, state: State::Free }; blocks as usize],
+            free: vec![Vec::new(); planes],
+            fresh: vec![0; planes],
             free_count: blocks,
             order: g.order(cfg.striping),
-            streams: [Stream { cursor: 0, active: vec![NIL; planes] }, Stream { cursor: 0, active: vec![NIL; planes] }],
+            streams: [
+                Stream { cursor: 0, active: vec![NIL; planes], written: vec![0; planes] },
+                Stream { cursor: 0, active: vec![NIL; planes], written: vec![0; planes] },
+            ],
             bucket_head: vec![NIL; spb as usize + 1],
             next: vec![NIL; blocks as usize],
             prev: vec![NIL; blocks as usize],
@@ -293,7 +300,10 @@ impl Ftl {
 
     /// Bytes of heap the mapping structures hold.
     pub fn heap_bytes(&self) -> usize {
-        self.l2p.heap_bytes() + self.p2l.heap_bytes() + self.blocks.len() * (std::mem::size_of::<Block>() + 12) + self.free.iter().map(|f| f.capacity() * 4).sum::<usize>()
+        self.l2p.heap_bytes()
+            + self.p2l.heap_bytes()
+            + self.blocks.len() * (std::mem::size_of::<Block>() + 12)
+            + self.free.iter().map(|f| f.capacity() * 4).sum::<usize>()
     }
 
     /// Erase counts: (min, max, mean) over all blocks.
@@ -315,9 +325,35 @@ impl Ftl {
         h
     }
 
+    /// Slots of `block` written so far.
+    fn written_slots(&self, block: u32) -> u32 {
+        match self.blocks[block as usize].state {
+            State::Free => 0,
+            State::Full => self.g.slots_per_block(),
+            State::Open => {
+                let plane = self.g.plane_of(block) as usize;
+                self.streams.iter().find(|s| s.active[plane] == block).map_or(0, |s| s.written[plane])
+            }
+        }
+    }
+
     /// Pages of `block` written so far (all of them for a full block).
     pub fn written_pages(&self, block: u32) -> u32 {
-        self.blocks[block as usize].written / self.g.slots_per_page
+        self.written_slots(block) / self.g.slots_per_page
+    }
+
+    /// Takes a free block of `plane`: a recycled one, else a never-used one.
+    fn take_free(&mut self, plane: usize) -> Option<u32> {
+        let b = match self.free[plane].pop() {
+            Some(b) => b,
+            None if self.fresh[plane] < self.g.blocks_per_plane => {
+                self.fresh[plane] += 1;
+                plane as u32 * self.g.blocks_per_plane + self.fresh[plane] - 1
+            }
+            None => return None,
+        };
+        self.free_count -= 1;
+        Some(b)
     }
 
     /// Mean valid fraction of the full blocks (0 when none is full).
@@ -422,11 +458,11 @@ impl Ftl {
             let plane = self.order[self.streams[stream].cursor] as usize;
             let mut block = self.streams[stream].active[plane];
             if block == NIL {
-                if let Some(b) = self.free[plane].pop() {
-                    self.free_count -= 1;
+                if let Some(b) = self.take_free(plane) {
                     self.blocks[b as usize].state = State::Open;
                     self.p2l.open(b);
                     self.streams[stream].active[plane] = b;
+                    self.streams[stream].written[plane] = 0;
                     block = b;
                 } else {
                     // This plane has no free block: try the next one in order.
@@ -434,14 +470,15 @@ impl Ftl {
                     continue;
                 }
             }
-            let b = &mut self.blocks[block as usize];
-            let offset = b.written;
-            b.written += 1;
-            if b.written.is_multiple_of(spp) {
+            let written = &mut self.streams[stream].written[plane];
+            let offset = *written;
+            *written += 1;
+            let written = *written;
+            if written.is_multiple_of(spp) {
                 sink(FlashOp::Program { block, page: offset / spp, gc: stream == GC });
                 self.streams[stream].cursor = (self.streams[stream].cursor + 1) % planes;
             }
-            if self.blocks[block as usize].written == spb {
+            if written == spb {
                 self.close(block);
                 self.streams[stream].active[plane] = NIL;
             }
@@ -581,7 +618,6 @@ impl Ftl {
         let b = &mut self.blocks[victim as usize];
         debug_assert_eq!(b.valid, 0);
         b.erases += 1;
-        b.written = 0;
         b.state = State::Free;
         self.max_erases = self.max_erases.max(b.erases);
         self.p2l.close(victim);
@@ -627,18 +663,19 @@ impl Ftl {
                 return Err(format!("block {i} counts {} valid units, the map says {}", b.valid, valid[i]));
             }
             match b.state {
-                State::Free => {
-                    free += 1;
-                    if b.written != 0 {
-                        return Err(format!("free block {i} has {} written slots", b.written));
-                    }
+                State::Free => free += 1,
+                State::Open if !self.streams.iter().any(|s| s.active[self.g.plane_of(i as u32) as usize] == i as u32) => {
+                    return Err(format!("block {i} is open but no stream writes it"));
                 }
-                State::Full if b.written != self.g.slots_per_block() => return Err(format!("full block {i} has {} written slots", b.written)),
                 _ => {}
             }
+            if b.valid > self.written_slots(i as u32) {
+                return Err(format!("block {i} has {} valid units in {} written slots", b.valid, self.written_slots(i as u32)));
+            }
         }
-        if free != self.free_count || free as usize != self.free.iter().map(Vec::len).sum::<usize>() {
-            return Err(format!("{free} free blocks, counter says {}", self.free_count));
+        let listed = self.free.iter().map(Vec::len).sum::<usize>() + self.fresh.iter().map(|&f| (self.g.blocks_per_plane - f) as usize).sum::<usize>();
+        if free != self.free_count || free as usize != listed {
+            return Err(format!("{free} free blocks, counter says {}, lists hold {listed}", self.free_count));
         }
         Ok(())
     }

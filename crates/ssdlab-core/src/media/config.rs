@@ -120,7 +120,7 @@ impl NandConfig {
             ("media.nand.dies_per_chip", self.dies_per_chip, 16),
             ("media.nand.planes", self.planes, 16),
             ("media.nand.blocks_per_plane", self.blocks_per_plane, 1 << 20),
-            ("media.nand.pages_per_block", self.pages_per_block, 1 << 16),
+            ("media.nand.pages_per_block", self.pages_per_block, (1 << 16) - 1),
         ] {
             issues.check((1..=max).contains(&v), key, v, format!("must be between 1 and {max}"));
         }

@@ -29,7 +29,7 @@ pub enum Work {
     /// A GC read of a whole page.
     GcRead,
     /// A page program; `gen` is the block's erase generation when it was issued.
-    Program { gc: bool, gen: u32 },
+    Program { gc: bool, gen: u16 },
     /// A block erase.
     Erase,
 }
@@ -117,8 +117,9 @@ pub struct NandArray {
     read_first: bool,
     suspend: Option<SimDuration>,
     multiplane: bool,
-    programmed: Vec<u32>,
-    gen: Vec<u32>,
+    /// Per block: pages programmed, and the erase generation (u16 each: 4 bytes per block).
+    programmed: Vec<u16>,
+    gen: Vec<u16>,
     counters: NandCounters,
 }
 
@@ -171,12 +172,12 @@ impl NandArray {
 
     /// Whether page `page` of `block` holds programmed data (else it is still in the buffer).
     pub fn is_programmed(&self, block: u32, page: u32) -> bool {
-        page < self.programmed[block as usize]
+        page < u32::from(self.programmed[block as usize])
     }
 
     /// Marks the first `pages` pages of `block` programmed (after preconditioning).
     pub fn set_programmed(&mut self, block: u32, pages: u32) {
-        self.programmed[block as usize] = pages;
+        self.programmed[block as usize] = pages.min(u32::from(u16::MAX)) as u16;
     }
 
     /// Busy fraction of dies and channels over `elapsed`.
@@ -370,7 +371,7 @@ impl NandArray {
         if let Work::Program { gc, gen } = op.work {
             let b = op.block as usize;
             if gen == self.gen[b] {
-                self.programmed[b] = self.programmed[b].max(op.page + 1);
+                self.programmed[b] = self.programmed[b].max((op.page + 1).min(u32::from(u16::MAX)) as u16);
             }
             if !gc {
                 out.push(Output::Programmed { units: self.g.slots_per_page });
