@@ -214,6 +214,8 @@ pub struct Ftl {
     rng: Rng,
     counters: FtlCounters,
     shadow: Option<Shadow>,
+    /// GC scratch: (offset, lpn) of a victim's valid units.
+    moving: Vec<(u32, u64)>,
 }
 
 impl Ftl {
@@ -262,6 +264,7 @@ impl Ftl {
             rng: Rng::from_seed(stream_seed(seed, 0xF7F7).to_le_bytes()),
             counters: FtlCounters::default(),
             shadow: None,
+            moving: Vec::new(),
             cfg: cfg.clone(),
             g,
         })
@@ -592,12 +595,17 @@ impl Ftl {
         self.counters.gc_victims += 1;
         let spb = self.g.slots_per_block();
         let spp = self.g.slots_per_page;
-        let mut page_read = NIL;
-        for offset in 0..spb {
+        let mut moving = std::mem::take(&mut self.moving);
+        moving.clear();
+        moving.extend((0..spb).filter_map(|offset| {
             let lpn = self.p2l.get(victim, offset);
-            if lpn == UNMAPPED {
-                continue;
-            }
+            (lpn != UNMAPPED).then_some((offset, lpn))
+        }));
+        // Touch every map entry to be rewritten before rewriting any: the loads are independent,
+        // so their cache misses overlap instead of queueing one by one.
+        std::hint::black_box(moving.iter().fold(0u64, |a, &(_, lpn)| a ^ self.l2p.get(lpn)));
+        let mut page_read = NIL;
+        for &(offset, lpn) in &moving {
             let page = offset / spp;
             if page != page_read {
                 sink(FlashOp::Read { block: victim, page });
@@ -613,6 +621,7 @@ impl Ftl {
             self.record(lpn, slot, version);
             self.counters.gc_writes += 1;
         }
+        self.moving = moving;
         sink(FlashOp::Erase { block: victim });
         self.counters.erases += 1;
         let b = &mut self.blocks[victim as usize];
@@ -706,12 +715,30 @@ impl Ftl {
             let (h, g) = w.iter().fold((0, 0), |a, x| (a.0 + x.0, a.1 + x.1));
             (h + g) as f64 / h.max(1) as f64
         };
+        let mut batch: Vec<u64> = Vec::with_capacity(BATCH);
         while done < limit {
             let before = self.counters;
             let n = step.min(limit - done);
-            for _ in 0..n {
-                let lpn = rng.random_range(0..self.exported);
-                self.write(lpn, &mut |_| {})?;
+            let mut left = n;
+            while left > 0 {
+                // Draw a batch, touch the map entries it will read, then the old slots' blocks
+                // and reverse-map entries: independent loads whose misses overlap.
+                batch.clear();
+                batch.extend((0..left.min(BATCH as u64)).map(|_| rng.random_range(0..self.exported)));
+                let spb = u64::from(self.g.slots_per_block());
+                let touched = batch.iter().fold(0u64, |a, &lpn| {
+                    let slot = self.l2p.get(lpn);
+                    if slot == UNMAPPED {
+                        return a;
+                    }
+                    let block = (slot / spb) as u32;
+                    a ^ u64::from(self.blocks[block as usize].valid) ^ self.p2l.get(block, (slot % spb) as u32)
+                });
+                std::hint::black_box(touched);
+                for &lpn in &batch {
+                    self.write(lpn, &mut |_| {})?;
+                }
+                left -= batch.len() as u64;
             }
             done += n;
             windows.push((self.counters.host_writes - before.host_writes, self.counters.gc_writes - before.gc_writes));
@@ -727,6 +754,9 @@ impl Ftl {
         Ok((done as f64 / self.exported as f64, half_waf(&windows[k.saturating_sub(4)..])))
     }
 }
+
+/// Random overwrites prepared together while aging.
+const BATCH: usize = 64;
 
 /// Logical units exported for a geometry and spare fraction.
 pub fn exported_units(g: &Geometry, op_ratio: f64) -> u64 {
