@@ -918,7 +918,7 @@ impl Flash {
             Precondition::Clean => {}
             Precondition::Sequential => ftl.fill_sequential()?,
             Precondition::Aged => {
-                let (dw, waf) = ftl.age(config.ftl.precondition_drive_writes, seed)?;
+                let (dw, waf) = ftl.precondition_aged(config.ftl.precondition_drive_writes, seed)?;
                 report.drive_writes = dw;
                 report.waf = waf;
             }

@@ -39,6 +39,21 @@ config_enum! {
     }
 }
 
+config_enum! {
+    /// How `aged` preconditioning reaches steady state.
+    pub enum Aging {
+        /// `replica` above `aging_replica_blocks` blocks, `simulate` below.
+        Auto = "auto",
+        /// Random overwrites of the whole drive until WAF settles.
+        Simulate = "simulate",
+        /// Age a scaled replica (same planes, block shape and usable spare fraction) by
+        /// simulation, then build this drive's state from the replica's valid-count and
+        /// erase-count distributions with a random placement of the logical pages. Exact for
+        /// uniform traffic, whose steady state does not depend on the drive's size.
+        Replica = "replica",
+    }
+}
+
 config_struct! {
     /// The flash translation layer: page-level mapping, allocation, garbage collection,
     /// over-provisioning and wear levelling.
@@ -72,6 +87,11 @@ config_struct! {
         /// Aged preconditioning: stop after this many drive writes of random overwrites even if
         /// WAF is still moving (0 = until WAF settles). Default: `0`.
         precondition_drive_writes: f64 = 0.0,
+        /// How `aged` gets there: `auto`, `simulate` or `replica`. Default: `"auto"`.
+        aging: Aging = Aging::Auto,
+        /// Blocks of the replica aged by `replica` (and the size above which `auto` uses it).
+        /// Default: `16384` (about 16 M mapping units of statistics; smaller replicas drift).
+        aging_replica_blocks: u32 = 16384,
     }
 }
 
@@ -93,6 +113,7 @@ impl FtlConfig {
             format!("must be >= ftl.gc_trigger = {}", self.gc_trigger),
         );
         issues.check(self.gc_window >= 1, "ftl.gc_window", self.gc_window, "must be at least 1");
+        issues.check(self.aging_replica_blocks >= 1024, "ftl.aging_replica_blocks", self.aging_replica_blocks, "must be at least 1024");
         issues.check(
             self.precondition_drive_writes >= 0.0 && self.precondition_drive_writes <= 100.0,
             "ftl.precondition_drive_writes",

@@ -50,6 +50,14 @@ impl L2p {
         old
     }
 
+    /// Maps an `lpn` known to be unmapped (bulk construction: a store, no read of the old slot).
+    #[inline]
+    pub fn insert_new(&mut self, lpn: u64, slot: u64) {
+        let leaf = self.leaves[(lpn >> LEAF_BITS) as usize].get_or_insert_with(new_leaf);
+        leaf[(lpn as usize) & (LEAF - 1)] = slot;
+        self.mapped += 1;
+    }
+
     /// Logical pages currently mapped.
     pub fn mapped(&self) -> u64 {
         self.mapped

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 
 use rand::{RngExt, SeedableRng};
 
-pub use config::{FtlConfig, Precondition, Striping, Victim};
+pub use config::{Aging, FtlConfig, Precondition, Striping, Victim};
 use map::{L2p, P2l, UNMAPPED};
 
 use crate::error::{Error, Result};
@@ -221,7 +221,11 @@ pub struct Ftl {
 impl Ftl {
     /// An FTL over `nand`, every block free. Fails if the spare space cannot hold GC's margin.
     pub fn new(nand: &NandConfig, cfg: &FtlConfig, seed: u64) -> Result<Self> {
-        let g = Geometry::new(nand, cfg.mapping_unit.0);
+        Ftl::with_geometry(Geometry::new(nand, cfg.mapping_unit.0), cfg, seed)
+    }
+
+    /// An FTL over a geometry, every block free.
+    pub fn with_geometry(g: Geometry, cfg: &FtlConfig, seed: u64) -> Result<Self> {
         let blocks = g.blocks();
         let spb = g.slots_per_block();
         let exported = exported_units(&g, cfg.op_ratio);
@@ -755,6 +759,212 @@ impl Ftl {
     }
 }
 
+impl Ftl {
+    /// Ages the drive as `ftl.aging` says; returns drive writes and the settled WAF (those of
+    /// the replica when one is used).
+    pub fn precondition_aged(&mut self, drive_writes: f64, seed: u64) -> Result<(f64, f64)> {
+        let use_replica = match self.cfg.aging {
+            Aging::Simulate => false,
+            Aging::Replica => true,
+            Aging::Auto => self.g.blocks() > self.cfg.aging_replica_blocks,
+        };
+        let planes = self.g.all_planes();
+        let rep_bpp = self.cfg.aging_replica_blocks / planes;
+        if !use_replica || rep_bpp >= self.g.blocks_per_plane || rep_bpp < 8 {
+            return self.age(drive_writes, seed);
+        }
+        self.age_by_replica(rep_bpp, drive_writes, seed)
+    }
+
+    fn age_by_replica(&mut self, rep_bpp: u32, drive_writes: f64, seed: u64) -> Result<(f64, f64)> {
+        if self.l2p.mapped() > 0 {
+            return Err(Error::Invariant { component: "ftl", detail: "replica aging needs a clean drive".into() });
+        }
+        let g = self.g.clone();
+        let (b_big, planes) = (f64::from(g.blocks()), f64::from(g.all_planes()));
+        let mut rg = g.clone();
+        rg.blocks_per_plane = rep_bpp;
+        let b_rep = f64::from(rg.blocks());
+        // Open blocks hold about one block of unwritten space per plane; give the replica the
+        // same usable spare fraction as this drive.
+        let mut rcfg = self.cfg.clone();
+        rcfg.op_ratio = (self.cfg.op_ratio + planes / b_rep - planes / b_big).min(0.95);
+        let mut rep = Ftl::with_geometry(rg, &rcfg, seed)?;
+        let (dw, waf) = rep.age(drive_writes, seed)?;
+
+        let spb = g.slots_per_block();
+        let mut rng = Rng::from_seed(stream_seed(seed, 0x5E9A).to_le_bytes());
+        // Free blocks: the replica's fraction, within this drive's GC thresholds, spread over
+        // the planes as never-used blocks at the end of each plane.
+        let free = ((f64::from(rep.free_count) / b_rep * b_big).round() as u32).clamp(self.trigger, self.reclaim);
+        let per_plane = free / g.all_planes();
+        let extra = free % g.all_planes();
+        let hist = rep.valid_histogram();
+        let cdf: Vec<u64> = hist.iter().scan(0u64, |a, &h| {
+            *a += h;
+            Some(*a)
+        }).collect();
+        let total = *cdf.last().unwrap_or(&0);
+        let mut erases: Vec<u32> = rep.blocks.iter().map(|b| b.erases).collect();
+        erases.sort_unstable();
+        let mut full: Vec<u32> = Vec::with_capacity(g.blocks() as usize);
+        for plane in 0..g.all_planes() {
+            let keep_free = per_plane + u32::from(plane < extra);
+            let used = g.blocks_per_plane - keep_free;
+            self.fresh[plane as usize] = used;
+            for i in 0..used {
+                full.push(plane * g.blocks_per_plane + i);
+            }
+        }
+        self.free_count = free;
+        // Valid counts drawn from the replica, then nudged to hold exactly every logical page.
+        let mut sum = 0u64;
+        for &b in &full {
+            let v = if total == 0 { spb } else { cdf.partition_point(|&c| c <= rng.random_range(0..total)) as u32 };
+            self.blocks[b as usize].valid = v.min(spb);
+            sum += u64::from(v.min(spb));
+        }
+        let target = self.exported;
+        while sum != target {
+            let b = full[rng.random_range(0..full.len())] as usize;
+            let v = &mut self.blocks[b].valid;
+            if sum < target && *v < spb {
+                *v += 1;
+                sum += 1;
+            } else if sum > target && *v > 0 {
+                *v -= 1;
+                sum -= 1;
+            }
+        }
+        // Place the logical pages: the k-th valid slot in block order holds page perm(k). The map
+        // updates are collected and applied in LPN-range order (see `Scatter`).
+        let perm = Permutation::new(target, seed);
+        let mut scatter = Scatter::new(target);
+        let mut pending: Vec<(u64, u64)> = Vec::with_capacity(PLACE_CHUNK + spb as usize);
+        let mut k = 0u64;
+        for &b in &full {
+            self.p2l.open(b);
+            let mut need = self.blocks[b as usize].valid;
+            for offset in 0..spb {
+                if need == 0 {
+                    break;
+                }
+                // Selection sampling: keep each remaining slot with probability need / left.
+                if rng.random_range(0..spb - offset) < need {
+                    let lpn = perm.apply(k);
+                    k += 1;
+                    need -= 1;
+                    let slot = u64::from(b) * u64::from(spb) + u64::from(offset);
+                    pending.push((lpn, slot));
+                    self.p2l.set(b, offset, lpn);
+                    if let Some(s) = &mut self.shadow {
+                        s.next += 1;
+                        s.version.insert(lpn, s.next);
+                        s.slot_version.insert(slot, s.next);
+                    }
+                }
+            }
+            let e = erases[rng.random_range(0..erases.len())];
+            let blk = &mut self.blocks[b as usize];
+            blk.erases = e;
+            blk.state = State::Open;
+            self.max_erases = self.max_erases.max(e);
+            self.close(b);
+            if pending.len() >= PLACE_CHUNK {
+                scatter.place(&mut self.l2p, &mut pending);
+            }
+        }
+        scatter.place(&mut self.l2p, &mut pending);
+        Ok((dw, waf))
+    }
+}
+
+/// Map updates collected before they are applied.
+const PLACE_CHUNK: usize = 1 << 24;
+
+/// Applies a chunk of `(lpn, slot)` updates bucketed by LPN range (a counting sort into 1024
+/// buckets), so that consecutive stores fall within a few MiB of the map instead of anywhere in
+/// it: random stores over a 2 GiB map cost a TLB miss each, bucketed ones mostly do not.
+struct Scatter {
+    shift: u32,
+    counts: Vec<usize>,
+    sorted: Vec<(u64, u64)>,
+}
+
+impl Scatter {
+    const BUCKETS: usize = 8192;
+
+    fn new(n: u64) -> Self {
+        let bits = 64 - n.max(2).saturating_sub(1).leading_zeros();
+        Scatter { shift: bits.saturating_sub(13), counts: vec![0; Self::BUCKETS + 1], sorted: Vec::new() }
+    }
+
+    fn place(&mut self, l2p: &mut L2p, pending: &mut Vec<(u64, u64)>) {
+        self.counts.fill(0);
+        for &(lpn, _) in pending.iter() {
+            self.counts[((lpn >> self.shift) as usize).min(Self::BUCKETS - 1) + 1] += 1;
+        }
+        for i in 1..=Self::BUCKETS {
+            self.counts[i] += self.counts[i - 1];
+        }
+        self.sorted.clear();
+        self.sorted.resize(pending.len(), (0, 0));
+        for &(lpn, slot) in pending.iter() {
+            let b = ((lpn >> self.shift) as usize).min(Self::BUCKETS - 1);
+            self.sorted[self.counts[b]] = (lpn, slot);
+            self.counts[b] += 1;
+        }
+        for &(lpn, slot) in &self.sorted {
+            l2p.insert_new(lpn, slot);
+        }
+        pending.clear();
+    }
+}
+
+/// A keyed pseudo-random bijection of `[0, n)`: a four-round Feistel network on the smallest
+/// even number of bits that covers `n`, walking cycles until the value falls below `n`.
+struct Permutation {
+    n: u64,
+    half: u32,
+    keys: [u64; 4],
+}
+
+impl Permutation {
+    fn new(n: u64, seed: u64) -> Self {
+        let bits = 64 - n.max(2).saturating_sub(1).leading_zeros();
+        let half = bits.div_ceil(2).max(1);
+        let keys = [0, 1, 2, 3].map(|i| stream_seed(seed, 0xFE15_0000 + i) as u64);
+        Permutation { n, half, keys }
+    }
+
+    fn round(x: u64, key: u64) -> u64 {
+        let mut z = x ^ key;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn once(&self, x: u64) -> u64 {
+        let mask = (1u64 << self.half) - 1;
+        let (mut l, mut r) = (x >> self.half, x & mask);
+        for key in self.keys {
+            let t = l ^ (Self::round(r, key) & mask);
+            l = r;
+            r = t;
+        }
+        (l << self.half) | r
+    }
+
+    fn apply(&self, mut x: u64) -> u64 {
+        loop {
+            x = self.once(x);
+            if x < self.n {
+                return x;
+            }
+        }
+    }
+}
+
 /// Random overwrites prepared together while aging.
 const BATCH: usize = 64;
 
@@ -802,6 +1012,19 @@ mod tests {
         let blocks: Vec<u32> = ops.iter().map(|o| if let FlashOp::Program { block, .. } = o { *block } else { NIL }).collect();
         assert_ne!(f.geometry().plane_of(blocks[0]), f.geometry().plane_of(blocks[1]));
         f.verify().unwrap();
+    }
+
+    #[test]
+    fn feistel_permutation_is_a_bijection() {
+        for n in [1u64, 2, 3, 1000, 4097] {
+            let p = Permutation::new(n, 9);
+            let mut seen = vec![false; n as usize];
+            for k in 0..n {
+                let v = p.apply(k);
+                assert!(v < n && !seen[v as usize], "n {n}: {k} -> {v}");
+                seen[v as usize] = true;
+            }
+        }
     }
 
     #[test]

@@ -201,6 +201,8 @@ fn nand_and_ftl_rules() {
     assert!(has(&f, "media.nand.suspend", "needs media.nand.suspend_latency"), "{f:?}");
     let f = nand(&[("media.nand.program_latency", "[\"200us\"]")]);
     assert!(has(&f, "media.nand.program_latency", "as many page types"), "{f:?}");
+    let f = nand(&[("ftl.aging_replica_blocks", "10"), ("ftl.aging", "\"sometimes\"")]);
+    assert!(has(&f, "ftl.aging_replica_blocks", "at least 1024") && has(&f, "ftl.aging", "one of: auto, simulate, replica"), "{f:?}");
     let f = nand(&[("media.nand.blocks_per_plane", "16"), ("workload.size", "\"1TiB\"")]);
     assert!(has(&f, "workload.size", "exported capacity"), "{f:?}");
 }

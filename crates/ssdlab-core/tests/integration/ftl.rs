@@ -126,3 +126,37 @@ fn static_wear_levelling_narrows_the_erase_spread() {
     let (off, on) = (spread(0), spread(8));
     assert!(on * 2 < off, "spread with WL {on}, without {off}");
 }
+
+#[test]
+fn replica_aging_builds_the_same_steady_state_as_simulated_aging() {
+    use ssdlab_core::ftl::Aging;
+    // 8 planes x 1024 blocks x 64 pages of 4 KiB: 8192 blocks, aged through a 2048-block replica.
+    let nand_cfg = nand(1024, 64, 4096);
+    let after = |aging: Aging| {
+        let cfg = FtlConfig { op_ratio: 0.1, aging, aging_replica_blocks: 2048, ..FtlConfig::default() };
+        let mut ftl = Ftl::new(&nand_cfg, &cfg, 3).unwrap();
+        if aging == Aging::Replica {
+            ftl.enable_integrity();
+        }
+        ftl.precondition_aged(0.0, 4).unwrap();
+        if aging == Aging::Replica {
+            ftl.verify().unwrap_or_else(|e| panic!("replica-built state: {e}"));
+            assert_eq!(ftl.mapped_units(), ftl.exported_units(), "every logical page is mapped once");
+        }
+        let valid = ftl.full_valid_fraction();
+        ftl.reset_counters();
+        let n = ftl.exported_units();
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(8);
+        for _ in 0..n / 2 {
+            ftl.write(rng.random_range(0..n), &mut |_| {}).unwrap();
+        }
+        if aging == Aging::Replica {
+            ftl.verify().unwrap();
+        }
+        (ftl.counters().waf(), valid)
+    };
+    let (waf_sim, valid_sim) = after(Aging::Simulate);
+    let (waf_rep, valid_rep) = after(Aging::Replica);
+    assert!((waf_rep / waf_sim - 1.0).abs() < 0.05, "WAF after replica aging {waf_rep}, after simulated aging {waf_sim}");
+    assert!((valid_rep - valid_sim).abs() < 0.01, "valid fraction {valid_rep} vs {valid_sim}");
+}
