@@ -86,7 +86,21 @@ struct Flash {
     ops: Vec<FlashOp>,
     out: Vec<nand::Output>,
     precondition: PreconditionReport,
+    /// Background GC: idle time that starts it (zero = off), its target, the last host
+    /// activity, and whether a check is pending.
+    bg_idle: SimDuration,
+    bg_target: f64,
+    last_activity: SimTime,
+    bg_armed: bool,
+    /// Free blocks after each foreground GC activation: (seconds, blocks), thinned to at most
+    /// `SERIES_MAX` points.
+    free_series: Vec<(f64, u32)>,
+    series_step: u64,
+    last_gc_runs: u64,
 }
+
+/// Points kept in a time series before it is thinned by half.
+const SERIES_MAX: usize = 4096;
 
 /// The state preconditioning left the drive in.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
@@ -116,6 +130,10 @@ pub struct FlashSummary {
     pub unmapped_reads: u64,
     pub mapping_heap_bytes: u64,
     pub precondition: PreconditionReport,
+    /// Busy fraction of each die.
+    pub die_utilisation: Vec<f64>,
+    /// Free blocks over time: `[seconds, blocks]` at the start and after GC activations.
+    pub free_blocks_over_time: Vec<(f64, u32)>,
 }
 
 /// Per-job state besides its generator.
@@ -334,6 +352,7 @@ impl Simulation {
                     }
                     self.push(self.now, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len } }));
                 }
+                media::Event::BackgroundGc => self.on_background_gc(),
                 media::Event::Nand(e) => {
                     if let Backend::Nand(f) = &mut self.backend {
                         let mut out = std::mem::take(&mut f.out);
@@ -728,6 +747,7 @@ impl Simulation {
             (c.offset, c.len)
         };
         let Backend::Nand(f) = &mut self.backend else { return };
+        let bg = f.note_activity(now);
         let mut out = std::mem::take(&mut f.out);
         let unit = f.unit;
         let end = offset + len;
@@ -766,13 +786,59 @@ impl Simulation {
         if let Backend::Nand(f) = &mut self.backend {
             f.out = out;
         }
+        if let Some(t) = bg {
+            self.push(t, Event::Media(media::Event::BackgroundGc));
+        }
     }
 
     /// Write data has arrived: into the write buffer if there is room, else wait for it.
     fn on_nand_write(&mut self, id: CmdId) {
+        let now = self.now;
         let Backend::Nand(f) = &mut self.backend else { return };
+        let bg = f.note_activity(now);
         f.waiting.push_back(id);
+        if let Some(t) = bg {
+            self.push(t, Event::Media(media::Event::BackgroundGc));
+        }
         self.admit_writes();
+    }
+
+    /// Background GC check: if the drive has been idle long enough, reclaim one victim and
+    /// look again after the same idle time; if not, look again when it would be.
+    fn on_background_gc(&mut self) {
+        let now = self.now;
+        let Backend::Nand(f) = &mut self.backend else { return };
+        f.bg_armed = false;
+        let due = f.last_activity + f.bg_idle;
+        if now < due {
+            f.bg_armed = true;
+            self.push(due, Event::Media(media::Event::BackgroundGc));
+            return;
+        }
+        let mut ops = std::mem::take(&mut f.ops);
+        ops.clear();
+        let target = f.bg_target;
+        let more = match f.ftl.collect_background(target, &mut |op| ops.push(op)) {
+            Ok(more) => more,
+            Err(e) => {
+                self.failure.get_or_insert(e);
+                false
+            }
+        };
+        let mut out = std::mem::take(&mut f.out);
+        for &op in &ops {
+            f.array.submit_flash(op, now, &mut out);
+        }
+        f.ops = ops;
+        if more {
+            f.bg_armed = true;
+            let next = now + f.bg_idle;
+            self.push(next, Event::Media(media::Event::BackgroundGc));
+        }
+        self.apply_nand(&mut out);
+        if let Backend::Nand(f) = &mut self.backend {
+            f.out = out;
+        }
     }
 
     /// Moves waiting writes into the write buffer, oldest first, while they fit (a write
@@ -804,6 +870,7 @@ impl Simulation {
                 f.array.submit_flash(op, now, &mut out);
             }
             f.ops = ops;
+            f.sample_free_blocks(now);
             let latency = f.buffer_latency;
             if let Some(e) = failed {
                 self.failure.get_or_insert(e);
@@ -873,6 +940,8 @@ impl Simulation {
                     unmapped_reads: self.unmapped_reads,
                     mapping_heap_bytes: f.ftl.heap_bytes() as u64,
                     precondition: f.precondition.clone(),
+                    die_utilisation: f.array.die_utilisation(self.now.since(SimTime::ZERO)),
+                    free_blocks_over_time: f.free_series.clone(),
                 };
                 (dies, channels, Some(summary))
             }
@@ -908,6 +977,38 @@ impl Simulation {
 }
 
 impl Flash {
+    /// Notes host activity; returns when to schedule a background-GC check, if one is due.
+    fn note_activity(&mut self, now: SimTime) -> Option<SimTime> {
+        self.last_activity = now;
+        if self.bg_idle == SimDuration::ZERO || self.bg_armed {
+            return None;
+        }
+        self.bg_armed = true;
+        Some(now + self.bg_idle)
+    }
+
+    /// Records the free-block count after each new foreground GC activation.
+    fn sample_free_blocks(&mut self, now: SimTime) {
+        let runs = self.ftl.counters().gc_runs;
+        if runs == self.last_gc_runs {
+            return;
+        }
+        self.last_gc_runs = runs;
+        if runs % self.series_step != 0 {
+            return;
+        }
+        self.free_series.push((now.as_secs_f64(), self.ftl.free_blocks()));
+        if self.free_series.len() >= SERIES_MAX {
+            // Keep every other point (the first stays) and sample half as often from now on.
+            let mut i = 0;
+            self.free_series.retain(|_| {
+                i += 1;
+                i % 2 == 1
+            });
+            self.series_step *= 2;
+        }
+    }
+
     /// The FTL and array of a NAND config, preconditioned as it asks (without timing).
     fn new(config: &Config) -> Result<Self> {
         let seed = config.workload.randseed;
@@ -943,6 +1044,13 @@ impl Flash {
             waiting: std::collections::VecDeque::new(),
             ops: Vec::new(),
             out: Vec::new(),
+            bg_idle: config.ftl.bg_gc_idle,
+            bg_target: config.ftl.bg_gc_target,
+            last_activity: SimTime::ZERO,
+            bg_armed: false,
+            free_series: vec![(0.0, report.free_blocks)],
+            series_step: 1,
+            last_gc_runs: 0,
             precondition: report,
         })
     }

@@ -77,6 +77,11 @@ config_struct! {
         /// Static wear levelling: at every 8th victim, if the erase-count spread exceeds this,
         /// the least-worn full block is reclaimed instead (0 = off). Default: `0`.
         wl_threshold: u32 = 0,
+        /// Background GC: after this long without host I/O, GC reclaims victims one at a time
+        /// until `bg_gc_target` of the blocks are free (0 = off). Default: `0`.
+        bg_gc_idle: crate::sim::SimDuration = crate::sim::SimDuration::ZERO,
+        /// Free-block fraction background GC works towards. Default: `0.03`.
+        bg_gc_target: f64 = 0.03,
         /// DRAM write buffer: host writes complete once their data is in it, and wait when it is
         /// full; reads of data not yet programmed are served from it. Default: `64MiB`.
         write_buffer: Bytes = Bytes(64 << 20),
@@ -113,6 +118,12 @@ impl FtlConfig {
             format!("must be >= ftl.gc_trigger = {}", self.gc_trigger),
         );
         issues.check(self.gc_window >= 1, "ftl.gc_window", self.gc_window, "must be at least 1");
+        issues.check(
+            self.bg_gc_target > 0.0 && self.bg_gc_target < 0.5 && self.bg_gc_target >= self.gc_trigger,
+            "ftl.bg_gc_target",
+            self.bg_gc_target,
+            format!("must be less than 0.5 and >= ftl.gc_trigger = {}", self.gc_trigger),
+        );
         issues.check(self.aging_replica_blocks >= 1024, "ftl.aging_replica_blocks", self.aging_replica_blocks, "must be at least 1024");
         issues.check(
             self.precondition_drive_writes >= 0.0 && self.precondition_drive_writes <= 100.0,

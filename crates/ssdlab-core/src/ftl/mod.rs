@@ -161,6 +161,8 @@ pub struct FtlCounters {
     pub trims: u64,
     /// Victims chosen by wear levelling.
     pub wl_moves: u64,
+    /// Victims reclaimed by background (idle) GC.
+    pub bg_victims: u64,
 }
 
 impl FtlCounters {
@@ -591,6 +593,23 @@ impl Ftl {
             self.reclaim_block(victim, sink)?;
         }
         Ok(())
+    }
+
+    /// Background GC: reclaims one victim if fewer than `target` blocks are free. Returns
+    /// whether it did (and so whether more may be wanted).
+    pub fn collect_background(&mut self, target: f64, sink: &mut impl FnMut(FlashOp)) -> Result<bool> {
+        let want = (f64::from(self.g.blocks()) * target).ceil() as u32;
+        if self.free_count >= want {
+            return Ok(false);
+        }
+        let Some(victim) = self.pick_victim() else { return Ok(false) };
+        // Reclaiming a nearly full block frees almost nothing: leave it to foreground GC.
+        if self.blocks[victim as usize].valid >= self.g.slots_per_block() - self.g.slots_per_page {
+            return Ok(false);
+        }
+        self.counters.bg_victims += 1;
+        self.reclaim_block(victim, sink)?;
+        Ok(true)
     }
 
     /// Moves the valid units of `victim` to the GC stream and erases it.

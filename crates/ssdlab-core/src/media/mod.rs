@@ -151,6 +151,8 @@ pub enum Event {
     WriteUnit { cmd: crate::nvme::CmdId, unit: u32, len: u32 },
     /// NAND: a read served from the write buffer is ready.
     Buffered { cmd: crate::nvme::CmdId, len: u32 },
+    /// NAND: check whether background GC should run.
+    BackgroundGc,
     /// NAND array events.
     Nand(nand::Event),
 }

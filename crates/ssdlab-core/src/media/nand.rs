@@ -188,6 +188,12 @@ impl NandArray {
         (dies, ch)
     }
 
+    /// Busy fraction of each die over `elapsed`.
+    pub fn die_utilisation(&self, elapsed: SimDuration) -> Vec<f64> {
+        let t = elapsed.as_ps().max(1) as f64;
+        self.dies.iter().map(|d| d.busy.as_ps() as f64 / t).collect()
+    }
+
     /// Queues an FTL operation.
     pub fn submit_flash(&mut self, op: FlashOp, now: SimTime, out: &mut Vec<Output>) {
         let op = match op {
