@@ -994,7 +994,7 @@ impl Flash {
             return;
         }
         self.last_gc_runs = runs;
-        if runs % self.series_step != 0 {
+        if !runs.is_multiple_of(self.series_step) {
             return;
         }
         self.free_series.push((now.as_secs_f64(), self.ftl.free_blocks()));

@@ -57,6 +57,12 @@ config_struct! {
         /// Multi-plane operations: a die programs (or reads) the same page offset in all its
         /// planes at once. Default: `true`.
         multiplane: bool = true,
+        /// Cache read: a die starts its next read as soon as a page leaves the array, while that
+        /// page still moves out over the channel. Default: `false`.
+        cache_read: bool = false,
+        /// Cache program: the next page's data moves in while the array programs the current
+        /// one. Default: `false`.
+        cache_program: bool = false,
         /// Die scheduling: `fifo` or `read-priority`. Default: `"read-priority"`.
         scheduler: DieScheduler = DieScheduler::ReadPriority,
         /// Program/erase suspend for reads (needs `suspend_latency`). Default: `false`.
@@ -155,6 +161,7 @@ impl NandConfig {
         issues.check([8, 16].contains(&self.channel_width), "media.nand.channel_width", self.channel_width, "must be 8 or 16 bits");
         if self.suspend {
             issues.check(self.suspend_latency.is_some(), "media.nand.suspend", self.suspend, "needs media.nand.suspend_latency (no suspend latency is set)");
+            issues.check(!self.cache_program, "media.nand.suspend", self.suspend, "is not modelled together with media.nand.cache_program");
         }
     }
 

@@ -9,7 +9,11 @@
 //! and can suspend a program or erase for a host read (paying the suspend latency on the way
 //! out and back). The die stays busy while its page register is emptied over the channel.
 //!
-//! Leaves out: cache read/program pipelining, ONFI timing below command granularity, copyback
+//! With cache read, a die starts its next operation as soon as a read leaves the array and its
+//! data moves out of the cache register meanwhile; with cache program, the next page's data moves
+//! in while the array programs, and reads and erases wait for the array.
+//!
+//! Leaves out: ONFI timing below command granularity, copyback
 //! (GC data goes through the controller), read retry and ECC time, and GC data dependencies
 //! (a moved page's program may start before its read finishes: GC work is charged as load in
 //! issue order).
@@ -69,6 +73,10 @@ struct Die {
     busy: SimDuration,
     /// Programs merged into the running multi-plane program.
     merged: Vec<Op>,
+    /// Cache program: when the array finishes its last program, and the programs (with their
+    /// merged planes) still in the array, oldest first.
+    array_free: SimTime,
+    in_array: VecDeque<Vec<Op>>,
 }
 
 /// NAND events (scheduled by the simulation, handled here).
@@ -78,8 +86,12 @@ pub enum Event {
     ArrayDone { die: u32, gen: u64 },
     /// The running read's data has left over the channel.
     TransferDone { die: u32 },
-    /// `die` may start its next operation (after a suspend).
+    /// `die` may start its next operation (after a suspend, or once its array is free).
     Start { die: u32 },
+    /// Cache read: a read's data has left the cache register over the channel.
+    ReadOut { die: u32, cmd: Option<CmdId>, bytes: u32, service: SimDuration },
+    /// Cache program: the oldest program in the array of `die` ends.
+    ProgramDone { die: u32 },
 }
 
 /// What the array tells the simulation.
@@ -117,6 +129,8 @@ pub struct NandArray {
     read_first: bool,
     suspend: Option<SimDuration>,
     multiplane: bool,
+    cache_read: bool,
+    cache_program: bool,
     /// Per block: pages programmed, and the erase generation (u16 each: 4 bytes per block).
     programmed: Vec<u16>,
     gen: Vec<u16>,
@@ -138,6 +152,8 @@ impl NandArray {
             read_first: c.scheduler == DieScheduler::ReadPriority,
             suspend: if c.suspend { c.suspend_latency } else { None },
             multiplane: c.multiplane && c.planes > 1,
+            cache_read: c.cache_read,
+            cache_program: c.cache_program,
             programmed: vec![0; blocks],
             gen: vec![0; blocks],
             counters: NandCounters::default(),
@@ -271,6 +287,16 @@ impl NandArray {
                 None => return,
             }
         };
+        if self.cache_program && !matches!(op.work, Work::Program { .. }) && d.array_free > now {
+            // A read or erase needs the array, still programming: try again when it is free.
+            if matches!(op.work, Work::HostRead { .. }) && read_first {
+                d.reads.push_front(op);
+            } else {
+                d.other.push_front(op);
+            }
+            out.push(Output::At(d.array_free, Event::Start { die }));
+            return;
+        }
         let ch = self.g.channel_of_die(die) as usize;
         let (planes, chan_bytes, array) = match op.work {
             Work::HostRead { .. } | Work::GcRead => (1, 0, self.read_time(op.page)),
@@ -301,6 +327,25 @@ impl NandArray {
         };
         let on_channel = self.overhead + self.transfer_time(chan_bytes);
         let g = self.channels[ch].reserve(now, on_channel);
+        if self.cache_program && matches!(op.work, Work::Program { .. }) {
+            // Data into the cache register now; the array takes it when the previous program
+            // ends; the die can take its next operation from then on.
+            let d = &mut self.dies[die as usize];
+            let array_start = g.end.max(d.array_free);
+            let end = array_start + array;
+            d.busy += end.since(now.max(d.array_free));
+            d.array_free = end;
+            let mut ops = std::mem::take(&mut d.merged);
+            ops.push(op);
+            d.in_array.push_back(ops);
+            if planes > 1 {
+                self.counters.multiplane_programs += 1;
+            }
+            d.running = Some(Running { op, end: array_start, phase: Phase::Transfer, service: SimDuration::ZERO });
+            out.push(Output::At(array_start, Event::TransferDone { die }));
+            out.push(Output::At(end, Event::ProgramDone { die }));
+            return;
+        }
         let end = g.end + array;
         let d = &mut self.dies[die as usize];
         d.busy += end.since(now);
@@ -323,6 +368,13 @@ impl NandArray {
                 }
                 let Some(mut r) = d.running else { return };
                 match r.op.work {
+                    Work::HostRead { cmd, bytes } if self.cache_read => {
+                        self.cached_read_out(die, Some(cmd), bytes, r.service, now, out);
+                    }
+                    Work::GcRead if self.cache_read => {
+                        self.counters.gc_reads += 1;
+                        self.cached_read_out(die, None, self.g.page_size as u32, r.service, now, out);
+                    }
                     Work::HostRead { bytes, .. } => {
                         self.transfer_out(die, &mut r, u64::from(bytes), now, out);
                     }
@@ -357,7 +409,31 @@ impl NandArray {
                 }
                 self.start(die, now, out);
             }
+            Event::ReadOut { cmd, bytes, service, .. } => {
+                if let Some(cmd) = cmd {
+                    self.counters.host_reads += 1;
+                    out.push(Output::ReadReady { cmd, bytes, service });
+                }
+            }
+            Event::ProgramDone { die } => {
+                let ops = self.dies[die as usize].in_array.pop_front().unwrap_or_default();
+                for o in ops {
+                    self.finish_program(o, out);
+                }
+            }
         }
+    }
+
+    /// Cache read: the die is free for its next operation, whose command goes on the channel
+    /// first; this page's data follows it out of the cache register.
+    fn cached_read_out(&mut self, die: u32, cmd: Option<CmdId>, bytes: u32, service: SimDuration, now: SimTime, out: &mut Vec<Output>) {
+        self.dies[die as usize].running = None;
+        self.start(die, now, out);
+        let ch = self.g.channel_of_die(die) as usize;
+        let t = self.transfer_time(u64::from(bytes));
+        let g = self.channels[ch].reserve(now, t);
+        let service = service + g.end.since(g.start);
+        out.push(Output::At(g.end, Event::ReadOut { die, cmd, bytes, service }));
     }
 
     fn transfer_out(&mut self, die: u32, r: &mut Running, bytes: u64, now: SimTime, out: &mut Vec<Output>) {

@@ -203,3 +203,50 @@ fn background_gc_reclaims_in_idle_time() {
     assert_eq!(b.die_utilisation.len(), 8);
     assert!(f.free_blocks_over_time.len() > 1 && f.free_blocks_over_time[0].0 == 0.0);
 }
+
+#[test]
+fn cache_program_hides_the_data_in_behind_tprog() {
+    // As the program-bound case above, but the next 32 KiB moves in while the array programs:
+    // each die now completes two planes every tPROG = 500 us.
+    let bound = 32.0 * 32768.0 / 500e-6 / 1e6;
+    let s = run(
+        "slc",
+        &[
+            ("ftl.precondition", "\"clean\""),
+            ("ftl.write_buffer", "\"4MiB\""),
+            ("media.nand.program_latency", "[\"500us\"]"),
+            ("media.nand.cache_program", "true"),
+            ("workload.rw", "write"),
+            ("workload.bs", "128k"),
+            ("workload.iodepth", "32"),
+            ("workload.number_ios", "12000"),
+        ],
+    );
+    let mb_s = s.write.bandwidth_mib_s * 1_048_576.0 / 1e6;
+    assert!(mb_s <= bound * 1.005 && mb_s >= bound * 0.98, "{mb_s} MB/s vs {bound}");
+}
+
+#[test]
+fn cache_read_overlaps_the_next_tr_with_the_data_out() {
+    // One channel, one die, one plane: every read is cmd (0.1 us) + tR (25 us) + 4 KiB out
+    // (5.12 us). With cache read the next command goes out before the data, so the die cycles
+    // every 25.1 us instead of 30.22 us.
+    let one_die = |cache: &str| {
+        run(
+            "slc",
+            &[
+                ("media.nand.channels", "1"),
+                ("media.nand.ways", "1"),
+                ("media.nand.planes", "1"),
+                ("media.nand.blocks_per_plane", "1024"),
+                ("media.nand.cache_read", cache),
+                ("workload.iodepth", "16"),
+                ("workload.number_ios", "20000"),
+            ],
+        )
+    };
+    let plain = one_die("false");
+    let cached = one_die("true");
+    assert!((plain.iops * 30.22e-6 - 1.0).abs() < 0.01, "{} IOPS", plain.iops);
+    assert!((cached.iops * 25.1e-6 - 1.0).abs() < 0.01, "{} IOPS", cached.iops);
+}
