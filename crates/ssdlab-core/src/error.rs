@@ -39,6 +39,9 @@ pub enum Error {
     /// A workload could not be generated or read.
     #[error("invalid workload: {0}")]
     Workload(String),
+    /// A trace line is malformed: where (`file:line`), the text, and what is wrong.
+    #[error("{location}: {reason}: {text:?}")]
+    Trace { location: String, text: String, reason: String },
     /// A file could not be read.
     #[error("{path}: {message}")]
     Io { path: String, message: String },

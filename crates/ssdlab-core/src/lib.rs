@@ -28,6 +28,7 @@
 //!
 //! Every I/O's latency is split into [`stats::Component`]s that add up to it exactly.
 
+pub mod ats;
 pub mod bench;
 pub mod config;
 pub mod ctrl;

@@ -1,0 +1,189 @@
+//! One-pass hit-rate curves for LRU, which is a stack algorithm: a cache of `c` lines hits
+//! exactly the accesses whose stack distance (distinct keys since the key's last access) is
+//! below `c`, so one histogram of distances gives the hit count of every size at once.
+
+/// Fully associative LRU: stack distances by a Fenwick tree over access times.
+///
+/// Every access takes the next time slot. When a key is accessed again, its previous slot
+/// becomes a *hole*; the stack distance is the number of slots strictly between the previous
+/// access and now, less the holes among them. The tree counts holes, so an access costs one
+/// prefix query and one update. Holes are bits of a bitmap and the tree counts them per 64-bit
+/// word (a popcount finishes a query), so the tree is 64 times smaller than the slot range and
+/// stays in the first-level cache. When the slots run out, the live slots (each key's latest
+/// access) are renumbered in order with no holes, and the range grows if it is more than half
+/// live. Keys are dense ids, so the last-slot table is a plain array.
+pub struct FaLruCurve {
+    limit: usize,
+    /// Slots available before the next compaction.
+    slots: usize,
+    bits: Vec<u64>,
+    tree: Vec<u32>,
+    holes: u32,
+    now: u32,
+    last: Vec<u32>,
+    /// hist[d] = accesses at distance d (< limit); beyond the limit counts as a miss.
+    hist: Vec<u64>,
+    accesses: u64,
+}
+
+const NEVER: u32 = u32::MAX;
+
+impl FaLruCurve {
+    /// Curves up to `limit` lines.
+    pub fn new(limit: usize) -> Self {
+        let slots = 1 << 16;
+        FaLruCurve { limit, slots, bits: vec![0; slots / 64], tree: vec![0; slots / 64], holes: 0, now: 0, last: Vec::new(), hist: vec![0; limit], accesses: 0 }
+    }
+
+    #[inline]
+    fn add_hole(&mut self, i: usize) {
+        self.bits[i >> 6] |= 1 << (i & 63);
+        let mut w = i >> 6;
+        let n = self.tree.len();
+        while w < n {
+            self.tree[w] += 1;
+            w |= w + 1;
+        }
+    }
+
+    /// Holes at positions `<= i`.
+    #[inline]
+    fn prefix(&self, i: usize) -> u32 {
+        let word = i >> 6;
+        let mask = u64::MAX >> (63 - (i & 63));
+        let mut s = (self.bits[word] & mask).count_ones();
+        // Fenwick prefix over words 0..word (exclusive): node e - 1 covers (e - 1) & e ..= e - 1.
+        let mut e = word;
+        while e > 0 {
+            s += self.tree[e - 1];
+            e &= e - 1;
+        }
+        s
+    }
+
+    /// Renumbers the live slots `0..live` in time order (no holes left), growing the tree if
+    /// more than half of it would be live.
+    fn compact(&mut self) {
+        let mut live: Vec<(u32, u32)> = self.last.iter().enumerate().filter(|(_, &t)| t != NEVER).map(|(k, &t)| (t, k as u32)).collect();
+        live.sort_unstable();
+        while live.len() * 2 > self.slots {
+            self.slots *= 2;
+        }
+        self.bits = vec![0; self.slots / 64];
+        self.tree = vec![0; self.slots / 64];
+        self.holes = 0;
+        for (pos, &(_, key)) in live.iter().enumerate() {
+            self.last[key as usize] = pos as u32;
+        }
+        self.now = live.len() as u32;
+    }
+
+    /// Records an access to dense key `key`; returns its stack distance (None if first).
+    #[inline]
+    pub fn access(&mut self, key: u32) -> Option<u32> {
+        self.accesses += 1;
+        let k = key as usize;
+        if k >= self.last.len() {
+            self.last.resize(k + 1, NEVER);
+        }
+        if self.now as usize >= self.slots {
+            self.compact();
+        }
+        let prev = self.last[k];
+        let dist = if prev == NEVER {
+            None
+        } else {
+            // Slots after prev, less the holes after prev (every hole is before now).
+            let d = self.now - prev - 1 - (self.holes - self.prefix(prev as usize));
+            self.add_hole(prev as usize);
+            self.holes += 1;
+            if (d as usize) < self.limit {
+                self.hist[d as usize] += 1;
+            }
+            Some(d)
+        };
+        self.last[k] = self.now;
+        self.now += 1;
+        dist
+    }
+
+    pub fn accesses(&self) -> u64 {
+        self.accesses
+    }
+
+    /// Hits of a fully associative LRU cache of `lines` lines.
+    pub fn hits(&self, lines: usize) -> u64 {
+        self.hist[..lines.min(self.limit)].iter().sum()
+    }
+
+    /// Hits for every size `1..=limit` (index `c - 1`).
+    pub fn all_hits(&self) -> Vec<u64> {
+        self.hist.iter().scan(0u64, |a, &h| {
+            *a += h;
+            Some(*a)
+        }).collect()
+    }
+}
+
+/// Set-associative LRU at a fixed set count, for every associativity up to `max_ways` at once:
+/// each set keeps its keys in recency order, and an access found at depth `d` of its set hits
+/// every cache of more than `d` ways. Pinned ways in a set push the other keys deeper.
+pub struct SetLruCurve {
+    sets: usize,
+    max_ways: usize,
+    stacks: Vec<u32>,
+    fill: Vec<u16>,
+    /// Ways taken by pinned keys, per set.
+    pinned: Vec<u16>,
+    hist: Vec<u64>,
+    accesses: u64,
+}
+
+impl SetLruCurve {
+    /// `sets` must be a power of two; keys map to set `key mod sets`.
+    pub fn new(sets: usize, max_ways: usize, pinned: Vec<u16>) -> Self {
+        SetLruCurve {
+            sets,
+            max_ways,
+            stacks: vec![u32::MAX; sets * max_ways],
+            fill: vec![0; sets],
+            pinned,
+            hist: vec![0; max_ways + 1],
+            accesses: 0,
+        }
+    }
+
+    #[inline]
+    pub fn access(&mut self, key: u32, set_key: u64) {
+        self.accesses += 1;
+        let set = (set_key as usize) & (self.sets - 1);
+        let base = set * self.max_ways;
+        let n = self.fill[set] as usize;
+        let stack = &mut self.stacks[base..base + self.max_ways];
+        let found = stack[..n].iter().position(|&k| k == key);
+        let depth = if let Some(d) = found {
+            stack.copy_within(0..d, 1);
+            d
+        } else {
+            let keep = n.min(self.max_ways - 1);
+            stack.copy_within(0..keep, 1);
+            self.fill[set] = (keep + 1) as u16;
+            self.max_ways
+        };
+        stack[0] = key;
+        // With p ways pinned in this set, depth d needs d + p + 1 ways.
+        let need = depth + usize::from(self.pinned.get(set).copied().unwrap_or(0));
+        if depth < self.max_ways && need < self.max_ways {
+            self.hist[need] += 1;
+        }
+    }
+
+    pub fn accesses(&self) -> u64 {
+        self.accesses
+    }
+
+    /// Hits of a cache with this set count and `ways` ways.
+    pub fn hits(&self, ways: usize) -> u64 {
+        self.hist[..ways.min(self.max_ways)].iter().sum()
+    }
+}

@@ -1,0 +1,437 @@
+//! Address translation: the device's Address Translation Cache (ATC) under PCIe ATS, as a
+//! trace-driven study tool.
+//!
+//! Every DMA address maps to a translation key: its STU page (STU `k` covers 2^k × 4 KiB, as the
+//! ATS field encodes it: 2 MiB is STU 9), tagged by PASID so that different address spaces never
+//! share a translation. Keys are interned to dense ids once per STU, so every model works on
+//! arrays. The study replays one stream through many caches at once:
+//! - fully associative LRU for every size in one pass (stack distances, [`curve::FaLruCurve`]);
+//! - set-associative LRU for every associativity at each set count in one pass
+//!   ([`curve::SetLruCurve`]);
+//! - FIFO/round robin, random, tree-PLRU and Belady's OPT by per-size simulation
+//!   ([`sim::CacheSim`]), in parallel.
+//!
+//! Pinned translations (SQ/CQ rings, given as address ranges or tagged in the trace) always hit
+//! and take lines: a fully associative cache of `C` lines with `P` pins behaves as `C - P` lines
+//! for the rest, and a pinned set loses its pinned ways. Sizes too small to hold the pins have
+//! no pinned point; a study where no size holds them is an error. With `pin_dedicated` the pins
+//! sit in entries of their own and every line serves the rest.
+//!
+//! Leaves out (for the in-device part of the issue): invalidations, translation latency, and
+//! the IOMMU's own IOTLB.
+
+pub mod curve;
+pub mod sim;
+pub mod synth;
+pub mod trace;
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+pub use sim::Policy;
+
+/// One DMA access of a trace.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Access {
+    pub addr: u64,
+    /// Bytes accessed; an access spanning several STU pages looks each of them up.
+    pub size: u32,
+    /// Address space (PASID or VM); 0 when the trace has none.
+    pub pasid: u32,
+    /// Tagged in the trace as a pinned translation (SQ/CQ).
+    pub pinned: bool,
+}
+
+/// Cache organisation: fully associative, or `ways`-way set associative.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Assoc {
+    Full,
+    Ways(u32),
+}
+
+/// What to study.
+#[derive(Clone, Debug)]
+pub struct Study {
+    /// STU exponents (0 = 4 KiB, 9 = 2 MiB).
+    pub stus: Vec<u32>,
+    pub policies: Vec<Policy>,
+    pub assocs: Vec<Assoc>,
+    /// Cache sizes in lines.
+    pub lines: Vec<u32>,
+    /// Address ranges `[start, end)` whose translations are pinned (SQ/CQ rings).
+    pub pin_ranges: Vec<(u64, u64)>,
+    /// Also pin the translations of accesses tagged as pinned in the trace.
+    pub pin_tagged: bool,
+    /// Pinned translations live in dedicated entries beside the cache (as the seed's "SQ/CQ
+    /// caches") instead of taking its lines.
+    pub pin_dedicated: bool,
+    pub seed: u64,
+}
+
+/// One point of a hit-rate curve.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Point {
+    pub stu_bytes: u64,
+    pub policy: Policy,
+    pub sets: u32,
+    pub ways: u32,
+    pub lines: u32,
+    pub pinned: bool,
+    pub accesses: u64,
+    pub hits: u64,
+    pub hit_rate: f64,
+}
+
+impl Study {
+    pub fn validate(&self) -> Result<()> {
+        let mut issues = Vec::new();
+        let mut bad = |path: &str, value: String, rule: &str| issues.push(crate::ConfigIssue { path: path.into(), value, rule: rule.into() });
+        if self.stus.is_empty() || self.stus.iter().any(|&s| s > 40) {
+            bad("stu", format!("{:?}", self.stus), "give at least one STU, each from 0 (4 KiB) to 40");
+        }
+        if self.policies.is_empty() {
+            bad("policy", String::new(), "give at least one policy");
+        }
+        if self.lines.is_empty() || self.lines.iter().any(|&l| l == 0 || l > 1 << 24) {
+            bad("lines", format!("{:?}", self.lines), "sizes must be 1 to 16777216 lines");
+        }
+        for a in &self.assocs {
+            if let Assoc::Ways(w) = *a {
+                if w == 0 || w > 64 {
+                    bad("assoc", w.to_string(), "set-associative caches need 1 to 64 ways");
+                }
+                for &l in &self.lines {
+                    if l >= w && (l % w != 0 || !(l / w).is_power_of_two()) {
+                        bad("lines", l.to_string(), &format!("a {w}-way cache needs lines = {w} x a power of two sets"));
+                    }
+                }
+            }
+        }
+        for &(s, e) in &self.pin_ranges {
+            if e <= s {
+                bad("pin", format!("{s:#x}-{e:#x}"), "a pinned range must end after it starts");
+            }
+        }
+        if issues.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Config(issues))
+        }
+    }
+}
+
+/// Interns (PASID, page) keys of one STU into dense ids.
+struct Keys {
+    shift: u32,
+    ids: FxHashMap<(u32, u64), u32>,
+    pinned: Vec<bool>,
+}
+
+impl Keys {
+    fn new(stu: u32) -> Self {
+        Keys { shift: 12 + stu, ids: FxHashMap::default(), pinned: Vec::new() }
+    }
+
+    #[inline]
+    fn id(&mut self, pasid: u32, page: u64) -> u32 {
+        let next = self.ids.len() as u32;
+        let id = *self.ids.entry((pasid, page)).or_insert(next);
+        if id == next {
+            self.pinned.push(false);
+        }
+        id
+    }
+}
+
+/// The key stream of one STU, in chunks: dense id and set-index bits of each lookup.
+struct Chunk {
+    ids: Vec<u32>,
+    set_bits: Vec<u64>,
+}
+
+/// Set-index bits of a page: the page number, with the PASID mixed in so that address spaces
+/// spread over the sets.
+#[inline]
+fn set_bits(pasid: u32, page: u64) -> u64 {
+    page ^ u64::from(pasid).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+enum Model {
+    FaLru { curve: curve::FaLruCurve, pinned: bool },
+    SetLru { curve: curve::SetLruCurve, sets: u32, pinned: bool },
+    Sim { sim: sim::CacheSim, sets: u32, ways: u32, pinned: bool },
+}
+
+/// Runs a study over `source`, which must yield the same accesses each time it is called
+/// (it is read once, or twice when pinned translations are tagged in the trace or OPT is
+/// asked for). `pin_count` reports the pinned lines per STU for the caller's tables.
+pub fn run_study<F, I>(study: &Study, mut source: F) -> Result<Vec<Point>>
+where
+    F: FnMut() -> Result<I>,
+    I: Iterator<Item = Result<Access>>,
+{
+    study.validate()?;
+    let mut points = Vec::new();
+    for &stu in &study.stus {
+        points.extend(run_stu(study, stu, &mut source)?);
+    }
+    Ok(points)
+}
+
+const CHUNK: usize = 1 << 16;
+
+fn run_stu<F, I>(study: &Study, stu: u32, source: &mut F) -> Result<Vec<Point>>
+where
+    F: FnMut() -> Result<I>,
+    I: Iterator<Item = Result<Access>>,
+{
+    let mut keys = Keys::new(stu);
+    let pinning = !study.pin_ranges.is_empty() || study.pin_tagged;
+    // Pinned keys first: ranges now, tagged accesses in a pre-pass.
+    for &(s, e) in &study.pin_ranges {
+        for page in (s >> keys.shift)..=((e - 1) >> keys.shift) {
+            let id = keys.id(0, page);
+            keys.pinned[id as usize] = true;
+        }
+    }
+    if study.pin_tagged {
+        for a in source()? {
+            let a = a?;
+            if a.pinned {
+                for page in pages(&a, keys.shift) {
+                    let id = keys.id(a.pasid, page);
+                    keys.pinned[id as usize] = true;
+                }
+            }
+        }
+    }
+    let mut pinned_keys: Vec<(u32, u64)> = keys.ids.iter().filter(|(_, &id)| keys.pinned[id as usize]).map(|(&k, _)| k).collect();
+    pinned_keys.sort_unstable();
+    let pin_total = pinned_keys.len() as u32;
+    // Dedicated pins take no lines of the cache studied.
+    let pinned_keys = if study.pin_dedicated { Vec::new() } else { pinned_keys };
+    let pin_lines = if study.pin_dedicated { 0 } else { pin_total };
+    let max_lines = *study.lines.iter().max().unwrap_or(&1) as usize;
+
+    // The models: one-pass curves for LRU, a simulator per size for the rest.
+    let mut models = Vec::new();
+    let variants: &[bool] = if pinning { &[false, true] } else { &[false] };
+    let want_opt = study.policies.contains(&Policy::Opt);
+    for &pinned in variants {
+        for &assoc in &study.assocs {
+            for &policy in &study.policies {
+                if policy == Policy::Opt {
+                    continue;
+                }
+                match (assoc, policy) {
+                    (Assoc::Full, Policy::Lru) => models.push(Model::FaLru { curve: curve::FaLruCurve::new(max_lines), pinned }),
+                    (Assoc::Ways(w), Policy::Lru) => {
+                        let mut set_counts: Vec<u32> = study.lines.iter().filter(|&&l| l >= w).map(|&l| l / w).collect();
+                        set_counts.sort_unstable();
+                        set_counts.dedup();
+                        for sets in set_counts {
+                            let per_set = pins_per_set(&pinned_keys, sets, pinned);
+                            models.push(Model::SetLru { curve: curve::SetLruCurve::new(sets as usize, w as usize, per_set), sets, pinned });
+                        }
+                    }
+                    (assoc, policy) => {
+                        for &l in &study.lines {
+                            let (sets, ways) = geometry(assoc, l);
+                            if sets == 0 {
+                                continue;
+                            }
+                            let Some(per_set) = pin_layout(assoc, &pinned_keys, sets, ways, pinned) else { continue };
+                            models.push(Model::Sim { sim: sim::CacheSim::new(policy, sets as usize, ways as usize, &per_set, study.seed), sets, ways, pinned });
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // Stream the accesses through every model, a chunk at a time, models in parallel.
+    let mut chunk = Chunk { ids: Vec::with_capacity(CHUNK), set_bits: Vec::with_capacity(CHUNK) };
+    let mut all_ids: Vec<u32> = Vec::new();
+    let mut all_bits: Vec<u64> = Vec::new();
+    let mut lookups = 0u64;
+    for a in source()? {
+        let a = a?;
+        for page in pages(&a, keys.shift) {
+            let id = keys.id(a.pasid, page);
+            chunk.ids.push(id);
+            chunk.set_bits.push(set_bits(a.pasid, page));
+        }
+        if chunk.ids.len() >= CHUNK {
+            lookups += chunk.ids.len() as u64;
+            feed(&mut models, &chunk, &keys.pinned);
+            if want_opt {
+                all_ids.extend_from_slice(&chunk.ids);
+                all_bits.extend_from_slice(&chunk.set_bits);
+            }
+            chunk.ids.clear();
+            chunk.set_bits.clear();
+        }
+    }
+    lookups += chunk.ids.len() as u64;
+    feed(&mut models, &chunk, &keys.pinned);
+    if want_opt {
+        all_ids.extend_from_slice(&chunk.ids);
+        all_bits.extend_from_slice(&chunk.set_bits);
+    }
+    if lookups == 0 {
+        return Err(Error::Workload("the trace has no accesses".into()));
+    }
+
+    let stu_bytes = 4096u64 << stu;
+    let mut points = Vec::new();
+    let mut push = |policy, sets, ways, lines, pinned, hits: u64| {
+        points.push(Point { stu_bytes, policy, sets, ways, lines, pinned, accesses: lookups, hits, hit_rate: hits as f64 / lookups as f64 });
+    };
+    for m in &models {
+        match m {
+            Model::FaLru { curve, pinned } => {
+                let p = if *pinned { pin_lines } else { 0 };
+                let extra = curve_pinned_hits(*pinned, lookups, curve.accesses());
+                for &l in &study.lines {
+                    if l >= p {
+                        let hits = if l > p { curve.hits((l - p) as usize) } else { 0 } + extra;
+                        push(Policy::Lru, 1, l, l, *pinned, hits);
+                    }
+                }
+            }
+            Model::SetLru { curve, sets, pinned } => {
+                let extra = curve_pinned_hits(*pinned, lookups, curve.accesses());
+                for assoc in &study.assocs {
+                    if let Assoc::Ways(w) = *assoc {
+                        for &l in &study.lines {
+                            if l >= w && l / w == *sets && pin_layout(*assoc, &pinned_keys, *sets, w, *pinned).is_some() {
+                                push(Policy::Lru, *sets, w, l, *pinned, curve.hits(w as usize) + extra);
+                            }
+                        }
+                    }
+                }
+            }
+            Model::Sim { sim, sets, ways, pinned } => push(sim.policy(), *sets, *ways, sets * ways, *pinned, sim.hits),
+        }
+    }
+    if want_opt {
+        // Belady needs each access's next use: one backward pass over the whole stream.
+        let mut next = vec![u64::MAX; all_ids.len()];
+        let mut seen = vec![u64::MAX; keys.pinned.len()];
+        for i in (0..all_ids.len()).rev() {
+            let k = all_ids[i] as usize;
+            next[i] = seen[k];
+            seen[k] = i as u64;
+        }
+        let mut sims = Vec::new();
+        for &pinned in variants {
+            for &assoc in &study.assocs {
+                for &l in &study.lines {
+                    let (sets, ways) = geometry(assoc, l);
+                    if sets == 0 {
+                        continue;
+                    }
+                    let Some(per_set) = pin_layout(assoc, &pinned_keys, sets, ways, pinned) else { continue };
+                    sims.push((sim::CacheSim::new(Policy::Opt, sets as usize, ways as usize, &per_set, study.seed), sets, ways, pinned));
+                }
+            }
+        }
+        sims.par_iter_mut().for_each(|(sim, _, _, pinned)| {
+            for i in 0..all_ids.len() {
+                let id = all_ids[i];
+                if *pinned && keys.pinned[id as usize] {
+                    sim.pinned_hit();
+                } else {
+                    sim.access(id, all_bits[i], next[i]);
+                }
+            }
+        });
+        for (sim, sets, ways, pinned) in sims {
+            push(Policy::Opt, sets, ways, sets * ways, pinned, sim.hits);
+        }
+    }
+    if pinning && !points.iter().any(|p| p.pinned) {
+        return Err(Error::config(
+            "pin",
+            pin_total.to_string(),
+            format!("{pin_total} pinned translations at STU {stu} exceed every cache size asked for"),
+        ));
+    }
+    Ok(points)
+}
+
+/// Pinned lines per set for a cache, or `None` if the pins do not fit in it.
+fn pin_layout(assoc: Assoc, pinned_keys: &[(u32, u64)], sets: u32, ways: u32, on: bool) -> Option<Vec<u16>> {
+    let per_set = if assoc == Assoc::Full {
+        vec![if on { u16::try_from(pinned_keys.len()).unwrap_or(u16::MAX) } else { 0 }]
+    } else {
+        pins_per_set(pinned_keys, sets, on)
+    };
+    per_set.iter().all(|&p| u32::from(p) <= ways).then_some(per_set)
+}
+
+/// Curves in the pinned variant skip pinned lookups; each of those is a hit.
+fn curve_pinned_hits(pinned: bool, lookups: u64, fed: u64) -> u64 {
+    if pinned {
+        lookups - fed
+    } else {
+        0
+    }
+}
+
+/// Sets × ways of a cache of `lines` lines (sets = 0 if it cannot be built).
+fn geometry(assoc: Assoc, lines: u32) -> (u32, u32) {
+    match assoc {
+        Assoc::Full => (1, lines),
+        Assoc::Ways(w) if lines >= w => (lines / w, w),
+        Assoc::Ways(_) => (0, 0),
+    }
+}
+
+fn pins_per_set(pinned: &[(u32, u64)], sets: u32, on: bool) -> Vec<u16> {
+    let mut per = vec![0u16; sets as usize];
+    if on {
+        for &(pasid, page) in pinned {
+            let s = (set_bits(pasid, page) as usize) & (sets as usize - 1);
+            per[s] = per[s].saturating_add(1);
+        }
+    }
+    per
+}
+
+fn feed(models: &mut [Model], chunk: &Chunk, pinned: &[bool]) {
+    models.par_iter_mut().for_each(|m| match m {
+        Model::FaLru { curve, pinned: on } => {
+            for &id in &chunk.ids {
+                if !(*on && pinned[id as usize]) {
+                    curve.access(id);
+                }
+            }
+        }
+        Model::SetLru { curve, pinned: on, .. } => {
+            for (i, &id) in chunk.ids.iter().enumerate() {
+                if !(*on && pinned[id as usize]) {
+                    curve.access(id, chunk.set_bits[i]);
+                }
+            }
+        }
+        Model::Sim { sim, pinned: on, .. } => {
+            for (i, &id) in chunk.ids.iter().enumerate() {
+                if *on && pinned[id as usize] {
+                    sim.pinned_hit();
+                } else {
+                    sim.access(id, chunk.set_bits[i], u64::MAX);
+                }
+            }
+        }
+    });
+}
+
+/// The STU pages an access touches.
+fn pages(a: &Access, shift: u32) -> std::ops::RangeInclusive<u64> {
+    let first = a.addr >> shift;
+    let last = a.addr.saturating_add(u64::from(a.size.max(1)) - 1) >> shift;
+    first..=last
+}

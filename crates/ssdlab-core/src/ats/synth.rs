@@ -1,0 +1,159 @@
+//! Synthetic DMA address streams laid out the way real host stacks lay out their memory
+//! (../shared/reference/figures.md), for ATC studies when no trace exists.
+//!
+//! Linux nvme-pci: one queue pair per CPU, each ring one contiguous DMA region (SQ 1024 × 64 B =
+//! 16 pages, CQ 1024 × 16 B = 4 pages); PRP lists from a page-sized dma_pool reused LIFO; data
+//! buffers either from an application buffer pool reused by O_DIRECT I/O (allocated in
+//! physically contiguous chunks placed anywhere in memory), or page-cache pages scattered over
+//! memory for buffered I/O. SPDK: 256-entry rings and a buffer pool inside 2 MiB hugepages.
+//! Each command emits its device-order lookups: SQE fetch, PRP list (transfers over two pages),
+//! one lookup per data page, CQE post. Several VMs each get their own address space (PASID).
+//!
+//! Leaves out: IOVA allocation by dma-iommu (addresses are guest-physical, as in the
+//! direct-assignment set-up the seed studies), interrupt (MSI-X) writes, admin queues.
+
+use rand::{RngExt, SeedableRng};
+
+use super::Access;
+use crate::sim::{stream_seed, Rng};
+
+/// The host software stack whose layout is mimicked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stack {
+    /// Linux nvme-pci, O_DIRECT I/O from an application buffer pool.
+    LinuxDirect,
+    /// Linux nvme-pci, buffered I/O through the page cache.
+    LinuxBuffered,
+    /// SPDK: hugepage rings and buffer pool.
+    Spdk,
+}
+
+impl std::str::FromStr for Stack {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "linux" | "linux-direct" => Stack::LinuxDirect,
+            "linux-buffered" => Stack::LinuxBuffered,
+            "spdk" => Stack::Spdk,
+            _ => return Err(format!("unknown stack {s:?} (linux-direct, linux-buffered, spdk)")),
+        })
+    }
+}
+
+/// What to synthesise.
+#[derive(Clone, Debug)]
+pub struct Synth {
+    pub stack: Stack,
+    /// Queue pairs (CPUs) per VM.
+    pub queues: u32,
+    /// I/O size in bytes.
+    pub bs: u64,
+    /// Commands to emit.
+    pub ios: u64,
+    /// Virtual machines, each its own address space.
+    pub vms: u32,
+    /// Memory each address space spans (buffers and page cache are placed within it).
+    pub memory: u64,
+    /// Application buffer pool per address space (O_DIRECT and SPDK).
+    pub buffer_pool: u64,
+    /// Physically contiguous chunk the buffer pool is allocated in.
+    pub pool_chunk: u64,
+    pub seed: u64,
+}
+
+impl Default for Synth {
+    fn default() -> Self {
+        Synth { stack: Stack::LinuxDirect, queues: 8, bs: 4096, ios: 1_000_000, vms: 1, memory: 64 << 30, buffer_pool: 64 << 20, pool_chunk: 2 << 20, seed: 1 }
+    }
+}
+
+const PAGE: u64 = 4096;
+
+struct Space {
+    sq: Vec<u64>,
+    cq: Vec<u64>,
+    depth: u64,
+    prp_pool: Vec<u64>,
+    buffers: Vec<u64>,
+    tail: Vec<u64>,
+}
+
+/// The address ranges of every SQ and CQ ring (to pin), per address space: `(pasid, start, end)`.
+pub fn ring_ranges(s: &Synth) -> Vec<(u32, u64, u64)> {
+    let mut out = Vec::new();
+    for vm in 0..s.vms {
+        let sp = space(s, vm);
+        for q in 0..sp.sq.len() {
+            out.push((vm, sp.sq[q], sp.sq[q] + sp.depth * 64));
+            out.push((vm, sp.cq[q], sp.cq[q] + sp.depth * 16));
+        }
+    }
+    out
+}
+
+fn space(s: &Synth, vm: u32) -> Space {
+    let mut rng = Rng::from_seed(stream_seed(s.seed, 0x5A00 + u64::from(vm)).to_le_bytes());
+    let pages = (s.memory / PAGE).max(1024);
+    let frame = |rng: &mut Rng, align: u64| (rng.random_range(0..pages * PAGE / align)) * align;
+    let (depth, ring_align) = match s.stack {
+        Stack::Spdk => (256, 2 << 20),
+        _ => (1024, PAGE),
+    };
+    // Each queue's CQ and SQ come from back-to-back coherent allocations: adjacent.
+    let sq: Vec<u64> = (0..s.queues).map(|_| frame(&mut rng, ring_align.max(128 * 1024))).collect();
+    let cq: Vec<u64> = sq.iter().map(|&a| a + depth * 64).collect();
+    let prp_pool: Vec<u64> = (0..4).map(|_| frame(&mut rng, PAGE)).collect();
+    let chunk = match s.stack {
+        Stack::Spdk => 2 << 20,
+        _ => s.pool_chunk.max(PAGE),
+    };
+    let chunks = s.buffer_pool.div_ceil(chunk).max(1);
+    let bufs_per_chunk = (chunk / s.bs.max(PAGE)).max(1);
+    let mut buffers = Vec::new();
+    for _ in 0..chunks {
+        let base = frame(&mut rng, chunk.min(2 << 20));
+        for b in 0..bufs_per_chunk {
+            buffers.push(base + b * s.bs.max(PAGE));
+        }
+    }
+    Space { sq, cq, depth, prp_pool, buffers, tail: vec![0; s.queues as usize] }
+}
+
+/// The stream, lazily.
+pub fn stream(s: &Synth) -> impl Iterator<Item = Access> + '_ {
+    let mut spaces: Vec<Space> = (0..s.vms.max(1)).map(|vm| space(s, vm)).collect();
+    let mut rng = Rng::from_seed(stream_seed(s.seed, 0x5AFF).to_le_bytes());
+    let pages_per_io = s.bs.div_ceil(PAGE);
+    let memory_pages = (s.memory / PAGE).max(1024);
+    let mut pending: Vec<Access> = Vec::new();
+    let mut issued = 0u64;
+    std::iter::from_fn(move || {
+        if pending.is_empty() {
+            if issued >= s.ios {
+                return None;
+            }
+            issued += 1;
+            let vm = rng.random_range(0..spaces.len());
+            let sp = &mut spaces[vm];
+            let q = rng.random_range(0..sp.sq.len());
+            let slot = sp.tail[q] % sp.depth;
+            sp.tail[q] += 1;
+            let pasid = vm as u32;
+            // Device order, reversed so that `pop` yields it: CQE last.
+            pending.push(Access { addr: sp.cq[q] + slot * 16, size: 16, pasid, pinned: true });
+            let data: Vec<u64> = if s.stack == Stack::LinuxBuffered { (0..pages_per_io).map(|_| rng.random_range(0..memory_pages) * PAGE).collect() } else {
+                let b = sp.buffers[rng.random_range(0..sp.buffers.len())];
+                (0..pages_per_io).map(|p| b + p * PAGE).collect()
+            };
+            for &a in data.iter().rev() {
+                pending.push(Access { addr: a, size: PAGE as u32, pasid, pinned: false });
+            }
+            if pages_per_io > 2 {
+                let list = sp.prp_pool[rng.random_range(0..sp.prp_pool.len())];
+                pending.push(Access { addr: list, size: ((pages_per_io - 1) * 8) as u32, pasid, pinned: false });
+            }
+            pending.push(Access { addr: sp.sq[q] + slot * 64, size: 64, pasid, pinned: true });
+        }
+        pending.pop()
+    })
+}

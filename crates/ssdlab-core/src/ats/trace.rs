@@ -1,0 +1,210 @@
+//! DMA address trace readers, streaming in bounded memory.
+//!
+//! - Raw: little-endian u64 addresses, 8 bytes each (`.bin`, `.raw`, `.u64`).
+//! - Text/CSV: one access per line; fields split by commas or white space; `#` starts a
+//!   comment. Without a header the first field is the address. A header line names the
+//!   columns: `addr` (required), `size`, `pasid` (or `vm`), `kind` (or `queue`, `dir`): kinds
+//!   `sq`, `cq` and `pin` mark pinned translations; other columns are ignored. Addresses are
+//!   decimal, or hex with a `0x` prefix.
+//!
+//! A malformed line is an error naming `file:line` and the text; with `skip_bad` it is skipped
+//! and counted instead.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use super::Access;
+use crate::error::{Error, Result};
+
+/// Trace layouts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Raw,
+    Text,
+}
+
+impl Format {
+    /// Guesses the layout from the file name.
+    pub fn detect(path: &Path) -> Format {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("bin" | "raw" | "u64") => Format::Raw,
+            _ => Format::Text,
+        }
+    }
+}
+
+fn open(path: &Path) -> Result<File> {
+    File::open(path).map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })
+}
+
+/// Streams a raw trace.
+pub struct RawReader {
+    path: String,
+    r: BufReader<File>,
+    index: u64,
+}
+
+impl RawReader {
+    pub fn open(path: &Path) -> Result<Self> {
+        let f = open(path)?;
+        let len = f.metadata().map_or(0, |m| m.len());
+        if len % 8 != 0 {
+            return Err(Error::Trace {
+                location: format!("{}:byte {}", path.display(), len - len % 8),
+                text: format!("{} trailing bytes", len % 8),
+                reason: "a raw trace is a sequence of 8-byte little-endian addresses".into(),
+            });
+        }
+        Ok(RawReader { path: path.display().to_string(), r: BufReader::with_capacity(1 << 20, f), index: 0 })
+    }
+}
+
+impl Iterator for RawReader {
+    type Item = Result<Access>;
+    fn next(&mut self) -> Option<Result<Access>> {
+        let mut b = [0u8; 8];
+        match self.r.read_exact(&mut b) {
+            Ok(()) => {
+                self.index += 1;
+                Some(Ok(Access { addr: u64::from_le_bytes(b), size: 0, pasid: 0, pinned: false }))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => None,
+            Err(e) => Some(Err(Error::Io { path: self.path.clone(), message: e.to_string() })),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+struct Columns {
+    addr: usize,
+    size: Option<usize>,
+    pasid: Option<usize>,
+    kind: Option<usize>,
+}
+
+/// Streams a text trace.
+pub struct TextReader<R: BufRead> {
+    name: String,
+    r: R,
+    line: u64,
+    buf: String,
+    cols: Option<Columns>,
+    skip_bad: bool,
+    /// Lines skipped as malformed (with `skip_bad`).
+    pub skipped: u64,
+}
+
+impl TextReader<BufReader<File>> {
+    pub fn open(path: &Path, skip_bad: bool) -> Result<Self> {
+        Ok(TextReader::new(path.display().to_string(), BufReader::with_capacity(1 << 20, open(path)?), skip_bad))
+    }
+}
+
+impl<R: BufRead> TextReader<R> {
+    pub fn new(name: String, r: R, skip_bad: bool) -> Self {
+        TextReader { name, r, line: 0, buf: String::new(), cols: None, skip_bad, skipped: 0 }
+    }
+
+    fn bad(&self, text: &str, reason: impl Into<String>) -> Error {
+        Error::Trace { location: format!("{}:{}", self.name, self.line), text: text.to_string(), reason: reason.into() }
+    }
+
+    fn parse(&self, line: &str, cols: Columns) -> Result<Access> {
+        let fields: Vec<&str> = line.split(|c: char| c == ',' || c.is_whitespace()).filter(|f| !f.is_empty()).collect();
+        let field = |i: usize| fields.get(i).copied();
+        let Some(a) = field(cols.addr) else { return Err(self.bad(line, "no address field")) };
+        let addr = parse_u64(a).ok_or_else(|| self.bad(line, format!("{a:?} is not an address (decimal, or hex with 0x)")))?;
+        let size = match cols.size.and_then(field) {
+            Some(s) => u32::try_from(parse_u64(s).ok_or_else(|| self.bad(line, format!("{s:?} is not a size")))?).map_err(|_| self.bad(line, "size too large"))?,
+            None => 0,
+        };
+        let pasid = match cols.pasid.and_then(field) {
+            Some(s) => u32::try_from(parse_u64(s).ok_or_else(|| self.bad(line, format!("{s:?} is not a PASID")))?).map_err(|_| self.bad(line, "PASID too large"))?,
+            None => 0,
+        };
+        let pinned = cols.kind.and_then(field).is_some_and(|k| matches!(k.to_ascii_lowercase().as_str(), "sq" | "cq" | "pin" | "pinned"));
+        Ok(Access { addr, size, pasid, pinned })
+    }
+}
+
+fn parse_u64(s: &str) -> Option<u64> {
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(&h.replace('_', ""), 16).ok(),
+        None => s.replace('_', "").parse().ok(),
+    }
+}
+
+impl<R: BufRead> Iterator for TextReader<R> {
+    type Item = Result<Access>;
+    fn next(&mut self) -> Option<Result<Access>> {
+        loop {
+            self.buf.clear();
+            match self.r.read_line(&mut self.buf) {
+                Ok(0) => return None,
+                Ok(_) => {}
+                Err(e) => return Some(Err(Error::Io { path: self.name.clone(), message: e.to_string() })),
+            }
+            self.line += 1;
+            let text = self.buf.split('#').next().unwrap_or("").trim().to_string();
+            if text.is_empty() {
+                continue;
+            }
+            let cols = if let Some(c) = self.cols { c } else {
+                let names: Vec<String> = text.split(|c: char| c == ',' || c.is_whitespace()).filter(|f| !f.is_empty()).map(str::to_ascii_lowercase).collect();
+                if parse_u64(&names[0]).is_some() {
+                    self.cols = Some(Columns::default());
+                    Columns::default()
+                } else {
+                    let find = |alts: &[&str]| names.iter().position(|n| alts.contains(&n.as_str()));
+                    let Some(addr) = find(&["addr", "address", "dma_addr", "iova"]) else {
+                        return Some(Err(self.bad(&text, "header has no addr column (expected addr, size, pasid, kind)")));
+                    };
+                    self.cols = Some(Columns { addr, size: find(&["size", "len", "bytes"]), pasid: find(&["pasid", "vm"]), kind: find(&["kind", "queue", "dir", "type"]) });
+                    continue;
+                }
+            };
+            match self.parse(&text, cols) {
+                Ok(a) => return Some(Ok(a)),
+                Err(e) if self.skip_bad => {
+                    let _ = e;
+                    self.skipped += 1;
+                }
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str, skip: bool) -> (Vec<Result<Access>>, u64) {
+        let mut r = TextReader::new("t.csv".into(), text.as_bytes(), skip);
+        let v: Vec<_> = r.by_ref().collect();
+        (v, r.skipped)
+    }
+
+    #[test]
+    fn text_with_and_without_header() {
+        let (v, _) = read("0x1000\n4096 # comment\n\n  8192\n", false);
+        let addrs: Vec<u64> = v.into_iter().map(|a| a.unwrap().addr).collect();
+        assert_eq!(addrs, vec![0x1000, 4096, 8192]);
+        let (v, _) = read("kind,addr,size,pasid\nsq,0x10,64,1\ndata,0x2000,4096,2\n", false);
+        let a: Vec<Access> = v.into_iter().map(Result::unwrap).collect();
+        assert_eq!(a[0], Access { addr: 0x10, size: 64, pasid: 1, pinned: true });
+        assert_eq!(a[1], Access { addr: 0x2000, size: 4096, pasid: 2, pinned: false });
+    }
+
+    #[test]
+    fn bad_lines_name_file_and_line_or_are_skipped() {
+        let (v, _) = read("0x10\nzebra\n0x20\n", false);
+        let err = v.into_iter().find_map(Result::err).unwrap().to_string();
+        assert!(err.starts_with("t.csv:2:") && err.contains("zebra"), "{err}");
+        let (v, skipped) = read("0x10\nzebra\n0x20\n", true);
+        assert_eq!((v.len(), skipped), (2, 1));
+        let (v, _) = read("foo,bar\n1,2\n", false);
+        assert!(v[0].as_ref().unwrap_err().to_string().contains("no addr column"));
+    }
+}
