@@ -11,7 +11,7 @@ True
 
 from ssdlab._core import __version__
 from ssdlab.api import Config, Result, components, load_config, presets, run
-from ssdlab.exceptions import ConfigError, InputError, SimulationError, SsdlabError, WorkloadError
+from ssdlab.exceptions import ConfigError, InputError, SimulationError, SsdlabError, TraceError, WorkloadError
 
 __all__ = [
     "Config",
@@ -20,6 +20,7 @@ __all__ = [
     "Result",
     "SimulationError",
     "SsdlabError",
+    "TraceError",
     "WorkloadError",
     "__version__",
     "components",

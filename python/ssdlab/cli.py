@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from ssdlab import _core, api
+from ssdlab import _core, api, ats
 from ssdlab.exceptions import SsdlabError, issues
 
 app = typer.Typer(
@@ -166,6 +166,73 @@ def run(
         out.file.write(json.dumps(result.summary, indent=2) + "\n")
     else:
         _print_summary(result)
+
+
+@app.command()
+def atc(
+    trace: Optional[str] = typer.Argument(None, help="DMA address trace: text/CSV, raw u64 (.bin/.raw/.u64) or Parquet/Arrow."),
+    synth: Optional[str] = typer.Option(None, help="Synthesise a stream instead: linux-direct, linux-buffered or spdk."),
+    ios: int = typer.Option(1_000_000, min=1, help="Synthesised commands."),
+    queues: int = typer.Option(8, min=1, help="Synthesised queue pairs (CPUs) per VM."),
+    vms: int = typer.Option(1, min=1, help="Synthesised VMs, each its own address space."),
+    bs: str = typer.Option("4k", help="Synthesised I/O size."),
+    stu: str = typer.Option("4k,2m", help="STUs, comma separated: sizes (4k, 2m) or ATS exponents (0, 9)."),
+    policy: str = typer.Option("lru,fifo,random", help="Eviction policies: lru, fifo (rr), random, plru, opt."),
+    assoc: str = typer.Option("full,4", help="Associativities: full, or a number of ways."),
+    lines: str = typer.Option("1-4096", help="Cache sizes: LOW-HIGH (powers of two) or a comma list."),
+    pin: list[str] = typer.Option([], help="Pinned address range START-END or START+LEN (repeatable)."),
+    pin_tagged: bool = typer.Option(False, help="Pin the translations of trace lines whose kind is sq, cq or pin."),
+    pin_rings: bool = typer.Option(False, help="Pin the SQ/CQ rings of the synthesised stream."),
+    pin_dedicated: bool = typer.Option(False, help="Pinned translations get entries of their own instead of taking lines."),
+    skip_bad: bool = typer.Option(False, help="Skip malformed trace lines (and count them) instead of stopping."),
+    format_: Optional[str] = typer.Option(None, "--format", help="Trace format: text, raw or parquet (default: by extension)."),
+    seed: int = typer.Option(1, help="Seed of the random policy and of synthesis."),
+    json_: bool = typer.Option(False, "--json", help="Print the points as JSON."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the points to .csv, .json or .parquet."),
+    plot: Optional[str] = typer.Option(None, help="Plot hit rate against lines to a .png or .svg file."),
+    write_trace: Optional[str] = typer.Option(None, help="Also write the synthesised stream as a text trace."),
+) -> None:
+    """ATS/ATC study: hit rate against cache lines per STU, policy, associativity and pinning."""
+    synth_d = None
+    if synth is not None:
+        from ssdlab.config_units import parse_size
+
+        synth_d = {"stack": synth, "ios": ios, "queues": queues, "vms": vms, "bs": parse_size(bs, "bs"), "seed": seed}
+        if write_trace:
+            ats.write_synth(write_trace, synth_d)
+    if plot and not plot.lower().endswith((".png", ".svg")):
+        raise UsageError(f"--plot {plot!r}: write a .png or .svg file")
+    try:
+        result = ats.study(
+            trace, synth=synth_d, stu=[s for s in stu.split(",") if s.strip()], policies=[p.strip() for p in policy.split(",") if p.strip()],
+            assoc=[a.strip() for a in assoc.split(",") if a.strip()], lines=lines, pins=pin, pin_tagged=pin_tagged, pin_rings=pin_rings,
+            pin_dedicated=pin_dedicated, skip_bad=skip_bad, fmt=format_, seed=seed,
+        )
+    except KeyboardInterrupt:
+        raise Interrupted from None
+    if output:
+        result.write(output)
+    if plot:
+        result.plot(plot)
+    if json_:
+        out.file.write(json.dumps(result.to_json(), indent=2) + "\n")
+        return
+    _print_atc(result)
+
+
+def _print_atc(result: "ats.AtcResult") -> None:
+    df = result.frame
+    out.print(f"[bold]ssdlab atc[/bold]  {result.accesses:,} lookups in {result.wall_s:.2f} s" + (f"  ({result.skipped_lines} bad lines skipped)" if result.skipped_lines else ""))
+    for stu, d in df.groupby("stu_bytes", sort=True):
+        d = d.assign(series=[f"{p} {'full' if s == 1 else str(w) + '-way'}{' pin' if pin else ''}" for p, s, w, pin in zip(d.policy, d.sets, d.ways, d.pinned)])
+        table = d.pivot_table(index="lines", columns="series", values="hit_rate")
+        t = Table(title=f"Hit rate, STU {ats._human(int(stu))}", title_justify="left")
+        t.add_column("lines", justify="right")
+        for c in table.columns:
+            t.add_column(c, justify="right")
+        for lines_, row in table.iterrows():
+            t.add_row(str(lines_), *("" if v != v else f"{v:.3f}" for v in row))
+        out.print(t)
 
 
 @app.command()

@@ -7,9 +7,9 @@ dicts with ``path`` (dotted key), ``value`` (as written) and ``rule``; :func:`is
 
 from __future__ import annotations
 
-from ssdlab._core import ConfigError, InputError, SimulationError, SsdlabError, WorkloadError
+from ssdlab._core import ConfigError, InputError, SimulationError, SsdlabError, TraceError, WorkloadError
 
-__all__ = ["ConfigError", "InputError", "SimulationError", "SsdlabError", "WorkloadError", "issues"]
+__all__ = ["ConfigError", "InputError", "SimulationError", "SsdlabError", "TraceError", "WorkloadError", "issues"]
 
 
 def issues(err: BaseException) -> list[dict[str, str]]:

@@ -4,7 +4,7 @@ use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::PyErr;
 use ssdlab_core::Error;
 
-use crate::exceptions::{ConfigError, InputError, SimulationError, WorkloadError};
+use crate::exceptions::{ConfigError, InputError, SimulationError, TraceError, WorkloadError};
 
 /// A core error, ready to be raised in Python.
 pub struct PyCoreError(pub Error);
@@ -28,6 +28,7 @@ impl From<PyCoreError> for PyErr {
             }
             Error::Workload(_) => WorkloadError::new_err(message),
             Error::Io { .. } => InputError::new_err(message),
+            Error::Trace { .. } => TraceError::new_err(message),
             Error::Cancelled => PyKeyboardInterrupt::new_err(message),
             Error::Invariant { .. } => SimulationError::new_err(message),
         }

@@ -184,21 +184,158 @@ fn components() -> Vec<&'static str> {
     Component::ALL.iter().map(|c| c.name()).collect()
 }
 
-/// Names of the benchmark scenarios.
+/// Names of the benchmark scenarios (simulations, then ATC models).
 #[pyfunction]
 fn bench_scenarios() -> Vec<&'static str> {
-    ssdlab_core::bench::SCENARIOS.iter().map(|s| s.name).collect()
+    ssdlab_core::bench::SCENARIOS.iter().map(|s| s.name).chain(ssdlab_core::bench::ATC_SCENARIOS.iter().copied()).collect()
 }
 
 /// Runs one benchmark scenario (I/O count scaled by `scale`) without the GIL; returns JSON.
 #[pyfunction]
 #[pyo3(signature = (name, scale=1.0))]
 fn bench_run(py: Python<'_>, name: &str, scale: f64) -> PyResult<String> {
-    let Some(s) = ssdlab_core::bench::SCENARIOS.iter().find(|s| s.name == name) else {
-        return Err(exceptions::SsdlabError::new_err(format!("no benchmark scenario named {name:?}")));
+    let r = if ssdlab_core::bench::ATC_SCENARIOS.contains(&name) {
+        py.detach(|| ssdlab_core::bench::run_atc(name, scale)).map_err(PyCoreError)?
+    } else {
+        let Some(s) = ssdlab_core::bench::SCENARIOS.iter().find(|s| s.name == name) else {
+            return Err(exceptions::SsdlabError::new_err(format!("no benchmark scenario named {name:?}")));
+        };
+        py.detach(|| ssdlab_core::bench::run_scenario(s, scale)).map_err(PyCoreError)?
     };
-    let r = py.detach(|| ssdlab_core::bench::run_scenario(s, scale)).map_err(PyCoreError)?;
     serde_json::to_string(&r).map_err(|e| exceptions::SimulationError::new_err(e.to_string()))
+}
+
+fn synth_of(d: &Bound<'_, PyDict>) -> PyResult<ssdlab_core::ats::synth::Synth> {
+    use ssdlab_core::ats::synth::Synth;
+    let mut s = Synth::default();
+    for (k, v) in d.iter() {
+        let key: String = k.extract()?;
+        match key.as_str() {
+            "stack" => {
+                let text: String = v.extract()?;
+                s.stack = text.parse().map_err(|e: String| PyCoreError(ssdlab_core::Error::config("synth.stack", text.clone(), e)))?;
+            }
+            "queues" => s.queues = v.extract()?,
+            "bs" => s.bs = v.extract()?,
+            "ios" => s.ios = v.extract()?,
+            "vms" => s.vms = v.extract()?,
+            "memory" => s.memory = v.extract()?,
+            "buffer_pool" => s.buffer_pool = v.extract()?,
+            "pool_chunk" => s.pool_chunk = v.extract()?,
+            "seed" => s.seed = v.extract()?,
+            _ => return Err(PyCoreError(ssdlab_core::Error::config(format!("synth.{key}"), v.repr()?.to_string(), "unknown key")).into()),
+        }
+    }
+    if s.queues == 0 || s.vms == 0 || s.bs == 0 || s.buffer_pool == 0 || s.memory < 4096 {
+        return Err(PyCoreError(ssdlab_core::Error::config("synth", format!("{s:?}"), "queues, vms, bs and buffer_pool must be positive and memory at least 4 KiB")).into());
+    }
+    Ok(s)
+}
+
+/// The SQ/CQ ring ranges of a synthesised stream: `[(pasid, start, end)]`.
+#[pyfunction]
+fn atc_synth_rings(synth: &Bound<'_, PyDict>) -> PyResult<Vec<(u32, u64, u64)>> {
+    Ok(ssdlab_core::ats::synth::ring_ranges(&synth_of(synth)?))
+}
+
+/// Writes a synthesised stream as a text trace (`kind,addr,size,pasid`); returns accesses.
+#[pyfunction]
+fn atc_synth_write(py: Python<'_>, synth: &Bound<'_, PyDict>, path: &str) -> PyResult<u64> {
+    use std::io::Write;
+    let s = synth_of(synth)?;
+    let path = path.to_string();
+    py.detach(move || -> ssdlab_core::Result<u64> {
+        let io = |e: std::io::Error| ssdlab_core::Error::Io { path: path.clone(), message: e.to_string() };
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&path).map_err(io)?);
+        writeln!(w, "kind,addr,size,pasid").map_err(io)?;
+        let mut n = 0;
+        for a in ssdlab_core::ats::synth::stream(&s) {
+            let kind = if a.pinned { "ring" } else { "data" };
+            writeln!(w, "{kind},{:#x},{},{}", a.addr, a.size, a.pasid).map_err(io)?;
+            n += 1;
+        }
+        w.flush().map_err(io)?;
+        Ok(n)
+    })
+    .map_err(|e| PyCoreError(e).into())
+}
+
+/// Runs an ATC study over a trace file, raw little-endian addresses, or a synthesised stream.
+/// Returns the points as JSON and the count of skipped trace lines.
+#[pyfunction]
+#[pyo3(signature = (stus, policies, assocs, lines, pins, pin_tagged, pin_dedicated, seed, trace=None, raw=None, skip_bad=false, addresses=None, synth=None))]
+#[allow(clippy::too_many_arguments)]
+fn atc_study(
+    py: Python<'_>,
+    stus: Vec<u32>,
+    policies: Vec<String>,
+    assocs: Vec<u32>,
+    lines: Vec<u32>,
+    pins: Vec<(u64, u64)>,
+    pin_tagged: bool,
+    pin_dedicated: bool,
+    seed: u64,
+    trace: Option<String>,
+    raw: Option<bool>,
+    skip_bad: bool,
+    addresses: Option<Vec<u8>>,
+    synth: Option<&Bound<'_, PyDict>>,
+) -> PyResult<(String, u64)> {
+    use ssdlab_core::ats::{self, trace as tr, Access, Assoc, Policy, Study};
+    let policies = policies
+        .iter()
+        .map(|p| p.parse::<Policy>().map_err(|e| PyCoreError(ssdlab_core::Error::config("policy", p.clone(), e)).into()))
+        .collect::<PyResult<Vec<_>>>()?;
+    let assocs = assocs.into_iter().map(|w| if w == 0 { Assoc::Full } else { Assoc::Ways(w) }).collect();
+    let study = Study { stus, policies, assocs, lines, pin_ranges: pins, pin_tagged, pin_dedicated, seed };
+    let synth = synth.map(synth_of).transpose()?;
+    let skipped = std::sync::atomic::AtomicU64::new(0);
+    let points = py.detach(|| -> ssdlab_core::Result<Vec<ats::Point>> {
+        if let Some(s) = &synth {
+            return ats::run_study(&study, || Ok(Box::new(ats::synth::stream(s).map(Ok)) as Box<dyn Iterator<Item = ssdlab_core::Result<Access>>>));
+        }
+        if let Some(bytes) = &addresses {
+            return ats::run_study(&study, || {
+                Ok(Box::new(bytes.chunks_exact(8).map(|c| Ok(Access { addr: u64::from_le_bytes(c.try_into().unwrap_or_default()), ..Access::default() })))
+                    as Box<dyn Iterator<Item = ssdlab_core::Result<Access>>>)
+            });
+        }
+        let path = std::path::PathBuf::from(trace.clone().unwrap_or_default());
+        let format = match raw {
+            Some(true) => tr::Format::Raw,
+            Some(false) => tr::Format::Text,
+            None => tr::Format::detect(&path),
+        };
+        ats::run_study(&study, || -> ssdlab_core::Result<Box<dyn Iterator<Item = ssdlab_core::Result<Access>>>> {
+            Ok(match format {
+                tr::Format::Raw => Box::new(tr::RawReader::open(&path)?),
+                tr::Format::Text => {
+                    let r = tr::TextReader::open(&path, skip_bad)?;
+                    Box::new(CountSkips { inner: r, total: &skipped })
+                }
+            })
+        })
+    });
+    let points = points.map_err(PyCoreError)?;
+    let json = serde_json::to_string(&points).map_err(|e| exceptions::SimulationError::new_err(e.to_string()))?;
+    Ok((json, skipped.load(std::sync::atomic::Ordering::Relaxed)))
+}
+
+/// Passes a text reader's accesses through and records how many lines it skipped.
+struct CountSkips<'a> {
+    inner: ssdlab_core::ats::trace::TextReader<std::io::BufReader<std::fs::File>>,
+    total: &'a std::sync::atomic::AtomicU64,
+}
+
+impl Iterator for CountSkips<'_> {
+    type Item = ssdlab_core::Result<ssdlab_core::ats::Access>;
+    fn next(&mut self) -> Option<Self::Item> {
+        let item = self.inner.next();
+        if item.is_none() {
+            self.total.store(self.inner.skipped, std::sync::atomic::Ordering::Relaxed);
+        }
+        item
+    }
 }
 
 #[pymodule]
@@ -212,10 +349,14 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(components, m)?)?;
     m.add_function(wrap_pyfunction!(bench_scenarios, m)?)?;
     m.add_function(wrap_pyfunction!(bench_run, m)?)?;
+    m.add_function(wrap_pyfunction!(atc_study, m)?)?;
+    m.add_function(wrap_pyfunction!(atc_synth_rings, m)?)?;
+    m.add_function(wrap_pyfunction!(atc_synth_write, m)?)?;
     m.add("SsdlabError", py.get_type::<exceptions::SsdlabError>())?;
     m.add("ConfigError", py.get_type::<exceptions::ConfigError>())?;
     m.add("WorkloadError", py.get_type::<exceptions::WorkloadError>())?;
     m.add("InputError", py.get_type::<exceptions::InputError>())?;
+    m.add("TraceError", py.get_type::<exceptions::TraceError>())?;
     m.add("SimulationError", py.get_type::<exceptions::SimulationError>())?;
     Ok(())
 }

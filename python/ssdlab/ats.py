@@ -1,0 +1,237 @@
+"""ATS/ATC studies: replay DMA addresses through Address Translation Cache models.
+
+>>> from ssdlab import ats
+>>> r = ats.study(synth={"ios": 20000}, stu=["2m"], policies=["lru"], assoc=["full"], lines="1-64", pin_rings=True)
+>>> r.frame.query("lines == 64 and not pinned").hit_rate.iloc[0] > 0.9
+True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from ssdlab import _core
+from ssdlab.exceptions import ConfigError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([kKmMgG]?)(i?[bB])?\s*$")
+
+
+def _bad(path: str, value: object, rule: str) -> ConfigError:
+    return ConfigError(f"invalid ATC study: {path} = {value}: {rule}", [{"path": path, "value": str(value), "rule": rule}])
+
+
+def parse_stu(text: Union[str, int]) -> int:
+    """An STU as its ATS exponent: ``9``, ``"9"``, ``"2m"``, ``"2MiB"`` and ``2097152`` are all 9."""
+    if isinstance(text, int) and text <= 40:
+        return text
+    t = str(text).strip()
+    if t.isdigit() and int(t) <= 40:
+        return int(t)
+    m = _SIZE.match(t)
+    if not m:
+        raise _bad("stu", text, "an STU is an exponent (0-40) or a size such as 4k or 2m")
+    n = int(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
+    if n < 4096 or n & (n - 1) or n % 4096:
+        raise _bad("stu", text, "an STU size is 4 KiB times a power of two")
+    return (n // 4096).bit_length() - 1
+
+
+def parse_lines(text: Union[str, Iterable[int]]) -> list[int]:
+    """Cache sizes: ``"1-4096"`` (powers of two in the range) or ``"1,2,48"`` or a list."""
+    if not isinstance(text, str):
+        return sorted({int(x) for x in text})
+    out: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        if "-" in part:
+            lo_s, hi_s = part.split("-", 1)
+            if not (lo_s.isdigit() and hi_s.isdigit()) or int(lo_s) < 1 or int(hi_s) < int(lo_s):
+                raise _bad("lines", part, "a range is LOW-HIGH with 1 <= LOW <= HIGH")
+            n = 1
+            while n <= int(hi_s):
+                if n >= int(lo_s):
+                    out.add(n)
+                n *= 2
+        elif part.isdigit() and int(part) > 0:
+            out.add(int(part))
+        else:
+            raise _bad("lines", part, "sizes are positive whole numbers or LOW-HIGH ranges")
+    return sorted(out)
+
+
+def parse_range(text: str) -> tuple[int, int]:
+    """A pinned address range ``START-END`` or ``START+LENGTH`` (hex with 0x, or decimal)."""
+    m = re.match(r"^\s*(0x[0-9a-fA-F_]+|\d+)\s*([-+])\s*(0x[0-9a-fA-F_]+|\d+)\s*$", text)
+    if not m:
+        raise _bad("pin", text, "a range is START-END or START+LENGTH")
+    a, op, b = int(m.group(1), 0), m.group(2), int(m.group(3), 0)
+    end = a + b if op == "+" else b
+    if end <= a:
+        raise _bad("pin", text, "a pinned range must end after it starts")
+    return a, end
+
+
+@dataclass
+class AtcResult:
+    """Hit-rate points of a study, with helpers to tabulate, save and plot them."""
+
+    points: list[dict[str, Any]]
+    wall_s: float
+    skipped_lines: int = 0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def accesses(self) -> int:
+        return self.points[0]["accesses"] if self.points else 0
+
+    @property
+    def frame(self) -> "pd.DataFrame":
+        import pandas as pd
+
+        return pd.DataFrame(self.points)
+
+    def to_json(self) -> dict[str, Any]:
+        """The document ``ssdlab atc --json`` prints."""
+        return {"points": self.points, "wall_s": self.wall_s, "accesses": self.accesses, "skipped_lines": self.skipped_lines}
+
+    def write(self, path: str) -> None:
+        """Writes the points as CSV, JSON or Parquet (by extension)."""
+        ext = os.path.splitext(path)[1].lower()
+        if ext == ".json":
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(self.to_json(), f, indent=2)
+        elif ext == ".csv":
+            self.frame.to_csv(path, index=False)
+        elif ext in (".parquet", ".pq"):
+            self.frame.to_parquet(path, index=False)
+        else:
+            raise _bad("output", path, "write .csv, .json or .parquet")
+
+    def plot(self, path: str) -> None:
+        """Hit rate against lines, one panel per STU, a curve per policy/associativity/pinning."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        df = self.frame
+        stus = sorted(df.stu_bytes.unique())
+        fig, axes = plt.subplots(1, len(stus), figsize=(5.2 * len(stus), 4), squeeze=False, sharey=True)
+        for ax, stu in zip(axes[0], stus):
+            d = df[df.stu_bytes == stu]
+            d = d.assign(assoc=[("full" if s == 1 else f"{w}-way") for s, w in zip(d.sets, d.ways)])
+            for (policy, assoc, pinned), g in d.groupby(["policy", "assoc", "pinned"], sort=True):
+                g = g.sort_values("lines")
+                ax.plot(g.lines, g.hit_rate, marker="o", ms=3, lw=1.2, ls="-" if pinned else "--", label=f"{policy}, {assoc}{', SQ/CQ pinned' if pinned else ''}")
+            ax.set_xscale("log", base=2)
+            ax.set_title(f"STU {_human(stu)}")
+            ax.set_xlabel("ATC lines")
+            ax.grid(True, alpha=0.3)
+        axes[0][0].set_ylabel("hit rate")
+        axes[0][0].set_ylim(0, 1.02)
+        axes[0][-1].legend(fontsize=7, loc="lower right")
+        fig.tight_layout()
+        fig.savefig(path)
+        plt.close(fig)
+
+
+def _human(n: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} B"
+
+
+def _read_columnar(path: str) -> bytes:
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    try:
+        if path.endswith((".parquet", ".pq")):
+            table = pq.read_table(path)
+        else:
+            import pyarrow.feather as feather
+
+            table = feather.read_table(path)
+    except Exception as e:  # pyarrow raises several types for unreadable files
+        from ssdlab.exceptions import InputError
+
+        raise InputError(f"{path}: {e}") from None
+    names = [n.lower() for n in table.column_names]
+    col = names.index("addr") if "addr" in names else 0
+    return np.asarray(table.column(col).to_numpy(), dtype="<u8").tobytes()
+
+
+def study(
+    trace: Optional[str] = None,
+    *,
+    synth: Optional[Mapping[str, Any]] = None,
+    stu: Iterable[Union[str, int]] = ("4k", "2m"),
+    policies: Iterable[str] = ("lru", "fifo", "random"),
+    assoc: Iterable[Union[str, int]] = ("full", 4),
+    lines: Union[str, Iterable[int]] = "1-4096",
+    pins: Iterable[Union[str, tuple[int, int]]] = (),
+    pin_tagged: bool = False,
+    pin_rings: bool = False,
+    pin_dedicated: bool = False,
+    skip_bad: bool = False,
+    fmt: Optional[str] = None,
+    seed: int = 1,
+) -> AtcResult:
+    """Replays a trace (text/CSV, raw u64, Parquet/Arrow) or a synthesised stream through ATC models.
+
+    ``synth`` describes a Linux-like stream (``stack``: ``linux-direct``, ``linux-buffered`` or
+    ``spdk``; ``queues``, ``bs``, ``ios``, ``vms``, ``memory``, ``buffer_pool``, ``seed``);
+    ``pin_rings`` pins its SQ/CQ rings. ``assoc`` takes ``"full"`` or a way count.
+    """
+    if (trace is None) == (synth is None):
+        raise _bad("trace", trace, "give a trace file or a synthesised stream (one of them)")
+    stus = [parse_stu(s) for s in stu]
+    assocs = []
+    for a in assoc:
+        if str(a).lower() in ("full", "fa", "0"):
+            assocs.append(0)
+        elif str(a).isdigit():
+            assocs.append(int(a))
+        else:
+            raise _bad("assoc", a, "full, or a number of ways")
+    ranges = [parse_range(p) if isinstance(p, str) else (int(p[0]), int(p[1])) for p in pins]
+    synth_d = dict(synth) if synth is not None else None
+    if pin_rings:
+        if synth_d is None:
+            raise _bad("pin_rings", True, "ring pinning needs a synthesised stream (use pins or pin_tagged for traces)")
+        ranges += [(s, e) for _, s, e in _core.atc_synth_rings(synth_d)]
+    addresses = None
+    raw = None
+    if trace is not None:
+        if not os.path.exists(trace):
+            from ssdlab.exceptions import InputError
+
+            raise InputError(f"{trace}: no such file")
+        if fmt in (None, "parquet", "arrow") and trace.endswith((".parquet", ".pq", ".arrow", ".feather")):
+            addresses = _read_columnar(trace)
+            trace = None
+        elif fmt is not None:
+            if fmt not in ("raw", "text", "csv"):
+                raise _bad("format", fmt, "raw, text/csv, or parquet/arrow")
+            raw = fmt == "raw"
+    t0 = time.perf_counter()
+    points_json, skipped = _core.atc_study(
+        stus, [str(p) for p in policies], assocs, parse_lines(lines), ranges, pin_tagged, pin_dedicated, seed,
+        trace, raw, skip_bad, addresses, synth_d,
+    )
+    return AtcResult(json.loads(points_json), time.perf_counter() - t0, skipped)
+
+
+def write_synth(path: str, synth: Mapping[str, Any]) -> int:
+    """Writes a synthesised stream as a text trace (``kind,addr,size,pasid``); returns its accesses."""
+    return _core.atc_synth_write(dict(synth), path)

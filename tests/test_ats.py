@@ -1,0 +1,105 @@
+"""ssdlab atc: outputs, plots, inputs and bad input."""
+
+import json
+
+import pytest
+
+from ssdlab import ats
+from ssdlab.exceptions import ConfigError, TraceError
+
+
+def test_atc_json_document(cli):
+    p = cli("atc", "--synth", "linux-direct", "--ios", "20000", "--stu", "4k,2m", "--lines", "1-256", "--policy", "lru,fifo", "--assoc", "full,4", "--pin-rings", "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert set(doc) >= {"points", "wall_s", "accesses"}
+    pt = doc["points"][0]
+    assert set(pt) >= {"stu_bytes", "policy", "sets", "ways", "lines", "pinned", "accesses", "hits", "hit_rate"}
+    assert {p["stu_bytes"] for p in doc["points"]} == {4096, 2 << 20}
+    assert {p["policy"] for p in doc["points"]} == {"lru", "fifo"}
+    assert any(p["pinned"] for p in doc["points"]) and any(not p["pinned"] for p in doc["points"])
+    for p in doc["points"]:
+        assert p["hits"] <= p["accesses"] == doc["accesses"]
+
+
+def test_seed_findings_and_plot(tmp_path, cli):
+    png = tmp_path / "atc.png"
+    svg = tmp_path / "atc.svg"
+    csv = tmp_path / "atc.csv"
+    args = ["atc", "--synth", "linux-direct", "--ios", "100000", "--stu", "2m", "--lines", "1-128", "--pin-rings", "--pin-dedicated", "--assoc", "full"]
+    p = cli(*args, "--plot", str(png), "-o", str(csv))
+    assert p.returncode == 0, p.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert cli(*args, "--plot", str(svg)).returncode == 0 and b"<svg" in svg.read_bytes()[:400]
+    import pandas as pd
+
+    df = pd.read_csv(csv)
+    at = lambda lines, pinned, policy="lru": df.query("lines == @lines and pinned == @pinned and policy == @policy").hit_rate.iloc[0]  # noqa: E731
+    assert at(1, False) < 0.10 and at(1, True) > 0.6
+    assert at(64, False) > 0.99
+    assert abs(at(32, True, "lru") - at(32, True, "random")) < 0.01
+
+
+def test_trace_formats_agree(tmp_path):
+    synth = {"ios": 5000, "queues": 2}
+    text = tmp_path / "t.csv"
+    n = ats.write_synth(str(text), synth)
+    assert n == 15000  # SQE, data page, CQE per 4 KiB command
+    via_synth = ats.study(synth=synth, stu=["4k"], policies=["lru"], assoc=["full"], lines="1-256").points
+    via_text = ats.study(str(text), stu=["4k"], policies=["lru"], assoc=["full"], lines="1-256").points
+    assert via_text == via_synth
+    # Raw and Parquet carry addresses only; a synthesised stream with one page per lookup and
+    # no PASIDs is the same stream.
+    import numpy as np
+    import pandas as pd
+
+    addrs = pd.read_csv(text)["addr"].map(lambda a: int(a, 16)).to_numpy(dtype=np.uint64)
+    raw = tmp_path / "t.bin"
+    raw.write_bytes(addrs.astype("<u8").tobytes())
+    pq = tmp_path / "t.parquet"
+    pd.DataFrame({"addr": addrs}).to_parquet(pq)
+    a = ats.study(str(raw), stu=["2m"], policies=["lru"], assoc=["full"], lines="1-64").points
+    b = ats.study(str(pq), stu=["2m"], policies=["lru"], assoc=["full"], lines="1-64").points
+    assert a == b and a[0]["accesses"] == len(addrs)
+
+
+def test_bad_traces_and_studies_exit_2(tmp_path, cli):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("addr\n0x1000\n0x2000\nnot-an-address\n0x3000\n")
+    p = cli("atc", str(bad), "--lines", "1-4")
+    assert p.returncode == 2 and f"{bad}:4" in p.stderr and "not-an-address" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
+    p = cli("atc", str(bad), "--lines", "1-4", "--skip-bad", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["skipped_lines"] == 1
+    raw = tmp_path / "odd.bin"
+    raw.write_bytes(b"\x00" * 12)
+    p = cli("atc", str(raw))
+    assert p.returncode == 2 and "trailing bytes" in p.stderr
+    empty = tmp_path / "empty.csv"
+    empty.write_text("# nothing\n")
+    p = cli("atc", str(empty))
+    assert p.returncode == 2 and "no accesses" in p.stderr
+    for args, needle in [
+        (["--assoc", "4", "--lines", "12"], "lines = 12"),
+        (["--stu", "3k"], "stu"),
+        (["--policy", "mru"], "unknown policy"),
+        (["--pin", "0x2000-0x1000"], "pin"),
+        (["--pin", "0-0x100000", "--lines", "1-8"], "exceed every cache size"),
+        (["--plot", "x.gif"], "png or .svg"),
+    ]:
+        p = cli("atc", str(bad), "--skip-bad", *args)
+        assert p.returncode == 2 and needle in p.stderr, (args, p.stderr)
+        assert "Traceback" not in p.stderr
+    assert cli("atc").returncode == 2
+    assert cli("atc", "missing.csv").returncode == 2
+
+
+def test_api_errors_are_typed(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("0x10\nzz\n")
+    with pytest.raises(TraceError, match=r"bad.csv:2"):
+        ats.study(str(bad), lines="1-4")
+    with pytest.raises(ConfigError):
+        ats.study(synth={"ios": 10}, lines="0")
+    assert ats.parse_stu("2MiB") == 9 and ats.parse_stu("4k") == 0 and ats.parse_stu(9) == 9
+    assert ats.parse_lines("1-16,48") == [1, 2, 4, 8, 16, 48]
