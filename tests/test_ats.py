@@ -103,3 +103,30 @@ def test_api_errors_are_typed(tmp_path):
         ats.study(synth={"ios": 10}, lines="0")
     assert ats.parse_stu("2MiB") == 9 and ats.parse_stu("4k") == 0 and ats.parse_stu(9) == 9
     assert ats.parse_lines("1-16,48") == [1, 2, 4, 8, 16, 48]
+
+
+def test_from_sim_and_record_give_the_same_stream(tmp_path, cli):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('extends = "default"\n[workload]\nnumjobs = 2\nnumber_ios = 5000\n')
+    common = ["--stu", "2m", "--lines", "1-64", "--assoc", "full", "--policy", "lru,fifo"]
+    p = cli("atc", "--from-sim", str(cfg), *common, "--pin-rings", "--json")
+    assert p.returncode == 0, p.stderr
+    from_sim = json.loads(p.stdout)
+    assert from_sim["accesses"] == 2 * 5000 * 3  # SQE, data page, CQE per 4 KiB read
+    rec = tmp_path / "rec.csv"
+    p = cli("atc", "record", str(cfg), "-o", str(rec))
+    assert p.returncode == 0 and "10,000" not in p.stderr, p.stderr
+    assert len(rec.read_text().splitlines()) == 30001
+    p = cli("atc", str(rec), *common, "--pin-tagged", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["points"] == from_sim["points"]
+    assert cli("atc", "record", str(cfg)).returncode == 2  # no -o
+
+
+def test_run_reports_the_in_device_atc(cli):
+    p = cli("run", "--json", "-w", "numjobs=1", "-w", "iodepth=1", "-w", "number_ios=3000", "--set", "ats.enabled=true", "--set", "ats.lines=1", "--set", "ats.pin_rings=false")
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    assert s["ats"]["misses_per_io"] > 1.9 and s["breakdown_us"]["translation"] > 0.8
+    p = cli("run", "--set", "ats.enabled=true", "--set", "ats.ways=3")
+    assert p.returncode == 2 and "ats.ways" in p.stderr

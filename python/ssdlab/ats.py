@@ -175,6 +175,7 @@ def study(
     trace: Optional[str] = None,
     *,
     synth: Optional[Mapping[str, Any]] = None,
+    from_sim: Any = None,
     stu: Iterable[Union[str, int]] = ("4k", "2m"),
     policies: Iterable[str] = ("lru", "fifo", "random"),
     assoc: Iterable[Union[str, int]] = ("full", 4),
@@ -191,10 +192,15 @@ def study(
 
     ``synth`` describes a Linux-like stream (``stack``: ``linux-direct``, ``linux-buffered`` or
     ``spdk``; ``queues``, ``bs``, ``ios``, ``vms``, ``memory``, ``buffer_pool``, ``seed``);
-    ``pin_rings`` pins its SQ/CQ rings. ``assoc`` takes ``"full"`` or a way count.
+    ``pin_rings`` pins its SQ/CQ rings. ``from_sim`` is a config (preset, path, dict or
+    :class:`ssdlab.Config`) whose simulated host and device produce the stream; with it,
+    ``pin_tagged`` pins the rings. ``assoc`` takes ``"full"`` or a way count.
     """
-    if (trace is None) == (synth is None):
-        raise _bad("trace", trace, "give a trace file or a synthesised stream (one of them)")
+    if sum(x is not None for x in (trace, synth, from_sim)) != 1:
+        raise _bad("trace", trace, "give one of: a trace file, a synthesised stream, a simulation config")
+    sim = None
+    if from_sim is not None:
+        sim = record(from_sim)
     stus = [parse_stu(s) for s in stu]
     assocs = []
     for a in assoc:
@@ -206,7 +212,9 @@ def study(
             raise _bad("assoc", a, "full, or a number of ways")
     ranges = [parse_range(p) if isinstance(p, str) else (int(p[0]), int(p[1])) for p in pins]
     synth_d = dict(synth) if synth is not None else None
-    if pin_rings:
+    if pin_rings and from_sim is not None:
+        pin_tagged = True
+    elif pin_rings:
         if synth_d is None:
             raise _bad("pin_rings", True, "ring pinning needs a synthesised stream (use pins or pin_tagged for traces)")
         ranges += [(s, e) for _, s, e in _core.atc_synth_rings(synth_d)]
@@ -227,9 +235,26 @@ def study(
     t0 = time.perf_counter()
     points_json, skipped = _core.atc_study(
         stus, [str(p) for p in policies], assocs, parse_lines(lines), ranges, pin_tagged, pin_dedicated, seed,
-        trace, raw, skip_bad, addresses, synth_d,
+        trace, raw, skip_bad, addresses, synth_d, sim,
     )
     return AtcResult(json.loads(points_json), time.perf_counter() - t0, skipped)
+
+
+def record(config: Any, path: Optional[str] = None) -> "_core.Simulation":
+    """Runs a simulation recording every device-initiated DMA (SQE/PRP fetches, data, CQEs, in
+    device order, with the host memory layout of ``host.dma_layout``); writes it as a text trace
+    to ``path`` if given. Returns the simulation (pass it to :func:`study` as ``from_sim``)."""
+    from ssdlab import api
+
+    if isinstance(config, _core.Simulation):
+        return config
+    cfg = api.load_config(config)
+    sim = _core.Simulation(cfg._native)
+    sim.keep_dma_log()
+    sim.run(None)
+    if path:
+        sim.write_dma_log(path)
+    return sim
 
 
 def write_synth(path: str, synth: Mapping[str, Any]) -> int:

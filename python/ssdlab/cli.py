@@ -130,6 +130,12 @@ def _print_summary(result: api.Result) -> None:
         u["nand dies"] = u.pop("media_units")
         u["nand channels"] = u.pop("media_bus")
     out.print("utilisation: " + "  ".join(f"{k.replace('_', ' ')} {100 * v:.1f}%" for k, v in u.items()))
+    a = s.get("ats")
+    if a:
+        out.print(
+            f"ATC: {a['lines']} lines ({a['ways']}-way) of {ats._human(a['stu_bytes'])}: hit rate {a['hit_rate']:.4f}, "
+            f"{a['misses_per_io']:.3f} misses per I/O at {a['miss_round_trip_us']:.3f} us each, {a['iotlb_misses']:,} IOTLB misses"
+        )
     if flash:
         f, p = flash["ftl"], flash["precondition"]
         out.print(
@@ -170,8 +176,10 @@ def run(
 
 @app.command()
 def atc(
-    trace: Optional[str] = typer.Argument(None, help="DMA address trace: text/CSV, raw u64 (.bin/.raw/.u64) or Parquet/Arrow."),
+    trace: Optional[str] = typer.Argument(None, help="DMA address trace: text/CSV, raw u64 (.bin/.raw/.u64) or Parquet/Arrow; or `record`."),
+    record_config: Optional[str] = typer.Argument(None, metavar="[CONFIG]", help="With `record`: the config whose DMA stream to write (-o FILE)."),
     synth: Optional[str] = typer.Option(None, help="Synthesise a stream instead: linux-direct, linux-buffered or spdk."),
+    from_sim: Optional[str] = typer.Option(None, help="Study the DMA stream of this simulated config (preset or file)."),
     ios: int = typer.Option(1_000_000, min=1, help="Synthesised commands."),
     queues: int = typer.Option(8, min=1, help="Synthesised queue pairs (CPUs) per VM."),
     vms: int = typer.Option(1, min=1, help="Synthesised VMs, each its own address space."),
@@ -192,7 +200,21 @@ def atc(
     plot: Optional[str] = typer.Option(None, help="Plot hit rate against lines to a .png or .svg file."),
     write_trace: Optional[str] = typer.Option(None, help="Also write the synthesised stream as a text trace."),
 ) -> None:
-    """ATS/ATC study: hit rate against cache lines per STU, policy, associativity and pinning."""
+    """ATS/ATC study: hit rate against cache lines per STU, policy, associativity and pinning.
+
+    `ssdlab atc record CONFIG -o FILE` writes the DMA stream of a simulation as a trace instead.
+    """
+    if trace == "record":
+        if not record_config or not output:
+            raise UsageError("atc record needs a CONFIG and -o FILE")
+        try:
+            sim = ats.record(record_config, output)
+        except KeyboardInterrupt:
+            raise Interrupted from None
+        out.print(f"wrote {sim.dma_log_len():,} DMA accesses to {output}")
+        return
+    if record_config is not None:
+        raise UsageError(f"unexpected argument {record_config!r} (only `atc record` takes a CONFIG)")
     synth_d = None
     if synth is not None:
         from ssdlab.config_units import parse_size
@@ -204,7 +226,7 @@ def atc(
         raise UsageError(f"--plot {plot!r}: write a .png or .svg file")
     try:
         result = ats.study(
-            trace, synth=synth_d, stu=[s for s in stu.split(",") if s.strip()], policies=[p.strip() for p in policy.split(",") if p.strip()],
+            trace, synth=synth_d, from_sim=from_sim, stu=[s for s in stu.split(",") if s.strip()], policies=[p.strip() for p in policy.split(",") if p.strip()],
             assoc=[a.strip() for a in assoc.split(",") if a.strip()], lines=lines, pins=pin, pin_tagged=pin_tagged, pin_rings=pin_rings,
             pin_dedicated=pin_dedicated, skip_bad=skip_bad, fmt=format_, seed=seed,
         )

@@ -13,13 +13,15 @@ use crate::config::Config;
 use crate::ctrl::{self, Ctrl, Mode, Step};
 use crate::error::{Error, Result};
 use crate::host::{self, Completion, Host};
+use crate::ats::synth::Layout;
+use crate::ats::{Access, Atc};
 use crate::ftl::{FlashOp, Ftl, FtlCounters, Precondition};
 use crate::media::nand::{self, NandArray, NandCounters};
 use crate::media::{self, Media, MediaKind};
 use crate::nvme::{self, CmdId, Nvme, QueueId, CQE_BYTES, DOORBELL_BYTES, MSI_BYTES, PRP_ENTRY_BYTES, SQE_BYTES};
 use crate::pcie::{self, Dir, Link, Tlp};
 use crate::sim::{EventQueue, SimDuration, SimTime};
-use crate::stats::{Breakdown, Component, IoLog, IoRecord, LinkTraffic, Observer, Stats, Summary, Utilisation};
+use crate::stats::{AtsSummary, Breakdown, Component, IoLog, IoRecord, LinkTraffic, Observer, Stats, Summary, Utilisation};
 use crate::workload::{JobGen, Op};
 
 /// Every event of the simulation, by the block that handles it.
@@ -53,6 +55,10 @@ struct Command {
     crit_len: u64,
     /// Read: media time (without waits) of the piece that became ready last.
     crit_media: SimDuration,
+    /// DMA addresses: the SQ/CQ slot, and the data buffer (a base address, or for buffered
+    /// I/O the number that picks its page-cache pages).
+    slot: u64,
+    buf: u64,
 }
 
 impl Command {
@@ -136,6 +142,57 @@ pub struct FlashSummary {
     pub free_blocks_over_time: Vec<(f64, u32)>,
 }
 
+/// Where the host keeps what the device DMAs to, and what the device does with the addresses:
+/// record them, look them up in its ATC, or both.
+struct Dma {
+    layout: Layout,
+    tails: Vec<u64>,
+    rng: crate::sim::Rng,
+    seq: u64,
+    log: Option<Vec<Access>>,
+    atc: Option<Atc>,
+    round_trip: SimDuration,
+    scratch: Vec<(u64, u32, bool)>,
+}
+
+impl Dma {
+    fn new(config: &Config, jobs: usize, round_trip: SimDuration) -> Result<Self> {
+        use rand::SeedableRng;
+        let h = &config.host;
+        let layout = Layout::new(h.dma_layout.into(), jobs as u32, h.memory.0, h.buffer_pool.0, 2 << 20, config.workload.max_bs().max(4096), config.workload.randseed, 0);
+        let atc = if config.ats.enabled {
+            let pins: Vec<(u32, u64, u64)> = layout.rings().into_iter().map(|(s, e)| (0, s, e)).collect();
+            if config.ats.pin_rings {
+                let shift = 12 + config.ats.stu_exponent();
+                let mut pages: Vec<u64> = pins.iter().flat_map(|&(_, s, e)| (s >> shift)..=((e - 1) >> shift)).collect();
+                pages.sort_unstable();
+                pages.dedup();
+                let most = if config.ats.ways == 0 { config.ats.lines } else { config.ats.ways };
+                if pages.len() as u32 > most {
+                    return Err(Error::config(
+                        "ats.lines",
+                        config.ats.lines.to_string(),
+                        format!("the pinned SQ/CQ translations need {} lines at this STU (one ring pair per job): raise ats.lines or set ats.pin_rings = false", pages.len()),
+                    ));
+                }
+            }
+            Some(Atc::new(&config.ats, &pins, round_trip, config.workload.randseed))
+        } else {
+            None
+        };
+        Ok(Dma {
+            tails: vec![0; jobs],
+            rng: crate::sim::Rng::from_seed(crate::sim::stream_seed(config.workload.randseed, 0xD4A).to_le_bytes()),
+            seq: 0,
+            log: None,
+            atc,
+            round_trip,
+            scratch: Vec::new(),
+            layout,
+        })
+    }
+}
+
 /// Per-job state besides its generator.
 struct JobState {
     gen: JobGen,
@@ -175,6 +232,7 @@ pub struct Simulation {
     pieces: Vec<media::Piece>,
     buffer_hits: u64,
     unmapped_reads: u64,
+    dma: Option<Box<Dma>>,
 }
 
 impl Simulation {
@@ -191,11 +249,17 @@ impl Simulation {
             .map(|j| Ok(JobState { gen: JobGen::new(w, region, j)?, inflight: 0, backlog: std::collections::VecDeque::default() }))
             .collect::<Result<Vec<_>>>()?;
         let h = &config.host;
+        let link = Link::new(&config.pcie);
+        // An ATS translation request: a read request up, the translation agent (host memory
+        // latency), an 8-byte completion down.
+        let p = &link.params;
+        let round_trip = p.serialise(p.read_requests(8).wire_bytes as f64) + p.propagation + h.memory_latency + p.serialise(p.completions(8).wire_bytes as f64) + p.propagation;
+        let dma = if config.ats.enabled { Some(Box::new(Dma::new(&config, jobs.len(), round_trip)?)) } else { None };
         Ok(Simulation {
             now: SimTime::ZERO,
             queue: EventQueue::new(),
             host: Host::new(jobs.len()),
-            link: Link::new(&config.pcie),
+            link,
             nvme: Nvme::new(&config.nvme, jobs.len()),
             ctrl: Ctrl::new(&config.ctrl),
             backend: match config.media.kind {
@@ -222,12 +286,31 @@ impl Simulation {
             pieces: Vec::new(),
             buffer_hits: 0,
             unmapped_reads: 0,
+            dma,
             config,
         })
     }
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Records every device-initiated DMA (SQE and PRP-list fetches, data, CQEs) in device
+    /// order, with the host memory layout of `host.dma_layout` (see [`Simulation::dma_log`]).
+    pub fn keep_dma_log(&mut self) -> Result<()> {
+        if self.dma.is_none() {
+            let jobs = self.jobs.len();
+            self.dma = Some(Box::new(Dma::new(&self.config, jobs, SimDuration::ZERO)?));
+        }
+        if let Some(d) = &mut self.dma {
+            d.log = Some(Vec::new());
+        }
+        Ok(())
+    }
+
+    /// The recorded DMA accesses (ring accesses are marked pinned).
+    pub fn dma_log(&self) -> Option<&[Access]> {
+        self.dma.as_ref().and_then(|d| d.log.as_deref())
     }
 
     /// Keeps one row per counted I/O (see [`Simulation::io_log`]).
@@ -311,6 +394,7 @@ impl Simulation {
                 host::Event::Complete { cmd, ring_cq } => self.on_complete(cmd, ring_cq),
             },
             Event::Pcie(pcie::Event::Send { cmd, tlp }) => self.on_send(cmd, tlp),
+            Event::Pcie(pcie::Event::Translated { cmd, tlp, wait }) => self.transmit(cmd, tlp, wait),
             Event::Nvme(e) => match e {
                 nvme::Event::Doorbell { queue } => {
                     self.nvme.doorbell(queue);
@@ -331,11 +415,11 @@ impl Simulation {
                         self.on_read_start(cmd);
                     }
                 }
-                media::Event::ReadBus { cmd, len } => {
+                media::Event::ReadBus { cmd, len, at } => {
                     if let Backend::Nvm(m) = &mut self.backend {
                         let g = m.transfer(self.now, u64::from(len));
                         self.cmds[cmd.0 as usize].crit_media = m.access_time(false) + m.bus_time(u64::from(len));
-                        self.push(g.end, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len } }));
+                        self.push(g.end, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len, at } }));
                     }
                 }
                 media::Event::WriteStart { cmd } => {
@@ -346,11 +430,11 @@ impl Simulation {
                     }
                 }
                 media::Event::WriteUnit { cmd, unit, len } => self.on_write_unit(cmd, unit, len),
-                media::Event::Buffered { cmd, len } => {
+                media::Event::Buffered { cmd, len, at } => {
                     if let Backend::Nand(f) = &self.backend {
                         self.cmds[cmd.0 as usize].crit_media = f.buffer_latency;
                     }
-                    self.push(self.now, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len } }));
+                    self.push(self.now, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len, at } }));
                 }
                 media::Event::BackgroundGc => self.on_background_gc(),
                 media::Event::Nand(e) => {
@@ -418,6 +502,8 @@ impl Simulation {
             crit_end: SimTime::ZERO,
             crit_len: 0,
             crit_media: SimDuration::ZERO,
+            slot: 0,
+            buf: 0,
         };
         let id = if let Some(i) = self.free.pop() {
             self.cmds[i as usize] = command;
@@ -426,6 +512,20 @@ impl Simulation {
             self.cmds.push(command);
             CmdId((self.cmds.len() - 1) as u32)
         };
+        if let Some(d) = &mut self.dma {
+            use rand::RngExt;
+            let slot = d.tails[job] % d.layout.depth;
+            d.tails[job] += 1;
+            d.seq += 1;
+            let buf = if d.layout.buffers.is_empty() || d.layout.stack == crate::ats::synth::Stack::LinuxBuffered {
+                d.seq
+            } else {
+                d.layout.buffers[d.rng.random_range(0..d.layout.buffers.len())]
+            };
+            let c = &mut self.cmds[id.0 as usize];
+            c.slot = slot;
+            c.buf = buf;
+        }
         let g = self.host.run(job, self.now, self.submit_cost);
         let c = self.cmd(id);
         c.account(Component::HostQueueing, g.start);
@@ -481,8 +581,60 @@ impl Simulation {
 
     // ---- link -------------------------------------------------------------------------------
 
+    /// A command's TLPs are ready: the device's DMAs first look up their translations.
     fn on_send(&mut self, id: CmdId, tlp: Tlp) {
+        let wait = if self.dma.is_some() { self.dma_lookup(id, tlp) } else { SimDuration::ZERO };
+        if wait > SimDuration::ZERO {
+            self.push(self.now + wait, Event::Pcie(pcie::Event::Translated { cmd: id, tlp, wait }));
+        } else {
+            self.transmit(id, tlp, SimDuration::ZERO);
+        }
+    }
+
+    /// Records the DMA accesses of `tlp` and looks them up in the ATC; returns the wait.
+    fn dma_lookup(&mut self, id: CmdId, tlp: Tlp) -> SimDuration {
+        const PAGE: u64 = 4096;
+        let Some(d) = self.dma.as_deref_mut() else { return SimDuration::ZERO };
+        let c = &self.cmds[id.0 as usize];
+        let q = usize::from(c.queue.0);
+        let lay = &d.layout;
+        let mut list = std::mem::take(&mut d.scratch);
+        list.clear();
+        let data = |from: u64, len: u64, list: &mut Vec<(u64, u32, bool)>| {
+            let mut at = from;
+            while at < from + len {
+                let page_end = (at / PAGE + 1) * PAGE;
+                let n = page_end.min(from + len) - at;
+                list.push((lay.data_page(c.buf, at / PAGE) + at % PAGE, n as u32, false));
+                at += n;
+            }
+        };
+        match tlp {
+            Tlp::SqeRead => list.push((lay.sq[q] + (c.slot % lay.depth) * SQE_BYTES, SQE_BYTES as u32, true)),
+            Tlp::Cqe => list.push((lay.cq[q] + (c.slot % lay.depth) * CQE_BYTES, CQE_BYTES as u32, true)),
+            Tlp::PrpRead => list.push((lay.prp_pool[(c.slot as usize) % lay.prp_pool.len()], (c.prp_entries * PRP_ENTRY_BYTES) as u32, false)),
+            Tlp::DataRead => data(0, c.len, &mut list),
+            Tlp::DataOut { len, at } => data(u64::from(at), u64::from(len), &mut list),
+            Tlp::SqDoorbell | Tlp::SqeData | Tlp::PrpData | Tlp::DataIn => {}
+        }
+        let mut wait = SimDuration::ZERO;
+        for &(addr, size, ring) in &list {
+            if let Some(log) = &mut d.log {
+                log.push(Access { addr, size, pasid: 0, pinned: ring });
+            }
+            if let Some(atc) = &mut d.atc {
+                wait = wait.max(atc.lookup(0, addr, size));
+            }
+        }
+        d.scratch = list;
+        wait
+    }
+
+    fn transmit(&mut self, id: CmdId, tlp: Tlp, translated: SimDuration) {
         let now = self.now;
+        if translated > SimDuration::ZERO && !matches!(tlp, Tlp::DataOut { .. }) {
+            self.cmds[id.0 as usize].account(Component::Translation, now);
+        }
         let p = &self.link.params;
         let prop = p.propagation;
         let (dir, tlps) = match tlp {
@@ -493,7 +645,7 @@ impl Simulation {
             Tlp::PrpData => (Dir::Down, p.completions(self.cmds[id.0 as usize].prp_entries * PRP_ENTRY_BYTES)),
             Tlp::DataRead => (Dir::Up, p.read_requests(self.cmds[id.0 as usize].len)),
             Tlp::DataIn => (Dir::Down, p.completions(self.cmds[id.0 as usize].len)),
-            Tlp::DataOut { len } => (Dir::Up, p.writes(u64::from(len))),
+            Tlp::DataOut { len, .. } => (Dir::Up, p.writes(u64::from(len))),
             Tlp::Cqe => (Dir::Up, p.writes(CQE_BYTES)),
         };
         // The first request of a batch leaves one request's time after the batch starts.
@@ -534,7 +686,7 @@ impl Simulation {
                 c.account(Component::Transfer, g.end + prop);
                 self.push(g.end + prop, Event::Media(media::Event::WriteStart { cmd: id }));
             }
-            Tlp::DataOut { len } => {
+            Tlp::DataOut { len, .. } => {
                 c.pieces_left -= 1;
                 if c.pieces_left == 0 {
                     // The link is FIFO, so the last piece sent is the last to finish: its path
@@ -545,7 +697,8 @@ impl Simulation {
                     let elapsed = g.end.since(c.mark);
                     c.breakdown.0[Component::Media as usize] += media.as_ps();
                     c.breakdown.0[Component::Transfer as usize] += transfer.as_ps();
-                    c.breakdown.0[Component::Queueing as usize] += (elapsed - media - transfer).as_ps();
+                    c.breakdown.0[Component::Translation as usize] += translated.as_ps();
+                    c.breakdown.0[Component::Queueing as usize] += (elapsed - media - transfer - translated).as_ps();
                     c.mark = g.end;
                     self.push(g.end, Event::Ctrl(ctrl::Event::Step { cmd: id, step: Step::Completion }));
                 }
@@ -680,9 +833,11 @@ impl Simulation {
         let mut pieces = std::mem::take(&mut self.pieces);
         pieces.clear();
         pieces.extend(self.nvm().pieces(offset, len));
+        let mut at = 0u32;
         for piece in &pieces {
             let g = self.nvm().access(piece.unit, now, false);
-            self.push(g.end, Event::Media(media::Event::ReadBus { cmd: id, len: piece.len }));
+            self.push(g.end, Event::Media(media::Event::ReadBus { cmd: id, len: piece.len, at }));
+            at += piece.len;
         }
         self.pieces = pieces;
     }
@@ -752,34 +907,35 @@ impl Simulation {
         let unit = f.unit;
         let end = offset + len;
         let mut at = offset;
-        let mut immediate: Vec<(u32, bool)> = Vec::new();
+        let mut immediate: Vec<(u32, u32, bool)> = Vec::new();
         while at < end {
             let lpn = at / unit;
             let next = ((lpn + 1) * unit).min(end);
             let bytes = (next - at) as u32;
+            let within = (at - offset) as u32;
             match f.ftl.lookup(lpn) {
-                None => immediate.push((bytes, false)),
+                None => immediate.push((bytes, within, false)),
                 Some(slot) => {
                     let (block, page) = f.ftl.locate(slot);
                     if f.array.is_programmed(block, page) {
-                        f.array.submit_read(id, block, page, bytes, now, &mut out);
+                        f.array.submit_read(id, block, page, bytes, within, now, &mut out);
                     } else {
-                        immediate.push((bytes, true));
+                        immediate.push((bytes, within, true));
                     }
                 }
             }
             at = next;
         }
         let latency = f.buffer_latency;
-        for (bytes, buffered) in immediate {
+        for (bytes, within, buffered) in immediate {
             if buffered {
                 self.buffer_hits += 1;
-                self.push(now + latency, Event::Media(media::Event::Buffered { cmd: id, len: bytes }));
+                self.push(now + latency, Event::Media(media::Event::Buffered { cmd: id, len: bytes, at: within }));
             } else {
                 // Never written: the controller returns zeroes without touching the flash.
                 self.unmapped_reads += 1;
                 self.cmds[id.0 as usize].crit_media = SimDuration::ZERO;
-                self.push(now, Event::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::DataOut { len: bytes } }));
+                self.push(now, Event::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::DataOut { len: bytes, at: within } }));
             }
         }
         self.apply_nand(&mut out);
@@ -892,9 +1048,9 @@ impl Simulation {
         for o in out.drain(..) {
             match o {
                 nand::Output::At(t, e) => self.queue.push(t, Event::Media(media::Event::Nand(e))),
-                nand::Output::ReadReady { cmd, bytes, service } => {
+                nand::Output::ReadReady { cmd, bytes, at, service } => {
                     self.cmds[cmd.0 as usize].crit_media = service;
-                    self.queue.push(self.now, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len: bytes } }));
+                    self.queue.push(self.now, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len: bytes, at } }));
                 }
                 nand::Output::Programmed { units } => {
                     if let Backend::Nand(f) = &mut self.backend {
@@ -972,6 +1128,19 @@ impl Simulation {
             },
             pcie: LinkTraffic { down_tlps: down.tlps, down_wire_bytes: down.wire_bytes, up_tlps: up.tlps, up_wire_bytes: up.wire_bytes },
             flash,
+            ats: self.dma.as_ref().and_then(|d| d.atc.as_ref().map(|a| (a, d.round_trip))).map(|(a, rtt)| AtsSummary {
+                stu_bytes: self.config.ats.stu.0,
+                lines: self.config.ats.lines,
+                ways: if self.config.ats.ways == 0 { self.config.ats.lines } else { self.config.ats.ways },
+                lookups: a.lookups,
+                hits: a.hits,
+                hit_rate: if a.lookups > 0 { a.hits as f64 / a.lookups as f64 } else { 0.0 },
+                pinned_hits: a.pinned_hits,
+                misses: a.lookups - a.hits,
+                misses_per_io: if ios > 0 { (a.lookups - a.hits) as f64 / ios as f64 } else { 0.0 },
+                iotlb_misses: a.iotlb_misses,
+                miss_round_trip_us: rtt.as_us_f64(),
+            }),
         }
     }
 }

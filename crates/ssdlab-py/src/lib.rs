@@ -143,6 +143,34 @@ impl Simulation {
         self.inner.progress()
     }
 
+    /// Records every device-initiated DMA during the run (call before `run`).
+    fn keep_dma_log(&mut self) -> PyResult<()> {
+        self.inner.keep_dma_log().map_err(|e| PyCoreError(e).into())
+    }
+
+    /// DMA accesses recorded so far.
+    fn dma_log_len(&self) -> usize {
+        self.inner.dma_log().map_or(0, <[_]>::len)
+    }
+
+    /// Writes the DMA log as a text trace (`kind,addr,size,pasid`); returns its accesses.
+    fn write_dma_log(&self, py: Python<'_>, path: &str) -> PyResult<usize> {
+        use std::io::Write;
+        let Some(log) = self.inner.dma_log() else { return Ok(0) };
+        let path = path.to_string();
+        py.detach(|| -> ssdlab_core::Result<usize> {
+            let io = |e: std::io::Error| ssdlab_core::Error::Io { path: path.clone(), message: e.to_string() };
+            let mut w = std::io::BufWriter::new(std::fs::File::create(&path).map_err(io)?);
+            writeln!(w, "kind,addr,size,pasid").map_err(io)?;
+            for a in log {
+                writeln!(w, "{},{:#x},{},{}", if a.pinned { "pin" } else { "data" }, a.addr, a.size, a.pasid).map_err(io)?;
+            }
+            w.flush().map_err(io)?;
+            Ok(log.len())
+        })
+        .map_err(|e| PyCoreError(e).into())
+    }
+
     /// Per-I/O columns as little-endian byte buffers (numpy.frombuffer reads them), or None.
     fn io_log<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         let Some(log) = self.inner.io_log() else { return Ok(None) };
@@ -250,7 +278,7 @@ fn atc_synth_write(py: Python<'_>, synth: &Bound<'_, PyDict>, path: &str) -> PyR
         writeln!(w, "kind,addr,size,pasid").map_err(io)?;
         let mut n = 0;
         for a in ssdlab_core::ats::synth::stream(&s) {
-            let kind = if a.pinned { "ring" } else { "data" };
+            let kind = if a.pinned { "pin" } else { "data" };
             writeln!(w, "{kind},{:#x},{},{}", a.addr, a.size, a.pasid).map_err(io)?;
             n += 1;
         }
@@ -263,7 +291,7 @@ fn atc_synth_write(py: Python<'_>, synth: &Bound<'_, PyDict>, path: &str) -> PyR
 /// Runs an ATC study over a trace file, raw little-endian addresses, or a synthesised stream.
 /// Returns the points as JSON and the count of skipped trace lines.
 #[pyfunction]
-#[pyo3(signature = (stus, policies, assocs, lines, pins, pin_tagged, pin_dedicated, seed, trace=None, raw=None, skip_bad=false, addresses=None, synth=None))]
+#[pyo3(signature = (stus, policies, assocs, lines, pins, pin_tagged, pin_dedicated, seed, trace=None, raw=None, skip_bad=false, addresses=None, synth=None, sim=None))]
 #[allow(clippy::too_many_arguments)]
 fn atc_study(
     py: Python<'_>,
@@ -280,6 +308,7 @@ fn atc_study(
     skip_bad: bool,
     addresses: Option<Vec<u8>>,
     synth: Option<&Bound<'_, PyDict>>,
+    sim: Option<PyRef<'_, Simulation>>,
 ) -> PyResult<(String, u64)> {
     use ssdlab_core::ats::{self, trace as tr, Access, Assoc, Policy, Study};
     let policies = policies
@@ -290,7 +319,11 @@ fn atc_study(
     let study = Study { stus, policies, assocs, lines, pin_ranges: pins, pin_tagged, pin_dedicated, seed };
     let synth = synth.map(synth_of).transpose()?;
     let skipped = std::sync::atomic::AtomicU64::new(0);
+    let log: Option<&[Access]> = sim.as_ref().and_then(|s| s.inner.dma_log());
     let points = py.detach(|| -> ssdlab_core::Result<Vec<ats::Point>> {
+        if let Some(log) = log {
+            return ats::run_study(&study, || Ok(Box::new(log.iter().copied().map(Ok)) as Box<dyn Iterator<Item = ssdlab_core::Result<Access>>>));
+        }
         if let Some(s) = &synth {
             return ats::run_study(&study, || Ok(Box::new(ats::synth::stream(s).map(Ok)) as Box<dyn Iterator<Item = ssdlab_core::Result<Access>>>));
         }

@@ -69,14 +69,49 @@ impl Default for Synth {
 
 const PAGE: u64 = 4096;
 
-struct Space {
-    sq: Vec<u64>,
-    cq: Vec<u64>,
-    depth: u64,
-    prp_pool: Vec<u64>,
-    buffers: Vec<u64>,
+/// Where one address space keeps its queues and buffers.
+pub struct Layout {
+    pub sq: Vec<u64>,
+    pub cq: Vec<u64>,
+    /// Entries per ring.
+    pub depth: u64,
+    pub prp_pool: Vec<u64>,
+    /// Base addresses of the application buffers (O_DIRECT, SPDK).
+    pub buffers: Vec<u64>,
+    /// Pages of memory page-cache pages are drawn from (buffered I/O).
+    pub memory_pages: u64,
+    pub stack: Stack,
     tail: Vec<u64>,
 }
+
+impl Layout {
+    /// The layout of address space `vm`: `queues` ring pairs, buffers of `buffer_size` bytes in
+    /// a pool of `buffer_pool` bytes allocated in `pool_chunk` pieces, in `memory` bytes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(stack: Stack, queues: u32, memory: u64, buffer_pool: u64, pool_chunk: u64, buffer_size: u64, seed: u64, vm: u32) -> Self {
+        space(&Synth { stack, queues, bs: buffer_size, ios: 0, vms: vm + 1, memory, buffer_pool, pool_chunk, seed }, vm)
+    }
+
+    /// SQ and CQ ring ranges `(start, end)`.
+    pub fn rings(&self) -> Vec<(u64, u64)> {
+        self.sq.iter().zip(&self.cq).flat_map(|(&s, &c)| [(s, s + self.depth * 64), (c, c + self.depth * 16)]).collect()
+    }
+
+    /// Address of page `page` of a data buffer: `buf` is a buffer base, or (buffered I/O) a
+    /// per-command number that picks page-cache pages.
+    pub fn data_page(&self, buf: u64, page: u64) -> u64 {
+        match self.stack {
+            Stack::LinuxBuffered => {
+                let mut z = buf.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ page.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 31)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                (z % self.memory_pages) * PAGE
+            }
+            _ => buf + page * PAGE,
+        }
+    }
+}
+
+use Layout as Space;
 
 /// The address ranges of every SQ and CQ ring (to pin), per address space: `(pasid, start, end)`.
 pub fn ring_ranges(s: &Synth) -> Vec<(u32, u64, u64)> {
@@ -116,7 +151,7 @@ fn space(s: &Synth, vm: u32) -> Space {
             buffers.push(base + b * s.bs.max(PAGE));
         }
     }
-    Space { sq, cq, depth, prp_pool, buffers, tail: vec![0; s.queues as usize] }
+    Space { sq, cq, depth, prp_pool, buffers, memory_pages: pages, stack: s.stack, tail: vec![0; s.queues as usize] }
 }
 
 /// The stream, lazily.

@@ -40,6 +40,8 @@ config_struct! {
         media: MediaConfig = MediaConfig::default(),
         /// The flash translation layer (used with `media.kind = "nand"`).
         ftl: FtlConfig = FtlConfig::default(),
+        /// PCIe ATS and the device's Address Translation Cache.
+        ats: crate::ats::AtsConfig = crate::ats::AtsConfig::default(),
         workload: WorkloadConfig = WorkloadConfig::default(),
         stats: StatsConfig = StatsConfig::default(),
     }
@@ -96,6 +98,9 @@ impl Config {
         }
         self.workload.validate(issues);
         self.stats.validate(issues);
+        if self.ats.enabled {
+            self.ats.validate(issues);
+        }
     }
 
     /// Rules between fields. A rule is skipped when one of its fields already broke a value

@@ -2,6 +2,16 @@ use crate::config::load::Issues;
 use crate::sim::SimDuration;
 use crate::{config_enum, config_struct};
 
+impl From<DmaLayout> for crate::ats::synth::Stack {
+    fn from(l: DmaLayout) -> Self {
+        match l {
+            DmaLayout::LinuxDirect => crate::ats::synth::Stack::LinuxDirect,
+            DmaLayout::LinuxBuffered => crate::ats::synth::Stack::LinuxBuffered,
+            DmaLayout::Spdk => crate::ats::synth::Stack::Spdk,
+        }
+    }
+}
+
 config_enum! {
     /// How the host learns that a command completed.
     pub enum Completion {
@@ -9,6 +19,18 @@ config_enum! {
         Interrupt = "interrupt",
         /// The submitting thread spins on the completion queue (no interrupt is sent).
         Poll = "poll",
+    }
+}
+
+config_enum! {
+    /// How the host lays out the memory the device DMAs to (for DMA address streams and ATS).
+    pub enum DmaLayout {
+        /// Linux nvme-pci, O_DIRECT from an application buffer pool.
+        LinuxDirect = "linux-direct",
+        /// Linux nvme-pci, buffered I/O through page-cache pages scattered over memory.
+        LinuxBuffered = "linux-buffered",
+        /// SPDK: hugepage rings and buffer pool.
+        Spdk = "spdk",
     }
 }
 
@@ -29,11 +51,20 @@ config_struct! {
         /// Host memory latency seen by a device read: from the read request reaching the root
         /// port to its first completion leaving it (root complex and DRAM). Default: `250ns`.
         memory_latency: SimDuration = SimDuration::from_ns(250),
+        /// Memory layout of rings and buffers (figures.md, Linux and SPDK): `linux-direct`,
+        /// `linux-buffered` or `spdk`. Default: `"linux-direct"`.
+        dma_layout: DmaLayout = DmaLayout::LinuxDirect,
+        /// Host memory the buffers and page cache are spread over. Default: `64GiB`.
+        memory: crate::config::units::Bytes = crate::config::units::Bytes(64 << 30),
+        /// Application buffer pool (O_DIRECT, SPDK), allocated in 2 MiB pieces. Default: `64MiB`.
+        buffer_pool: crate::config::units::Bytes = crate::config::units::Bytes(64 << 20),
     }
 }
 
 impl HostConfig {
-    pub fn validate(&self, _issues: &mut Issues) {
-        // Every value of every field is meaningful (zero costs model an ideal host).
+    pub fn validate(&self, issues: &mut Issues) {
+        // Costs may be zero (an ideal host); the layout needs room.
+        issues.check(self.memory.0 >= 1 << 24, "host.memory", self.memory, "must be at least 16MiB");
+        issues.check(self.buffer_pool.0 >= 4096 && self.buffer_pool.0 <= self.memory.0, "host.buffer_pool", self.buffer_pool, "must be at least 4KiB and at most host.memory");
     }
 }

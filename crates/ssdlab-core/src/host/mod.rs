@@ -12,7 +12,7 @@
 
 mod config;
 
-pub use config::{Completion, HostConfig};
+pub use config::{Completion, DmaLayout, HostConfig};
 
 use crate::sim::{Grant, SimDuration, SimTime, Timeline};
 

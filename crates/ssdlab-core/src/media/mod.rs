@@ -144,13 +144,13 @@ pub enum Event {
     /// Translation is done: the read pieces go to their units.
     ReadStart { cmd: crate::nvme::CmdId },
     /// A read piece leaves its unit for the internal bus.
-    ReadBus { cmd: crate::nvme::CmdId, len: u32 },
+    ReadBus { cmd: crate::nvme::CmdId, len: u32, at: u32 },
     /// Write data arrived from the host: the pieces go over the bus.
     WriteStart { cmd: crate::nvme::CmdId },
     /// A write piece reaches its unit.
     WriteUnit { cmd: crate::nvme::CmdId, unit: u32, len: u32 },
     /// NAND: a read served from the write buffer is ready.
-    Buffered { cmd: crate::nvme::CmdId, len: u32 },
+    Buffered { cmd: crate::nvme::CmdId, len: u32, at: u32 },
     /// NAND: check whether background GC should run.
     BackgroundGc,
     /// NAND array events.

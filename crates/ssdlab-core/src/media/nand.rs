@@ -29,7 +29,7 @@ use crate::sim::{SimDuration, SimTime, Timeline};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Work {
     /// A host read of `bytes` from a page; its data goes on to the host.
-    HostRead { cmd: CmdId, bytes: u32 },
+    HostRead { cmd: CmdId, bytes: u32, at: u32 },
     /// A GC read of a whole page.
     GcRead,
     /// A page program; `gen` is the block's erase generation when it was issued.
@@ -89,7 +89,7 @@ pub enum Event {
     /// `die` may start its next operation (after a suspend, or once its array is free).
     Start { die: u32 },
     /// Cache read: a read's data has left the cache register over the channel.
-    ReadOut { die: u32, cmd: Option<CmdId>, bytes: u32, service: SimDuration },
+    ReadOut { die: u32, cmd: Option<(CmdId, u32)>, bytes: u32, service: SimDuration },
     /// Cache program: the oldest program in the array of `die` ends.
     ProgramDone { die: u32 },
 }
@@ -100,7 +100,7 @@ pub enum Output {
     /// Schedule this event.
     At(SimTime, Event),
     /// A host read's data is in the controller; `service` is its media time without waits.
-    ReadReady { cmd: CmdId, bytes: u32, service: SimDuration },
+    ReadReady { cmd: CmdId, bytes: u32, at: u32, service: SimDuration },
     /// A program finished; `units` host units (0 for GC) leave the write buffer.
     Programmed { units: u32 },
 }
@@ -226,9 +226,10 @@ impl NandArray {
         self.submit(op, now, out);
     }
 
-    /// Queues a host read of `bytes` from `page` of `block`.
-    pub fn submit_read(&mut self, cmd: CmdId, block: u32, page: u32, bytes: u32, now: SimTime, out: &mut Vec<Output>) {
-        self.submit(Op { work: Work::HostRead { cmd, bytes }, block, page }, now, out);
+    /// Queues a host read of `bytes` from `page` of `block` (`at`: where they go in the I/O).
+    #[allow(clippy::too_many_arguments)]
+    pub fn submit_read(&mut self, cmd: CmdId, block: u32, page: u32, bytes: u32, at: u32, now: SimTime, out: &mut Vec<Output>) {
+        self.submit(Op { work: Work::HostRead { cmd, bytes, at }, block, page }, now, out);
     }
 
     fn submit(&mut self, op: Op, now: SimTime, out: &mut Vec<Output>) {
@@ -368,8 +369,8 @@ impl NandArray {
                 }
                 let Some(mut r) = d.running else { return };
                 match r.op.work {
-                    Work::HostRead { cmd, bytes } if self.cache_read => {
-                        self.cached_read_out(die, Some(cmd), bytes, r.service, now, out);
+                    Work::HostRead { cmd, bytes, at } if self.cache_read => {
+                        self.cached_read_out(die, Some((cmd, at)), bytes, r.service, now, out);
                     }
                     Work::GcRead if self.cache_read => {
                         self.counters.gc_reads += 1;
@@ -403,16 +404,16 @@ impl NandArray {
             Event::TransferDone { die } => {
                 let d = &mut self.dies[die as usize];
                 let Some(r) = d.running.take() else { return };
-                if let Work::HostRead { cmd, bytes } = r.op.work {
+                if let Work::HostRead { cmd, bytes, at } = r.op.work {
                     self.counters.host_reads += 1;
-                    out.push(Output::ReadReady { cmd, bytes, service: r.service });
+                    out.push(Output::ReadReady { cmd, bytes, at, service: r.service });
                 }
                 self.start(die, now, out);
             }
             Event::ReadOut { cmd, bytes, service, .. } => {
-                if let Some(cmd) = cmd {
+                if let Some((cmd, at)) = cmd {
                     self.counters.host_reads += 1;
-                    out.push(Output::ReadReady { cmd, bytes, service });
+                    out.push(Output::ReadReady { cmd, bytes, at, service });
                 }
             }
             Event::ProgramDone { die } => {
@@ -426,7 +427,7 @@ impl NandArray {
 
     /// Cache read: the die is free for its next operation, whose command goes on the channel
     /// first; this page's data follows it out of the cache register.
-    fn cached_read_out(&mut self, die: u32, cmd: Option<CmdId>, bytes: u32, service: SimDuration, now: SimTime, out: &mut Vec<Output>) {
+    fn cached_read_out(&mut self, die: u32, cmd: Option<(CmdId, u32)>, bytes: u32, service: SimDuration, now: SimTime, out: &mut Vec<Output>) {
         self.dies[die as usize].running = None;
         self.start(die, now, out);
         let ch = self.g.channel_of_die(die) as usize;

@@ -244,8 +244,8 @@ pub enum Tlp {
     DataRead,
     /// Host → device: completions carrying write data.
     DataIn,
-    /// Device → host: memory writes carrying `len` bytes of read data.
-    DataOut { len: u32 },
+    /// Device → host: memory writes carrying `len` bytes of read data, from byte `at` of the I/O.
+    DataOut { len: u32, at: u32 },
     /// Device → host: the CQE (and, if due, the MSI-X after it).
     Cqe,
 }
@@ -254,4 +254,6 @@ pub enum Tlp {
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
     Send { cmd: crate::nvme::CmdId, tlp: Tlp },
+    /// The TLPs waited `wait` for their address translations (ATS) and now go.
+    Translated { cmd: crate::nvme::CmdId, tlp: Tlp, wait: crate::sim::SimDuration },
 }

@@ -41,10 +41,12 @@ pub enum Component {
     Transfer = 7,
     /// CQE post, interrupt (or its coalescing delay) until the host sees it.
     Completion = 8,
+    /// Waiting for address translations (ATS requests on ATC misses).
+    Translation = 9,
 }
 
 /// Number of [`Component`]s.
-pub const COMPONENTS: usize = 9;
+pub const COMPONENTS: usize = 10;
 
 impl Component {
     pub const ALL: [Component; COMPONENTS] = [
@@ -57,6 +59,7 @@ impl Component {
         Component::Media,
         Component::Transfer,
         Component::Completion,
+        Component::Translation,
     ];
 
     pub fn name(self) -> &'static str {
@@ -70,6 +73,7 @@ impl Component {
             Component::Media => "media",
             Component::Transfer => "transfer",
             Component::Completion => "completion",
+            Component::Translation => "translation",
         }
     }
 }
@@ -355,7 +359,31 @@ pub struct Summary {
     pub breakdown_us: BreakdownUs,
     pub utilisation: Utilisation,
     pub pcie: LinkTraffic,
+    /// Runs with `ats.enabled`: the device's ATC.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ats: Option<AtsSummary>,
     /// NAND runs only: FTL, array and preconditioning figures.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flash: Option<crate::simulation::FlashSummary>,
+}
+
+/// The device's Address Translation Cache over the run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct AtsSummary {
+    pub stu_bytes: u64,
+    pub lines: u32,
+    pub ways: u32,
+    /// Translation lookups (one per STU page a DMA touches).
+    pub lookups: u64,
+    pub hits: u64,
+    pub hit_rate: f64,
+    /// Hits served by pinned SQ/CQ translations.
+    pub pinned_hits: u64,
+    pub misses: u64,
+    /// ATC misses per completed I/O.
+    pub misses_per_io: f64,
+    /// Misses that also missed the IOMMU's IOTLB (and paid a page walk).
+    pub iotlb_misses: u64,
+    /// Time a miss costs: the ATS request round trip (without the walk).
+    pub miss_round_trip_us: f64,
 }

@@ -249,3 +249,69 @@ fn linux_like_stream_shows_the_seed_findings() {
     assert!(rate(Policy::Lru, 64, false) > rate(Policy::Lru, 128, false) - 0.01);
     assert!(rate(Policy::Lru, 4, false) < rate(Policy::Lru, 64, false) - 0.2);
 }
+
+mod in_device {
+    use ssdlab_core::stats::Component;
+    use ssdlab_core::Simulation;
+
+    use crate::config;
+
+    fn ps_per_byte() -> f64 {
+        1e12 / (16e9 * 4.0 * 128.0 / 130.0 / 8.0)
+    }
+
+    #[test]
+    fn atc_misses_cost_an_ats_round_trip_each_and_show_in_the_breakdown() {
+        let base = [("workload.iodepth", "1"), ("workload.number_ios", "3000"), ("ats.enabled", "true")];
+        let run = |extra: &[(&str, &str)]| {
+            let mut s = base.to_vec();
+            s.extend_from_slice(extra);
+            Simulation::new(config(&s)).unwrap().run().unwrap()
+        };
+        // The round trip: 24 B request up, propagation, host translation agent (memory latency),
+        // 8 B translation in a 3-DW completion down, propagation.
+        let ppb = ps_per_byte();
+        let rtt = ((24.0 * ppb).round() + 100e3 + 250e3 + ((8.0 + 20.0) * ppb).round() + 100e3) / 1e6;
+        let big = run(&[]);
+        let a = big.ats.as_ref().expect("ATS figures");
+        assert!((a.miss_round_trip_us - rtt).abs() < 1e-6, "{} vs {rtt}", a.miss_round_trip_us);
+        // At QD1 every miss delays its DMA by the round trip (plus a walk on an IOTLB miss):
+        // the translation component adds up to exactly that.
+        let translation = big.read.breakdown_us.0[Component::Translation as usize] * big.ios as f64;
+        let expected = a.misses as f64 * rtt + a.iotlb_misses as f64 * 0.5;
+        assert!((translation - expected).abs() < 1e-6 * expected.max(1.0), "{translation} vs {expected}");
+        assert!(a.hit_rate > 0.9 && a.pinned_hits > 0, "{a:?}");
+        // One line, nothing pinned: the data translation evicts the ring one (the SQ and CQ of a
+        // queue pair share a 2 MiB page, so the next SQE fetch finds the CQE's translation): two
+        // misses per I/O, each a round trip.
+        let tiny = run(&[("ats.lines", "1"), ("ats.pin_rings", "false")]);
+        let t = tiny.ats.as_ref().unwrap();
+        assert!((t.misses_per_io - 2.0).abs() < 0.01, "{t:?}");
+        assert!(tiny.read.latency_us.mean > big.read.latency_us.mean + 1.9 * rtt);
+        assert!((tiny.read.breakdown_us.total() - tiny.read.latency_us.mean).abs() < 1e-3);
+        // Off by default: no translation time.
+        let off = Simulation::new(config(&base[..2])).unwrap().run().unwrap();
+        assert!(off.ats.is_none() && off.read.breakdown_us.0[Component::Translation as usize] == 0.0);
+    }
+
+    #[test]
+    fn pins_that_do_not_fit_the_atc_are_a_config_error() {
+        let err = Simulation::new(config(&[("ats.enabled", "true"), ("ats.lines", "1"), ("ats.stu", "\"4KiB\""), ("workload.numjobs", "2")])).err().unwrap();
+        assert!(err.to_string().contains("pinned SQ/CQ translations need"), "{err}");
+    }
+
+    #[test]
+    fn the_dma_log_follows_the_device_order() {
+        let mut sim = Simulation::new(config(&[("workload.iodepth", "1"), ("workload.number_ios", "100"), ("workload.bs", "16k")])).unwrap();
+        sim.keep_dma_log().unwrap();
+        sim.run().unwrap();
+        let log = sim.dma_log().unwrap();
+        // Per 16 KiB read: SQE fetch, PRP list, four data pages (4 KiB pieces), CQE.
+        assert_eq!(log.len(), 100 * 7);
+        assert!(log[0].pinned && !log[1].pinned && log[6].pinned);
+        assert_eq!(log[0].size, 64);
+        assert_eq!(log[1].size, 3 * 8);
+        assert_eq!(log[6].size, 16);
+        assert!(log[2..6].iter().all(|a| a.size == 4096 && !a.pinned));
+    }
+}
