@@ -394,7 +394,7 @@ impl Simulation {
                 host::Event::Complete { cmd, ring_cq } => self.on_complete(cmd, ring_cq),
             },
             Event::Pcie(pcie::Event::Send { cmd, tlp }) => self.on_send(cmd, tlp),
-            Event::Pcie(pcie::Event::Translated { cmd, tlp, wait }) => self.transmit(cmd, tlp, wait),
+            Event::Pcie(pcie::Event::Translated { cmd, tlp, wait_ps }) => self.transmit(cmd, tlp, SimDuration::from_ps(u64::from(wait_ps))),
             Event::Nvme(e) => match e {
                 nvme::Event::Doorbell { queue } => {
                     self.nvme.doorbell(queue);
@@ -585,7 +585,9 @@ impl Simulation {
     fn on_send(&mut self, id: CmdId, tlp: Tlp) {
         let wait = if self.dma.is_some() { self.dma_lookup(id, tlp) } else { SimDuration::ZERO };
         if wait > SimDuration::ZERO {
-            self.push(self.now + wait, Event::Pcie(pcie::Event::Translated { cmd: id, tlp, wait }));
+            // Waits fit in u32 picoseconds: a round trip plus a walk of at most 1 ms (validated).
+            let wait_ps = u32::try_from(wait.as_ps()).unwrap_or(u32::MAX);
+            self.push(self.now + SimDuration::from_ps(u64::from(wait_ps)), Event::Pcie(pcie::Event::Translated { cmd: id, tlp, wait_ps }));
         } else {
             self.transmit(id, tlp, SimDuration::ZERO);
         }

@@ -53,6 +53,7 @@ impl AtsConfig {
             );
         }
         issues.check(self.iotlb_entries >= 1, "ats.iotlb_entries", self.iotlb_entries, "must be at least 1");
+        issues.check(self.iommu_walk <= SimDuration::from_us(1000), "ats.iommu_walk", self.iommu_walk, "must be at most 1ms");
     }
 
     /// The STU as its ATS exponent.

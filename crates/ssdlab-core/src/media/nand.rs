@@ -69,7 +69,7 @@ struct Die {
     running: Option<Running>,
     suspended: Option<(Running, SimDuration)>,
     /// Bumped when a pending array-done event must be ignored (suspend).
-    gen: u64,
+    gen: u32,
     busy: SimDuration,
     /// Programs merged into the running multi-plane program.
     merged: Vec<Op>,
@@ -77,19 +77,22 @@ struct Die {
     /// merged planes) still in the array, oldest first.
     array_free: SimTime,
     in_array: VecDeque<Vec<Op>>,
+    /// Cache read: reads whose data is moving out, oldest first: (command and where its bytes
+    /// go, bytes, media time).
+    outgoing: VecDeque<(Option<(CmdId, u32)>, u32, SimDuration)>,
 }
 
 /// NAND events (scheduled by the simulation, handled here).
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
     /// The array part of the running operation of `die` ends.
-    ArrayDone { die: u32, gen: u64 },
+    ArrayDone { die: u32, gen: u32 },
     /// The running read's data has left over the channel.
     TransferDone { die: u32 },
     /// `die` may start its next operation (after a suspend, or once its array is free).
     Start { die: u32 },
-    /// Cache read: a read's data has left the cache register over the channel.
-    ReadOut { die: u32, cmd: Option<(CmdId, u32)>, bytes: u32, service: SimDuration },
+    /// Cache read: the oldest read data of `die` has left its cache register over the channel.
+    ReadOut { die: u32 },
     /// Cache program: the oldest program in the array of `die` ends.
     ProgramDone { die: u32 },
 }
@@ -252,7 +255,7 @@ impl NandArray {
                 if let Some(s) = self.suspend {
                     if r.end > now {
                         let d = &mut self.dies[die as usize];
-                        d.gen += 1;
+                        d.gen = d.gen.wrapping_add(1);
                         d.busy = d.busy - r.end.since(now);
                         d.suspended = Some((r, r.end.since(now)));
                         d.running = None;
@@ -410,7 +413,8 @@ impl NandArray {
                 }
                 self.start(die, now, out);
             }
-            Event::ReadOut { cmd, bytes, service, .. } => {
+            Event::ReadOut { die } => {
+                let Some((cmd, bytes, service)) = self.dies[die as usize].outgoing.pop_front() else { return };
                 if let Some((cmd, at)) = cmd {
                     self.counters.host_reads += 1;
                     out.push(Output::ReadReady { cmd, bytes, at, service });
@@ -434,7 +438,8 @@ impl NandArray {
         let t = self.transfer_time(u64::from(bytes));
         let g = self.channels[ch].reserve(now, t);
         let service = service + g.end.since(g.start);
-        out.push(Output::At(g.end, Event::ReadOut { die, cmd, bytes, service }));
+        self.dies[die as usize].outgoing.push_back((cmd, bytes, service));
+        out.push(Output::At(g.end, Event::ReadOut { die }));
     }
 
     fn transfer_out(&mut self, die: u32, r: &mut Running, bytes: u64, now: SimTime, out: &mut Vec<Output>) {

@@ -48,7 +48,7 @@ pub struct QueuePair {
     /// CQEs covered by sent interrupts, not yet handled by the host.
     cq_signalled: VecDeque<CmdId>,
     /// Interrupt timer generation (a fired or cancelled timer is stale).
-    timer_gen: u64,
+    timer_gen: u32,
     timer_armed: bool,
 }
 
@@ -99,7 +99,7 @@ impl Nvme {
 
     /// A CQE for `cmd` was posted. Returns whether an interrupt must go out now, and, if a
     /// coalescing timer must be armed, its generation.
-    pub fn post_cqe(&mut self, q: QueueId, cmd: CmdId) -> (bool, Option<u64>) {
+    pub fn post_cqe(&mut self, q: QueueId, cmd: CmdId) -> (bool, Option<u32>) {
         let coalescing = self.coalescing;
         let threshold = self.threshold;
         let qp = &mut self.qps[usize::from(q.0)];
@@ -116,7 +116,7 @@ impl Nvme {
     }
 
     /// Whether a coalescing timer of generation `gen` is still live and has CQEs to signal.
-    pub fn timer_fires(&self, q: QueueId, gen: u64) -> bool {
+    pub fn timer_fires(&self, q: QueueId, gen: u32) -> bool {
         let qp = &self.qps[usize::from(q.0)];
         qp.timer_armed && qp.timer_gen == gen && !qp.cq_waiting.is_empty()
     }
@@ -125,7 +125,7 @@ impl Nvme {
     pub fn signal(&mut self, q: QueueId) -> usize {
         let qp = &mut self.qps[usize::from(q.0)];
         qp.timer_armed = false;
-        qp.timer_gen += 1;
+        qp.timer_gen = qp.timer_gen.wrapping_add(1);
         let n = qp.cq_waiting.len();
         qp.cq_signalled.extend(qp.cq_waiting.drain(..));
         n
@@ -179,5 +179,5 @@ pub enum Event {
     /// An SQ tail doorbell write reached the controller.
     Doorbell { queue: QueueId },
     /// An interrupt-coalescing timer expired.
-    IrqTimer { queue: QueueId, gen: u64 },
+    IrqTimer { queue: QueueId, gen: u32 },
 }

@@ -254,6 +254,6 @@ pub enum Tlp {
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
     Send { cmd: crate::nvme::CmdId, tlp: Tlp },
-    /// The TLPs waited `wait` for their address translations (ATS) and now go.
-    Translated { cmd: crate::nvme::CmdId, tlp: Tlp, wait: crate::sim::SimDuration },
+    /// The TLPs waited `wait_ps` picoseconds for their address translations (ATS) and now go.
+    Translated { cmd: crate::nvme::CmdId, tlp: Tlp, wait_ps: u32 },
 }
