@@ -77,10 +77,13 @@ struct Die {
     /// merged planes) still in the array, oldest first.
     array_free: SimTime,
     in_array: VecDeque<Vec<Op>>,
-    /// Cache read: reads whose data is moving out, oldest first: (command and where its bytes
-    /// go, bytes, media time).
-    outgoing: VecDeque<(Option<(CmdId, u32)>, u32, SimDuration)>,
+    /// Cache read: reads whose data is moving out, oldest first.
+    outgoing: VecDeque<Outgoing>,
 }
+
+/// A cache read's data on its way out: the host command and where its bytes go in the I/O
+/// (none for GC), the bytes, and the read's media time.
+type Outgoing = (Option<(CmdId, u32)>, u32, SimDuration);
 
 /// NAND events (scheduled by the simulation, handled here).
 #[derive(Clone, Copy, Debug)]
