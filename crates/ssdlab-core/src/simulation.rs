@@ -517,10 +517,11 @@ impl Simulation {
             let slot = d.tails[job] % d.layout.depth;
             d.tails[job] += 1;
             d.seq += 1;
-            let buf = if d.layout.buffers.is_empty() || d.layout.stack == crate::ats::synth::Stack::LinuxBuffered {
-                d.seq
-            } else {
-                d.layout.buffers[d.rng.random_range(0..d.layout.buffers.len())]
+            let len = self.cmds[id.0 as usize].len;
+            let buf = match d.layout.stack {
+                crate::ats::synth::Stack::LinuxBuffered => d.seq,
+                crate::ats::synth::Stack::LinuxIommu => d.layout.map_iova(job, len),
+                _ => d.layout.buffers[d.rng.random_range(0..d.layout.buffers.len())],
             };
             let c = &mut self.cmds[id.0 as usize];
             c.slot = slot;
@@ -567,6 +568,12 @@ impl Simulation {
         }
         let c = &self.cmds[id.0 as usize];
         debug_assert_eq!(c.breakdown.total(), now.since(c.issued).as_ps());
+        if let Some(d) = &mut self.dma {
+            if d.layout.stack == crate::ats::synth::Stack::LinuxIommu {
+                // The driver unmaps the buffer as the I/O completes.
+                d.layout.unmap_iova(c.job as usize, c.buf, c.len);
+            }
+        }
         self.stats.io_completed(&IoRecord { op: c.op, offset: c.offset, len: c.len, issued: c.issued, completed: now, breakdown: &c.breakdown });
         let job = c.job as usize;
         self.free.push(id.0);

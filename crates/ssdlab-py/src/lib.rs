@@ -250,6 +250,7 @@ fn synth_of(d: &Bound<'_, PyDict>) -> PyResult<ssdlab_core::ats::synth::Synth> {
             "memory" => s.memory = v.extract()?,
             "buffer_pool" => s.buffer_pool = v.extract()?,
             "pool_chunk" => s.pool_chunk = v.extract()?,
+            "qd" => s.qd = v.extract()?,
             "seed" => s.seed = v.extract()?,
             _ => return Err(PyCoreError(ssdlab_core::Error::config(format!("synth.{key}"), v.repr()?.to_string(), "unknown key")).into()),
         }

@@ -9,8 +9,13 @@
 //! Each command emits its device-order lookups: SQE fetch, PRP list (transfers over two pages),
 //! one lookup per data page, CQE post. Several VMs each get their own address space (PASID).
 //!
-//! Leaves out: IOVA allocation by dma-iommu (addresses are guest-physical, as in the
-//! direct-assignment set-up the seed studies), interrupt (MSI-X) writes, admin queues.
+//! With `linux-iommu`, data buffers are mapped per I/O by dma-iommu: each CPU keeps freed IOVAs
+//! (up to 128 KiB) and reuses the most recently freed first, allocating new ones top-down from
+//! the 48-bit DMA limit only when its cache is empty; an I/O's IOVA is freed when it completes
+//! (here: once `qd` newer I/Os of the queue are in flight).
+//!
+//! Leaves out: interrupt (MSI-X) writes, admin queues, IOVA sizes above 128 KiB (allocated
+//! fresh each time by Linux, here from the same cache).
 
 use rand::{RngExt, SeedableRng};
 
@@ -24,6 +29,8 @@ pub enum Stack {
     LinuxDirect,
     /// Linux nvme-pci, buffered I/O through the page cache.
     LinuxBuffered,
+    /// Linux nvme-pci behind an IOMMU (dma-iommu): data at per-CPU reused IOVAs.
+    LinuxIommu,
     /// SPDK: hugepage rings and buffer pool.
     Spdk,
 }
@@ -34,8 +41,9 @@ impl std::str::FromStr for Stack {
         Ok(match s {
             "linux" | "linux-direct" => Stack::LinuxDirect,
             "linux-buffered" => Stack::LinuxBuffered,
+            "linux-iommu" => Stack::LinuxIommu,
             "spdk" => Stack::Spdk,
-            _ => return Err(format!("unknown stack {s:?} (linux-direct, linux-buffered, spdk)")),
+            _ => return Err(format!("unknown stack {s:?} (linux-direct, linux-buffered, linux-iommu, spdk)")),
         })
     }
 }
@@ -58,12 +66,14 @@ pub struct Synth {
     pub buffer_pool: u64,
     /// Physically contiguous chunk the buffer pool is allocated in.
     pub pool_chunk: u64,
+    /// I/Os in flight per queue (`linux-iommu`: how long an IOVA stays mapped).
+    pub qd: u32,
     pub seed: u64,
 }
 
 impl Default for Synth {
     fn default() -> Self {
-        Synth { stack: Stack::LinuxDirect, queues: 8, bs: 4096, ios: 1_000_000, vms: 1, memory: 64 << 30, buffer_pool: 64 << 20, pool_chunk: 2 << 20, seed: 1 }
+        Synth { stack: Stack::LinuxDirect, queues: 8, bs: 4096, ios: 1_000_000, vms: 1, memory: 64 << 30, buffer_pool: 64 << 20, pool_chunk: 2 << 20, qd: 32, seed: 1 }
     }
 }
 
@@ -82,6 +92,11 @@ pub struct Layout {
     pub memory_pages: u64,
     pub stack: Stack,
     tail: Vec<u64>,
+    /// `linux-iommu`: per queue, freed IOVAs with their size (most recent last), the IOVAs
+    /// in flight (oldest first), and the next fresh IOVA.
+    iova_free: Vec<Vec<(u64, u64)>>,
+    iova_busy: Vec<std::collections::VecDeque<u64>>,
+    iova_next: u64,
 }
 
 impl Layout {
@@ -89,7 +104,32 @@ impl Layout {
     /// a pool of `buffer_pool` bytes allocated in `pool_chunk` pieces, in `memory` bytes.
     #[allow(clippy::too_many_arguments)]
     pub fn new(stack: Stack, queues: u32, memory: u64, buffer_pool: u64, pool_chunk: u64, buffer_size: u64, seed: u64, vm: u32) -> Self {
-        space(&Synth { stack, queues, bs: buffer_size, ios: 0, vms: vm + 1, memory, buffer_pool, pool_chunk, seed }, vm)
+        space(&Synth { stack, queues, bs: buffer_size, ios: 0, vms: vm + 1, memory, buffer_pool, pool_chunk, qd: 0, seed }, vm)
+    }
+
+    /// `linux-iommu`: maps an I/O of `bytes` on queue `q` to an IOVA (a recently freed one of
+    /// that queue if there is one, else a fresh one below the last).
+    pub fn map_iova(&mut self, q: usize, bytes: u64) -> u64 {
+        // Sizes round up to a power of two pages, as the IOVA caches keep them.
+        let size = bytes.max(PAGE).next_power_of_two();
+        let iova = match self.iova_free[q].iter().rposition(|&(_, s)| s == size) {
+            Some(pos) => self.iova_free[q].remove(pos).0,
+            None => {
+                self.iova_next -= size;
+                self.iova_next
+            }
+        };
+        self.iova_busy[q].push_back(iova);
+        iova
+    }
+
+    /// `linux-iommu`: unmaps an I/O's IOVA into its queue's cache.
+    pub fn unmap_iova(&mut self, q: usize, iova: u64, bytes: u64) {
+        let size = bytes.max(PAGE).next_power_of_two();
+        if let Some(pos) = self.iova_busy[q].iter().position(|&a| a == iova) {
+            self.iova_busy[q].remove(pos);
+        }
+        self.iova_free[q].push((iova, size));
     }
 
     /// SQ and CQ ring ranges `(start, end)`.
@@ -151,7 +191,9 @@ fn space(s: &Synth, vm: u32) -> Space {
             buffers.push(base + b * s.bs.max(PAGE));
         }
     }
-    Space { sq, cq, depth, prp_pool, buffers, memory_pages: pages, stack: s.stack, tail: vec![0; s.queues as usize] }
+    let iova_free = vec![Vec::new(); s.queues as usize];
+    let iova_busy = vec![std::collections::VecDeque::new(); s.queues as usize];
+    Space { sq, cq, depth, prp_pool, buffers, memory_pages: pages, stack: s.stack, tail: vec![0; s.queues as usize], iova_free, iova_busy, iova_next: 1 << 48 }
 }
 
 /// The stream, lazily.
@@ -176,9 +218,22 @@ pub fn stream(s: &Synth) -> impl Iterator<Item = Access> + '_ {
             let pasid = vm as u32;
             // Device order, reversed so that `pop` yields it: CQE last.
             pending.push(Access { addr: sp.cq[q] + slot * 16, size: 16, pasid, pinned: true });
-            let data: Vec<u64> = if s.stack == Stack::LinuxBuffered { (0..pages_per_io).map(|_| rng.random_range(0..memory_pages) * PAGE).collect() } else {
-                let b = sp.buffers[rng.random_range(0..sp.buffers.len())];
-                (0..pages_per_io).map(|p| b + p * PAGE).collect()
+            let data: Vec<u64> = match s.stack {
+                Stack::LinuxBuffered => (0..pages_per_io).map(|_| rng.random_range(0..memory_pages) * PAGE).collect(),
+                Stack::LinuxIommu => {
+                    // The I/O `qd` back on this queue completes: its IOVA goes back to the cache.
+                    if sp.iova_busy[q].len() >= s.qd.max(1) as usize {
+                        if let Some(old) = sp.iova_busy[q].front().copied() {
+                            sp.unmap_iova(q, old, s.bs);
+                        }
+                    }
+                    let iova = sp.map_iova(q, s.bs);
+                    (0..pages_per_io).map(|p| iova + p * PAGE).collect()
+                }
+                _ => {
+                    let b = sp.buffers[rng.random_range(0..sp.buffers.len())];
+                    (0..pages_per_io).map(|p| b + p * PAGE).collect()
+                }
             };
             for &a in data.iter().rev() {
                 pending.push(Access { addr: a, size: PAGE as u32, pasid, pinned: false });

@@ -7,6 +7,7 @@ impl From<DmaLayout> for crate::ats::synth::Stack {
         match l {
             DmaLayout::LinuxDirect => crate::ats::synth::Stack::LinuxDirect,
             DmaLayout::LinuxBuffered => crate::ats::synth::Stack::LinuxBuffered,
+            DmaLayout::LinuxIommu => crate::ats::synth::Stack::LinuxIommu,
             DmaLayout::Spdk => crate::ats::synth::Stack::Spdk,
         }
     }
@@ -29,6 +30,8 @@ config_enum! {
         LinuxDirect = "linux-direct",
         /// Linux nvme-pci, buffered I/O through page-cache pages scattered over memory.
         LinuxBuffered = "linux-buffered",
+        /// Linux nvme-pci behind an IOMMU: data at per-CPU reused IOVAs (dma-iommu).
+        LinuxIommu = "linux-iommu",
         /// SPDK: hugepage rings and buffer pool.
         Spdk = "spdk",
     }
@@ -52,7 +55,7 @@ config_struct! {
         /// port to its first completion leaving it (root complex and DRAM). Default: `250ns`.
         memory_latency: SimDuration = SimDuration::from_ns(250),
         /// Memory layout of rings and buffers (figures.md, Linux and SPDK): `linux-direct`,
-        /// `linux-buffered` or `spdk`. Default: `"linux-direct"`.
+        /// `linux-buffered`, `linux-iommu` or `spdk`. Default: `"linux-direct"`.
         dma_layout: DmaLayout = DmaLayout::LinuxDirect,
         /// Host memory the buffers and page cache are spread over. Default: `64GiB`.
         memory: crate::config::units::Bytes = crate::config::units::Bytes(64 << 30),
