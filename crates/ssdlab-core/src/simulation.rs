@@ -145,7 +145,9 @@ pub struct FlashSummary {
 /// Where the host keeps what the device DMAs to, and what the device does with the addresses:
 /// record them, look them up in its ATC, or both.
 struct Dma {
-    layout: Layout,
+    /// One layout per VM; job `j` is queue `j / vms` of VM `j mod vms`.
+    layouts: Vec<Layout>,
+    vms: usize,
     tails: Vec<u64>,
     rng: crate::sim::Rng,
     seq: u64,
@@ -159,12 +161,18 @@ impl Dma {
     fn new(config: &Config, jobs: usize, round_trip: SimDuration) -> Result<Self> {
         use rand::SeedableRng;
         let h = &config.host;
-        let layout = Layout::new(h.dma_layout.into(), jobs as u32, h.memory.0, h.buffer_pool.0, 2 << 20, config.workload.max_bs().max(4096), config.workload.randseed, 0);
+        let vms = (h.vms as usize).clamp(1, jobs.max(1));
+        let layouts: Vec<Layout> = (0..vms)
+            .map(|vm| {
+                let queues = jobs.div_ceil(vms) as u32;
+                Layout::new(h.dma_layout.into(), queues.max(1), h.memory.0, h.buffer_pool.0, 2 << 20, config.workload.max_bs().max(4096), config.workload.randseed, vm as u32)
+            })
+            .collect();
         let atc = if config.ats.enabled {
-            let pins: Vec<(u32, u64, u64)> = layout.rings().into_iter().map(|(s, e)| (0, s, e)).collect();
+            let pins: Vec<(u32, u64, u64)> = layouts.iter().enumerate().flat_map(|(vm, l)| l.rings().into_iter().map(move |(s, e)| (vm as u32, s, e))).collect();
             if config.ats.pin_rings {
                 let shift = 12 + config.ats.stu_exponent();
-                let mut pages: Vec<u64> = pins.iter().flat_map(|&(_, s, e)| (s >> shift)..=((e - 1) >> shift)).collect();
+                let mut pages: Vec<(u32, u64)> = pins.iter().flat_map(|&(vm, s, e)| ((s >> shift)..=((e - 1) >> shift)).map(move |p| (vm, p))).collect();
                 pages.sort_unstable();
                 pages.dedup();
                 let most = if config.ats.ways == 0 { config.ats.lines } else { config.ats.ways };
@@ -188,7 +196,8 @@ impl Dma {
             atc,
             round_trip,
             scratch: Vec::new(),
-            layout,
+            layouts,
+            vms,
         })
     }
 }
@@ -514,14 +523,16 @@ impl Simulation {
         };
         if let Some(d) = &mut self.dma {
             use rand::RngExt;
-            let slot = d.tails[job] % d.layout.depth;
+            let (vm, q) = (job % d.vms, job / d.vms);
+            let lay = &mut d.layouts[vm];
+            let slot = d.tails[job] % lay.depth;
             d.tails[job] += 1;
             d.seq += 1;
             let len = self.cmds[id.0 as usize].len;
-            let buf = match d.layout.stack {
+            let buf = match lay.stack {
                 crate::ats::synth::Stack::LinuxBuffered => d.seq,
-                crate::ats::synth::Stack::LinuxIommu => d.layout.map_iova(job, len),
-                _ => d.layout.buffers[d.rng.random_range(0..d.layout.buffers.len())],
+                crate::ats::synth::Stack::LinuxIommu => lay.map_iova(q, len),
+                _ => lay.buffers[d.rng.random_range(0..lay.buffers.len())],
             };
             let c = &mut self.cmds[id.0 as usize];
             c.slot = slot;
@@ -569,9 +580,11 @@ impl Simulation {
         let c = &self.cmds[id.0 as usize];
         debug_assert_eq!(c.breakdown.total(), now.since(c.issued).as_ps());
         if let Some(d) = &mut self.dma {
-            if d.layout.stack == crate::ats::synth::Stack::LinuxIommu {
+            let job = c.job as usize;
+            let (vm, q) = (job % d.vms, job / d.vms);
+            if d.layouts[vm].stack == crate::ats::synth::Stack::LinuxIommu {
                 // The driver unmaps the buffer as the I/O completes.
-                d.layout.unmap_iova(c.job as usize, c.buf, c.len);
+                d.layouts[vm].unmap_iova(q, c.buf, c.len);
             }
         }
         self.stats.io_completed(&IoRecord { op: c.op, offset: c.offset, len: c.len, issued: c.issued, completed: now, breakdown: &c.breakdown });
@@ -605,8 +618,10 @@ impl Simulation {
         const PAGE: u64 = 4096;
         let Some(d) = self.dma.as_deref_mut() else { return SimDuration::ZERO };
         let c = &self.cmds[id.0 as usize];
-        let q = usize::from(c.queue.0);
-        let lay = &d.layout;
+        let job = c.job as usize;
+        let (vm, q) = (job % d.vms, job / d.vms);
+        let pasid = vm as u32;
+        let lay = &d.layouts[vm];
         let mut list = std::mem::take(&mut d.scratch);
         list.clear();
         let data = |from: u64, len: u64, list: &mut Vec<(u64, u32, bool)>| {
@@ -629,10 +644,10 @@ impl Simulation {
         let mut wait = SimDuration::ZERO;
         for &(addr, size, ring) in &list {
             if let Some(log) = &mut d.log {
-                log.push(Access { addr, size, pasid: 0, pinned: ring });
+                log.push(Access { addr, size, pasid, pinned: ring });
             }
             if let Some(atc) = &mut d.atc {
-                wait = wait.max(atc.lookup(0, addr, size));
+                wait = wait.max(atc.lookup(pasid, addr, size));
             }
         }
         d.scratch = list;

@@ -61,6 +61,9 @@ config_struct! {
         memory: crate::config::units::Bytes = crate::config::units::Bytes(64 << 30),
         /// Application buffer pool (O_DIRECT, SPDK), allocated in 2 MiB pieces. Default: `64MiB`.
         buffer_pool: crate::config::units::Bytes = crate::config::units::Bytes(64 << 20),
+        /// Virtual machines sharing the device: job `j` runs in VM `j mod vms`, each VM its own
+        /// address space (PASID) and memory layout. Default: `1`.
+        vms: u32 = 1,
     }
 }
 
@@ -68,6 +71,7 @@ impl HostConfig {
     pub fn validate(&self, issues: &mut Issues) {
         // Costs may be zero (an ideal host); the layout needs room.
         issues.check(self.memory.0 >= 1 << 24, "host.memory", self.memory, "must be at least 16MiB");
+        issues.check((1..=1024).contains(&self.vms), "host.vms", self.vms, "must be between 1 and 1024");
         issues.check(self.buffer_pool.0 >= 4096 && self.buffer_pool.0 <= self.memory.0, "host.buffer_pool", self.buffer_pool, "must be at least 4KiB and at most host.memory");
     }
 }

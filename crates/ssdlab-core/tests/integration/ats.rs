@@ -301,6 +301,19 @@ mod in_device {
     }
 
     #[test]
+    fn each_vm_has_its_own_address_space() {
+        let mut sim = Simulation::new(config(&[("host.vms", "2"), ("workload.numjobs", "4"), ("workload.number_ios", "500"), ("ats.enabled", "true")])).unwrap();
+        sim.keep_dma_log().unwrap();
+        let s = sim.run().unwrap();
+        let log = sim.dma_log().unwrap();
+        let pasids: std::collections::HashSet<u32> = log.iter().map(|a| a.pasid).collect();
+        assert_eq!(pasids, [0, 1].into_iter().collect());
+        // Both VMs' rings are pinned: four queue pairs in two address spaces.
+        let a = s.ats.unwrap();
+        assert!(a.pinned_hits as f64 >= 2.0 * 4.0 * 500.0 * 0.99, "{a:?}");
+    }
+
+    #[test]
     fn the_dma_log_follows_the_device_order() {
         let mut sim = Simulation::new(config(&[("workload.iodepth", "1"), ("workload.number_ios", "100"), ("workload.bs", "16k")])).unwrap();
         sim.keep_dma_log().unwrap();
