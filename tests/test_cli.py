@@ -119,7 +119,8 @@ def test_bench_json(cli):
     assert p.returncode == 0, p.stderr
     rows = json.loads(p.stdout)["scenarios"]
     assert [r["name"] for r in rows] == [
-        "randread-4k-qd1", "randread-4k-qd32", "randwrite-4k-qd32", "seqread-128k-qd8", "tlc-randread-4k-qd16", "tlc-aged-randwrite-4k-qd32",
+        "randread-4k-qd1", "randread-4k-qd32", "randwrite-4k-qd32", "seqread-128k-qd8", "optane-randread-4k-qd16", "tlc-randread-4k-qd16",
+        "tlc-aged-randwrite-4k-qd32",
         "atc-4way-lru-replay", "atc-fa-lru-curve-64k",
     ]
     for r in rows:

@@ -424,10 +424,10 @@ impl Simulation {
                         self.on_read_start(cmd);
                     }
                 }
-                media::Event::ReadBus { cmd, len, at } => {
+                media::Event::ReadBus { cmd, unit, len, at } => {
                     if let Backend::Nvm(m) = &mut self.backend {
-                        let g = m.transfer(self.now, u64::from(len));
-                        self.cmds[cmd.0 as usize].crit_media = m.access_time(false) + m.bus_time(u64::from(len));
+                        let g = m.transfer(unit, self.now, u64::from(len));
+                        self.cmds[cmd.0 as usize].crit_media = m.access_time(false, false) + g.end.since(g.start);
                         self.push(g.end, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len, at } }));
                     }
                 }
@@ -859,8 +859,8 @@ impl Simulation {
         pieces.extend(self.nvm().pieces(offset, len));
         let mut at = 0u32;
         for piece in &pieces {
-            let g = self.nvm().access(piece.unit, now, false);
-            self.push(g.end, Event::Media(media::Event::ReadBus { cmd: id, len: piece.len, at }));
+            let g = self.nvm().access(piece.unit, now, false, piece.partial);
+            self.push(g.end, Event::Media(media::Event::ReadBus { cmd: id, unit: piece.unit, len: piece.len, at }));
             at += piece.len;
         }
         self.pieces = pieces;
@@ -878,7 +878,7 @@ impl Simulation {
         pieces.clear();
         pieces.extend(self.nvm().pieces(offset, len));
         for piece in &pieces {
-            let g = self.nvm().transfer(now, u64::from(piece.len));
+            let g = self.nvm().transfer(piece.unit, now, u64::from(piece.len));
             self.push(g.end, Event::Media(media::Event::WriteUnit { cmd: id, unit: piece.unit, len: piece.len }));
         }
         self.pieces = pieces;
@@ -886,9 +886,11 @@ impl Simulation {
 
     fn on_write_unit(&mut self, id: CmdId, unit: u32, len: u32) {
         let now = self.now;
+        let chunk = self.config.media.nvm.chunk.0;
         let m = self.nvm();
-        let g = m.access(unit, now, true);
-        let media_time = |m: &Media, l: u64| m.bus_time(l) + m.access_time(true);
+        let g = m.access(unit, now, true, u64::from(len) < chunk);
+        // Bus (with the ring's hops), then the bank: read-modify-write for a partial chunk.
+        let media_time = |m: &Media, l: u64| m.bus_time(l) + m.hops(unit) + m.access_time(true, l < chunk);
         let this_media = media_time(m, u64::from(len));
         let c = &mut self.cmds[id.0 as usize];
         if g.end >= c.crit_end {
@@ -1102,7 +1104,7 @@ impl Simulation {
         let (media_units, media_bus, flash) = match &self.backend {
             Backend::Nvm(m) => {
                 let (units_busy, bus_busy) = m.busy();
-                (frac(units_busy, m.unit_count()), frac(bus_busy, 1), None)
+                (frac(units_busy, m.unit_count()), frac(bus_busy, m.link_count()), None)
             }
             Backend::Nand(f) => {
                 let (dies, channels) = f.array.utilisation(self.now.since(SimTime::ZERO));

@@ -16,6 +16,12 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("qlc", include_str!("../../../../presets/qlc.toml")),
     ("znand", include_str!("../../../../presets/znand.toml")),
     ("ops-isolation", include_str!("../../../../presets/ops-isolation.toml")),
+    ("optane", include_str!("../../../../presets/optane.toml")),
+    ("pcm", include_str!("../../../../presets/pcm.toml")),
+    ("mram", include_str!("../../../../presets/mram.toml")),
+    ("dram", include_str!("../../../../presets/dram.toml")),
+    ("openexpress-fw", include_str!("../../../../presets/openexpress-fw.toml")),
+    ("openexpress-hw", include_str!("../../../../presets/openexpress-hw.toml")),
 ];
 
 /// The TOML text of a preset.

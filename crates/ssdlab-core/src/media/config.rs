@@ -72,20 +72,47 @@ config_struct! {
     }
 }
 
+config_enum! {
+    /// How memory controllers reach the host interface.
+    pub enum Interconnect {
+        /// One bus shared by every controller.
+        Bus = "bus",
+        /// A ring shared by every controller; controller `i` is `min(i + 1, n - i)` hops away.
+        Ring = "ring",
+        /// A crossbar: each controller has its own port of `bus_bandwidth`.
+        Crossbar = "crossbar",
+    }
+}
+
 config_struct! {
-    /// Byte-addressable NVM: independent units behind one internal bus, interleaved by chunk.
+    /// Byte-addressable NVM (PCM, MRAM, 3D XPoint, DRAM): memory controllers with banks, on an
+    /// interconnect, interleaved by chunk.
     pub struct NvmConfig {
-        /// Independent memory units (controllers/banks that work in parallel). Default: `16`.
-        units: u32 = 16,
-        /// Interleaving chunk: consecutive chunks go to consecutive units. A multiple of 512 B.
-        /// Default: `4KiB`.
+        /// Memory controllers. Default: `16`.
+        controllers: u32 = 16,
+        /// Banks per controller (independent arrays behind one controller). Default: `1`.
+        banks: u32 = 1,
+        /// Interleaving degree: consecutive chunks rotate over this many controllers; each group
+        /// of that many controllers holds its own contiguous part of the capacity (0 = all).
+        /// Default: `0`.
+        interleave: u32 = 0,
+        /// Interleaving chunk and media access unit: touching part of a chunk occupies its bank
+        /// for a whole-chunk access, and a partial write reads and writes the chunk. A multiple
+        /// of 512 B. Default: `4KiB`.
         chunk: Bytes = Bytes(4096),
-        /// Time a unit is busy reading one chunk (or part of one). Default: `48ns` (PCM, Moneta).
+        /// Time a bank is busy reading one chunk. Default: `48ns` (PCM, Moneta).
         read_latency: SimDuration = SimDuration::from_ns(48),
-        /// Time a unit is busy writing one chunk (or part of one). Default: `150ns` (PCM, Moneta).
+        /// Time a bank is busy writing one chunk. Default: `150ns` (PCM, Moneta).
         write_latency: SimDuration = SimDuration::from_ns(150),
-        /// Bandwidth of the internal bus shared by all units. Default: `16GB/s`.
+        /// `bus`, `ring` or `crossbar`. Default: `"bus"`.
+        interconnect: Interconnect = Interconnect::Bus,
+        /// Bandwidth of the bus or ring, or of each crossbar port. Default: `16GB/s`.
         bus_bandwidth: Bandwidth = Bandwidth(16e9),
+        /// Ring: latency of each hop. Default: `0`.
+        hop_latency: SimDuration = SimDuration::ZERO,
+        /// Start-gap wear levelling: the gap moves (a chunk read and written) every this many
+        /// writes to a controller (0 = off). Default: `0`.
+        start_gap_interval: u32 = 0,
     }
 }
 
@@ -112,7 +139,14 @@ impl MediaConfig {
         }
         issues.check(self.capacity.0 > 0 && self.capacity.0.is_multiple_of(512), "media.capacity", self.capacity, "must be a positive multiple of 512B");
         let n = &self.nvm;
-        issues.check((1..=1 << 20).contains(&n.units), "media.nvm.units", n.units, "must be between 1 and 1048576");
+        issues.check((1..=1 << 16).contains(&n.controllers), "media.nvm.controllers", n.controllers, "must be between 1 and 65536");
+        issues.check((1..=1024).contains(&n.banks), "media.nvm.banks", n.banks, "must be between 1 and 1024");
+        issues.check(
+            n.interleave == 0 || (n.interleave <= n.controllers && n.controllers.is_multiple_of(n.interleave)),
+            "media.nvm.interleave",
+            n.interleave,
+            format!("must be 0 or divide media.nvm.controllers = {}", n.controllers),
+        );
         issues.check(n.chunk.0 > 0 && n.chunk.0.is_multiple_of(512), "media.nvm.chunk", n.chunk, "must be a positive multiple of 512B");
         issues.check(n.bus_bandwidth.0 > 0.0, "media.nvm.bus_bandwidth", n.bus_bandwidth, "must be greater than zero");
     }

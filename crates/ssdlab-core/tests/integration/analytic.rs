@@ -125,7 +125,7 @@ fn firmware_cores_bound_iops_when_they_are_the_bottleneck() {
 #[test]
 fn media_units_bound_iops_when_they_are_the_bottleneck() {
     // One unit with a 10 us read: at most 100 k IOPS whatever the queue depth.
-    let s = run(&[("media.nvm.units", "1"), ("media.nvm.read_latency", "10us"), ("workload.number_ios", "20000")]);
+    let s = run(&[("media.nvm.controllers", "1"), ("media.nvm.read_latency", "10us"), ("workload.number_ios", "20000")]);
     assert!((s.iops / 100_000.0 - 1.0).abs() < 0.005, "{} IOPS", s.iops);
 }
 
@@ -242,7 +242,7 @@ fn host_and_device_queueing_are_told_apart() {
     assert!((s.iops / (1.0 / 5.8e-6) - 1.0).abs() < 0.005, "{} IOPS", s.iops);
     assert!(b[Component::HostQueueing as usize] > 100.0 * b[Component::Queueing as usize].max(1e-3));
     // One media unit with a 20 us read: now the device is the bottleneck and I/Os queue inside it.
-    let d = run(&[("workload.iodepth", "32"), ("workload.number_ios", "5000"), ("media.nvm.units", "1"), ("media.nvm.read_latency", "20us")]);
+    let d = run(&[("workload.iodepth", "32"), ("workload.number_ios", "5000"), ("media.nvm.controllers", "1"), ("media.nvm.read_latency", "20us")]);
     let b = &d.read.breakdown_us.0;
     assert!(b[Component::Queueing as usize] > 10.0 * b[Component::HostQueueing as usize]);
 }

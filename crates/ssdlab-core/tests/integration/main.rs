@@ -8,6 +8,7 @@ mod config_rules;
 mod determinism;
 mod ftl;
 mod nand;
+mod nvm;
 mod robustness;
 
 use ssdlab_core::config::build;
