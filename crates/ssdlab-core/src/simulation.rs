@@ -21,7 +21,7 @@ use crate::media::{self, Media, MediaKind};
 use crate::nvme::{self, CmdId, Nvme, QueueId, CQE_BYTES, DOORBELL_BYTES, MSI_BYTES, PRP_ENTRY_BYTES, SQE_BYTES};
 use crate::pcie::{self, Dir, Link, Tlp};
 use crate::sim::{EventQueue, SimDuration, SimTime};
-use crate::stats::{AtsSummary, Breakdown, Component, IoLog, IoRecord, LinkTraffic, Observer, Stats, Summary, Utilisation};
+use crate::stats::{AtsSummary, HostSummary, Breakdown, Component, IoLog, IoRecord, LinkTraffic, Observer, Stats, Summary, Utilisation};
 use crate::workload::{JobGen, Op};
 
 /// Every event of the simulation, by the block that handles it.
@@ -59,6 +59,8 @@ struct Command {
     /// I/O the number that picks its page-cache pages).
     slot: u64,
     buf: u64,
+    /// When the host finished submitting (a polling thread spins from here).
+    submitted: SimTime,
 }
 
 impl Command {
@@ -68,6 +70,14 @@ impl Command {
         self.breakdown.0[c as usize] += until.since(self.mark).as_ps();
         self.mark = self.mark.max(until);
     }
+}
+
+/// Where a request is on its way out of the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SubmitStage {
+    Cpu,
+    Lock,
+    Scheduler,
 }
 
 /// Open-loop arrivals a job may hold back before the run fails as unsustainable.
@@ -228,7 +238,17 @@ pub struct Simulation {
     submit_cost: SimDuration,
     complete_cost: SimDuration,
     poll_cost: SimDuration,
-    polling: bool,
+    completion: Completion,
+    hybrid_threshold: u64,
+    scheduler: bool,
+    scheduler_service: SimDuration,
+    context_switch: SimDuration,
+    tag_lock: Option<SimDuration>,
+    copy_ps_per_byte: Option<f64>,
+    /// Per job: until when its polling thread's spinning is already counted.
+    spun_until: Vec<SimTime>,
+    /// The controller's DMA engines (`ctrl.dma_queues`): none, one shared, or read and write.
+    dma_engines: Vec<crate::sim::Timeline>,
     memory_latency: SimDuration,
     page_size: u64,
     coalesce_time: SimDuration,
@@ -280,7 +300,15 @@ impl Simulation {
             submit_cost: h.submit_cost,
             complete_cost: h.complete_cost,
             poll_cost: h.poll_complete_cost,
-            polling: h.completion == Completion::Poll,
+            completion: h.completion,
+            hybrid_threshold: h.hybrid_threshold.0,
+            scheduler: h.scheduler == host::Scheduler::Thread,
+            scheduler_service: h.context_switch + h.scheduler_cost,
+            context_switch: h.context_switch,
+            tag_lock: (h.tags == host::Tags::Lock).then_some(h.lock_hold),
+            copy_ps_per_byte: h.copy.then(|| 1e12 / h.copy_bandwidth.0),
+            spun_until: vec![SimTime::ZERO; w.numjobs as usize],
+            dma_engines: vec![crate::sim::Timeline::default(); match config.ctrl.dma_queues { ctrl::DmaQueues::None => 0, ctrl::DmaQueues::Shared => 1, ctrl::DmaQueues::Split => 2 }],
             memory_latency: h.memory_latency,
             page_size: config.nvme.page_size.0,
             coalesce_time: config.nvme.irq_coalesce_time,
@@ -399,7 +427,17 @@ impl Simulation {
             Event::Host(e) => match e {
                 host::Event::Arrival { job } => self.on_arrival(job as usize),
                 host::Event::Interrupt { queue, count } => self.on_interrupt(queue, count as usize),
-                host::Event::CqeSeen { cmd } => self.finish_on_host(cmd, self.poll_cost, true),
+                host::Event::CqeSeen { cmd } => {
+                    // The thread spun from its submission until now (counted once per job).
+                    let c = &self.cmds[cmd.0 as usize];
+                    let job = c.job as usize;
+                    let from = c.submitted.max(self.spun_until[job]);
+                    self.host.spin += self.now.since(from);
+                    self.spun_until[job] = self.now;
+                    self.finish_on_host(cmd, self.poll_cost, true);
+                }
+                host::Event::TagLock { cmd } => self.on_tag_lock(cmd),
+                host::Event::Schedule { cmd } => self.on_schedule(cmd),
                 host::Event::Complete { cmd, ring_cq } => self.on_complete(cmd, ring_cq),
             },
             Event::Pcie(pcie::Event::Send { cmd, tlp }) => self.on_send(cmd, tlp),
@@ -513,6 +551,7 @@ impl Simulation {
             crit_media: SimDuration::ZERO,
             slot: 0,
             buf: 0,
+            submitted: SimTime::ZERO,
         };
         let id = if let Some(i) = self.free.pop() {
             self.cmds[i as usize] = command;
@@ -538,13 +577,74 @@ impl Simulation {
             c.slot = slot;
             c.buf = buf;
         }
-        let g = self.host.run(job, self.now, self.submit_cost);
+        // The submitting thread's own work: the path to the driver, a copy of write data into a
+        // kernel buffer, and its side of a hand-off to the scheduler thread.
+        let mut cost = self.submit_cost;
+        if io.op == Op::Write {
+            cost += self.copy_time(io.len);
+        }
+        if self.scheduler {
+            cost += self.context_switch;
+        }
+        let g = self.host.run(job, self.now, cost);
         let c = self.cmd(id);
         c.account(Component::HostQueueing, g.start);
         c.account(Component::HostSoftware, g.end);
+        self.after_submit(id, g.end, SubmitStage::Cpu);
+    }
+
+    fn copy_time(&self, len: u64) -> SimDuration {
+        self.copy_ps_per_byte.map_or(SimDuration::ZERO, |p| SimDuration::from_ps((len as f64 * p).round() as u64))
+    }
+
+    /// The rest of submission after `done`: the tag lock, the scheduler thread, the driver's
+    /// SQ write and doorbell.
+    fn after_submit(&mut self, id: CmdId, at: SimTime, done: SubmitStage) {
+        if done == SubmitStage::Cpu && self.tag_lock.is_some() {
+            self.push(at, Event::Host(host::Event::TagLock { cmd: id }));
+            return;
+        }
+        if done != SubmitStage::Scheduler && self.scheduler {
+            self.push(at, Event::Host(host::Event::Schedule { cmd: id }));
+            return;
+        }
+        let c = &mut self.cmds[id.0 as usize];
+        c.submitted = at;
         let queue = c.queue;
         self.nvme.enqueue(queue, id);
-        self.push(g.end, Event::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::SqDoorbell }));
+        self.push(at, Event::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::SqDoorbell }));
+    }
+
+    /// The tag lock: shared by every job, held `lock_hold`; the thread spins while it waits.
+    fn on_tag_lock(&mut self, id: CmdId) {
+        let hold = self.tag_lock.unwrap_or(SimDuration::ZERO);
+        let now = self.now;
+        let g = self.host.lock.reserve(now, hold);
+        let job = self.cmds[id.0 as usize].job as usize;
+        self.host.spin += g.wait;
+        self.host.run(job, now, hold);
+        let c = &mut self.cmds[id.0 as usize];
+        c.account(Component::HostQueueing, g.start);
+        c.account(Component::HostSoftware, g.end);
+        self.after_submit(id, g.end, SubmitStage::Lock);
+    }
+
+    /// The scheduler thread: wakes (a context switch), does its work, issues the request.
+    fn on_schedule(&mut self, id: CmdId) {
+        let g = self.host.scheduler.reserve(self.now, self.scheduler_service);
+        let c = &mut self.cmds[id.0 as usize];
+        c.account(Component::HostQueueing, g.start);
+        c.account(Component::HostSoftware, g.end);
+        self.after_submit(id, g.end, SubmitStage::Scheduler);
+    }
+
+    /// Whether the host polls for this command's completion.
+    fn polls(&self, len: u64) -> bool {
+        match self.completion {
+            Completion::Poll => true,
+            Completion::Interrupt => false,
+            Completion::Hybrid => len <= self.hybrid_threshold,
+        }
     }
 
     fn on_interrupt(&mut self, queue: QueueId, count: usize) {
@@ -560,9 +660,12 @@ impl Simulation {
         self.scratch = batch;
     }
 
-    /// Runs the host's completion work for `cmd`; it completes when that is done.
+    /// Runs the host's completion work for `cmd` (and a copy of read data to the application);
+    /// it completes when that is done.
     fn finish_on_host(&mut self, cmd: CmdId, cost: SimDuration, ring_cq: bool) {
-        let job = self.cmd(cmd).job as usize;
+        let c = self.cmd(cmd);
+        let (job, op, len) = (c.job as usize, c.op, c.len);
+        let cost = if op == Op::Read { cost + self.copy_time(len) } else { cost };
         let g = self.host.run(job, self.now, cost);
         let c = self.cmd(cmd);
         c.account(Component::HostQueueing, g.start);
@@ -674,7 +777,24 @@ impl Simulation {
         };
         // The first request of a batch leaves one request's time after the batch starts.
         let one_request = p.serialise((tlps.wire_bytes / tlps.count.max(1)) as f64);
-        let g = self.link.send(dir, now, tlps);
+        // Data goes through the controller's DMA engine when it has one: the transfer starts
+        // when both the engine and the link direction are free, and holds the engine until
+        // its last byte has left. (The link is reserved when the engine frees, slightly
+        // ahead of other traffic arriving meanwhile: an approximation.)
+        let engine = match (tlp, self.dma_engines.len()) {
+            (Tlp::DataOut { .. } | Tlp::DataIn, 1) | (Tlp::DataOut { .. }, 2) => Some(0),
+            (Tlp::DataIn, 2) => Some(1),
+            _ => None,
+        };
+        let g = match engine {
+            Some(e) => {
+                let start = now.max(self.dma_engines[e].free_at());
+                let g = self.link.send(dir, start, tlps);
+                self.dma_engines[e].occupy(g.start, g.end);
+                crate::sim::Grant { start: g.start, end: g.end, wait: g.start.since(now) }
+            }
+            None => self.link.send(dir, now, tlps),
+        };
         let mem = self.memory_latency;
         let c = &mut self.cmds[id.0 as usize];
         match tlp {
@@ -731,8 +851,9 @@ impl Simulation {
                 c.account(Component::Queueing, g.start);
                 c.account(Component::Completion, g.end);
                 let queue = c.queue;
+                let len = c.len;
                 self.ctrl.release();
-                if self.polling {
+                if self.polls(len) {
                     self.cmds[id.0 as usize].account(Component::Completion, g.end + prop);
                     self.push(g.end + prop, Event::Host(host::Event::CqeSeen { cmd: id }));
                 } else {
@@ -1153,6 +1274,15 @@ impl Simulation {
                 media_bus,
             },
             pcie: LinkTraffic { down_tlps: down.tlps, down_wire_bytes: down.wire_bytes, up_tlps: up.tlps, up_wire_bytes: up.wire_bytes },
+            host: {
+                let cpu = self.host.cpu_time().as_secs_f64();
+                let gb = (self.stats.op_summary(Op::Read).bytes + self.stats.op_summary(Op::Write).bytes) as f64 / 1e9;
+                HostSummary {
+                    cpu_seconds: cpu,
+                    cpu_us_per_io: if ios > 0 { cpu * 1e6 / ios as f64 } else { 0.0 },
+                    cpus_per_gb_s: if gb > 0.0 { cpu / gb } else { 0.0 },
+                }
+            },
             flash,
             ats: self.dma.as_ref().and_then(|d| d.atc.as_ref().map(|a| (a, d.round_trip))).map(|(a, rtt)| AtsSummary {
                 stu_bytes: self.config.ats.stu.0,

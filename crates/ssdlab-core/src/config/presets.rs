@@ -22,6 +22,10 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("dram", include_str!("../../../../presets/dram.toml")),
     ("openexpress-fw", include_str!("../../../../presets/openexpress-fw.toml")),
     ("openexpress-hw", include_str!("../../../../presets/openexpress-hw.toml")),
+    ("moneta", include_str!("../../../../presets/moneta.toml")),
+    ("moneta-nosched", include_str!("../../../../presets/moneta-nosched.toml")),
+    ("moneta-atomic", include_str!("../../../../presets/moneta-atomic.toml")),
+    ("moneta-spin", include_str!("../../../../presets/moneta-spin.toml")),
 ];
 
 /// The TOML text of a preset.

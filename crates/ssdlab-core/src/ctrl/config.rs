@@ -57,6 +57,19 @@ config_struct! {
     }
 }
 
+config_enum! {
+    /// How the controller's DMA engine moves data to and from the host.
+    pub enum DmaQueues {
+        /// Not modelled: every data transfer goes straight to the link.
+        None = "none",
+        /// One request queue and engine: reads' and writes' data move one transfer at a time.
+        Shared = "shared",
+        /// Separate read and write queues with an engine each, so both link directions carry
+        /// data at once (Moneta).
+        Split = "split",
+    }
+}
+
 config_struct! {
     /// The NVMe controller.
     pub struct CtrlConfig {
@@ -64,6 +77,8 @@ config_struct! {
         mode: Mode = Mode::Firmware,
         /// Commands the controller holds at once (tags/scoreboard), 1 to 65536. Default: `256`.
         max_inflight: u32 = 256,
+        /// DMA queues: `"none"`, `"shared"` or `"split"`. Default: `"none"`.
+        dma_queues: DmaQueues = DmaQueues::None,
         /// Costs in firmware mode.
         firmware: FirmwareConfig = FirmwareConfig::default(),
         /// Costs in hardware mode.

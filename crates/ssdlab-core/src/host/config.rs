@@ -20,6 +20,24 @@ config_enum! {
         Interrupt = "interrupt",
         /// The submitting thread spins on the completion queue (no interrupt is sent).
         Poll = "poll",
+        /// Spin for requests up to `hybrid_threshold`, interrupt for larger ones.
+        Hybrid = "hybrid",
+    }
+}
+
+config_enum! {
+    /// Where requests go between the system call and the driver.
+    pub enum Scheduler {
+        None = "none",
+        Thread = "thread",
+    }
+}
+
+config_enum! {
+    /// How a request gets its tag.
+    pub enum Tags {
+        LockFree = "lockfree",
+        Lock = "lock",
     }
 }
 
@@ -48,6 +66,9 @@ config_struct! {
         /// Cost of finishing one I/O after its interrupt: handler, CQE processing, wake-up and
         /// return to the application. Default: `2.8us`.
         complete_cost: SimDuration = SimDuration::from_ns(2_800),
+        /// Completion by hybrid polling (`completion = "hybrid"`): requests up to this size spin,
+        /// larger ones sleep for an interrupt. Default: `8KiB`.
+        hybrid_threshold: crate::config::units::Bytes = crate::config::units::Bytes(8192),
         /// Cost of finishing one I/O found by polling: CQE processing and return to the
         /// application. Default: `0.9us`.
         poll_complete_cost: SimDuration = SimDuration::from_ns(900),
@@ -61,6 +82,24 @@ config_struct! {
         memory: crate::config::units::Bytes = crate::config::units::Bytes(64 << 30),
         /// Application buffer pool (O_DIRECT, SPDK), allocated in 2 MiB pieces. Default: `64MiB`.
         buffer_pool: crate::config::units::Bytes = crate::config::units::Bytes(64 << 20),
+        /// I/O scheduler: `"none"` (the caller issues), or `"thread"` (each request is handed to
+        /// one scheduler thread shared by all jobs: a context switch each way plus its work,
+        /// serialised). Default: `"none"`.
+        scheduler: Scheduler = Scheduler::None,
+        /// Scheduler thread's work per request. Default: `0.6us`.
+        scheduler_cost: SimDuration = SimDuration::from_ns(600),
+        /// One context switch. Default: `0.35us`.
+        context_switch: SimDuration = SimDuration::from_ns(350),
+        /// Request tags: `"lockfree"` (per-CPU hint, no shared state) or `"lock"` (one lock
+        /// shared by all jobs, held `lock_hold`; waiters spin). Default: `"lockfree"`.
+        tags: Tags = Tags::LockFree,
+        /// Time the tag lock is held per request (cache-line transfer included). Default: `1.3us`.
+        lock_hold: SimDuration = SimDuration::from_ns(1300),
+        /// Copy data between the application and a kernel buffer (writes before submission,
+        /// reads after completion) instead of DMA to the application's pages. Default: `false`.
+        copy: bool = false,
+        /// memcpy bandwidth of one CPU. Default: `10GB/s`.
+        copy_bandwidth: crate::config::units::Bandwidth = crate::config::units::Bandwidth(10e9),
         /// Virtual machines sharing the device: job `j` runs in VM `j mod vms`, each VM its own
         /// address space (PASID) and memory layout. Default: `1`.
         vms: u32 = 1,
@@ -72,6 +111,7 @@ impl HostConfig {
         // Costs may be zero (an ideal host); the layout needs room.
         issues.check(self.memory.0 >= 1 << 24, "host.memory", self.memory, "must be at least 16MiB");
         issues.check((1..=1024).contains(&self.vms), "host.vms", self.vms, "must be between 1 and 1024");
+        issues.check(self.copy_bandwidth.0 > 0.0, "host.copy_bandwidth", self.copy_bandwidth, "must be greater than zero");
         issues.check(self.buffer_pool.0 >= 4096 && self.buffer_pool.0 <= self.memory.0, "host.buffer_pool", self.buffer_pool, "must be at least 4KiB and at most host.memory");
     }
 }

@@ -12,18 +12,29 @@
 
 mod config;
 
-pub use config::{Completion, DmaLayout, HostConfig};
+pub use config::{Completion, DmaLayout, HostConfig, Scheduler, Tags};
 
 use crate::sim::{Grant, SimDuration, SimTime, Timeline};
 
-/// The host CPUs, one per job.
+/// The host CPUs, one per job, and what the jobs share: the tag lock and the scheduler thread.
 pub struct Host {
     cpus: Vec<Timeline>,
+    /// The tag lock (`tags = "lock"`).
+    pub lock: Timeline,
+    /// The I/O scheduler thread (`scheduler = "thread"`).
+    pub scheduler: Timeline,
+    /// CPU time spent spinning (on the lock, or polling for completions).
+    pub spin: SimDuration,
 }
 
 impl Host {
     pub fn new(jobs: usize) -> Self {
-        Host { cpus: vec![Timeline::default(); jobs] }
+        Host { cpus: vec![Timeline::default(); jobs], lock: Timeline::default(), scheduler: Timeline::default(), spin: SimDuration::ZERO }
+    }
+
+    /// CPU time on all host CPUs, the scheduler thread and spinning included.
+    pub fn cpu_time(&self) -> SimDuration {
+        self.busy() + self.scheduler.busy() + self.spin
     }
 
     /// Runs `cost` of software on job `job`'s CPU, arriving at `now`.
@@ -47,6 +58,10 @@ pub enum Event {
     Interrupt { queue: crate::nvme::QueueId, count: u32 },
     /// A polling thread finds the CQE of `cmd`.
     CqeSeen { cmd: crate::nvme::CmdId },
+    /// The request reaches the tag lock.
+    TagLock { cmd: crate::nvme::CmdId },
+    /// The request reaches the I/O scheduler thread.
+    Schedule { cmd: crate::nvme::CmdId },
     /// The host has finished `cmd`: the application sees it complete.
     Complete { cmd: crate::nvme::CmdId, ring_cq: bool },
 }

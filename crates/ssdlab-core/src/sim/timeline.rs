@@ -36,6 +36,13 @@ impl Timeline {
         Grant { start, end, wait: start.since(arrival) }
     }
 
+    /// Marks the server busy over `[start, end)` (for a service whose start and end another
+    /// resource decided); a later start than `free_at` leaves the gap idle.
+    pub fn occupy(&mut self, start: SimTime, end: SimTime) {
+        self.busy += end.since(start);
+        self.free_at = self.free_at.max(end);
+    }
+
     /// When the server becomes free.
     pub fn free_at(&self) -> SimTime {
         self.free_at

@@ -359,6 +359,8 @@ pub struct Summary {
     pub breakdown_us: BreakdownUs,
     pub utilisation: Utilisation,
     pub pcie: LinkTraffic,
+    /// Host CPU time over the run.
+    pub host: HostSummary,
     /// Runs with `ats.enabled`: the device's ATC.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ats: Option<AtsSummary>,
@@ -386,4 +388,14 @@ pub struct AtsSummary {
     pub iotlb_misses: u64,
     /// Time a miss costs: the ATS request round trip (without the walk).
     pub miss_round_trip_us: f64,
+}
+
+/// Host CPU time: every job's CPU, the scheduler thread, and spinning (on the tag lock, or
+/// polling for completions).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct HostSummary {
+    pub cpu_seconds: f64,
+    pub cpu_us_per_io: f64,
+    /// CPU cores kept busy per GB/s moved (CPU-seconds per GB).
+    pub cpus_per_gb_s: f64,
 }

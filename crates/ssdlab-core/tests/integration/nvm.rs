@@ -157,3 +157,35 @@ fn seed_002_sensitivity_bandwidth_stays_flat_to_about_1_us_with_enough_controlle
     assert!(at8us.windows(2).all(|w| w[1] > 1.3 * w[0]), "more controllers, more bandwidth at 8 us: {at8us:?}");
     assert!(bw("1", "\"2us\"") < 0.9 * bw("1", "\"4ns\""), "one controller falls earlier");
 }
+
+#[test]
+fn moneta_software_steps_move_latency_as_seed_002_reports() {
+    let sw = |s: &Summary| s.read.breakdown_us.0[Component::HostSoftware as usize] + s.read.breakdown_us.0[Component::HostQueueing as usize];
+    let steps: Vec<Summary> = ["moneta", "moneta-nosched", "moneta-atomic", "moneta-spin"].iter().map(|p| run(p, &[("workload.number_ios", "3000")])).collect();
+    let software: Vec<f64> = steps.iter().map(sw).collect();
+    let hardware: Vec<f64> = steps.iter().map(|s| s.read.latency_us.mean - sw(s)).collect();
+    // Seed 002: 13.4 us of software and 8.2 us of hardware at baseline; no scheduler saves
+    // ~10 %, the atomic request word another ~10 %, spinning brings software to ~5 us.
+    assert!((software[0] - 13.4).abs() < 0.1 && (hardware[0] - 8.2).abs() < 0.1, "{software:?} {hardware:?}");
+    assert!((software[1] / software[0] - 0.9).abs() < 0.02 && (software[2] / software[1] - 0.9).abs() < 0.02, "{software:?}");
+    assert!((software[3] - 5.0).abs() < 0.1, "{software:?}");
+    assert!(hardware.iter().all(|h| (h - hardware[0]).abs() < 0.05), "hardware stays put: {hardware:?}");
+    // The seed's "62 % cut": software, 13.4 us down to 5 us.
+    let cut = 1.0 - software[3] / software[0];
+    assert!((cut - 0.62).abs() < 0.02, "{cut}");
+    // CPU per GB/s falls as the scheduler and the lock go.
+    let cpu: Vec<f64> = steps.iter().map(|s| s.host.cpus_per_gb_s).collect();
+    assert!(cpu[1] < cpu[0] && cpu[2] < cpu[1], "{cpu:?}");
+}
+
+#[test]
+fn split_read_write_queues_use_both_link_directions() {
+    let mix = |q: &str| run("moneta-spin", &[("workload.numjobs", "4"), ("workload.iodepth", "8"), ("workload.rw", "randrw"), ("workload.bs", "64k"), ("workload.number_ios", "10000"), ("ctrl.dma_queues", q)]);
+    let one = mix("\"shared\"");
+    let two = mix("\"split\"");
+    let mb = |s: &Summary| s.bandwidth_mib_s * 1.048_576;
+    // Seed 002: 1.6 GB/s with one queue, just under 3 GB/s with split queues on a 50/50 mix.
+    assert!((mb(&one) / 1600.0 - 1.0).abs() < 0.1, "one queue: {}", mb(&one));
+    assert!(mb(&two) > 1.5 * mb(&one) && mb(&two) < 3000.0, "split: {} vs {}", mb(&two), mb(&one));
+    assert!(one.utilisation.pcie_up < 0.6 && two.utilisation.pcie_up > 0.7, "{} {}", one.utilisation.pcie_up, two.utilisation.pcie_up);
+}
