@@ -28,7 +28,7 @@ def test_run_json_document(cli):
 def test_run_table_with_no_arguments_uses_the_embedded_default(cli):
     p = cli("run", "--set", "workload.number_ios=2000")
     assert p.returncode == 0, p.stderr
-    assert "Where the time goes" in p.stdout and "host_queueing" in p.stdout and "host_software" in p.stdout and "IOPS" in p.stdout
+    assert "Where the time goes" in p.stdout and "host_queueing" in p.stdout and "cores per GB/s" in p.stdout and "host_software" in p.stdout and "IOPS" in p.stdout
     assert "fast-NVM (PCM) NVMe SSD" in p.stdout
 
 

@@ -109,6 +109,13 @@ def _print_summary(result: api.Result) -> None:
             *(_fmt(lat[k]) for k in ("mean", "p50", "p99", "p999", "p9999", "max")),
         )
     out.print(t)
+    if len(s.get("jobs", [])) > 1:
+        jt = Table(title="Per job", title_justify="left")
+        for col in ("job", "I/Os", "IOPS", "MiB/s", "mean us"):
+            jt.add_column(col, justify="right")
+        for j in s["jobs"]:
+            jt.add_row(j["name"], f"{j['ios']:,}", _fmt(j["iops"], 0), _fmt(j["bandwidth_mib_s"], 1), _fmt(j["mean_latency_us"]))
+        out.print(jt)
     b = Table(title="Where the time goes (mean us)", title_justify="left")
     b.add_column("component")
     ops = [op for op in ("read", "write") if s[op]["ios"] > 0]
@@ -130,6 +137,9 @@ def _print_summary(result: api.Result) -> None:
         u["nand dies"] = u.pop("media_units")
         u["nand channels"] = u.pop("media_bus")
     out.print("utilisation: " + "  ".join(f"{k.replace('_', ' ')} {100 * v:.1f}%" for k, v in u.items()))
+    h = s.get("host")
+    if h:
+        out.print(f"host CPU: {h['cpu_us_per_io']:.2f} us per I/O, {h['cpus_per_gb_s']:.2f} cores per GB/s")
     a = s.get("ats")
     if a:
         out.print(

@@ -61,6 +61,9 @@ struct Command {
     buf: u64,
     /// When the host finished submitting (a polling thread spins from here).
     submitted: SimTime,
+    /// Transfer engine: the next piece to issue, and the byte it starts at in the I/O.
+    next_piece: u32,
+    next_at: u32,
 }
 
 impl Command {
@@ -215,7 +218,9 @@ impl Dma {
 /// Per-job state besides its generator.
 struct JobState {
     gen: JobGen,
+    name: String,
     inflight: u32,
+    iodepth: u32,
     /// Open loop: arrival times waiting for a free slot.
     backlog: std::collections::VecDeque<SimTime>,
 }
@@ -234,7 +239,6 @@ pub struct Simulation {
     cmds: Vec<Command>,
     free: Vec<u32>,
     stats: Stats,
-    iodepth: u32,
     submit_cost: SimDuration,
     complete_cost: SimDuration,
     poll_cost: SimDuration,
@@ -249,6 +253,11 @@ pub struct Simulation {
     spun_until: Vec<SimTime>,
     /// The controller's DMA engines (`ctrl.dma_queues`): none, one shared, or read and write.
     dma_engines: Vec<crate::sim::Timeline>,
+    /// The transfer engine for NVM reads: window (0 = none), order, commands with pieces left.
+    engine_window: u32,
+    engine_rr: bool,
+    engine_queue: std::collections::VecDeque<CmdId>,
+    engine_inflight: u32,
     memory_latency: SimDuration,
     page_size: u64,
     coalesce_time: SimDuration,
@@ -273,9 +282,14 @@ impl Simulation {
             return Err(Error::Config(issues.0));
         }
         let w = &config.workload;
-        let region = config.region_size();
-        let jobs = (0..w.numjobs)
-            .map(|j| Ok(JobState { gen: JobGen::new(w, region, j)?, inflight: 0, backlog: std::collections::VecDeque::default() }))
+        let jobs = w
+            .job_configs()
+            .into_iter()
+            .enumerate()
+            .map(|(j, (name, _, jw))| {
+                let region = config.region_size_of(&jw);
+                Ok(JobState { gen: JobGen::new(&jw, region, j as u32)?, inflight: 0, iodepth: jw.iodepth, name, backlog: std::collections::VecDeque::default() })
+            })
             .collect::<Result<Vec<_>>>()?;
         let h = &config.host;
         let link = Link::new(&config.pcie);
@@ -296,7 +310,6 @@ impl Simulation {
                 MediaKind::Nand => Backend::Nand(Box::new(Flash::new(&config)?)),
             },
             stats: Stats::new(&config.stats, SimTime::ZERO + w.ramp_time),
-            iodepth: w.iodepth,
             submit_cost: h.submit_cost,
             complete_cost: h.complete_cost,
             poll_cost: h.poll_complete_cost,
@@ -307,7 +320,11 @@ impl Simulation {
             context_switch: h.context_switch,
             tag_lock: (h.tags == host::Tags::Lock).then_some(h.lock_hold),
             copy_ps_per_byte: h.copy.then(|| 1e12 / h.copy_bandwidth.0),
-            spun_until: vec![SimTime::ZERO; w.numjobs as usize],
+            spun_until: vec![SimTime::ZERO; jobs.len()],
+            engine_window: config.ctrl.transfer_window,
+            engine_rr: config.ctrl.split == ctrl::Split::RoundRobin,
+            engine_queue: std::collections::VecDeque::new(),
+            engine_inflight: 0,
             dma_engines: vec![crate::sim::Timeline::default(); match config.ctrl.dma_queues { ctrl::DmaQueues::None => 0, ctrl::DmaQueues::Shared => 1, ctrl::DmaQueues::Split => 2 }],
             memory_latency: h.memory_latency,
             page_size: config.nvme.page_size.0,
@@ -402,7 +419,7 @@ impl Simulation {
             if self.jobs[job].gen.open_loop() {
                 self.queue.push(SimTime::ZERO, Event::Host(host::Event::Arrival { job: job as u32 }));
             } else {
-                for _ in 0..self.iodepth {
+                for _ in 0..self.jobs[job].iodepth {
                     if !self.jobs[job].gen.may_issue(self.now) {
                         break;
                     }
@@ -484,6 +501,10 @@ impl Simulation {
                     self.push(self.now, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len, at } }));
                 }
                 media::Event::BackgroundGc => self.on_background_gc(),
+                media::Event::EngineFree => {
+                    self.engine_inflight -= 1;
+                    self.pump_engine();
+                }
                 media::Event::Nand(e) => {
                     if let Backend::Nand(f) = &mut self.backend {
                         let mut out = std::mem::take(&mut f.out);
@@ -505,7 +526,7 @@ impl Simulation {
         if !self.jobs[job].gen.may_issue(now) {
             return;
         }
-        if self.jobs[job].inflight < self.iodepth {
+        if self.jobs[job].inflight < self.jobs[job].iodepth {
             self.issue(job, now, false);
         } else if self.jobs[job].backlog.len() >= MAX_BACKLOG {
             self.failure.get_or_insert_with(|| {
@@ -552,6 +573,8 @@ impl Simulation {
             slot: 0,
             buf: 0,
             submitted: SimTime::ZERO,
+            next_piece: 0,
+            next_at: 0,
         };
         let id = if let Some(i) = self.free.pop() {
             self.cmds[i as usize] = command;
@@ -690,7 +713,7 @@ impl Simulation {
                 d.layouts[vm].unmap_iova(q, c.buf, c.len);
             }
         }
-        self.stats.io_completed(&IoRecord { op: c.op, offset: c.offset, len: c.len, issued: c.issued, completed: now, breakdown: &c.breakdown });
+        self.stats.io_completed(&IoRecord { job: c.job, op: c.op, offset: c.offset, len: c.len, issued: c.issued, completed: now, breakdown: &c.breakdown });
         let job = c.job as usize;
         self.free.push(id.0);
         let state = &mut self.jobs[job];
@@ -831,6 +854,10 @@ impl Simulation {
                 self.push(g.end + prop, Event::Media(media::Event::WriteStart { cmd: id }));
             }
             Tlp::DataOut { len, .. } => {
+                if self.engine_window > 0 && matches!(self.backend, Backend::Nvm(_)) {
+                    self.queue.push(g.end, Event::Media(media::Event::EngineFree));
+                }
+                let c = &mut self.cmds[id.0 as usize];
                 c.pieces_left -= 1;
                 if c.pieces_left == 0 {
                     // The link is FIFO, so the last piece sent is the last to finish: its path
@@ -975,6 +1002,14 @@ impl Simulation {
             c.pieces_left = c.pieces;
             (c.offset, c.len)
         };
+        if self.engine_window > 0 {
+            let c = &mut self.cmds[id.0 as usize];
+            c.next_piece = 0;
+            c.next_at = 0;
+            self.engine_queue.push_back(id);
+            self.pump_engine();
+            return;
+        }
         let mut pieces = std::mem::take(&mut self.pieces);
         pieces.clear();
         pieces.extend(self.nvm().pieces(offset, len));
@@ -985,6 +1020,36 @@ impl Simulation {
             at += piece.len;
         }
         self.pieces = pieces;
+    }
+
+    /// The transfer engine takes pieces while it has room: the oldest command's next piece
+    /// (FIFO), or each command's next piece in turn (round robin).
+    fn pump_engine(&mut self) {
+        let now = self.now;
+        while self.engine_inflight < self.engine_window {
+            let Some(&id) = self.engine_queue.front() else { break };
+            let (offset, len, k, at) = {
+                let c = &self.cmds[id.0 as usize];
+                (c.offset, c.len, c.next_piece, c.next_at)
+            };
+            let Some(piece) = self.nvm().pieces(offset + u64::from(at), len - u64::from(at)).next() else {
+                self.engine_queue.pop_front();
+                continue;
+            };
+            let c = &mut self.cmds[id.0 as usize];
+            c.next_piece = k + 1;
+            c.next_at = at + piece.len;
+            let more = u64::from(c.next_at) < len;
+            if self.engine_rr || !more {
+                self.engine_queue.pop_front();
+                if more {
+                    self.engine_queue.push_back(id);
+                }
+            }
+            self.engine_inflight += 1;
+            let g = self.nvm().access(piece.unit, now, false, piece.partial);
+            self.push(g.end, Event::Media(media::Event::ReadBus { cmd: id, unit: piece.unit, len: piece.len, at }));
+        }
     }
 
     fn on_write_start(&mut self, id: CmdId) {
@@ -1263,6 +1328,7 @@ impl Simulation {
             iops: if window > 0.0 { ios as f64 / window } else { 0.0 },
             bandwidth_mib_s: read.bandwidth_mib_s + write.bandwidth_mib_s,
             breakdown_us: self.stats.breakdown_all(),
+            jobs: self.stats.job_summaries(&self.jobs.iter().map(|j| j.name.clone()).collect::<Vec<_>>()),
             read,
             write,
             utilisation: Utilisation {

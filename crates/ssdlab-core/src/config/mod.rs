@@ -109,18 +109,26 @@ impl Config {
         let w = &self.workload;
         let flagged: Vec<String> = issues.0.iter().map(|i| i.path.clone()).collect();
         let ok = |paths: &[&str]| !paths.iter().any(|p| flagged.iter().any(|f| f == p));
+        let jobs = w.job_configs();
         issues.check(
-            !ok(&["workload.numjobs", "nvme.io_queues"]) || w.numjobs <= self.nvme.io_queues,
+            !ok(&["workload.numjobs", "nvme.io_queues"]) || jobs.len() as u64 <= u64::from(self.nvme.io_queues),
             "workload.numjobs",
             w.numjobs,
-            format!("must be <= nvme.io_queues = {} (each job has its own queue pair)", self.nvme.io_queues),
+            format!("gives {} jobs; must be <= nvme.io_queues = {} (each job has its own queue pair)", jobs.len(), self.nvme.io_queues),
         );
-        issues.check(
-            !ok(&["workload.iodepth", "nvme.queue_depth"]) || u64::from(w.iodepth) < u64::from(self.nvme.queue_depth),
-            "workload.iodepth",
-            w.iodepth,
-            format!("must be <= nvme.queue_depth - 1 = {} (a queue holds one entry less than its size)", self.nvme.queue_depth.saturating_sub(1)),
-        );
+        let mut seen = std::collections::HashSet::new();
+        for (_, path, job) in &jobs {
+            if !seen.insert(path.clone()) {
+                continue;
+            }
+            let key = format!("{path}.iodepth");
+            issues.check(
+                !ok(&[&key, "nvme.queue_depth"]) || u64::from(job.iodepth) < u64::from(self.nvme.queue_depth),
+                &key,
+                job.iodepth,
+                format!("must be <= nvme.queue_depth - 1 = {} (a queue holds one entry less than its size)", self.nvme.queue_depth.saturating_sub(1)),
+            );
+        }
         if self.media.kind == crate::media::MediaKind::Nand {
             let page = self.media.nand.page_size.0;
             let unit = self.ftl.mapping_unit.0;
@@ -135,20 +143,22 @@ impl Config {
             return;
         }
         let cap = self.exported_capacity();
-        let size = self.region_size();
-        let end = w.offset.0.saturating_add(size);
-        if w.offset.0 >= cap || end > cap {
-            issues.push(
-                if w.size.is_some() { "workload.size" } else { "workload.offset" },
-                w.size.map_or_else(|| w.offset.to_string(), |s| s.to_string()),
-                format!(
-                    "workload.offset + workload.size = {} must be <= the exported capacity = {}",
-                    units::format_size(end),
-                    units::format_size(cap)
-                ),
-            );
-        } else if size < w.max_bs() {
-            issues.push("workload.size", units::format_size(size), format!("must hold at least one block of the largest block size ({})", units::format_size(w.max_bs())));
+        let mut seen = std::collections::HashSet::new();
+        for (_, path, job) in &jobs {
+            if !seen.insert(path.clone()) {
+                continue;
+            }
+            let size = self.region_size_of(job);
+            let end = job.offset.0.saturating_add(size);
+            if job.offset.0 >= cap || end > cap {
+                issues.push(
+                    &format!("{path}.{}", if job.size.is_some() { "size" } else { "offset" }),
+                    job.size.map_or_else(|| job.offset.to_string(), |s| s.to_string()),
+                    format!("offset + size = {} must be <= the exported capacity = {}", units::format_size(end), units::format_size(cap)),
+                );
+            } else if size < job.max_bs() {
+                issues.push(&format!("{path}.size"), units::format_size(size), format!("must hold at least one block of the largest block size ({})", units::format_size(job.max_bs())));
+            }
         }
     }
 
@@ -164,9 +174,14 @@ impl Config {
         }
     }
 
-    /// Bytes of the region each job addresses.
+    /// Bytes of the region each job of the base workload addresses.
     pub fn region_size(&self) -> u64 {
-        self.workload.size.map_or_else(|| self.exported_capacity().saturating_sub(self.workload.offset.0), |s| s.0)
+        self.region_size_of(&self.workload)
+    }
+
+    /// Bytes of the region a job addresses.
+    pub fn region_size_of(&self, w: &WorkloadConfig) -> u64 {
+        w.size.map_or_else(|| self.exported_capacity().saturating_sub(w.offset.0), |s| s.0)
     }
 
     /// The resolved config as TOML.

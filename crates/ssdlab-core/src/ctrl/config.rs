@@ -70,6 +70,17 @@ config_enum! {
     }
 }
 
+config_enum! {
+    /// Which command's next piece the transfer engine takes.
+    pub enum Split {
+        /// The oldest command's: a large request goes through whole before the next.
+        Fifo = "fifo",
+        /// Each command's in turn: large requests are split and re-queued round robin, so small
+        /// ones are not starved (Moneta).
+        RoundRobin = "rr",
+    }
+}
+
 config_struct! {
     /// The NVMe controller.
     pub struct CtrlConfig {
@@ -79,6 +90,11 @@ config_struct! {
         max_inflight: u32 = 256,
         /// DMA queues: `"none"`, `"shared"` or `"split"`. Default: `"none"`.
         dma_queues: DmaQueues = DmaQueues::None,
+        /// Transfer engine for reads (NVM media): pieces (chunks) in flight at once over all
+        /// commands; 0 = no engine, every piece goes at once. Default: `0`.
+        transfer_window: u32 = 0,
+        /// Transfer engine order: `"fifo"` or `"rr"`. Default: `"fifo"`.
+        split: Split = Split::Fifo,
         /// Costs in firmware mode.
         firmware: FirmwareConfig = FirmwareConfig::default(),
         /// Costs in hardware mode.

@@ -13,7 +13,7 @@
 
 mod config;
 
-pub use config::{CtrlConfig, DmaQueues, FirmwareConfig, HardwareConfig, Mode};
+pub use config::{CtrlConfig, DmaQueues, FirmwareConfig, HardwareConfig, Mode, Split};
 
 use crate::sim::{SimDuration, SimTime, ServerPool, Timeline};
 

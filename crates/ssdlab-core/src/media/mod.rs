@@ -254,6 +254,8 @@ pub enum Event {
     Buffered { cmd: crate::nvme::CmdId, len: u32, at: u32 },
     /// NAND: check whether background GC should run.
     BackgroundGc,
+    /// A piece left the transfer engine: it may take the next.
+    EngineFree,
     /// NAND array events.
     Nand(nand::Event),
 }

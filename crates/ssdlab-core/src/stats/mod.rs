@@ -91,6 +91,8 @@ impl Breakdown {
 /// One finished I/O, as the simulation reports it.
 #[derive(Clone, Copy, Debug)]
 pub struct IoRecord<'a> {
+    /// The job that issued it.
+    pub job: u32,
     pub op: Op,
     pub offset: u64,
     pub len: u64,
@@ -153,6 +155,8 @@ pub struct Stats {
     last_completion: SimTime,
     extra_percentiles: Vec<f64>,
     log: Option<IoLog>,
+    /// Per job: I/Os, bytes, latency sum (ps).
+    per_job: Vec<(u64, u64, u128)>,
 }
 
 impl Stats {
@@ -164,6 +168,7 @@ impl Stats {
             last_completion: SimTime::ZERO,
             extra_percentiles: c.percentiles.clone(),
             log: None,
+            per_job: Vec::new(),
         }
     }
 
@@ -219,6 +224,26 @@ impl Stats {
         }
     }
 
+    /// Per-job results; `names[j]` names job `j`.
+    pub fn job_summaries(&self, names: &[String]) -> Vec<JobSummary> {
+        let window = self.window().as_secs_f64();
+        names
+            .iter()
+            .enumerate()
+            .map(|(j, name)| {
+                let (ios, bytes, lat) = self.per_job.get(j).copied().unwrap_or((0, 0, 0));
+                JobSummary {
+                    name: name.clone(),
+                    ios,
+                    bytes,
+                    iops: if window > 0.0 { ios as f64 / window } else { 0.0 },
+                    bandwidth_mib_s: if window > 0.0 { bytes as f64 / window / 1_048_576.0 } else { 0.0 },
+                    mean_latency_us: if ios > 0 { lat as f64 / ios as f64 / PS_PER_US as f64 } else { 0.0 },
+                }
+            })
+            .collect()
+    }
+
     /// Mean breakdown over reads and writes together.
     pub fn breakdown_all(&self) -> BreakdownUs {
         let mut sum = [0u128; COMPONENTS];
@@ -237,6 +262,14 @@ impl Observer for Stats {
             return;
         }
         let lat = rec.completed.since(rec.issued).as_ps();
+        let j = rec.job as usize;
+        if j >= self.per_job.len() {
+            self.per_job.resize(j + 1, (0, 0, 0));
+        }
+        let pj = &mut self.per_job[j];
+        pj.0 += 1;
+        pj.1 += rec.len;
+        pj.2 += u128::from(lat);
         let s = &mut self.ops[rec.op as usize];
         s.ios += 1;
         s.bytes += rec.len;
@@ -341,6 +374,17 @@ pub struct LinkTraffic {
     pub up_wire_bytes: u64,
 }
 
+/// One job's results.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct JobSummary {
+    pub name: String,
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bandwidth_mib_s: f64,
+    pub mean_latency_us: f64,
+}
+
 /// Everything a run reports (the document `ssdlab run --json` prints).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Summary {
@@ -356,6 +400,8 @@ pub struct Summary {
     pub bandwidth_mib_s: f64,
     pub read: OpSummary,
     pub write: OpSummary,
+    /// Per job (a job is a host thread with its own queue pair).
+    pub jobs: Vec<JobSummary>,
     pub breakdown_us: BreakdownUs,
     pub utilisation: Utilisation,
     pub pcie: LinkTraffic,

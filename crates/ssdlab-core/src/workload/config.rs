@@ -284,6 +284,29 @@ config_struct! {
         rate_process: RateProcess = RateProcess::Linear,
         /// Master seed for every random choice of the run. Default: `1`.
         randseed: u64 = 1,
+        /// Jobs that differ from the above (fio's job sections): each entry overrides some keys
+        /// for `numjobs` jobs of its own. Empty: `numjobs` jobs as above. Default: `[]`.
+        jobs: Vec<JobOverride> = Vec::new(),
+    }
+}
+
+config_struct! {
+    /// Keys one job (or group of `numjobs` jobs) sets differently from `[workload]`.
+    pub struct JobOverride {
+        /// A name for results (default: `job<i>`).
+        name: Option<String> = None,
+        rw: Option<Rw> = None,
+        rwmixread: Option<u32> = None,
+        bs: Option<BlockSizes> = None,
+        bssplit: Option<BsSplit> = None,
+        iodepth: Option<u32> = None,
+        size: Option<Bytes> = None,
+        offset: Option<Bytes> = None,
+        number_ios: Option<u64> = None,
+        runtime: Option<SimDuration> = None,
+        random_distribution: Option<Distribution> = None,
+        rate_iops: Option<u64> = None,
+        rate_process: Option<RateProcess> = None,
     }
 }
 
@@ -291,6 +314,42 @@ config_struct! {
 pub type SizeChoices = Vec<(u64, u32)>;
 
 impl WorkloadConfig {
+    /// Every job, as `(name, config path, workload)`: `numjobs` copies of each `[[workload.jobs]]`
+    /// entry merged over the base, or `numjobs` copies of the base.
+    pub fn job_configs(&self) -> Vec<(String, String, WorkloadConfig)> {
+        let mut base = self.clone();
+        base.jobs.clear();
+        if self.jobs.is_empty() {
+            return (0..self.numjobs).map(|j| (format!("job{j}"), "workload".to_string(), base.clone())).collect();
+        }
+        let mut out = Vec::new();
+        for (i, o) in self.jobs.iter().enumerate() {
+            let mut w = base.clone();
+            macro_rules! take {
+                ($($f:ident),*) => {$( if let Some(v) = &o.$f { w.$f = v.clone().into(); } )*};
+            }
+            take!(rw, rwmixread, bs, iodepth, number_ios, random_distribution, rate_iops, rate_process);
+            if let Some(v) = &o.bssplit {
+                w.bssplit = Some(v.clone());
+            }
+            if let Some(v) = o.size {
+                w.size = Some(v);
+            }
+            if let Some(v) = o.offset {
+                w.offset = v;
+            }
+            if let Some(v) = o.runtime {
+                w.runtime = Some(v);
+            }
+            for k in 0..self.numjobs {
+                let name = o.name.clone().unwrap_or_else(|| format!("job{i}"));
+                let name = if self.numjobs > 1 { format!("{name}.{k}") } else { name };
+                out.push((name, format!("workload.jobs[{i}]"), w.clone()));
+            }
+        }
+        out
+    }
+
     /// The block sizes in use, with weights in percent, for reads and for writes.
     pub fn size_choices(&self) -> (SizeChoices, SizeChoices) {
         match &self.bssplit {
@@ -306,31 +365,41 @@ impl WorkloadConfig {
     }
 
     pub fn validate(&self, issues: &mut Issues) {
-        issues.check(self.rwmixread <= 100, "workload.rwmixread", self.rwmixread, "must be between 0 and 100");
-        for (key, size) in [("workload.bs", self.bs.read), ("workload.bs", self.bs.write)] {
-            if size == 0 || size % 512 != 0 {
-                issues.push(key, self.bs, "block sizes must be positive multiples of 512B");
-                break;
-            }
+        self.validate_at("workload", issues);
+        let before: Vec<(String, String)> = issues.0.iter().map(|i| (i.rule.clone(), i.value.clone())).collect();
+        for (_, path, w) in self.job_configs().into_iter().filter(|(_, p, _)| p != "workload") {
+            let mut job = Issues::default();
+            w.validate_at(&path, &mut job);
+            // A problem the base already has is reported once, at the base.
+            issues.0.extend(job.0.into_iter().filter(|i| !before.contains(&(i.rule.clone(), i.value.clone()))));
+        }
+    }
+
+    /// The value rules, reporting keys under `prefix`.
+    fn validate_at(&self, prefix: &str, issues: &mut Issues) {
+        let key = |k: &str| format!("{prefix}.{k}");
+        issues.check(self.rwmixread <= 100, &key("rwmixread"), self.rwmixread, "must be between 0 and 100");
+        if [self.bs.read, self.bs.write].iter().any(|&size| size == 0 || !size.is_multiple_of(512)) {
+            issues.push(&key("bs"), self.bs, "block sizes must be positive multiples of 512B");
         }
         if let Some(split) = &self.bssplit {
             if split.read.iter().chain(split.write.iter()).any(|e| e.0 == 0 || e.0 % 512 != 0) {
-                issues.push("workload.bssplit", split, "block sizes must be positive multiples of 512B");
+                issues.push(&key("bssplit"), split, "block sizes must be positive multiples of 512B");
             }
         }
-        issues.check(self.iodepth >= 1, "workload.iodepth", self.iodepth, "must be at least 1");
-        issues.check(self.numjobs >= 1, "workload.numjobs", self.numjobs, "must be at least 1");
-        issues.check(self.offset.0.is_multiple_of(512), "workload.offset", self.offset, "must be a multiple of 512B");
+        issues.check(self.iodepth >= 1, &key("iodepth"), self.iodepth, "must be at least 1");
+        issues.check(self.numjobs >= 1, &key("numjobs"), self.numjobs, "must be at least 1");
+        issues.check(self.offset.0.is_multiple_of(512), &key("offset"), self.offset, "must be a multiple of 512B");
         if let Some(size) = self.size {
-            issues.check(size.0 > 0, "workload.size", size, "must be greater than zero");
+            issues.check(size.0 > 0, &key("size"), size, "must be greater than zero");
         }
         if let Some(n) = self.number_ios {
-            issues.check(n > 0, "workload.number_ios", n, "must be at least 1");
+            issues.check(n > 0, &key("number_ios"), n, "must be at least 1");
         }
-        issues.check(self.rate_iops <= 1_000_000_000, "workload.rate_iops", self.rate_iops, "must be at most 1000000000 (one I/O per picosecond)");
+        issues.check(self.rate_iops <= 1_000_000_000, &key("rate_iops"), self.rate_iops, "must be at most 1000000000 (one I/O per picosecond)");
         if let Some(rt) = self.runtime {
-            issues.check(rt > SimDuration::ZERO, "workload.runtime", rt, "must be greater than zero");
-            issues.check(self.ramp_time < rt, "workload.ramp_time", self.ramp_time, format!("must be shorter than workload.runtime = {rt}"));
+            issues.check(rt > SimDuration::ZERO, &key("runtime"), rt, "must be greater than zero");
+            issues.check(self.ramp_time < rt, &key("ramp_time"), self.ramp_time, format!("must be shorter than workload.runtime = {rt}"));
         }
     }
 }
