@@ -138,3 +138,24 @@ def test_ctrl_c_stops_a_long_run_cleanly():
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130, (p.returncode, err)
     assert "interrupted" in err and "Traceback" not in err
+
+
+def test_decompose_seed001_shares(cli, tmp_path):
+    """Firmware spends most of a fast medium's read outside the medium; hardware automation removes it;
+    on slow flash the medium dominates either way (seed 001's decomposition)."""
+    media = "tlc=450us,mram=65ns"
+    fw = json.loads(cli("decompose", "openexpress-fw", "--json", "--ios", "200", "--media", media).stdout)
+    hw = json.loads(cli("decompose", "openexpress-hw", "--json", "--ios", "200", "--media", media).stdout)
+
+    def nvm_share(row):
+        return row["NVM"] / sum(row.values())
+
+    assert nvm_share(fw["tlc"]) > 0.9 and nvm_share(hw["tlc"]) > 0.9
+    assert nvm_share(fw["mram"]) < 0.5 < nvm_share(hw["mram"])
+    assert sum(hw["mram"].values()) < sum(fw["mram"].values())
+    png = tmp_path / "dec.png"
+    p = cli("decompose", "--ios", "100", "--media", media, "--plot", str(png))
+    assert p.returncode == 0 and png.stat().st_size > 1000, p.stderr
+    bad = cli("decompose", "--media", "tlc")
+    assert bad.returncode == 2
+    no_traceback(bad)

@@ -267,6 +267,71 @@ def _print_atc(result: "ats.AtcResult") -> None:
         out.print(t)
 
 
+# Seed 001's media and their read latencies (its slide 2), and its decomposition categories.
+SEED001_MEDIA = "tlc=450us,mlc=150us,slc=25us,znand=3us,pram=120ns,mram=65ns"
+SEED001_PARTS = {
+    "Fetching": ["doorbell_fetch"],
+    "Queue/Doorbells": ["queueing"],
+    "PRP": ["prp"],
+    "Translation": ["controller", "translation"],
+    "NVM": ["media", "transfer"],
+    "Completion": ["completion"],
+}
+
+
+@app.command()
+def decompose(
+    config: str = typer.Argument("openexpress-fw", help="Preset or TOML file of an NVM-backed device."),
+    media: str = typer.Option(SEED001_MEDIA, help="NAME=READ_LATENCY pairs, comma separated."),
+    ios: int = typer.Option(2000, min=1, help="QD1 4 KiB reads per medium."),
+    json_: bool = typer.Option(False, "--json", help="Print the table as JSON."),
+    plot: Optional[str] = typer.Option(None, help="Stacked bars of the shares to a .png or .svg file."),
+) -> None:
+    """Seed 001's latency decomposition: where a QD1 4 KiB read spends its device time, per medium."""
+    pairs = _pairs([m for m in media.split(",") if m.strip()], "--media")
+    if plot and not plot.lower().endswith((".png", ".svg")):
+        raise UsageError(f"--plot {plot!r}: write a .png or .svg file")
+    rows = {}
+    for name, latency in pairs:
+        settings = [("media.nvm.read_latency", f'"{latency}"'), ("workload.numjobs", "1"), ("workload.iodepth", "1"),
+                    ("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.number_ios", str(ios))]
+        try:
+            r = api.run(config, settings=settings)
+        except KeyboardInterrupt:
+            raise Interrupted from None
+        b = r.summary["read"]["breakdown_us"]
+        rows[name] = {part: sum(b[c] for c in comps) for part, comps in SEED001_PARTS.items()}
+    if json_:
+        out.file.write(json.dumps(rows, indent=2) + "\n")
+    else:
+        t = Table(title=f"Device time of a QD1 4 KiB read, {config} (us, and share)", title_justify="left")
+        t.add_column("medium")
+        for part in SEED001_PARTS:
+            t.add_column(part, justify="right")
+        for name, row in rows.items():
+            total = sum(row.values()) or 1.0
+            t.add_row(name, *(f"{v:.3f} ({100 * v / total:.0f}%)" for v in row.values()))
+        out.print(t)
+    if plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6.5, 3.8))
+        bottom = [0.0] * len(rows)
+        for part in SEED001_PARTS:
+            shares = [row[part] / (sum(row.values()) or 1.0) for row in rows.values()]
+            ax.bar(list(rows), shares, bottom=bottom, label=part)
+            bottom = [b + s for b, s in zip(bottom, shares)]
+        ax.set_ylabel("share of device latency")
+        ax.set_title(f"Latency decomposition ({config})")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        fig.tight_layout()
+        fig.savefig(plot)
+        plt.close(fig)
+
+
 @app.command()
 def presets() -> None:
     """List the preset library."""

@@ -19,6 +19,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("optane", include_str!("../../../../presets/optane.toml")),
     ("pcm", include_str!("../../../../presets/pcm.toml")),
     ("mram", include_str!("../../../../presets/mram.toml")),
+    ("stt-mram", include_str!("../../../../presets/stt-mram.toml")),
     ("dram", include_str!("../../../../presets/dram.toml")),
     ("openexpress-fw", include_str!("../../../../presets/openexpress-fw.toml")),
     ("openexpress-hw", include_str!("../../../../presets/openexpress-hw.toml")),
