@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ssdlab import _core
+from ssdlab.exceptions import ConfigError, WorkloadError, issues
 
 if TYPE_CHECKING:  # pandas and numpy load on first use: the CLI's memory and start-up stay small
     import pandas as pd
@@ -195,3 +196,139 @@ def run(
     sim = _core.Simulation(cfg._native, keep_ios)
     summary = json.loads(sim.run(progress))
     return Result(cfg, summary, sim.io_log())
+
+
+# fio's default `percentile_list` (fio HOWTO).
+FIO_PERCENTILES = (1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99)
+
+# fio's defaults for what a job file leaves unset (fio HOWTO: rw=read, bs=4k, iodepth=1).
+FIO_DEFAULTS = {"rw": "read", "bs": "4k", "iodepth": 1, "numjobs": 1}
+
+
+def _without_workload(toml_text: str) -> str:
+    """The resolved config with its `[workload]` table removed, so a job file replaces it whole."""
+    keep, skipping = [], False
+    for line in toml_text.splitlines():
+        if line.startswith("["):
+            skipping = line.strip() == "[workload]" or line.startswith(("[workload.", "[[workload."))
+        if not skipping:
+            keep.append(line)
+    return "\n".join(keep) + "\n"
+
+
+def _jobfile_problem(group: Any, issue: Mapping[str, str]) -> str:
+    """A config problem of a job-file run, pointed at the job file's line when it comes from it."""
+    import re
+
+    m = re.match(r"^workload\.jobs\[(\d+)\]\.(\w+)$", issue["path"])
+    if m:
+        return f"{group.where(int(m.group(1)), m.group(2))}: {m.group(2)} = {issue['value']}: {issue['rule']}"
+    return f"{issue['path']} = {issue['value']}: {issue['rule']}"
+
+
+def load_jobfile(
+    jobfile: "str | os.PathLike[str]",
+    device: ConfigLike = None,
+    *,
+    seed: Optional[int] = None,
+    set: Optional[Mapping[str, Any]] = None,  # noqa: A002
+    settings: Optional[list[tuple[str, str]]] = None,
+    env: Optional[Mapping[str, str]] = None,
+    text: Optional[str] = None,
+    fio_percentiles: bool = False,
+) -> "JobPlan":
+    """A fio job file on a simulated device: one :class:`Config` per fio group (groups run one
+    after another, split at `stonewall`/`new_group`), and the options the file set that have no
+    meaning for a simulated device. The device's own `[workload]` is replaced by the file's.
+    ``text`` is the job file's content (``jobfile`` then only names it); ``fio_percentiles``
+    asks for fio's default latency percentiles (for :func:`fio_json`)."""
+    from . import fiojob
+
+    groups, ignored = fiojob.load(jobfile, env, text)
+    dev_settings = [s for s in settings or [] if not s[0].startswith("workload.")]
+    if fio_percentiles:
+        dev_settings.append(("stats.percentiles", "[" + ", ".join(str(p) for p in FIO_PERCENTILES) + "]"))
+    dev = load_config(device, set=set, settings=dev_settings)
+    base = _without_workload(dev.toml)
+    wl_settings = [s for s in settings or [] if s[0].startswith("workload.")]
+    configs = []
+    for g in groups:
+        workload: dict[str, Any] = dict(FIO_DEFAULTS, **g.workload, jobs=g.jobs)
+        if seed is not None:
+            workload["randseed"] = int(seed)
+        try:
+            native = _core.Config(None, {"workload": workload}, wl_settings, base)
+        except ConfigError as err:
+            raise WorkloadError("\n".join(_jobfile_problem(g, i) for i in issues(err))) from None
+        configs.append(Config(native))
+    return JobPlan(str(jobfile), configs, groups, ignored)
+
+
+class JobPlan:
+    """A job file mapped onto a device: a config per fio group, and what the file ignored."""
+
+    def __init__(self, name: str, configs: list[Config], groups: list[Any], ignored: list[str]) -> None:
+        self.name = name
+        self.configs = configs
+        self.groups = groups
+        self.ignored = ignored
+
+    def run(self, progress: Optional[Callable[[float], None]] = None) -> list[Result]:
+        """Runs the groups one after another, each on a freshly built device."""
+        out = []
+        n = len(self.configs)
+        for i, cfg in enumerate(self.configs):
+            step = (lambda f, i=i: progress((i + f) / n)) if progress else None
+            out.append(run(cfg, progress=step))
+        return out
+
+
+def fio_json(plan: JobPlan, results: list[Result]) -> dict[str, Any]:
+    """Results in fio's `--output-format=json` layout (fio 3.x key names), so fio tooling reads
+    them. Times are simulated; bandwidth "samples" are one sample of the run's mean (ssdlab
+    keeps no time series); CPU use is the host model's."""
+    import time as _time
+
+    from . import __version__
+
+    def lat(s: Mapping[str, Any], n: int, pct: bool) -> dict[str, Any]:
+        d: dict[str, Any] = {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": n}
+        if n:
+            d.update(min=round(s["min"] * 1e3), max=round(s["max"] * 1e3), mean=s["mean"] * 1e3, stddev=s["stddev"] * 1e3)
+        if pct:
+            d["percentile"] = {f"{float(k):.6f}": round(v * 1e3) for k, v in sorted(s["percentiles"].items(), key=lambda kv: float(kv[0]))} if n else {}
+        return d
+
+    def op(o: Mapping[str, Any], runtime_ms: int) -> dict[str, Any]:
+        n = int(o["ios"])
+        bw_kib = o["bandwidth_mib_s"] * 1024.0
+        bw = int(bw_kib)
+        return {
+            "io_bytes": o["bytes"], "io_kbytes": o["bytes"] // 1024, "bw_bytes": int(o["bandwidth_mib_s"] * 1048576.0),
+            "bw": bw, "iops": o["iops"], "runtime": runtime_ms if n else 0, "total_ios": n, "short_ios": 0, "drop_ios": 0,
+            "slat_ns": lat(o["slat_us"], n, False), "clat_ns": lat(o["clat_us"], n, True), "lat_ns": lat(o["latency_us"], n, False),
+            "bw_min": bw, "bw_max": bw, "bw_agg": 100.0 if n else 0.0, "bw_mean": bw_kib, "bw_dev": 0.0, "bw_samples": 1 if n else 0,
+            "iops_min": int(o["iops"]), "iops_max": int(o["iops"]), "iops_mean": o["iops"], "iops_stddev": 0.0, "iops_samples": 1 if n else 0,
+        }
+
+    empty = {"ios": 0, "bytes": 0, "bandwidth_mib_s": 0.0, "iops": 0.0, "slat_us": {}, "clat_us": {}, "latency_us": {}}
+    now = _time.time()
+    jobs = []
+    for gid, (group, res) in enumerate(zip(plan.groups, results)):
+        s = res.summary
+        runtime_ms = round(s["window_s"] * 1e3)
+        cpu = 100.0 * s["utilisation"]["host_cpu"]
+        for i, j in enumerate(s["jobs"]):
+            src = group.sources[i]
+            jobs.append({
+                "jobname": j["name"], "groupid": gid, "error": 0, "eta": 0, "elapsed": max(1, round(s["sim_time_s"])),
+                "job options": {k: (o.value if o.value is not None else "") for k, o in src.options.items()},
+                "read": op(j["read"], runtime_ms), "write": op(j["write"], runtime_ms), "trim": op(empty, runtime_ms),
+                "sync": {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}},
+                "job_runtime": runtime_ms, "usr_cpu": 0.0, "sys_cpu": cpu, "ctx": 0, "majf": 0, "minf": 0,
+                "ssdlab": {"config_hash": s["config_hash"], "seed": s["seed"], "breakdown_us": s["breakdown_us"]},
+            })
+    return {
+        "fio version": f"ssdlab-{__version__}", "timestamp": int(now), "timestamp_ms": int(now * 1e3),
+        "time": _time.strftime("%a %b %d %H:%M:%S %Y", _time.localtime(now)), "jobs": jobs,
+    }

@@ -160,16 +160,42 @@ def _print_summary(result: api.Result) -> None:
         out.print(pre + f" in {p['wall_s']:.2f} s")
 
 
-@app.command()
+JOBFILE_SUFFIXES = (".fio", ".job", ".ini")
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def run(
-    config: Optional[str] = typer.Argument(None, help="Preset name or TOML file (default: the embedded 'default' preset)."),
+    ctx: typer.Context,
+    config: Optional[str] = typer.Argument(None, help="Preset name, TOML file, or fio job file (.fio/.job) (default: the embedded 'default' preset)."),
     workload: list[str] = typer.Option([], "--workload", "-w", help="Workload key in fio's vocabulary, e.g. -w bs=4k -w iodepth=32."),
     set_: list[str] = typer.Option([], "--set", "-s", help="Any dotted key, e.g. --set pcie.lanes=8."),
     seed: Optional[int] = typer.Option(None, help="Master random seed (workload.randseed)."),
     json_: bool = typer.Option(False, "--json", help="Print one JSON document instead of tables."),
+    device: Optional[str] = typer.Option(None, help="With a job file or fio options: the device preset or TOML file."),
+    output_format: str = typer.Option("normal", "--output-format", help="With a job file or fio options: normal, or json for fio's JSON layout."),
 ) -> None:
-    """Run a simulation and report throughput, latency and where the time went."""
+    """Run a simulation and report throughput, latency and where the time went.
+
+    Also takes a fio job file (`ssdlab run ssd-test.fio --device tlc`), or fio's own command-line
+    options (`ssdlab run --rw=randread --bs=4k --iodepth=32`), which replace the device's workload.
+    """
     settings = _pairs(workload, "--workload", "workload.") + _pairs(set_, "--set")
+    extra = list(ctx.args)
+    if config is not None and config.startswith("--"):  # fio options only: click took the first for CONFIG
+        extra.insert(0, config)
+        config = None
+    is_jobfile = config is not None and config.lower().endswith(JOBFILE_SUFFIXES)
+    if extra or is_jobfile:
+        if extra and is_jobfile:
+            raise UsageError("give a job file or fio options, not both")
+        if output_format not in ("normal", "json"):
+            raise UsageError(f"--output-format {output_format!r}: must be normal or json")
+        if extra and config is not None:
+            device = device or config
+        _run_jobs(config if is_jobfile else "<command line>", extra, device, settings, seed, output_format == "json" or json_)
+        return
+    if device is not None or output_format != "normal":
+        raise UsageError("--device and --output-format go with a fio job file or fio options")
     cfg = api.load_config(config, seed=seed, settings=settings)
     bar = _Bar("simulating")
     try:
@@ -181,6 +207,28 @@ def run(
     if json_:
         out.file.write(json.dumps(result.summary, indent=2) + "\n")
     else:
+        _print_summary(result)
+
+
+def _run_jobs(name: str, args: list[str], device: Optional[str], settings: list, seed: Optional[int], fio_json: bool) -> None:
+    from . import fiojob
+
+    text = fiojob.from_args(args) if args else None
+    plan = api.load_jobfile(name, device, seed=seed, settings=settings, text=text, fio_percentiles=fio_json)
+    if plan.ignored:
+        err.print(f"{name}: ignored (no meaning for a simulated device): {', '.join(plan.ignored)}")
+    bar = _Bar("simulating")
+    try:
+        results = plan.run(progress=bar)
+    except KeyboardInterrupt:
+        raise Interrupted from None
+    finally:
+        bar.close()
+    if fio_json:
+        out.file.write(json.dumps(api.fio_json(plan, results), indent=2) + "\n")
+        return
+    for gid, result in enumerate(results):
+        out.print(f"[bold]group {gid}[/bold]: {', '.join(j['name'] for j in result.summary['jobs'])}")
         _print_summary(result)
 
 

@@ -713,7 +713,7 @@ impl Simulation {
                 d.layouts[vm].unmap_iova(q, c.buf, c.len);
             }
         }
-        self.stats.io_completed(&IoRecord { job: c.job, op: c.op, offset: c.offset, len: c.len, issued: c.issued, completed: now, breakdown: &c.breakdown });
+        self.stats.io_completed(&IoRecord { job: c.job, op: c.op, offset: c.offset, len: c.len, issued: c.issued, submitted: c.submitted, completed: now, breakdown: &c.breakdown });
         let job = c.job as usize;
         self.free.push(id.0);
         let state = &mut self.jobs[job];

@@ -97,6 +97,8 @@ pub struct IoRecord<'a> {
     pub offset: u64,
     pub len: u64,
     pub issued: SimTime,
+    /// When the host wrote the SQ tail doorbell (the end of submission).
+    pub submitted: SimTime,
     pub completed: SimTime,
     pub breakdown: &'a Breakdown,
 }
@@ -120,30 +122,96 @@ pub struct IoLog {
 /// The largest latency the histograms resolve, in nanoseconds.
 const HIST_MAX_NS: u64 = 10_000_000_000_000;
 
-struct OpStats {
-    ios: u64,
-    bytes: u64,
-    latency_sum: u128,
-    latency_sq_sum: f64,
+/// Moments, extremes and a histogram of one latency.
+#[derive(Clone)]
+struct LatStats {
+    sum: u128,
+    sq_sum: f64,
     min: u64,
     max: u64,
     hist: Histogram<u64>,
-    breakdown: [u128; COMPONENTS],
 }
 
-impl OpStats {
+impl LatStats {
     fn new(digits: u8) -> Self {
-        OpStats {
-            ios: 0,
-            bytes: 0,
-            latency_sum: 0,
-            latency_sq_sum: 0.0,
+        LatStats {
+            sum: 0,
+            sq_sum: 0.0,
             min: u64::MAX,
             max: 0,
             // 1 ns to 10^13 ns (2.8 hours); longer latencies saturate at the top bucket.
             hist: Histogram::new_with_bounds(1, HIST_MAX_NS, digits)
                 .unwrap_or_else(|_| Histogram::new_with_bounds(1, HIST_MAX_NS, 3).expect("3 digits is a valid HDR precision")),
-            breakdown: [0; COMPONENTS],
+        }
+    }
+
+    fn record(&mut self, ps: u64) {
+        self.sum += u128::from(ps);
+        self.sq_sum += (ps as f64) * (ps as f64);
+        self.min = self.min.min(ps);
+        self.max = self.max.max(ps);
+        // Histograms count nanoseconds; `saturating_record` never fails.
+        self.hist.saturating_record((ps / PS_PER_NS).clamp(1, HIST_MAX_NS));
+    }
+
+    fn add(&mut self, o: &LatStats) {
+        self.sum += o.sum;
+        self.sq_sum += o.sq_sum;
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+        // Same bounds and precision: adding cannot fail.
+        let _ = self.hist.add(&o.hist);
+    }
+
+    fn summary(&self, n: u64, extra: &[f64]) -> LatencySummary {
+        if n == 0 {
+            return LatencySummary::default();
+        }
+        let nf = n as f64;
+        let mean_ps = self.sum as f64 / nf;
+        let var = (self.sq_sum / nf - mean_ps * mean_ps).max(0.0);
+        let q = |p: f64| self.hist.value_at_quantile(p / 100.0) as f64 / 1e3;
+        LatencySummary {
+            min: self.min as f64 / PS_PER_US as f64,
+            mean: mean_ps / PS_PER_US as f64,
+            stddev: var.sqrt() / PS_PER_US as f64,
+            p50: q(50.0),
+            p90: q(90.0),
+            p99: q(99.0),
+            p999: q(99.9),
+            p9999: q(99.99),
+            max: self.max as f64 / PS_PER_US as f64,
+            percentiles: extra.iter().map(|&p| (format!("{p}"), q(p))).collect(),
+        }
+    }
+}
+
+/// One direction of one job: total latency (`lat`), and its split at the SQ doorbell into
+/// submission (`slat`) and completion (`clat`) latency, as fio reports them.
+#[derive(Clone)]
+struct OpStats {
+    ios: u64,
+    bytes: u64,
+    lat: LatStats,
+    slat: LatStats,
+    clat: LatStats,
+    breakdown: [u128; COMPONENTS],
+}
+
+impl OpStats {
+    fn new(digits: u8) -> Self {
+        let l = LatStats::new(digits);
+        OpStats { ios: 0, bytes: 0, lat: l.clone(), slat: l.clone(), clat: l, breakdown: [0; COMPONENTS] }
+    }
+
+    fn add(&mut self, o: &OpStats) {
+        self.ios += o.ios;
+        self.bytes += o.bytes;
+        self.lat.add(&o.lat);
+        self.slat.add(&o.slat);
+        self.clat.add(&o.clat);
+        for (a, b) in self.breakdown.iter_mut().zip(o.breakdown.iter()) {
+            *a += b;
         }
     }
 }
@@ -151,25 +219,18 @@ impl OpStats {
 /// The aggregating observer.
 pub struct Stats {
     from: SimTime,
-    ops: [OpStats; 2],
+    digits: u8,
+    /// Per job, reads and writes; totals are merged from these when asked for.
+    per_job: Vec<[OpStats; 2]>,
     last_completion: SimTime,
     extra_percentiles: Vec<f64>,
     log: Option<IoLog>,
-    /// Per job: I/Os, bytes, latency sum (ps).
-    per_job: Vec<(u64, u64, u128)>,
 }
 
 impl Stats {
     /// Counts I/Os that complete at or after `from` (the end of the ramp).
     pub fn new(c: &StatsConfig, from: SimTime) -> Self {
-        Stats {
-            from,
-            ops: [OpStats::new(c.histogram_digits), OpStats::new(c.histogram_digits)],
-            last_completion: SimTime::ZERO,
-            extra_percentiles: c.percentiles.clone(),
-            log: None,
-            per_job: Vec::new(),
-        }
+        Stats { from, digits: c.histogram_digits, per_job: Vec::new(), last_completion: SimTime::ZERO, extra_percentiles: c.percentiles.clone(), log: None }
     }
 
     /// Also keep one row per counted I/O.
@@ -182,7 +243,16 @@ impl Stats {
     }
 
     pub fn ios(&self) -> u64 {
-        self.ops[0].ios + self.ops[1].ios
+        self.per_job.iter().map(|j| j[0].ios + j[1].ios).sum()
+    }
+
+    /// One direction over all jobs.
+    fn merged(&self, op: Op) -> OpStats {
+        let mut all = OpStats::new(self.digits);
+        for j in &self.per_job {
+            all.add(&j[op as usize]);
+        }
+        all
     }
 
     /// The measurement window: from the end of the ramp to the last completion.
@@ -191,35 +261,21 @@ impl Stats {
     }
 
     pub fn op_summary(&self, op: Op) -> OpSummary {
-        let s = &self.ops[op as usize];
+        self.summarise(&self.merged(op))
+    }
+
+    fn summarise(&self, s: &OpStats) -> OpSummary {
         let window = self.window().as_secs_f64();
         let per_sec = |x: f64| if window > 0.0 { x / window } else { 0.0 };
-        let latency = if s.ios == 0 {
-            LatencySummary::default()
-        } else {
-            let n = s.ios as f64;
-            let mean_ps = s.latency_sum as f64 / n;
-            let var = (s.latency_sq_sum / n - mean_ps * mean_ps).max(0.0);
-            let q = |p: f64| s.hist.value_at_quantile(p / 100.0) as f64 / 1e3;
-            LatencySummary {
-                min: s.min as f64 / PS_PER_US as f64,
-                mean: mean_ps / PS_PER_US as f64,
-                stddev: var.sqrt() / PS_PER_US as f64,
-                p50: q(50.0),
-                p90: q(90.0),
-                p99: q(99.0),
-                p999: q(99.9),
-                p9999: q(99.99),
-                max: s.max as f64 / PS_PER_US as f64,
-                percentiles: self.extra_percentiles.iter().map(|&p| (format!("{p}"), q(p))).collect(),
-            }
-        };
+        let extra = &self.extra_percentiles;
         OpSummary {
             ios: s.ios,
             bytes: s.bytes,
             iops: per_sec(s.ios as f64),
             bandwidth_mib_s: per_sec(s.bytes as f64) / 1_048_576.0,
-            latency_us: latency,
+            latency_us: s.lat.summary(s.ios, extra),
+            slat_us: s.slat.summary(s.ios, extra),
+            clat_us: s.clat.summary(s.ios, extra),
             breakdown_us: BreakdownUs::mean(&s.breakdown, s.ios),
         }
     }
@@ -227,11 +283,14 @@ impl Stats {
     /// Per-job results; `names[j]` names job `j`.
     pub fn job_summaries(&self, names: &[String]) -> Vec<JobSummary> {
         let window = self.window().as_secs_f64();
+        let empty = [OpStats::new(self.digits), OpStats::new(self.digits)];
         names
             .iter()
             .enumerate()
             .map(|(j, name)| {
-                let (ios, bytes, lat) = self.per_job.get(j).copied().unwrap_or((0, 0, 0));
+                let ops = self.per_job.get(j).unwrap_or(&empty);
+                let (ios, bytes) = (ops[0].ios + ops[1].ios, ops[0].bytes + ops[1].bytes);
+                let lat = ops[0].lat.sum + ops[1].lat.sum;
                 JobSummary {
                     name: name.clone(),
                     ios,
@@ -239,6 +298,8 @@ impl Stats {
                     iops: if window > 0.0 { ios as f64 / window } else { 0.0 },
                     bandwidth_mib_s: if window > 0.0 { bytes as f64 / window / 1_048_576.0 } else { 0.0 },
                     mean_latency_us: if ios > 0 { lat as f64 / ios as f64 / PS_PER_US as f64 } else { 0.0 },
+                    read: self.summarise(&ops[0]),
+                    write: self.summarise(&ops[1]),
                 }
             })
             .collect()
@@ -247,7 +308,7 @@ impl Stats {
     /// Mean breakdown over reads and writes together.
     pub fn breakdown_all(&self) -> BreakdownUs {
         let mut sum = [0u128; COMPONENTS];
-        for op in &self.ops {
+        for op in self.per_job.iter().flatten() {
             for (a, b) in sum.iter_mut().zip(op.breakdown.iter()) {
                 *a += b;
             }
@@ -262,23 +323,18 @@ impl Observer for Stats {
             return;
         }
         let lat = rec.completed.since(rec.issued).as_ps();
+        let slat = rec.submitted.since(rec.issued).as_ps().min(lat);
         let j = rec.job as usize;
         if j >= self.per_job.len() {
-            self.per_job.resize(j + 1, (0, 0, 0));
+            let d = self.digits;
+            self.per_job.resize_with(j + 1, || [OpStats::new(d), OpStats::new(d)]);
         }
-        let pj = &mut self.per_job[j];
-        pj.0 += 1;
-        pj.1 += rec.len;
-        pj.2 += u128::from(lat);
-        let s = &mut self.ops[rec.op as usize];
+        let s = &mut self.per_job[j][rec.op as usize];
         s.ios += 1;
         s.bytes += rec.len;
-        s.latency_sum += u128::from(lat);
-        s.latency_sq_sum += (lat as f64) * (lat as f64);
-        s.min = s.min.min(lat);
-        s.max = s.max.max(lat);
-        // Histograms count nanoseconds; `saturating_record` never fails.
-        s.hist.saturating_record((lat / PS_PER_NS).clamp(1, HIST_MAX_NS));
+        s.lat.record(lat);
+        s.slat.record(slat);
+        s.clat.record(lat - slat);
         for (a, b) in s.breakdown.iter_mut().zip(rec.breakdown.0.iter()) {
             *a += u128::from(*b);
         }
@@ -349,7 +405,12 @@ pub struct OpSummary {
     pub bytes: u64,
     pub iops: f64,
     pub bandwidth_mib_s: f64,
+    /// Issue to completion.
     pub latency_us: LatencySummary,
+    /// Submission latency (fio's slat): issue to the SQ doorbell write.
+    pub slat_us: LatencySummary,
+    /// Completion latency (fio's clat): SQ doorbell write to completion.
+    pub clat_us: LatencySummary,
     pub breakdown_us: BreakdownUs,
 }
 
@@ -383,6 +444,8 @@ pub struct JobSummary {
     pub iops: f64,
     pub bandwidth_mib_s: f64,
     pub mean_latency_us: f64,
+    pub read: OpSummary,
+    pub write: OpSummary,
 }
 
 /// Everything a run reports (the document `ssdlab run --json` prints).

@@ -14,6 +14,7 @@ fn ps_per_byte(gt_per_s: f64, lanes: f64) -> f64 {
 fn qd1_read_latency_is_the_sum_of_the_path_and_of_its_breakdown() {
     let c = config(&[("workload.iodepth", "1"), ("workload.number_ios", "2000")]);
     let host = (c.host.submit_cost.as_ps() + c.host.complete_cost.as_ps()) as f64;
+    let sub = c.host.submit_cost.as_ps() as f64 / 1e6;
     let mut sim = Simulation::new(c).unwrap();
     sim.keep_io_log();
     let s = sim.run().unwrap();
@@ -47,12 +48,33 @@ fn qd1_read_latency_is_the_sum_of_the_path_and_of_its_breakdown() {
     assert!(by(Component::Queueing).abs() < 1e-6 && by(Component::HostQueueing).abs() < 1e-6, "nothing waits at QD1");
     assert!((s.read.breakdown_us.total() - lat.mean).abs() < 1e-3, "breakdown sums to the mean latency within 1 ns");
 
+    // fio's split: submission ends at the SQ doorbell, so at QD1 slat is the submit cost and
+    // clat everything after it; per job they equal the totals of a one-job run.
+    assert!((s.read.slat_us.mean - sub).abs() < 1e-6 && (s.read.slat_us.max - sub).abs() < 1e-6, "slat {} vs {sub}", s.read.slat_us.mean);
+    assert!((s.read.slat_us.mean + s.read.clat_us.mean - lat.mean).abs() < 1e-6);
+    assert_eq!(s.jobs[0].read.latency_us, s.read.latency_us);
+    assert_eq!(s.jobs[0].read.clat_us, s.read.clat_us);
+
     // And per I/O, exactly.
     let log = sim.io_log().unwrap();
     for i in 0..log.latency_ps.len() {
         let sum: u64 = log.breakdown_ps.iter().map(|col| col[i]).sum();
         assert_eq!(sum, log.latency_ps[i], "I/O {i}");
     }
+}
+
+#[test]
+fn per_job_results_add_up_to_the_totals() {
+    let s = run(&[("workload.rw", "randrw"), ("workload.numjobs", "3"), ("workload.number_ios", "3000")]);
+    for op in [&s.read, &s.write] {
+        assert!((op.slat_us.mean + op.clat_us.mean - op.latency_us.mean).abs() < 1e-6);
+    }
+    let (r, w): (u64, u64) = (s.jobs.iter().map(|j| j.read.ios).sum(), s.jobs.iter().map(|j| j.write.ios).sum());
+    assert_eq!((r, w), (s.read.ios, s.write.ios));
+    let worst = s.jobs.iter().map(|j| j.read.latency_us.max).fold(0.0, f64::max);
+    assert!((worst - s.read.latency_us.max).abs() < 1e-9);
+    let mean = s.jobs.iter().map(|j| j.read.latency_us.mean * j.read.ios as f64).sum::<f64>() / s.read.ios as f64;
+    assert!((mean - s.read.latency_us.mean).abs() < 1e-6);
 }
 
 #[test]

@@ -1,0 +1,402 @@
+"""fio job files: fio's INI dialect, read into ssdlab workloads.
+
+What fio does and this reader follows: sections with `[global]` inheritance (a global section
+applies to the jobs after it), bare flags, `${ENV}` substitution, `;`/`#` comments, size suffixes
+in either case (`k`/`K`/`KiB` = 1024, fio's default `kb_base`), `include` lines, `bssplit`, `rw`
+offset modifiers, `numjobs`, and `stonewall`/`new_group`, which split the jobs into groups that run
+one after another.
+
+Each option is one of: mapped onto the simulated workload; ignored because it has no meaning for
+a simulated device (listed once per file, never dropped silently); meaningful but not modelled yet
+(an error naming the option, so a result is never silently wrong); or unknown (an error). Engines
+that do not issue block I/O (network, object stores, file-metadata and CPU engines) are errors.
+
+Leaves out: fio's arithmetic expressions and `$pagesize`-style variables (errors), per-file
+options (`nrfiles`, `filename_format`), and device state carried across groups (each group runs
+on a freshly preconditioned device).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Optional
+
+from .exceptions import WorkloadError
+
+# Engines whose I/O reaches a block device. Sync engines have one I/O in flight per job.
+SYNC_ENGINES = {"sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "sg"}
+ASYNC_ENGINES = {
+    "libaio", "io_uring", "io_uring_cmd", "posixaio", "windowsaio", "solarisaio", "spdk", "xnvme",
+    "libblkio", "libzbc", "null", "cpp_null", "dev-dax", "libpmem",
+}
+# Engines that do something other than block I/O to a drive.
+NON_BLOCK_ENGINES = {
+    "net": "network sockets", "netsplice": "network sockets", "rdma": "RDMA verbs", "http": "HTTP object storage",
+    "rados": "Ceph RADOS objects", "rbd": "Ceph RBD over the network", "nfs": "an NFS server", "gfapi": "GlusterFS",
+    "libhdfs": "HDFS", "dfs": "DAOS", "nbd": "an NBD server", "libiscsi": "an iSCSI target", "cpuio": "CPU burning",
+    "exec": "running programs", "e4defrag": "ext4 defragmentation", "falloc": "fallocate()", "ftruncate": "ftruncate()",
+    "filecreate": "file creation", "filestat": "stat()", "filedelete": "file deletion", "dircreate": "directory creation",
+    "dirstat": "directory stat()", "dirdelete": "directory deletion", "mtd": "raw MTD flash", "page_fault": "page faults",
+    "libcufile": "GPUDirect Storage", "ime_psync": "DDN IME over the network", "ime_psyncv": "DDN IME over the network",
+    "ime_aio": "DDN IME over the network", "libhipfile": "AMD GPU file I/O", "splice": "splice()", "guasi": "GUASI",
+}
+
+# Options with no meaning for a simulated device: where the file lives, data contents, logging,
+# CPU placement, reporting.
+IGNORED = {
+    "filename", "directory", "filename_format", "unique_filename", "opendir", "lockfile", "nrfiles", "nr_files",
+    "openfiles", "file_service_type", "create_on_open", "create_serialize", "allow_file_create", "unlink",
+    "unlink_each_loop", "fallocate", "pre_read", "invalidate", "overwrite", "fill_device",
+    "verify", "do_verify", "verify_pattern", "verify_interval", "verify_fatal", "verify_async", "verify_backlog",
+    "verify_dump", "verify_write_sequence", "verify_only", "verify_offset", "verify_state_save", "verify_header_seed",
+    "buffer_pattern", "buffer_compress_percentage", "buffer_compress_chunk", "scramble_buffers", "refill_buffers",
+    "zero_buffers", "dedupe_percentage", "dedupe_mode", "dedupe_working_set_percentage", "dedupe_global",
+    "write_lat_log", "write_bw_log", "write_iops_log", "write_hist_log", "log_avg_msec", "log_offset", "log_prio",
+    "log_compression", "per_job_logs", "lat_percentiles", "clat_percentiles", "slat_percentiles", "percentile_list",
+    "disable_lat", "disable_clat", "disable_slat", "disable_bw_measurement", "gtod_reduce", "gtod_cpu",
+    "group_reporting", "stats", "description", "name", "thread", "threads", "cpus_allowed", "cpus_allowed_policy", "cpumask",
+    "numa_cpu_nodes", "numa_mem_policy", "nice", "prio", "prioclass", "mem", "iomem", "iomem_align", "hugepage-size",
+    "exitall", "exitall_on_error", "exit_what", "continue_on_error", "ignore_error", "error_dump", "kb_base",
+    "unit_base", "clocksource", "block_error_percentiles", "uid", "gid", "cgroup", "cgroup_weight", "std_redirect",
+    "max_latency", "timeout", "skip_bad", "ioscheduler", "hipri", "fixedbufs", "registerfiles", "sqthread_poll",
+    "sqthread_poll_cpu", "nonvectored", "uncached", "force_async", "cmd_type", "readfua",
+    "writefua", "md_per_io_size", "pi_act", "pi_chk", "apptag", "apptag_mask", "busy_poll", "experimental_verify",
+    "serialize_overlap", "replay_no_stall", "allrandrepeat", "random_generator", "ttl", "cpumode", "cpuload",
+    "iodepth_batch", "iodepth_batch_submit", "iodepth_batch_complete", "iodepth_batch_complete_min",
+    "iodepth_batch_complete_max", "iodepth_low", "io_submit_mode", "grace_time", "sync_file_range",
+}
+# Options with a meaning for the device that ssdlab does not model yet: an error, never dropped.
+UNMODELLED = {
+    "thinktime", "thinktime_blocks", "thinktime_spin", "thinktime_iotime", "bsrange", "blocksize_range",
+    "blockalign", "ba", "offset_increment", "filesize", "zonemode", "zonesize", "zonerange", "zoneskip",
+    "zonecapacity", "max_open_zones", "zone_reset_threshold", "zone_reset_frequency", "read_beyond_wp", "rate",
+    "ratemin", "rate_iops_min", "rate_cycle", "flow", "flow_id", "flow_sleep", "flow_watermark", "fsync", "fdatasync",
+    "end_fsync", "fsync_on_close", "sync", "startdelay", "loops", "random_sequence_stride", "percentage_random",
+    "steadystate", "ss", "ss_dur", "ss_ramp", "steadystate_duration", "steadystate_ramp_time",
+    "steadystate_check_interval", "latency_target", "latency_window", "latency_percentile", "latency_run",
+    "wait_for", "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit", "fdp", "fdp_pli", "dataplacement",
+    "plids", "atomic", "sg_write_mode", "num_range", "write_mode", "trim_percentage", "trim_backlog", "trim_verify_zero",
+    "inplace", "donorname", "sprandom", "spr_op", "spr_num_regions", "verify_trim", "io_limit",
+    "pingpong", "verb", "random_distribution_seed", "file_append", "bs_is_seq_rand", "rw_sequencer",
+    "rwmixcycle", "time_based_limit",
+}
+MAPPED = {
+    "rw", "readwrite", "rwmixread", "rwmixwrite", "bs", "blocksize", "bssplit", "iodepth", "numjobs", "size",
+    "offset", "number_ios", "io_size", "runtime", "timeout", "time_based", "ramp_time", "rate_iops",
+    "rate_process", "random_distribution", "randseed", "randrepeat", "norandommap", "direct", "ioengine",
+    "stonewall", "wait_for_previous", "new_group", "buffered",
+}
+IGNORED -= MAPPED
+# Options whose values are one number or size (where fio also accepts arithmetic).
+NUMERIC = {"size", "offset", "io_size", "number_ios", "iodepth", "numjobs", "rwmixread", "rwmixwrite", "rate_iops", "randseed"}
+KNOWN = MAPPED | IGNORED | UNMODELLED
+
+_SUFFIX = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)$", re.IGNORECASE)
+_TIME = {"": 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0, "ms": 1e-3, "msec": 1e-3,
+         "us": 1e-6, "usec": 1e-6}
+
+
+@dataclass
+class Option:
+    key: str
+    value: Optional[str]
+    where: str  # "file:line"
+
+
+@dataclass
+class Job:
+    """One job section after `[global]` inheritance, before `numjobs` expansion."""
+
+    name: str
+    where: str
+    options: dict[str, Option] = field(default_factory=dict)
+
+
+@dataclass
+class JobFile:
+    path: str
+    jobs: list[Job]
+    ignored: list[str]
+
+
+@dataclass
+class Group:
+    """Jobs that run together (fio's reporting group)."""
+
+    groupid: int
+    jobs: list[dict]  # `[[workload.jobs]]` entries, numjobs already expanded
+    workload: dict  # group-wide settings (ramp_time, randseed)
+    sources: list[Job] = field(default_factory=list)  # the section each entry came from
+
+    def where(self, entry: int, key: str) -> str:
+        """`file:line` of the option behind `workload.jobs[entry].key` (or of the section)."""
+        job = self.sources[entry]
+        for name in (key, {"bs": "blocksize", "rw": "readwrite", "runtime": "timeout"}.get(key, "")):
+            if name in job.options:
+                return job.options[name].where
+        return job.where
+
+
+def _err(where: str, msg: str) -> WorkloadError:
+    return WorkloadError(f"{where}: {msg}")
+
+
+def parse_size(text: str, where: str, key: str) -> int:
+    m = _SIZE.match(text.strip())
+    if not m:
+        raise _err(where, f"{key}={text!r}: not a size (a number with an optional k/m/g/t suffix)")
+    n, suf = float(m.group(1)), _SUFFIX[m.group(2).lower()]
+    return int(n * suf)
+
+
+def parse_time(text: str, where: str, key: str) -> float:
+    """fio time values: seconds by default, or with a unit suffix."""
+    m = re.match(r"^(\d+(?:\.\d+)?)\s*([a-z]*)$", text.strip(), re.IGNORECASE)
+    if not m or m.group(2).lower() not in _TIME:
+        raise _err(where, f"{key}={text!r}: not a time (a number with an optional us/ms/s/m/h/d suffix)")
+    return float(m.group(1)) * _TIME[m.group(2).lower()]
+
+
+def _substitute(text: str, env: Mapping[str, str], where: str) -> str:
+    def sub(m: re.Match) -> str:
+        name = m.group(1)
+        if name not in env:
+            raise _err(where, f"${{{name}}} is not set in the environment")
+        return env[name]
+
+    return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", sub, text)
+
+
+def _lines(path: Path, env: Mapping[str, str], depth: int = 0, text: Optional[str] = None):
+    if text is None:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as e:
+            raise WorkloadError(f"{path}: cannot read job file: {e.strerror or e}") from None
+    for n, line in enumerate(text.splitlines(), 1):
+        where = f"{path}:{n}"
+        s = line.strip()
+        if not s or s[0] in ";#":
+            continue
+        s = re.split(r"\s[;#]", s, maxsplit=1)[0].strip()
+        if s.startswith("include ") and not s.startswith("["):
+            if depth > 8:
+                raise _err(where, "include nested too deeply")
+            inc = Path(s.split(None, 1)[1].strip())
+            yield from _lines(inc if inc.is_absolute() else path.parent / inc, env, depth + 1)
+            continue
+        yield where, _substitute(s, env, where)
+
+
+def from_args(args: list[str]) -> str:
+    """fio's command-line form (`--name=a --rw=read --name=b ...`) as job-file text: options
+    before the first `--name` are global, and each `--name` starts a job."""
+    lines = ["[global]"]
+    named = False
+    for a in args:
+        if not a.startswith("--") or len(a) < 3:
+            raise WorkloadError(f"command line: {a!r}: fio options are written --key=value or --flag")
+        key, eq, value = a[2:].partition("=")
+        if key == "name":
+            lines.append(f"[{value}]")
+            named = True
+            continue
+        lines.append(f"{key}={value}" if eq else key)
+    if not named:
+        lines.append("[job]")
+    return "\n".join(lines) + "\n"
+
+
+def read(path: str | os.PathLike, env: Optional[Mapping[str, str]] = None, text: Optional[str] = None) -> JobFile:
+    """Parses a job file (or `text` under the name `path`) into jobs with their options,
+    `[global]` applied."""
+    env = os.environ if env is None else env
+    p = Path(path)
+    globals_: dict[str, Option] = {}
+    jobs: list[Job] = []
+    current: Optional[dict[str, Option]] = None
+    ignored: list[str] = []
+    for where, s in _lines(p, env, text=text):
+        if s.startswith("["):
+            if not s.endswith("]") or len(s) < 3:
+                raise _err(where, f"{s!r}: a section header is [name]")
+            name = s[1:-1].strip()
+            if name == "global":
+                current = globals_
+            else:
+                jobs.append(Job(name, where, dict(globals_)))
+                current = jobs[-1].options
+            continue
+        if current is None:
+            raise _err(where, f"{s!r}: an option before any [section]")
+        key, eq, value = s.partition("=")
+        key = key.strip().lower()
+        opt = Option(key, value.strip() if eq else None, where)
+        if key in IGNORED:
+            if key not in ignored:
+                ignored.append(key)
+            continue
+        arithmetic = key in NUMERIC and re.search(r"\d\s*[*/+-]\s*\d", opt.value or "")
+        if opt.value is not None and ("$" in opt.value or arithmetic):
+            raise _err(where, f"{s!r}: fio's $-variables and arithmetic expressions are not supported")
+        current[key] = opt
+    if not jobs:
+        raise WorkloadError(f"{p}: no job sections")
+    return JobFile(str(p), jobs, ignored)
+
+
+def _int(o: Option, lo: int = 0) -> int:
+    try:
+        v = int((o.value or "").strip())
+    except ValueError:
+        raise _err(o.where, f"{o.key}={o.value!r}: not an integer") from None
+    if v < lo:
+        raise _err(o.where, f"{o.key}={v}: must be >= {lo}")
+    return v
+
+
+def _bool(o: Option) -> bool:
+    if o.value is None:
+        return True
+    if o.value.strip() in ("0", "1", "true", "false"):
+        return o.value.strip() in ("1", "true")
+    raise _err(o.where, f"{o.key}={o.value!r}: must be 0 or 1")
+
+
+def _bs_pair(o: Option) -> str:
+    parts = [x.strip() for x in (o.value or "").split(",")]
+    if not 1 <= len(parts) <= 3 or not parts[0]:
+        raise _err(o.where, f"{o.key}={o.value!r}: want SIZE or READ,WRITE[,TRIM]")
+    sizes = [parse_size(x, o.where, o.key) if x else None for x in parts]
+    read = sizes[0]
+    write = sizes[1] if len(sizes) > 1 and sizes[1] is not None else read
+    return f"{read},{write}"
+
+
+def _job_settings(job: Job) -> tuple[dict, dict]:
+    """The `[[workload.jobs]]` entry for one job section, and its group-wide settings."""
+    o = job.options
+    out: dict = {"name": job.name}
+    group: dict = {}
+    if "readwrite" in o and "rw" not in o:
+        o["rw"] = o["readwrite"]
+    engine = (o["ioengine"].value or "").strip() if "ioengine" in o else "psync"
+    engine = engine.split(":", 1)[0]
+    if engine in NON_BLOCK_ENGINES:
+        raise _err(o["ioengine"].where, f"ioengine={engine} does {NON_BLOCK_ENGINES[engine]}, not block I/O to a drive")
+    if engine not in SYNC_ENGINES | ASYNC_ENGINES:
+        raise _err(o["ioengine"].where, f"ioengine={engine!r} is not an engine ssdlab knows")
+    for key in o:  # engine-specific options are unknown here, but the engine's error comes first
+        if key not in KNOWN:
+            close = difflib.get_close_matches(key, sorted(KNOWN), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise _err(o[key].where, f"unknown fio option {key!r}{hint}")
+    for key in o:
+        if key in UNMODELLED:
+            v = o[key].value
+            shown = key if v is None else f"{key}={v}"
+            raise _err(o[key].where, f"{shown}: has a meaning for the device that ssdlab does not model yet")
+    if "rw" in o:
+        rw = (o["rw"].value or "").strip().lower()
+        rw, _, modifier = rw.partition(":")
+        names = {"read": "read", "write": "write", "randread": "randread", "randwrite": "randwrite",
+                 "randrw": "randrw", "rw": "rw", "readwrite": "rw"}
+        if rw in ("trim", "randtrim", "trimwrite", "randtrimwrite"):
+            raise _err(o["rw"].where, f"rw={rw}: trims are not issued by the simulated host yet")
+        if rw not in names:
+            raise _err(o["rw"].where, f"rw={rw!r}: must be one of {', '.join(sorted(set(names)))}")
+        if modifier:
+            raise _err(o["rw"].where, f"rw={rw}:{modifier}: offset modifiers (holes between I/Os) are not modelled yet")
+        out["rw"] = names[rw]
+    if "rwmixread" in o:
+        out["rwmixread"] = _int(o["rwmixread"])
+    elif "rwmixwrite" in o:
+        out["rwmixread"] = 100 - _int(o["rwmixwrite"])
+    for key in ("bs", "blocksize"):
+        if key in o:
+            out["bs"] = _bs_pair(o[key])
+    if "bssplit" in o:
+        out["bssplit"] = o["bssplit"].value or ""
+    depth = _int(o["iodepth"], 1) if "iodepth" in o else 1
+    out["iodepth"] = 1 if engine in SYNC_ENGINES else depth
+    if "size" in o:
+        v = (o["size"].value or "").strip()
+        if v.endswith("%"):
+            raise _err(o["size"].where, f"size={v}: a share of the device is not supported; give bytes")
+        out["size"] = parse_size(v, o["size"].where, "size")
+    if "offset" in o:
+        v = (o["offset"].value or "").strip()
+        if v.endswith("%"):
+            raise _err(o["offset"].where, f"offset={v}: a share of the device is not supported; give bytes")
+        out["offset"] = parse_size(v, o["offset"].where, "offset")
+    if "number_ios" in o:
+        out["number_ios"] = _int(o["number_ios"], 1)
+    if "io_size" in o:
+        total = parse_size(o["io_size"].value or "", o["io_size"].where, "io_size")
+        if "bssplit" in o:
+            raise _err(o["io_size"].where, "io_size with bssplit: give number_ios instead")
+        bs = int(out.get("bs", "4096,4096").split(",")[0])
+        out.setdefault("number_ios", max(1, total // bs))
+    runtime_key = "runtime" if "runtime" in o else "timeout" if "timeout" in o else None
+    if runtime_key:
+        out["runtime"] = f"{parse_time(o[runtime_key].value or '', o[runtime_key].where, runtime_key)}s"
+    if "time_based" in o and _bool(o["time_based"]) and not runtime_key:
+        raise _err(o["time_based"].where, "time_based without runtime runs forever")
+    if "rate_iops" in o:
+        v = (o["rate_iops"].value or "").split(",")[0].strip()
+        out["rate_iops"] = _int(Option("rate_iops", v, o["rate_iops"].where))
+    if "rate_process" in o:
+        out["rate_process"] = (o["rate_process"].value or "").strip()
+    if "random_distribution" in o:
+        v = (o["random_distribution"].value or "").strip()
+        if v.split(":")[0] not in ("random", "zipf", "pareto"):
+            raise _err(o["random_distribution"].where, f"random_distribution={v}: only random, zipf:θ and pareto:h are modelled")
+        out["random_distribution"] = v
+    if "direct" in o and not _bool(o["direct"]):
+        raise _err(o["direct"].where, "direct=0: the page cache is not modelled; use direct=1")
+    if "buffered" in o and _bool(o["buffered"]):
+        raise _err(o["buffered"].where, "buffered=1: the page cache is not modelled; use buffered=0")
+    if "ramp_time" in o:
+        group["ramp_time"] = f"{parse_time(o['ramp_time'].value or '', o['ramp_time'].where, 'ramp_time')}s"
+    if "randseed" in o:
+        group["randseed"] = _int(o["randseed"])
+    for key in ("randrepeat", "norandommap"):  # ssdlab is always repeatable; offsets are drawn with replacement
+        if key in o:
+            _bool(o[key])
+    return out, group
+
+
+def groups(jf: JobFile) -> list[Group]:
+    """Splits the jobs into fio's groups (a new group at each `stonewall`/`new_group`) and maps each
+    job, expanding `numjobs`."""
+    out: list[Group] = []
+    for job in jf.jobs:
+        o = job.options
+        n = _int(o["numjobs"], 1) if "numjobs" in o else 1
+        settings, group = _job_settings(job)
+        barrier = any(k in o and _bool(o[k]) for k in ("stonewall", "wait_for_previous", "new_group"))
+        if not out or (barrier and out[-1].jobs):
+            out.append(Group(len(out), [], {}))
+        g = out[-1]
+        for k, v in group.items():
+            if k in g.workload and g.workload[k] != v:
+                raise _err(job.where, f"{k} differs between jobs of one group; ssdlab applies it per group")
+            g.workload[k] = v
+        for i in range(n):
+            entry = dict(settings)
+            if n > 1:
+                entry["name"] = f"{job.name}.{i}"
+            g.jobs.append(entry)
+            g.sources.append(job)
+    return out
+
+
+def load(path: str | os.PathLike, env: Optional[Mapping[str, str]] = None, text: Optional[str] = None) -> tuple[list[Group], list[str]]:
+    """Reads and maps a job file: its groups, and the options it ignored."""
+    jf = read(path, env, text)
+    return groups(jf), jf.ignored

@@ -1,0 +1,322 @@
+"""fio job files: fio's dialect, the mapping onto the simulated workload, the 107 example files
+of fio's repository (each pinned to its outcome), fio's JSON layout, and fio's command line."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import ssdlab
+from ssdlab import api, fiojob
+from conftest import ROOT
+
+FIO_JOBS = ROOT.parent / "shared" / "data" / "fio-jobs"
+
+# Each file of ../shared/data/fio-jobs: "ok: N groups, M jobs", or the line and reason it fails
+# with (no environment variables set). A change in any outcome must be deliberate.
+EXPECTED = {
+    "1mbs_clients.fio": ':6: rate=1250: has a meaning for the device that ssdlab does not',
+    "aio-read.fio": "ok: 1 groups, 4 jobs",
+    "atomic-verify.fio": ':32: atomic=1: has a meaning for the device that ssdlab does not ',
+    "backwards-read.fio": ':6: rw=read:-8k: offset modifiers (holes between I/Os) are not m',
+    "basic-verify.fio": "ok: 1 groups, 1 jobs",
+    "butterfly.fio": ':11: flow=2: has a meaning for the device that ssdlab does not mo',
+    "cmdprio-bssplit.fio": ':19: cmdprio_bssplit=64k/100:1024k/0,1024k/0: has a meaning for t',
+    "cmdprio-percentage.fio": ':16: cmdprio_percentage=20: has a meaning for the device that ssd',
+    "cpp_null.fio": ':10: time_based without runtime runs forever',
+    "cpuio.fio": ':2: ioengine=cpuio does CPU burning, not block I/O to a drive',
+    "cross-stripe-verify.fio": ':17: offset_increment=124g: has a meaning for the device that ssd',
+    "dedupe-global.fio": "ok: 1 groups, 2 jobs",
+    "dev-dax.fio": ':20: direct=0: the page cache is not modelled; use direct=1',
+    "dfs.fio": ':3: ${POOL} is not set in the environment',
+    "dircreate-ioengine.fio": ':15: ioengine=dircreate does directory creation, not block I/O to',
+    "dirdelete-ioengine.fio": ':8: ioengine=dirdelete does directory deletion, not block I/O to',
+    "dirstat-ioengine.fio": ':7: ioengine=dirstat does directory stat(), not block I/O to a d',
+    "disk-zone-profile.fio": ':10: zonemode=strided: has a meaning for the device that ssdlab d',
+    "e4defrag.fio": ':2: ioengine=e4defrag does ext4 defragmentation, not block I/O t',
+    "e4defrag2.fio": ':6: ioengine=e4defrag does ext4 defragmentation, not block I/O t',
+    "enospc-pressure.fio": ':11: filesize=128G: has a meaning for the device that ssdlab does',
+    "example_latency_steadystate.fio": ':22: steadystate=lat:5%: has a meaning for the device that ssdlab',
+    "exec.fio": ':6: ioengine=exec does running programs, not block I/O to a driv',
+    "exitwhat.fio": ':12: filesize=1G: has a meaning for the device that ssdlab does n',
+    "falloc.fio": ':2: ioengine=falloc does fallocate(), not block I/O to a drive',
+    "filecreate-ioengine.fio": ':15: ioengine=filecreate does file creation, not block I/O to a d',
+    "filedelete-ioengine.fio": ':8: ioengine=filedelete does file deletion, not block I/O to a d',
+    "filestat-ioengine.fio": ':7: ioengine=filestat does stat(), not block I/O to a drive',
+    "fio-rand-RW.fio": ':10: direct=0: the page cache is not modelled; use direct=1',
+    "fio-rand-read.fio": ':8: direct=0: the page cache is not modelled; use direct=1',
+    "fio-rand-write.fio": ':8: direct=0: the page cache is not modelled; use direct=1',
+    "fio-seq-RW.fio": ':10: direct=0: the page cache is not modelled; use direct=1',
+    "fio-seq-read.fio": "ok: 1 groups, 1 jobs",
+    "fio-seq-write.fio": ':8: direct=0: the page cache is not modelled; use direct=1',
+    "fixed-rate-submission.fio": "ok: 1 groups, 1 jobs",
+    "flow.fio": ':14: flow_sleep=1000: has a meaning for the device that ssdlab do',
+    "fsx.fio": ':11: loops=500000: has a meaning for the device that ssdlab does ',
+    "ftruncate.fio": ':4: ioengine=ftruncate does ftruncate(), not block I/O to a driv',
+    "gfapi.fio": ':4: ioengine=gfapi does GlusterFS, not block I/O to a drive',
+    "gpudirect-rdmaio-client.fio": ':3: ioengine=rdma does RDMA verbs, not block I/O to a drive',
+    "gpudirect-rdmaio-server.fio": ':3: ioengine=rdma does RDMA verbs, not block I/O to a drive',
+    "http-s3-crypto.fio": ':16: ${S3_KEY} is not set in the environment',
+    "http-s3-storage-class.fio": ':16: ${S3_KEY} is not set in the environment',
+    "http-s3.fio": ':31: ${S3_KEY} is not set in the environment',
+    "http-swift.fio": ':19: ${SWIFT_id} is not set in the environment',
+    "http-webdav.fio": ':2: ioengine=http does HTTP object storage, not block I/O to a d',
+    "ime.fio": ':26: ioengine=ime_psync does DDN IME over the network, not block ',
+    "iometer-file-access-server.fio": "ok: 1 groups, 1 jobs",
+    "jesd219.fio": ':17: blockalign=4k: has a meaning for the device that ssdlab does',
+    "latency-profile.fio": ':14: latency_target=500000: has a meaning for the device that ssd',
+    "libblkio-io_uring.fio": ":14: unknown fio option 'libblkio_driver'",
+    "libblkio-virtio-blk-vfio-pci.fio": ":15: unknown fio option 'libblkio_driver'",
+    "libcufile-cufile.fio": ':11: ${FIO_DIR} is not set in the environment',
+    "libcufile-posix.fio": ':11: ${FIO_DIR} is not set in the environment',
+    "libhdfs.fio": ':6: ioengine=libhdfs does HDFS, not block I/O to a drive',
+    "libhipfile-hipfile.fio": ':11: ${FIO_DIR} is not set in the environment',
+    "libhipfile-posix.fio": ':11: ${FIO_DIR} is not set in the environment',
+    "libiscsi.fio": ':2: ioengine=libiscsi does an iSCSI target, not block I/O to a d',
+    "libpmem.fio": ':30: sync=1: has a meaning for the device that ssdlab does not mo',
+    "libzbc-rand-write.fio": ':9: zonemode=zbd: has a meaning for the device that ssdlab does ',
+    "libzbc-seq-read.fio": ':11: zonemode=zbd: has a meaning for the device that ssdlab does ',
+    "mtd.fio": ':4: ioengine=mtd does raw MTD flash, not block I/O to a drive',
+    "nbd.fio": ':22: ${uri} is not set in the environment',
+    "netio.fio": ':3: ioengine=net does network sockets, not block I/O to a drive',
+    "netio_multicast.fio": ':3: ioengine=net does network sockets, not block I/O to a drive',
+    "netio_vsock.fio": ':3: ioengine=net does network sockets, not block I/O to a drive',
+    "netio_vsock_receiver.fio": ':3: ioengine=net does network sockets, not block I/O to a drive',
+    "netio_vsock_sender.fio": ':3: ioengine=net does network sockets, not block I/O to a drive',
+    "nfs.fio": ':5: ioengine=nfs does an NFS server, not block I/O to a drive',
+    "null.fio": "ok: 1 groups, 1 jobs",
+    "numa.fio": "ok: 1 groups, 2 jobs",
+    "page_fault.fio": ":4: 'size=5*1024*1024*$mb_memory/8': fio's $-variables and arith",
+    "poisson-rate-submission.fio": "ok: 1 groups, 1 jobs",
+    "rados.fio": ':14: ioengine=rados does Ceph RADOS objects, not block I/O to a d',
+    "rand-zones.fio": ':11: random_distribution=zoned:50/5:30/15:20/: only random, zipf:',
+    "rbd.fio": ':14: ioengine=rbd does Ceph RBD over the network, not block I/O t',
+    "rdmaio-client.fio": ':3: ioengine=rdma does RDMA verbs, not block I/O to a drive',
+    "rdmaio-server.fio": ':3: ioengine=rdma does RDMA verbs, not block I/O to a drive',
+    "sequence-distribution.fio": ':23: random_sequence_stride=0: has a meaning for the device that ',
+    "sg_verify-fail.fio": ':33: sg_write_mode=verify_bytchk_01: has a meaning for the device',
+    "sg_verify.fio": ':36: sg_write_mode=verify_bytchk_00: has a meaning for the device',
+    "sg_write_same_ndob.fio": ':33: sg_write_mode=write_same_ndob: has a meaning for the device ',
+    "sprandom.fio": ':32: ${FIO_BS} is not set in the environment',
+    "ssd-steadystate.fio": "ok: 2 groups, 5 jobs",
+    "ssd-test.fio": "ok: 4 groups, 4 jobs",
+    "steadystate.fio": ':20: ss=iops:10%: has a meaning for the device that ssdlab does n',
+    "surface-scan.fio": "ok: 2 groups, 2 jobs",
+    "tiobench-example.fio": ':7: bsrange=4k-4k: has a meaning for the device that ssdlab does',
+    "uring-cmd-bsg.fio": ':19: rw=trimwrite: trims are not issued by the simulated host yet',
+    "uring-cmd-fdp.fio": ':14: fdp=1: has a meaning for the device that ssdlab does not mod',
+    "uring-cmd-ng.fio": "ok: 3 groups, 3 jobs",
+    "uring-cmd-pi-ext.fio": ':19: bs = 4160B: block sizes must be positive multiples of 512B',
+    "uring-cmd-pi-sb.fio": "ok: 2 groups, 2 jobs",
+    "uring-cmd-trim-multi-range.fio": ':16: num_range=8: has a meaning for the device that ssdlab does n',
+    "uring-cmd-write-mode.fio": ':21: write_mode=write/40:zeroes/30:uncor/20:verify/10: has a mean',
+    "uring-cmd-zoned-append.fio": ':12: zonemode=zbd: has a meaning for the device that ssdlab does ',
+    "uring-cmd-zoned.fio": ':14: zonemode=zbd: has a meaning for the device that ssdlab does ',
+    "waitfor.fio": ':5: filesize=128m: has a meaning for the device that ssdlab does',
+    "xnvme-compare.fio": ':70: ${FIO_RW} is not set in the environment',
+    "xnvme-fdp.fio": ':54: ${FIO_RW} is not set in the environment',
+    "xnvme-pi.fio": "ok: 2 groups, 2 jobs",
+    "xnvme-zoned.fio": ':85: ${FIO_RW} is not set in the environment',
+    "zbd-rand-write-trim-gc.fio": ':13: zonemode=zbd: has a meaning for the device that ssdlab does ',
+    "zbd-rand-write-zone-reset-gc.fio": ':14: zonemode=zbd: has a meaning for the device that ssdlab does ',
+    "zbd-rand-write.fio": ':9: zonemode=zbd: has a meaning for the device that ssdlab does ',
+    "zbd-seq-read.fio": ':10: zonemode=zbd: has a meaning for the device that ssdlab does ',
+    "zipf.fio": "ok: 1 groups, 1 jobs",
+}
+
+
+def outcome(path: Path) -> str:
+    try:
+        plan = api.load_jobfile(path, env={})
+    except ssdlab.WorkloadError as e:
+        msg = str(e)
+        assert msg.startswith(f"{path}:"), msg  # every failure names file:line
+        line, _, reason = msg[len(str(path)) + 1:].partition(": ")
+        assert line.isdigit(), msg
+        return f":{line}: {reason[:60]}"
+    return f"ok: {len(plan.configs)} groups, {sum(len(g.jobs) for g in plan.groups)} jobs"
+
+
+@pytest.mark.skipif(not FIO_JOBS.is_dir(), reason="../shared/data/fio-jobs is not beside the repository")
+def test_every_example_job_file_is_classified():
+    files = sorted(p.name for p in FIO_JOBS.glob("*.fio"))
+    assert len(files) == 107 and files == sorted(EXPECTED)
+    got = {name: outcome(FIO_JOBS / name) for name in files}
+    assert got == EXPECTED
+    assert sum(v.startswith("ok") for v in got.values()) >= 16
+
+
+@pytest.mark.skipif(not FIO_JOBS.is_dir(), reason="../shared/data/fio-jobs is not beside the repository")
+def test_env_substitution_lets_a_file_through():
+    with pytest.raises(ssdlab.WorkloadError, match="FIO_RW"):
+        api.load_jobfile(FIO_JOBS / "xnvme-compare.fio", env={})
+    err = outcome_with(FIO_JOBS / "xnvme-compare.fio", {"FIO_RW": "randread", "FIO_BS": "4k"})
+    assert "FIO_RW" not in err
+
+
+def outcome_with(path, env):
+    try:
+        api.load_jobfile(path, env=env)
+        return "ok"
+    except ssdlab.WorkloadError as e:
+        return str(e)
+
+
+def write(tmp_path, text, name="t.fio"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_dialect_global_inheritance_flags_comments_suffixes(tmp_path):
+    p = write(tmp_path, """; a comment
+# another
+[global]
+ioengine=libaio
+bs=4K
+iodepth=8   ; trailing comment
+size=1G
+direct=1
+
+[a]
+rw=randread
+numjobs=2
+
+[global]
+bs=16k
+
+[b]
+rw=write
+stonewall
+iodepth=4
+size=512m
+time_based
+runtime=2s
+""")
+    groups, ignored = fiojob.load(p, env={})
+    assert [len(g.jobs) for g in groups] == [2, 1]
+    a0, a1 = groups[0].jobs
+    assert (a0["name"], a1["name"]) == ("a.0", "a.1")
+    assert a0["rw"] == "randread" and a0["bs"] == "4096,4096" and a0["iodepth"] == 8 and a0["size"] == 1 << 30
+    b = groups[1].jobs[0]
+    assert b["bs"] == "16384,16384", "a later [global] applies to the jobs after it"
+    assert b["size"] == 512 << 20 and b["runtime"] == "2.0s" and b["iodepth"] == 4
+
+
+def test_mapping_details(tmp_path):
+    p = write(tmp_path, """[sync]
+ioengine=psync
+iodepth=32
+rw=randrw
+rwmixwrite=30
+bs=4k,64k
+io_size=1m
+filename=/dev/nvme0n1
+verify=md5
+""")
+    groups, ignored = fiojob.load(p, env={})
+    j = groups[0].jobs[0]
+    assert j["iodepth"] == 1, "sync engines have one I/O in flight"
+    assert j["rwmixread"] == 70 and j["bs"] == "4096,65536" and j["number_ios"] == 256
+    assert ignored == ["filename", "verify"]
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("[j]\nrw=randread\nbogus_opt=1\n", ":3: unknown fio option 'bogus_opt'"),
+    ("[j]\nrw=randred\n", ":2: rw='randred'"),
+    ("[j]\nrw=read:4k\n", ":2: rw=read:4k: offset modifiers"),
+    ("[j]\nthinktime=10\n", ":2: thinktime=10: has a meaning"),
+    ("[j]\nioengine=net\n", ":2: ioengine=net does network sockets"),
+    ("[j]\nsize=${NOPE}\n", ":2: ${NOPE} is not set"),
+    ("[j]\nsize=10q\n", ":2: size='10q': not a size"),
+    ("[j]\niodepth=x\n", ":2: iodepth='x': not an integer"),
+    ("rw=read\n", ":1: 'rw=read': an option before any [section]"),
+    ("[j]\nbs=4000\n", ":2: bs = "),
+    ("[j]\nioengine=libaio\niodepth=100000\n", ":3: iodepth = 100000"),
+    ("[global]\nrw=read\n", "no job sections"),
+    ("[j]\nrw=trim\n", ":2: rw=trim: trims are not issued"),
+])
+def test_bad_job_files_name_the_line_and_value(tmp_path, text, needle):
+    p = write(tmp_path, text)
+    with pytest.raises(ssdlab.WorkloadError) as e:
+        api.load_jobfile(p, env={})
+    assert needle in str(e.value), str(e.value)
+    assert str(p) in str(e.value)
+
+
+def test_a_job_file_runs_exactly_as_the_same_workload_in_toml(tmp_path):
+    p = write(tmp_path, "[j]\nioengine=libaio\ndirect=1\nrw=randread\nbs=8k\niodepth=8\nnumber_ios=3000\nrandseed=7\n")
+    plan = api.load_jobfile(p, "default")
+    [res] = plan.run()
+    ref = api.run("default", workload={"rw": "randread", "bs": "8k", "iodepth": 8, "numjobs": 1, "number_ios": 3000, "randseed": 7})
+    for key in ("ios", "iops", "bandwidth_mib_s", "read", "breakdown_us"):
+        assert res.summary[key] == ref.summary[key], key
+
+
+def test_groups_run_one_after_another_with_fio_json(tmp_path):
+    p = write(tmp_path, "[global]\nioengine=libaio\nnumber_ios=2000\n[r]\nrw=randread\niodepth=4\n[w]\nstonewall\nrw=randwrite\niodepth=2\n")
+    plan = api.load_jobfile(p, "default", fio_percentiles=True)
+    results = plan.run()
+    doc = api.fio_json(plan, results)
+    ref = json.loads((ROOT / "tests" / "data" / "fio-3.33-null-randrw.json").read_text())
+    # Key names and nesting as real fio 3.33 writes them (a run of `fio --ioengine=null`).
+    assert set(ref) <= set(doc)
+    rjob, job = ref["jobs"][0], doc["jobs"][0]
+    left_out = {"iodepth_level", "iodepth_submit", "iodepth_complete", "latency_ns", "latency_us", "latency_ms",
+                "latency_depth", "latency_target", "latency_percentile", "latency_window"}
+    assert set(rjob) - set(job) == left_out
+    for op in ("read", "write", "trim"):
+        assert set(rjob[op]) == set(job[op]), op
+        for lat in ("slat_ns", "clat_ns", "lat_ns"):
+            assert set(rjob[op][lat]) <= set(job[op][lat]) | {"percentile"}
+    assert list(job["read"]["clat_ns"]["percentile"]) == list(rjob["read"]["clat_ns"]["percentile"])
+    assert [(j["jobname"], j["groupid"]) for j in doc["jobs"]] == [("r", 0), ("w", 1)]
+    r, w = doc["jobs"][0], doc["jobs"][1]
+    assert r["read"]["total_ios"] == 2000 and r["write"]["total_ios"] == 0
+    assert w["write"]["total_ios"] == 2000 and w["read"]["total_ios"] == 0
+    # Units: ns and KiB/s; lat = slat + clat.
+    s = results[0].summary["read"]
+    assert r["read"]["lat_ns"]["mean"] == pytest.approx(s["latency_us"]["mean"] * 1e3)
+    assert r["read"]["slat_ns"]["mean"] + r["read"]["clat_ns"]["mean"] == pytest.approx(r["read"]["lat_ns"]["mean"])
+    assert r["read"]["bw"] == int(s["bandwidth_mib_s"] * 1024)
+    p99 = r["read"]["clat_ns"]["percentile"]["99.000000"]
+    assert r["read"]["clat_ns"]["min"] <= p99 <= r["read"]["clat_ns"]["max"] * 1.001
+
+
+def test_cli_job_file_and_fio_command_line(cli, tmp_path):
+    p = write(tmp_path, "[j]\nioengine=libaio\nrw=randread\niodepth=4\nnumber_ios=2000\nfilename=/dev/x\n")
+    r = cli("run", str(p), "--output-format=json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["jobs"][0]["read"]["total_ios"] == 2000
+    assert "ignored" in r.stderr and "filename" in r.stderr
+    r = cli("run", "--rw=randwrite", "--bs=8k", "--iodepth=2", "--number_ios=1500", "--name=a", "--name=b", "--output-format=json")
+    assert r.returncode == 0, r.stderr
+    jobs = json.loads(r.stdout)["jobs"]
+    assert [j["jobname"] for j in jobs] == ["a", "b"] and all(j["write"]["total_ios"] == 1500 for j in jobs)
+    r = cli("run", str(p), "--device", "optane")
+    assert r.returncode == 0 and "group 0" in r.stdout, r.stderr
+    for bad in (["run", "--rw=nope"], ["run", str(write(tmp_path, "[j]\nfoo=1\n", "bad.fio"))], ["run", "--iodepth"]):
+        r = cli(*bad)
+        assert r.returncode == 2, (bad, r.stdout, r.stderr)
+        assert "Traceback" not in r.stderr and "panicked" not in r.stderr
+
+
+LINE = st.one_of(
+    st.text(max_size=40),
+    st.sampled_from(["[global]", "[j]", "rw=randread", "bs=4k", "iodepth=8", "stonewall", "numjobs=3", "size=1g",
+                     "bssplit=4k/50:64k/50", "rw=read:-8k", "${X}", "ioengine=sync", "number_ios=10", "runtime=1"]),
+    st.builds(lambda k, v: f"{k}={v}", st.sampled_from(sorted(fiojob.KNOWN)), st.text(max_size=12)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(LINE, max_size=12))
+def test_parser_never_fails_other_than_with_a_workload_error(tmp_path_factory, lines):
+    p = tmp_path_factory.mktemp("fuzz") / "f.fio"
+    p.write_text("\n".join(lines), encoding="utf-8", errors="replace")
+    try:
+        api.load_jobfile(p, env={"X": "1"})
+    except ssdlab.SsdlabError:
+        pass
