@@ -38,6 +38,7 @@ pub mod host;
 pub mod media;
 pub mod nvme;
 pub mod pcie;
+pub mod trace;
 pub mod sim;
 pub mod simulation;
 pub mod stats;

@@ -10,6 +10,7 @@ mod ftl;
 mod nand;
 mod nvm;
 mod robustness;
+mod trace;
 
 use ssdlab_core::config::build;
 use ssdlab_core::{Config, Simulation, Summary};
