@@ -12,6 +12,7 @@ __all__ = [
     "SimulationError",
     "Simulation",
     "SsdlabError",
+    "TraceBatches",
     "TraceError",
     "WorkloadError",
     "atc_study",
@@ -22,6 +23,8 @@ __all__ = [
     "components",
     "preset_text",
     "presets_list",
+    "trace_formats",
+    "trace_stats",
 ]
 
 __version__: str
@@ -83,3 +86,20 @@ def atc_study(
 ) -> tuple[str, int]: ...
 def atc_synth_rings(synth: dict[str, Any]) -> list[tuple[int, int, int]]: ...
 def atc_synth_write(synth: dict[str, Any], path: str) -> int: ...
+def trace_formats() -> list[str]: ...
+def trace_stats(
+    path: str,
+    format: Optional[str] = None,
+    strict: bool = True,
+    blk_action: str = "D",
+    devices: int = 10,
+    progress: Optional[Callable[[int], Any]] = None,
+) -> tuple[str, str]: ...
+@final
+class TraceBatches:
+    def __new__(cls, path: str, format: Optional[str] = None, strict: bool = True, blk_action: str = "D") -> TraceBatches: ...
+    @property
+    def format(self) -> str: ...
+    def next_batch(self, n: int) -> Optional[dict[str, bytes]]: ...
+    def counts(self) -> str: ...
+    def device_names(self) -> list[str]: ...

@@ -28,6 +28,8 @@ app = typer.Typer(
 )
 config_app = typer.Typer(help="Inspect configurations.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
+trace_app = typer.Typer(help="Block I/O traces: statistics and conversion.", no_args_is_help=True)
+app.add_typer(trace_app, name="trace")
 
 # Off a terminal (pipes, CI logs) rich would wrap tables at 80 columns; give them room.
 out = Console(width=None if sys.stdout.isatty() else 120)
@@ -429,6 +431,117 @@ def bench(
             r["name"], f"{r['ios']:,}", f"{r['events']:,}", f"{r['wall_s']:.3f}", f"{r['sim_ios_per_sec']:,.0f}", f"{r['precondition_s']:.2f}"
         )
     out.print(t)
+
+
+class _Count:
+    """A running count of records on stderr for passes of unknown length (terminal only, after 1 s)."""
+
+    def __init__(self, label: str) -> None:
+        self.bar = _Bar(label)
+
+    def __call__(self, records: int) -> None:
+        bar = self.bar
+        if not bar.enabled or time.monotonic() - bar.start < 1.0:
+            return
+        if bar.progress is None:
+            bar.progress = Progress(TextColumn("{task.description}"), TextColumn("{task.completed:,.0f} records"), console=err, transient=True)
+            bar.progress.start()
+            bar.task = bar.progress.add_task(bar.label, total=None)
+        bar.progress.update(bar.task, completed=records)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+FORMAT_HELP = "Trace format (default: detected): msr, spc, fiu, alibaba, tencent, blkparse, fio-v2, fio-v3, mqsim, disksim."
+
+
+@trace_app.command("stats")
+def trace_stats(
+    path: str = typer.Argument(..., help="Trace file (plain, .gz or .bz2)."),
+    format_: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
+    lenient: bool = typer.Option(False, help="Skip malformed lines and count them instead of stopping at the first."),
+    blk_action: str = typer.Option("D", help="blkparse: the action whose events are I/Os (D issue, Q queue)."),
+    devices: int = typer.Option(10, min=0, help="Devices to list, busiest first."),
+    json_: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
+) -> None:
+    """One pass over a trace: size histogram, read ratio, footprint, inter-arrival, sequentiality, per device."""
+    from . import trace as tr
+
+    count = _Count("reading")
+    t0 = time.monotonic()
+    try:
+        s = tr.stats(path, format_, strict=not lenient, blk_action=blk_action, devices=devices, progress=count)
+    except KeyboardInterrupt:
+        raise Interrupted from None
+    finally:
+        count.close()
+    s["wall_s"] = time.monotonic() - t0
+    if json_:
+        out.file.write(json.dumps(s, indent=2) + "\n")
+        return
+    gib = 1024**3
+    out.print(f"[bold]{path}[/bold]  ({s['format']})  {s['lines']:,} lines, {s['ios']:,} I/Os in {s['wall_s']:.2f} s wall")
+    t = Table(show_header=False, box=None)
+    rows = [
+        ("reads / writes / trims / flushes", f"{s['reads']:,} / {s['writes']:,} / {s['trims']:,} / {s['flushes']:,}  (read ratio {s['read_ratio']:.3f})"),
+        ("bytes read / written", f"{s['bytes_read'] / gib:,.3f} / {s['bytes_written'] / gib:,.3f} GiB  (mean size {s['mean_size'] / 1024:,.1f} KiB)"),
+        ("footprint", f"{s['footprint_bytes'] / gib:,.3f} GiB in 4 KiB pages"),
+        ("sequential", f"{s['sequential_ratio']:.3f} of requests start where their device's previous one ended"),
+        ("span", f"{s['duration_s']:,.3f} s of trace time, {s['iops']:,.0f} IOPS"),
+        ("inter-arrival (us)", "mean {mean:,.2f}  p50 {p50:,.2f}  p90 {p90:,.2f}  p99 {p99:,.2f}  max {max:,.2f}".format(**s["interarrival_us"])),
+        ("out of order", f"{s['out_of_order']:,} records earlier than the one before"),
+        ("skipped", f"{s['bad_lines']:,} malformed lines, {s['zero_length']:,} zero-length requests" + (f"; first: {s['first_bad']}" if s["first_bad"] else "")),
+    ]
+    for k, v in rows:
+        t.add_row(k, v)
+    out.print(t)
+    h = Table(title="Request sizes", title_justify="left")
+    h.add_column("up to", justify="right")
+    h.add_column("requests", justify="right")
+    h.add_column("%", justify="right")
+    for b in s["size_histogram"]:
+        h.add_row(_size(b["le_bytes"]), f"{b['count']:,}", f"{100 * b['count'] / max(s['ios'], 1):.1f}")
+    out.print(h)
+    if s["per_device"]:
+        d = Table(title=f"Devices ({s['devices']:,} in all; busiest first)", title_justify="left")
+        for c in ("device", "I/Os", "read ratio", "GiB", "footprint GiB", "highest byte"):
+            d.add_column(c, justify="right")
+        for x in s["per_device"]:
+            d.add_row(x["name"] or str(x["id"]), f"{x['ios']:,}", f"{x['read_ratio']:.3f}", f"{x['bytes'] / gib:,.3f}", f"{x['footprint_bytes'] / gib:,.3f}", _size(x["max_offset"]))
+        out.print(d)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:g} {unit}" if unit == "B" else f"{n:,.4g} {unit}"
+        n /= 1024
+    return str(n)
+
+
+@trace_app.command("convert")
+def trace_convert(
+    path: str = typer.Argument(..., help="Trace file (plain, .gz or .bz2)."),
+    output: str = typer.Option(..., "--output", "-o", help="Parquet file to write."),
+    format_: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
+    lenient: bool = typer.Option(False, help="Skip malformed lines and count them instead of stopping at the first."),
+    blk_action: str = typer.Option("D", help="blkparse: the action whose events are I/Os (D issue, Q queue)."),
+) -> None:
+    """Convert a trace to ssdlab's canonical Parquet (time_ns, op, offset, len, dev)."""
+    from . import trace as tr
+
+    if not output.lower().endswith(".parquet"):
+        raise UsageError(f"-o {output!r}: write a .parquet file")
+    count = _Count("converting")
+    try:
+        meta = tr.convert(path, output, format_, strict=not lenient, blk_action=blk_action, progress=count)
+    except KeyboardInterrupt:
+        raise Interrupted from None
+    finally:
+        count.close()
+    c = meta["counts"]
+    out.print(f"wrote {meta['records']:,} records ({meta['format']}) to {output}; {c['bad_lines']:,} malformed lines skipped, {c['zero_length']:,} zero-length requests dropped")
 
 
 def main(argv: Optional[list[str]] = None) -> None:

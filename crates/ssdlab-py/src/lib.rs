@@ -4,6 +4,7 @@
 
 mod error;
 mod exceptions;
+mod trace;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -386,6 +387,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(atc_study, m)?)?;
     m.add_function(wrap_pyfunction!(atc_synth_rings, m)?)?;
     m.add_function(wrap_pyfunction!(atc_synth_write, m)?)?;
+    m.add_class::<trace::TraceBatches>()?;
+    m.add_function(wrap_pyfunction!(trace::trace_formats, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::trace_stats, m)?)?;
     m.add("SsdlabError", py.get_type::<exceptions::SsdlabError>())?;
     m.add("ConfigError", py.get_type::<exceptions::ConfigError>())?;
     m.add("WorkloadError", py.get_type::<exceptions::WorkloadError>())?;

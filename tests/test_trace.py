@@ -1,0 +1,72 @@
+"""`ssdlab trace`: stats and conversion on the real samples in ../shared/data/traces (read in
+place), the Python API, and bad input."""
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from ssdlab import trace
+from conftest import ROOT
+
+TRACES = ROOT.parent / "shared" / "data" / "traces"
+SAMPLES = {
+    "mqsim_tpcc-small.trace": ("mqsim", 6999),
+    "mqsim_wsrch-small.trace": ("mqsim", 24783),
+    "msr-cambridge1-sample.csv": ("msr", 1000),
+    "tencent-cbs-cloud_storage-sample.bz2": ("tencent", 50000),
+    "blkparse-nvme0n1.blktrace.txt": ("blkparse", 119),  # 142 issues: 119 writes and 23 flushes
+    "fio-3.33-randrw-v3.iolog": ("fio-v3", 2000),
+    "fio-v2-handwritten.iolog": ("fio-v2", 4),
+}
+pytestmark = pytest.mark.skipif(not TRACES.is_dir(), reason="../shared/data/traces is not beside the repository")
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_stats_on_every_sample(cli, name):
+    fmt, ios = SAMPLES[name]
+    p = cli("trace", "stats", str(TRACES / name), "--json")
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    assert (s["format"], s["ios"]) == (fmt, ios)
+    assert s["bad_lines"] == 0 and sum(b["count"] for b in s["size_histogram"]) == s["ios"]
+    assert 0 < s["footprint_bytes"] <= s["bytes_read"] + s["bytes_written"] + s["bytes_trimmed"] + 4096 * s["ios"]
+    table = cli("trace", "stats", str(TRACES / name))
+    assert table.returncode == 0 and "Request sizes" in table.stdout
+
+
+def test_convert_to_parquet_and_back(cli, tmp_path):
+    out = tmp_path / "t.parquet"
+    p = cli("trace", "convert", str(TRACES / "msr-cambridge1-sample.csv"), "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    t = pq.read_table(out)
+    assert t.num_rows == 1000 and t.column_names == ["time_ns", "op", "offset", "len", "dev"]
+    first = t.slice(0, 1).to_pylist()[0]
+    assert first == {"time_ns": 128166385295514663 * 100, "op": "write", "offset": 9056014336, "len": 2048, "dev": 0}
+    meta = json.loads(pq.read_metadata(out).metadata[b"ssdlab.trace"])
+    assert meta["format"] == "msr" and meta["devices"] == ["hm_0"] and meta["records"] == 1000
+    # The Python API reads the same records.
+    assert trace.read(TRACES / "msr-cambridge1-sample.csv").equals(t.replace_schema_metadata(None))
+
+
+def test_bad_traces_exit_2_with_file_line(cli, tmp_path):
+    bad = tmp_path / "bad.trace"
+    bad.write_text("1 0 8 8 1\n2 0 8 8 7\n3 0 16 8 0\n")
+    p = cli("trace", "stats", str(bad), "--format", "mqsim")
+    assert p.returncode == 2 and f"{bad}:2" in p.stderr and "type \"7\"" in p.stderr, p.stderr
+    p = cli("trace", "stats", str(bad), "--format", "mqsim", "--lenient", "--json")
+    s = json.loads(p.stdout)
+    assert p.returncode == 0 and s["ios"] == 2 and s["bad_lines"] == 1 and s["first_bad"].startswith(f"{bad}:2")
+    for args in (["--format", "nope"], ["--blk-action", "dd"]):
+        p = cli("trace", "stats", str(bad), *args)
+        assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    junk = tmp_path / "junk.txt"
+    junk.write_text("hello\n")
+    p = cli("trace", "stats", str(junk))
+    assert p.returncode == 2 and "junk.txt:1" in p.stderr
+    p = cli("trace", "stats", str(tmp_path / "missing.csv"))
+    assert p.returncode == 2 and "missing.csv" in p.stderr
+    p = cli("trace", "convert", str(bad), "-o", str(tmp_path / "x.csv"))
+    assert p.returncode == 2
+    p = cli("trace", "convert", str(bad), "--format", "mqsim", "-o", str(tmp_path / "x.parquet"))
+    assert p.returncode == 2 and not (tmp_path / "x.parquet").exists() and not (tmp_path / "x.parquet.partial").exists()
