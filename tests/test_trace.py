@@ -70,3 +70,17 @@ def test_bad_traces_exit_2_with_file_line(cli, tmp_path):
     assert p.returncode == 2
     p = cli("trace", "convert", str(bad), "--format", "mqsim", "-o", str(tmp_path / "x.parquet"))
     assert p.returncode == 2 and not (tmp_path / "x.parquet").exists() and not (tmp_path / "x.parquet.partial").exists()
+
+
+def test_replay_from_the_command_line(cli, tmp_path):
+    p = cli("run", "--replay", str(TRACES / "fio-3.33-randrw-v3.iolog"), "--replay-mode", "qd", "-w", "iodepth=8", "-w", "numjobs=1", "--json")
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    assert s["replay"]["issued"] == 2000 and s["replay"]["format"] == "fio-v3"
+    assert (s["read"]["ios"], s["write"]["ios"]) == (1395, 605)
+    bad = tmp_path / "bad.trace"
+    bad.write_text("1 0 8 8 1\n2 0 8 8 9\n")
+    p = cli("run", "--replay", str(bad), "--set", 'workload.replay.format="mqsim"')
+    assert p.returncode == 2 and f"{bad}:2" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    p = cli("run", "--replay-mode", "qd")
+    assert p.returncode == 2

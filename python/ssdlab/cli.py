@@ -160,6 +160,13 @@ def _print_summary(result: api.Result) -> None:
         if p["state"] == "aged":
             pre += f" ({p['drive_writes']:.2f} drive writes of random overwrites, WAF {p['waf']:.2f}, valid fraction {p['valid_fraction']:.3f})"
         out.print(pre + f" in {p['wall_s']:.2f} s")
+    r = s.get("replay")
+    if r:
+        out.print(
+            f"replay: {r['trace']} ({r['format']}, {r['mode']})  {r['issued']:,} records issued from {r['lines']:,} lines"
+            f"  remapped {r['remapped']:,}  realigned {r['realigned']:,}  reordered {r['reordered']:,}"
+            f"  skipped: {r['skipped_trims']:,} trims, {r['skipped_flushes']:,} flushes, {r['bad_lines']:,} bad lines, {r['zero_length']:,} zero-length"
+        )
 
 
 JOBFILE_SUFFIXES = (".fio", ".job", ".ini")
@@ -175,13 +182,22 @@ def run(
     json_: bool = typer.Option(False, "--json", help="Print one JSON document instead of tables."),
     device: Optional[str] = typer.Option(None, help="With a job file or fio options: the device preset or TOML file."),
     output_format: str = typer.Option("normal", "--output-format", help="With a job file or fio options: normal, or json for fio's JSON layout."),
+    replay: Optional[str] = typer.Option(None, help="Replay this block trace instead of the synthetic workload (see [workload.replay])."),
+    replay_mode: Optional[str] = typer.Option(None, help="With --replay: timed (at trace times) or qd (closed loop at iodepth)."),
 ) -> None:
     """Run a simulation and report throughput, latency and where the time went.
 
+    `--replay TRACE` replays a block trace (any format `ssdlab trace` reads) on the device.
     Also takes a fio job file (`ssdlab run ssd-test.fio --device tlc`), or fio's own command-line
     options (`ssdlab run --rw=randread --bs=4k --iodepth=32`), which replace the device's workload.
     """
     settings = _pairs(workload, "--workload", "workload.") + _pairs(set_, "--set")
+    if replay is not None:
+        settings.append(("workload.replay.trace", json.dumps(replay)))
+    if replay_mode is not None:
+        if replay is None:
+            raise UsageError("--replay-mode goes with --replay")
+        settings.append(("workload.replay.mode", json.dumps(replay_mode)))
     extra = list(ctx.args)
     if config is not None and config.startswith("--"):  # fio options only: click took the first for CONFIG
         extra.insert(0, config)

@@ -22,7 +22,8 @@ use crate::nvme::{self, CmdId, Nvme, QueueId, CQE_BYTES, DOORBELL_BYTES, MSI_BYT
 use crate::pcie::{self, Dir, Link, Tlp};
 use crate::sim::{EventQueue, SimDuration, SimTime};
 use crate::stats::{AtsSummary, HostSummary, Breakdown, Component, IoLog, IoRecord, LinkTraffic, Observer, Stats, Summary, Utilisation};
-use crate::workload::{JobGen, Op};
+use crate::workload::replay::Replay;
+use crate::workload::{Io, JobGen, Op};
 
 /// Every event of the simulation, by the block that handles it.
 #[derive(Clone, Copy, Debug)]
@@ -221,8 +222,8 @@ struct JobState {
     name: String,
     inflight: u32,
     iodepth: u32,
-    /// Open loop: arrival times waiting for a free slot.
-    backlog: std::collections::VecDeque<SimTime>,
+    /// Open loop: arrivals waiting for a free slot (a replayed record carries its I/O).
+    backlog: std::collections::VecDeque<(SimTime, Option<Io>)>,
 }
 
 /// A simulated host + link + `NVMe` SSD, ready to run.
@@ -271,6 +272,9 @@ pub struct Simulation {
     buffer_hits: u64,
     unmapped_reads: u64,
     dma: Option<Box<Dma>>,
+    /// Trace replay (`workload.replay.trace`), and its next record (timed replay).
+    replay: Option<Box<Replay>>,
+    replay_next: Option<(usize, Io)>,
 }
 
 impl Simulation {
@@ -291,6 +295,8 @@ impl Simulation {
                 Ok(JobState { gen: JobGen::new(&jw, region, j as u32)?, inflight: 0, iodepth: jw.iodepth, name, backlog: std::collections::VecDeque::default() })
             })
             .collect::<Result<Vec<_>>>()?;
+        let region = config.region_size_of(w);
+        let replay = Replay::open(&w.replay, jobs.len(), w.offset.0, region, w.number_ios, w.runtime)?.map(Box::new);
         let h = &config.host;
         let link = Link::new(&config.pcie);
         // An ATS translation request: a read request up, the translation agent (host memory
@@ -341,6 +347,8 @@ impl Simulation {
             buffer_hits: 0,
             unmapped_reads: 0,
             dma,
+            replay,
+            replay_next: None,
             config,
         })
     }
@@ -406,6 +414,9 @@ impl Simulation {
 
     /// Fraction of the work done, 0 to 1.
     pub fn progress(&self) -> f64 {
+        if let Some(r) = &self.replay {
+            return r.progress();
+        }
         let n = self.jobs.len().max(1) as f64;
         self.jobs.iter().map(|j| j.gen.progress(self.now)).sum::<f64>() / n
     }
@@ -415,6 +426,10 @@ impl Simulation {
     }
 
     fn start(&mut self) {
+        if self.replay.is_some() {
+            self.start_replay();
+            return;
+        }
         for job in 0..self.jobs.len() {
             if self.jobs[job].gen.open_loop() {
                 self.queue.push(SimTime::ZERO, Event::Host(host::Event::Arrival { job: job as u32 }));
@@ -443,6 +458,7 @@ impl Simulation {
         match ev {
             Event::Host(e) => match e {
                 host::Event::Arrival { job } => self.on_arrival(job as usize),
+                host::Event::TraceArrival => self.on_trace_arrival(),
                 host::Event::Interrupt { queue, count } => self.on_interrupt(queue, count as usize),
                 host::Event::CqeSeen { cmd } => {
                     // The thread spun from its submission until now (counted once per job).
@@ -536,11 +552,58 @@ impl Simulation {
                 ))
             });
         } else {
-            self.jobs[job].backlog.push_back(now);
+            self.jobs[job].backlog.push_back((now, None));
             self.jobs[job].gen.reserve_one();
         }
         if let Some(next) = self.jobs[job].gen.next_arrival(now) {
             self.push(next, Event::Host(host::Event::Arrival { job: job as u32 }));
+        }
+    }
+
+    /// The next record of the replayed trace (`None` at its end or on an error, which stops the run).
+    fn replay_record(&mut self) -> Option<(usize, Io, SimTime)> {
+        let now = self.now;
+        match self.replay.as_mut()?.next(now) {
+            Ok(r) => r,
+            Err(e) => {
+                self.failure.get_or_insert(e);
+                None
+            }
+        }
+    }
+
+    fn start_replay(&mut self) {
+        if self.replay.as_ref().is_some_and(|r| r.timed()) {
+            if let Some((job, io, at)) = self.replay_record() {
+                self.replay_next = Some((job, io));
+                self.push(at, Event::Host(host::Event::TraceArrival));
+            }
+            return;
+        }
+        for job in 0..self.jobs.len() {
+            for _ in 0..self.jobs[job].iodepth {
+                let Some((_, io, _)) = self.replay_record() else { return };
+                self.issue_io(job, io, SimTime::ZERO);
+            }
+        }
+    }
+
+    /// A timed replay's record arrives: issued if its job has a free slot, else it waits.
+    fn on_trace_arrival(&mut self) {
+        let now = self.now;
+        let Some((job, io)) = self.replay_next.take() else { return };
+        if self.jobs[job].inflight < self.jobs[job].iodepth {
+            self.issue_io(job, io, now);
+        } else if self.jobs[job].backlog.len() >= MAX_BACKLOG {
+            self.failure.get_or_insert_with(|| {
+                Error::Workload(format!("job {job}: more than {MAX_BACKLOG} trace records wait for a free iodepth slot; the device cannot keep up with the trace (raise workload.replay.time_scale or iodepth)"))
+            });
+        } else {
+            self.jobs[job].backlog.push_back((now, Some(io)));
+        }
+        if let Some((job, io, at)) = self.replay_record() {
+            self.replay_next = Some((job, io));
+            self.push(at.max(now), Event::Host(host::Event::TraceArrival));
         }
     }
 
@@ -549,6 +612,12 @@ impl Simulation {
     fn issue(&mut self, job: usize, arrival: SimTime, reserved: bool) {
         let state = &mut self.jobs[job];
         let io = if reserved { state.gen.next_reserved_io() } else { state.gen.next_io() };
+        self.issue_io(job, io, arrival);
+    }
+
+    /// Starts `io` for `job`, arrived at `arrival`.
+    fn issue_io(&mut self, job: usize, io: Io, arrival: SimTime) {
+        let state = &mut self.jobs[job];
         state.inflight += 1;
         let pages = io.len.div_ceil(self.page_size);
         let pieces = match &self.backend {
@@ -718,10 +787,19 @@ impl Simulation {
         self.free.push(id.0);
         let state = &mut self.jobs[job];
         state.inflight -= 1;
-        if let Some(arrival) = state.backlog.pop_front() {
-            self.issue(job, arrival, true);
-        } else if !state.gen.open_loop() && state.gen.may_issue(now) {
-            self.issue(job, now, false);
+        match state.backlog.pop_front() {
+            Some((arrival, Some(io))) => self.issue_io(job, io, arrival),
+            Some((arrival, None)) => self.issue(job, arrival, true),
+            // Closed-loop replay: the job takes the trace's next record (timed replay waits
+            // for the record's own arrival).
+            None if self.replay.is_some() => {
+                let closed = !self.replay.as_ref().is_some_and(|r| r.timed());
+                if let Some((_, io, _)) = closed.then(|| self.replay_record()).flatten() {
+                    self.issue_io(job, io, now);
+                }
+            }
+            None if !state.gen.open_loop() && state.gen.may_issue(now) => self.issue(job, now, false),
+            None => {}
         }
     }
 
@@ -1350,6 +1428,7 @@ impl Simulation {
                 }
             },
             flash,
+            replay: self.replay.as_ref().map(|r| r.summary()),
             ats: self.dma.as_ref().and_then(|d| d.atc.as_ref().map(|a| (a, d.round_trip))).map(|(a, rtt)| AtsSummary {
                 stu_bytes: self.config.ats.stu.0,
                 lines: self.config.ats.lines,

@@ -54,6 +54,8 @@ impl Host {
 pub enum Event {
     /// An open-loop arrival for a job.
     Arrival { job: u32 },
+    /// The next record of a timed trace replay arrives.
+    TraceArrival,
     /// An MSI-X interrupt reaches the host, covering `count` CQEs of `queue`.
     Interrupt { queue: crate::nvme::QueueId, count: u32 },
     /// A polling thread finds the CQE of `cmd`.

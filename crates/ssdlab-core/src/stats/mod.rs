@@ -476,6 +476,9 @@ pub struct Summary {
     /// NAND runs only: FTL, array and preconditioning figures.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flash: Option<crate::simulation::FlashSummary>,
+    /// Trace replays only: what the replay did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::workload::replay::ReplaySummary>,
 }
 
 /// The device's Address Translation Cache over the run.

@@ -105,7 +105,7 @@ impl std::str::FromStr for Format {
 const BUF: usize = 1 << 20;
 
 /// Opens a file, undoing gzip or bzip2 compression (recognised by magic bytes).
-fn open_stream(path: &Path) -> Result<Box<dyn BufRead + Send>> {
+fn open_stream(path: &Path) -> Result<Box<dyn BufRead + Send + Sync>> {
     let io = |e: std::io::Error| Error::Io { path: path.display().to_string(), message: e.to_string() };
     let mut f = File::open(path).map_err(io)?;
     let mut magic = [0u8; 3];
@@ -192,7 +192,7 @@ pub struct ReadCounts {
 /// Streams the records of one trace file.
 pub struct TraceReader {
     name: String,
-    src: Box<dyn BufRead + Send>,
+    src: Box<dyn BufRead + Send + Sync>,
     parser: Parser,
     buf: Vec<u8>,
     strict: bool,
@@ -220,8 +220,13 @@ impl TraceReader {
     }
 
     /// Reads from any byte stream (tests, stdin); `name` is used in messages.
-    pub fn from_reader(name: &str, src: Box<dyn BufRead + Send>, format: Format, strict: bool) -> Self {
+    pub fn from_reader(name: &str, src: Box<dyn BufRead + Send + Sync>, format: Format, strict: bool) -> Self {
         TraceReader { name: name.into(), src, parser: Parser::new(format), buf: Vec::new(), strict, format, counts: ReadCounts::default() }
+    }
+
+    /// `file:line` of the line read last.
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.name, self.counts.lines)
     }
 
     /// Device names for formats that name devices (MSR host_disk, fio file names).

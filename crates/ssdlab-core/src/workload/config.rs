@@ -249,6 +249,62 @@ config_enum! {
     }
 }
 
+config_enum! {
+    /// How a trace is replayed.
+    pub enum ReplayMode {
+        /// Open loop: each record arrives at its trace time (times `time_scale`); arrivals that
+        /// find `iodepth` I/Os in flight wait for a slot.
+        Timed = "timed",
+        /// Closed loop: as fast as the device allows, `iodepth` I/Os in flight per job; a job
+        /// whose I/O completes takes the trace's next record.
+        Depth = "qd",
+    }
+}
+
+config_enum! {
+    /// What to do with trace addresses beyond the simulated region.
+    pub enum LbaMode {
+        /// Take them modulo the region.
+        Wrap = "wrap",
+        /// Scale the trace's address space (its highest byte, found in a first pass) onto the region.
+        Scale = "scale",
+        /// Stop with an error naming the record's line.
+        Reject = "reject",
+    }
+}
+
+config_enum! {
+    /// Timed replay: which job (queue pair, tenant) issues a record.
+    pub enum DeviceMap {
+        /// The trace's k-th device (volume, disk, file) in order of appearance goes to job k mod jobs.
+        Jobs = "jobs",
+        /// Records are dealt to the jobs in turn, whatever their device.
+        Spread = "spread",
+    }
+}
+
+config_struct! {
+    /// Replay of a block trace instead of the synthetic workload (`workload.replay.trace`).
+    /// Jobs keep their `iodepth`; `number_ios` limits the I/Os of all jobs together.
+    pub struct ReplayConfig {
+        /// Trace file (plain, .gz or .bz2) in a format `ssdlab trace` reads. Default: unset.
+        trace: Option<String> = None,
+        /// Its format (msr, spc, fiu, alibaba, tencent, blkparse, fio-v2, fio-v3, mqsim,
+        /// disksim). Default: unset (detected from the first lines).
+        format: Option<String> = None,
+        /// `"timed"` (open loop at trace times) or `"qd"` (closed loop). Default: `"timed"`.
+        mode: ReplayMode = ReplayMode::Timed,
+        /// Timed: trace times are multiplied by this (0.5 replays twice as fast). Default: `1.0`.
+        time_scale: f64 = 1.0,
+        /// Addresses beyond the region: `"wrap"`, `"scale"` or `"reject"`. Default: `"wrap"`.
+        lba: LbaMode = LbaMode::Wrap,
+        /// Timed: `"jobs"` (device k to job k mod jobs) or `"spread"`. Default: `"jobs"`.
+        devices: DeviceMap = DeviceMap::Jobs,
+        /// Skip malformed lines and count them instead of stopping. Default: `false`.
+        lenient: bool = false,
+    }
+}
+
 config_struct! {
     /// A synthetic workload in fio's vocabulary. Each of `numjobs` jobs is a host thread with
     /// its own NVMe queue pair.
@@ -287,6 +343,8 @@ config_struct! {
         /// Jobs that differ from the above (fio's job sections): each entry overrides some keys
         /// for `numjobs` jobs of its own. Empty: `numjobs` jobs as above. Default: `[]`.
         jobs: Vec<JobOverride> = Vec::new(),
+        /// Replay a block trace instead (see [`ReplayConfig`]). Default: no trace.
+        replay: ReplayConfig = ReplayConfig::default(),
     }
 }
 
@@ -395,6 +453,16 @@ impl WorkloadConfig {
         }
         if let Some(n) = self.number_ios {
             issues.check(n > 0, &key("number_ios"), n, "must be at least 1");
+        }
+        let r = &self.replay;
+        issues.check(r.time_scale.is_finite() && r.time_scale > 0.0, &key("replay.time_scale"), r.time_scale, "must be greater than zero");
+        if let Some(f) = &r.format {
+            if let Err(e) = f.parse::<crate::trace::Format>() {
+                issues.push(&key("replay.format"), format!("{f:?}"), e);
+            }
+        }
+        if r.trace.is_some() && self.rate_iops > 0 {
+            issues.push(&key("rate_iops"), self.rate_iops, "a replayed trace sets its own arrival times; leave rate_iops at 0");
         }
         issues.check(self.rate_iops <= 1_000_000_000, &key("rate_iops"), self.rate_iops, "must be at most 1000000000 (one I/O per picosecond)");
         if let Some(rt) = self.runtime {

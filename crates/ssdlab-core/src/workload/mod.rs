@@ -8,12 +8,15 @@
 //! Closed loop keeps `iodepth` I/Os in flight; open loop (`rate_iops`) issues at a fixed or
 //! Poisson rate, holding arrivals that find `iodepth` I/Os in flight until one completes.
 //!
-//! Leaves out (for the workload issue): fio job files, trace replay, `offset_increment`,
-//! thinktime, trims, zoned patterns.
+//! A job may instead replay a block trace ([`replay`]).
+//!
+//! Leaves out: `offset_increment`, thinktime, trims, zoned patterns (fio job files are read in
+//! the Python package and arrive here as `[[workload.jobs]]`).
 
 mod config;
+pub mod replay;
 
-pub use config::{BlockSizes, BsSplit, Distribution, RateProcess, Rw, WorkloadConfig};
+pub use config::{BlockSizes, BsSplit, DeviceMap, Distribution, LbaMode, RateProcess, ReplayConfig, ReplayMode, Rw, WorkloadConfig};
 
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution as _, Exp, Zipf};

@@ -9,6 +9,7 @@ mod determinism;
 mod ftl;
 mod nand;
 mod nvm;
+mod replay;
 mod robustness;
 mod trace;
 
