@@ -27,7 +27,7 @@ EXPECTED = {
     "cmdprio-percentage.fio": ':16: cmdprio_percentage=20: has a meaning for the device that ssd',
     "cpp_null.fio": ':10: time_based without runtime runs forever',
     "cpuio.fio": ':2: ioengine=cpuio does CPU burning, not block I/O to a drive',
-    "cross-stripe-verify.fio": ':17: offset_increment=124g: has a meaning for the device that ssd',
+    "cross-stripe-verify.fio": ':22: loops=2: has a meaning for the device that ssdlab does not m',
     "dedupe-global.fio": "ok: 1 groups, 2 jobs",
     "dev-dax.fio": ':20: direct=0: the page cache is not modelled; use direct=1',
     "dfs.fio": ':3: ${POOL} is not set in the environment',
@@ -37,10 +37,10 @@ EXPECTED = {
     "disk-zone-profile.fio": ':10: zonemode=strided: has a meaning for the device that ssdlab d',
     "e4defrag.fio": ':2: ioengine=e4defrag does ext4 defragmentation, not block I/O t',
     "e4defrag2.fio": ':6: ioengine=e4defrag does ext4 defragmentation, not block I/O t',
-    "enospc-pressure.fio": ':11: filesize=128G: has a meaning for the device that ssdlab does',
+    "enospc-pressure.fio": ':35: rw=randtrim: trims are not issued by the simulated host yet',
     "example_latency_steadystate.fio": ':22: steadystate=lat:5%: has a meaning for the device that ssdlab',
     "exec.fio": ':6: ioengine=exec does running programs, not block I/O to a driv',
-    "exitwhat.fio": ':12: filesize=1G: has a meaning for the device that ssdlab does n',
+    "exitwhat.fio": ':22: thinktime=2000: has a meaning for the device that ssdlab doe',
     "falloc.fio": ':2: ioengine=falloc does fallocate(), not block I/O to a drive',
     "filecreate-ioengine.fio": ':15: ioengine=filecreate does file creation, not block I/O to a d',
     "filedelete-ioengine.fio": ':8: ioengine=filedelete does file deletion, not block I/O to a d',
@@ -65,7 +65,7 @@ EXPECTED = {
     "http-webdav.fio": ':2: ioengine=http does HTTP object storage, not block I/O to a d',
     "ime.fio": ':26: ioengine=ime_psync does DDN IME over the network, not block ',
     "iometer-file-access-server.fio": "ok: 1 groups, 1 jobs",
-    "jesd219.fio": ':17: blockalign=4k: has a meaning for the device that ssdlab does',
+    "jesd219.fio": ':17: blockalign=4k: offsets align to the smallest block size (409',
     "latency-profile.fio": ':14: latency_target=500000: has a meaning for the device that ssd',
     "libblkio-io_uring.fio": ":14: unknown fio option 'libblkio_driver'",
     "libblkio-virtio-blk-vfio-pci.fio": ":15: unknown fio option 'libblkio_driver'",
@@ -114,7 +114,7 @@ EXPECTED = {
     "uring-cmd-write-mode.fio": ':21: write_mode=write/40:zeroes/30:uncor/20:verify/10: has a mean',
     "uring-cmd-zoned-append.fio": ':12: zonemode=zbd: has a meaning for the device that ssdlab does ',
     "uring-cmd-zoned.fio": ':14: zonemode=zbd: has a meaning for the device that ssdlab does ',
-    "waitfor.fio": ':5: filesize=128m: has a meaning for the device that ssdlab does',
+    "waitfor.fio": ':15: wait_for=writers: has a meaning for the device that ssdlab d',
     "xnvme-compare.fio": ':70: ${FIO_RW} is not set in the environment',
     "xnvme-fdp.fio": ':54: ${FIO_RW} is not set in the environment',
     "xnvme-pi.fio": "ok: 2 groups, 2 jobs",
@@ -203,6 +203,15 @@ runtime=2s
     b = groups[1].jobs[0]
     assert b["bs"] == "16384,16384", "a later [global] applies to the jobs after it"
     assert b["size"] == 512 << 20 and b["runtime"] == "2.0s" and b["iodepth"] == 4
+
+
+def test_offset_increment_filesize_and_blockalign(tmp_path):
+    p = write(tmp_path, "[j]\nioengine=libaio\nfilesize=1g\noffset=4k\noffset_increment=2g\nnumjobs=3\nblockalign=4k\n")
+    groups, _ = fiojob.load(p, env={})
+    assert [(j["offset"], j["size"]) for j in groups[0].jobs] == [(4096, 1 << 30), (4096 + (2 << 30), 1 << 30), (4096 + (4 << 30), 1 << 30)]
+    p = write(tmp_path, "[j]\nbs=4k\nblockalign=64k\n")
+    with pytest.raises(ssdlab.WorkloadError, match=":3: blockalign=64k: offsets align"):
+        fiojob.load(p, env={})
 
 
 def test_mapping_details(tmp_path):

@@ -72,7 +72,7 @@ IGNORED = {
 # Options with a meaning for the device that ssdlab does not model yet: an error, never dropped.
 UNMODELLED = {
     "thinktime", "thinktime_blocks", "thinktime_spin", "thinktime_iotime", "bsrange", "blocksize_range",
-    "blockalign", "ba", "offset_increment", "filesize", "zonemode", "zonesize", "zonerange", "zoneskip",
+    "zonemode", "zonesize", "zonerange", "zoneskip",
     "zonecapacity", "max_open_zones", "zone_reset_threshold", "zone_reset_frequency", "read_beyond_wp", "rate",
     "ratemin", "rate_iops_min", "rate_cycle", "flow", "flow_id", "flow_sleep", "flow_watermark", "fsync", "fdatasync",
     "end_fsync", "fsync_on_close", "sync", "startdelay", "loops", "random_sequence_stride", "percentage_random",
@@ -88,7 +88,7 @@ MAPPED = {
     "rw", "readwrite", "rwmixread", "rwmixwrite", "bs", "blocksize", "bssplit", "iodepth", "numjobs", "size",
     "offset", "number_ios", "io_size", "runtime", "timeout", "time_based", "ramp_time", "rate_iops",
     "rate_process", "random_distribution", "randseed", "randrepeat", "norandommap", "direct", "ioengine",
-    "stonewall", "wait_for_previous", "new_group", "buffered",
+    "stonewall", "wait_for_previous", "new_group", "buffered", "offset_increment", "filesize", "blockalign", "ba",
 }
 IGNORED -= MAPPED
 # Options whose values are one number or size (where fio also accepts arithmetic).
@@ -329,6 +329,19 @@ def _job_settings(job: Job) -> tuple[dict, dict]:
         if v.endswith("%"):
             raise _err(o["size"].where, f"size={v}: a share of the device is not supported; give bytes")
         out["size"] = parse_size(v, o["size"].where, "size")
+    if "filesize" in o and "size" not in o:
+        # One file per job (nrfiles is ignored): its size is the job's region.
+        v = (o["filesize"].value or "").strip()
+        if "-" in v or ":" in v:
+            raise _err(o["filesize"].where, f"filesize={v}: a range of file sizes is not modelled; give one size")
+        out["size"] = parse_size(v, o["filesize"].where, "filesize")
+    for key in ("blockalign", "ba"):
+        if key in o:
+            # ssdlab aligns random offsets to the smallest block size; that is the only alignment it can honour.
+            align = parse_size((o[key].value or "").split(",")[0], o[key].where, key)
+            smallest = min(int(x) for x in out.get("bs", "4096,4096").split(","))
+            if "bssplit" in o or align != smallest:
+                raise _err(o[key].where, f"{key}={o[key].value}: offsets align to the smallest block size ({smallest} B); other alignments are not modelled")
     if "offset" in o:
         v = (o["offset"].value or "").strip()
         if v.endswith("%"):
@@ -387,10 +400,14 @@ def groups(jf: JobFile) -> list[Group]:
             if k in g.workload and g.workload[k] != v:
                 raise _err(job.where, f"{k} differs between jobs of one group; ssdlab applies it per group")
             g.workload[k] = v
+        inc = parse_size(o["offset_increment"].value or "", o["offset_increment"].where, "offset_increment") if "offset_increment" in o else 0
         for i in range(n):
             entry = dict(settings)
             if n > 1:
                 entry["name"] = f"{job.name}.{i}"
+            if inc:
+                # fio: job i of numjobs starts at offset + i x offset_increment.
+                entry["offset"] = entry.get("offset", 0) + i * inc
             g.jobs.append(entry)
             g.sources.append(job)
     return out
