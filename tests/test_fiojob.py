@@ -40,7 +40,7 @@ EXPECTED = {
     "enospc-pressure.fio": ':35: rw=randtrim: trims are not issued by the simulated host yet',
     "example_latency_steadystate.fio": ':22: steadystate=lat:5%: has a meaning for the device that ssdlab',
     "exec.fio": ':6: ioengine=exec does running programs, not block I/O to a driv',
-    "exitwhat.fio": ':22: thinktime=2000: has a meaning for the device that ssdlab doe',
+    "exitwhat.fio": ':32: rate=300,300,300: has a meaning for the device that ssdlab d',
     "falloc.fio": ':2: ioengine=falloc does fallocate(), not block I/O to a drive',
     "filecreate-ioengine.fio": ':15: ioengine=filecreate does file creation, not block I/O to a d',
     "filedelete-ioengine.fio": ':8: ioengine=filedelete does file deletion, not block I/O to a d',
@@ -214,6 +214,18 @@ def test_offset_increment_filesize_and_blockalign(tmp_path):
         fiojob.load(p, env={})
 
 
+def test_thinktime_is_microseconds_and_spaces_the_ios(tmp_path):
+    p = write(tmp_path, "[j]\nrw=randread\nthinktime=50\nnumber_ios=200\n")
+    [g], _ = fiojob.load(p, env={})
+    assert g.jobs[0]["thinktime"] == "50000ns"
+    plan = api.load_jobfile(p, "default")
+    [res] = plan.run()
+    lat = res.summary["read"]["latency_us"]["mean"]
+    assert res.summary["sim_time_s"] == pytest.approx((200 * lat + 199 * 50) * 1e-6, rel=1e-9)
+    with pytest.raises(ssdlab.WorkloadError, match="thinktime_blocks=4"):
+        fiojob.load(write(tmp_path, "[j]\nthinktime=5ms\nthinktime_blocks=4\n"), env={})
+
+
 def test_mapping_details(tmp_path):
     p = write(tmp_path, """[sync]
 ioengine=psync
@@ -236,7 +248,7 @@ verify=md5
     ("[j]\nrw=randread\nbogus_opt=1\n", ":3: unknown fio option 'bogus_opt'"),
     ("[j]\nrw=randred\n", ":2: rw='randred'"),
     ("[j]\nrw=read:4k\n", ":2: rw=read:4k: offset modifiers"),
-    ("[j]\nthinktime=10\n", ":2: thinktime=10: has a meaning"),
+    ("[j]\nthinktime_spin=10\n", ":2: thinktime_spin=10: has a meaning"),
     ("[j]\nioengine=net\n", ":2: ioengine=net does network sockets"),
     ("[j]\nsize=${NOPE}\n", ":2: ${NOPE} is not set"),
     ("[j]\nsize=10q\n", ":2: size='10q': not a size"),

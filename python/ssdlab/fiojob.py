@@ -71,7 +71,7 @@ IGNORED = {
 }
 # Options with a meaning for the device that ssdlab does not model yet: an error, never dropped.
 UNMODELLED = {
-    "thinktime", "thinktime_blocks", "thinktime_spin", "thinktime_iotime", "bsrange", "blocksize_range",
+    "thinktime_spin", "thinktime_iotime", "bsrange", "blocksize_range",
     "zonemode", "zonesize", "zonerange", "zoneskip",
     "zonecapacity", "max_open_zones", "zone_reset_threshold", "zone_reset_frequency", "read_beyond_wp", "rate",
     "ratemin", "rate_iops_min", "rate_cycle", "flow", "flow_id", "flow_sleep", "flow_watermark", "fsync", "fdatasync",
@@ -89,6 +89,7 @@ MAPPED = {
     "offset", "number_ios", "io_size", "runtime", "timeout", "time_based", "ramp_time", "rate_iops",
     "rate_process", "random_distribution", "randseed", "randrepeat", "norandommap", "direct", "ioengine",
     "stonewall", "wait_for_previous", "new_group", "buffered", "offset_increment", "filesize", "blockalign", "ba",
+    "thinktime", "thinktime_blocks",
 }
 IGNORED -= MAPPED
 # Options whose values are one number or size (where fio also accepts arithmetic).
@@ -329,6 +330,15 @@ def _job_settings(job: Job) -> tuple[dict, dict]:
         if v.endswith("%"):
             raise _err(o["size"].where, f"size={v}: a share of the device is not supported; give bytes")
         out["size"] = parse_size(v, o["size"].where, "size")
+    if "thinktime" in o:
+        # fio's thinktime is in microseconds unless it has a unit.
+        v = (o["thinktime"].value or "").strip()
+        ns = round(parse_time(v + ("us" if v.isdigit() else ""), o["thinktime"].where, "thinktime") * 1e9)
+        if "thinktime_blocks" in o and _int(o["thinktime_blocks"], 1) != 1:
+            raise _err(o["thinktime_blocks"].where, f"thinktime_blocks={o['thinktime_blocks'].value}: only a pause after every I/O (1) is modelled")
+        if "rate_iops" in o:
+            raise _err(o["thinktime"].where, "thinktime with rate_iops: thinking applies to closed-loop jobs")
+        out["thinktime"] = f"{ns}ns"
     if "filesize" in o and "size" not in o:
         # One file per job (nrfiles is ignored): its size is the job's region.
         v = (o["filesize"].value or "").strip()

@@ -222,6 +222,7 @@ struct JobState {
     name: String,
     inflight: u32,
     iodepth: u32,
+    thinktime: SimDuration,
     /// Open loop: arrivals waiting for a free slot (a replayed record carries its I/O).
     backlog: std::collections::VecDeque<(SimTime, Option<Io>)>,
 }
@@ -292,7 +293,7 @@ impl Simulation {
             .enumerate()
             .map(|(j, (name, _, jw))| {
                 let region = config.region_size_of(&jw);
-                Ok(JobState { gen: JobGen::new(&jw, region, j as u32)?, inflight: 0, iodepth: jw.iodepth, name, backlog: std::collections::VecDeque::default() })
+                Ok(JobState { gen: JobGen::new(&jw, region, j as u32)?, inflight: 0, iodepth: jw.iodepth, thinktime: jw.thinktime, name, backlog: std::collections::VecDeque::default() })
             })
             .collect::<Result<Vec<_>>>()?;
         let region = config.region_size_of(w);
@@ -798,7 +799,15 @@ impl Simulation {
                     self.issue_io(job, io, now);
                 }
             }
-            None if !state.gen.open_loop() && state.gen.may_issue(now) => self.issue(job, now, false),
+            None if !state.gen.open_loop() && state.gen.may_issue(now) => {
+                let think = state.thinktime;
+                if think > SimDuration::ZERO {
+                    // The thread thinks, then issues (through the arrival path, which checks limits).
+                    self.push(now + think, Event::Host(host::Event::Arrival { job: job as u32 }));
+                } else {
+                    self.issue(job, now, false);
+                }
+            }
             None => {}
         }
     }

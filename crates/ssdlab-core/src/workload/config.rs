@@ -340,6 +340,9 @@ config_struct! {
         rate_process: RateProcess = RateProcess::Linear,
         /// Master seed for every random choice of the run. Default: `1`.
         randseed: u64 = 1,
+        /// Closed loop: a job waits this long after an I/O completes before issuing the next
+        /// (fio's `thinktime` with `thinktime_blocks = 1`). Default: `0`.
+        thinktime: SimDuration = SimDuration::ZERO,
         /// Jobs that differ from the above (fio's job sections): each entry overrides some keys
         /// for `numjobs` jobs of its own. Empty: `numjobs` jobs as above. Default: `[]`.
         jobs: Vec<JobOverride> = Vec::new(),
@@ -365,6 +368,7 @@ config_struct! {
         random_distribution: Option<Distribution> = None,
         rate_iops: Option<u64> = None,
         rate_process: Option<RateProcess> = None,
+        thinktime: Option<SimDuration> = None,
     }
 }
 
@@ -386,7 +390,7 @@ impl WorkloadConfig {
             macro_rules! take {
                 ($($f:ident),*) => {$( if let Some(v) = &o.$f { w.$f = v.clone().into(); } )*};
             }
-            take!(rw, rwmixread, bs, iodepth, number_ios, random_distribution, rate_iops, rate_process);
+            take!(rw, rwmixread, bs, iodepth, number_ios, random_distribution, rate_iops, rate_process, thinktime);
             if let Some(v) = &o.bssplit {
                 w.bssplit = Some(v.clone());
             }
@@ -460,6 +464,9 @@ impl WorkloadConfig {
             if let Err(e) = f.parse::<crate::trace::Format>() {
                 issues.push(&key("replay.format"), format!("{f:?}"), e);
             }
+        }
+        if self.thinktime > SimDuration::ZERO && self.rate_iops > 0 {
+            issues.push(&key("thinktime"), self.thinktime, "applies to closed-loop jobs; leave it at 0 with rate_iops");
         }
         if r.trace.is_some() && self.rate_iops > 0 {
             issues.push(&key("rate_iops"), self.rate_iops, "a replayed trace sets its own arrival times; leave rate_iops at 0");

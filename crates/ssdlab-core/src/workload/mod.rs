@@ -5,12 +5,12 @@
 //! from a Zipf or Pareto distribution whose hot ranks are scattered over the region (as fio
 //! hashes them), sequential jobs wrap at the end of their region. A job stops after
 //! `number_ios` I/Os, after `runtime`, or (with neither) after `size` bytes, as fio does.
-//! Closed loop keeps `iodepth` I/Os in flight; open loop (`rate_iops`) issues at a fixed or
+//! Closed loop keeps `iodepth` I/Os in flight (each job pausing `thinktime` after a completion); open loop (`rate_iops`) issues at a fixed or
 //! Poisson rate, holding arrivals that find `iodepth` I/Os in flight until one completes.
 //!
 //! A job may instead replay a block trace ([`replay`]).
 //!
-//! Leaves out: `offset_increment`, thinktime, trims, zoned patterns (fio job files are read in
+//! Leaves out: trims, zoned patterns, `rw` offset modifiers (fio job files are read in
 //! the Python package and arrive here as `[[workload.jobs]]`).
 
 mod config;

@@ -268,3 +268,14 @@ fn host_and_device_queueing_are_told_apart() {
     let b = &d.read.breakdown_us.0;
     assert!(b[Component::Queueing as usize] > 10.0 * b[Component::HostQueueing as usize]);
 }
+
+#[test]
+fn thinktime_spaces_a_closed_loop_by_exactly_its_length() {
+    let base = run(&[("workload.iodepth", "1"), ("workload.number_ios", "1000")]);
+    let think = run(&[("workload.iodepth", "1"), ("workload.number_ios", "1000"), ("workload.thinktime", "\"20us\"")]);
+    let lat = base.read.latency_us.mean;
+    assert!((think.read.latency_us.mean - lat).abs() < 1e-6, "thinking does not change the I/O's own latency");
+    // 1000 I/Os and 999 pauses between them.
+    let expect = (1000.0 * lat + 999.0 * 20.0) * 1e-6;
+    assert!((think.sim_time_s - expect).abs() < 1e-9, "{} vs {expect}", think.sim_time_s);
+}
