@@ -17,7 +17,7 @@ FIO_JOBS = ROOT.parent / "shared" / "data" / "fio-jobs"
 # Each file of ../shared/data/fio-jobs: "ok: N groups, M jobs", or the line and reason it fails
 # with (no environment variables set). A change in any outcome must be deliberate.
 EXPECTED = {
-    "1mbs_clients.fio": ':6: rate=1250: has a meaning for the device that ssdlab does not',
+    "1mbs_clients.fio": ':7: ratemin=1024: has a meaning for the device that ssdlab does ',
     "aio-read.fio": "ok: 1 groups, 4 jobs",
     "atomic-verify.fio": ':32: atomic=1: has a meaning for the device that ssdlab does not ',
     "backwards-read.fio": ':6: rw=read:-8k: offset modifiers (holes between I/Os) are not m',
@@ -40,7 +40,7 @@ EXPECTED = {
     "enospc-pressure.fio": ':35: rw=randtrim: trims are not issued by the simulated host yet',
     "example_latency_steadystate.fio": ':22: steadystate=lat:5%: has a meaning for the device that ssdlab',
     "exec.fio": ':6: ioengine=exec does running programs, not block I/O to a driv',
-    "exitwhat.fio": ':32: rate=300,300,300: has a meaning for the device that ssdlab d',
+    "exitwhat.fio": ':32: rate=300,300,300: modelled only for a read-only or write-onl',
     "falloc.fio": ':2: ioengine=falloc does fallocate(), not block I/O to a drive',
     "filecreate-ioengine.fio": ':15: ioengine=filecreate does file creation, not block I/O to a d',
     "filedelete-ioengine.fio": ':8: ioengine=filedelete does file deletion, not block I/O to a d',
@@ -224,6 +224,16 @@ def test_thinktime_is_microseconds_and_spaces_the_ios(tmp_path):
     assert res.summary["sim_time_s"] == pytest.approx((200 * lat + 199 * 50) * 1e-6, rel=1e-9)
     with pytest.raises(ssdlab.WorkloadError, match="thinktime_blocks=4"):
         fiojob.load(write(tmp_path, "[j]\nthinktime=5ms\nthinktime_blocks=4\n"), env={})
+
+
+def test_rate_becomes_an_io_rate_for_one_size_and_direction(tmp_path):
+    [g], _ = fiojob.load(write(tmp_path, "[j]\nrw=randwrite\nbs=4k\nrate=400k\n"), env={})
+    assert g.jobs[0]["rate_iops"] == 100
+    [g], _ = fiojob.load(write(tmp_path, "[j]\nrw=read\nbs=8k,4k\nrate=16m,1m\n"), env={})
+    assert g.jobs[0]["rate_iops"] == 2048
+    for text, needle in (("rw=randrw\nrate=1m", "read-only or write-only"), ("bs=4k\nrate=5000", "not a whole number")):
+        with pytest.raises(ssdlab.WorkloadError, match=needle):
+            fiojob.load(write(tmp_path, f"[j]\n{text}\n"), env={})
 
 
 def test_mapping_details(tmp_path):

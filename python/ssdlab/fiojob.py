@@ -73,7 +73,7 @@ IGNORED = {
 UNMODELLED = {
     "thinktime_spin", "thinktime_iotime", "bsrange", "blocksize_range",
     "zonemode", "zonesize", "zonerange", "zoneskip",
-    "zonecapacity", "max_open_zones", "zone_reset_threshold", "zone_reset_frequency", "read_beyond_wp", "rate",
+    "zonecapacity", "max_open_zones", "zone_reset_threshold", "zone_reset_frequency", "read_beyond_wp",
     "ratemin", "rate_iops_min", "rate_cycle", "flow", "flow_id", "flow_sleep", "flow_watermark", "fsync", "fdatasync",
     "end_fsync", "fsync_on_close", "sync", "startdelay", "loops", "random_sequence_stride", "percentage_random",
     "steadystate", "ss", "ss_dur", "ss_ramp", "steadystate_duration", "steadystate_ramp_time",
@@ -89,7 +89,7 @@ MAPPED = {
     "offset", "number_ios", "io_size", "runtime", "timeout", "time_based", "ramp_time", "rate_iops",
     "rate_process", "random_distribution", "randseed", "randrepeat", "norandommap", "direct", "ioengine",
     "stonewall", "wait_for_previous", "new_group", "buffered", "offset_increment", "filesize", "blockalign", "ba",
-    "thinktime", "thinktime_blocks",
+    "thinktime", "thinktime_blocks", "rate",
 }
 IGNORED -= MAPPED
 # Options whose values are one number or size (where fio also accepts arithmetic).
@@ -373,6 +373,22 @@ def _job_settings(job: Job) -> tuple[dict, dict]:
     if "rate_iops" in o:
         v = (o["rate_iops"].value or "").split(",")[0].strip()
         out["rate_iops"] = _int(Option("rate_iops", v, o["rate_iops"].where))
+    if "rate" in o:
+        # A bandwidth cap is an I/O rate when every I/O of the job has one size and one direction.
+        o_rate = o["rate"]
+        parts = [x.strip() for x in (o_rate.value or "").split(",")]
+        rw = out.get("rw", "read")
+        reads = rw in ("read", "randread")
+        writes = rw in ("write", "randwrite")
+        idx = 0 if reads else 1
+        if not (reads or writes) or "bssplit" in o or "rate_iops" in o:
+            raise _err(o_rate.where, f"rate={o_rate.value}: modelled only for a read-only or write-only job with one block size and no rate_iops")
+        text = parts[idx] if idx < len(parts) and parts[idx] else parts[0]
+        bw = parse_size(text, o_rate.where, "rate")
+        bs = int(out.get("bs", "4096,4096").split(",")[idx])
+        if bw < bs or bw % bs:
+            raise _err(o_rate.where, f"rate={o_rate.value}: {bw} B/s is not a whole number of {bs} B I/Os per second")
+        out["rate_iops"] = bw // bs
     if "rate_process" in o:
         out["rate_process"] = (o["rate_process"].value or "").strip()
     if "random_distribution" in o:
