@@ -121,7 +121,7 @@ def test_bench_json(cli):
     assert [r["name"] for r in rows] == [
         "randread-4k-qd1", "randread-4k-qd32", "randwrite-4k-qd32", "seqread-128k-qd8", "optane-randread-4k-qd16", "tlc-randread-4k-qd16",
         "tlc-aged-randwrite-4k-qd32",
-        "atc-4way-lru-replay", "atc-fa-lru-curve-64k",
+        "atc-4way-lru-replay", "atc-fa-lru-curve-64k", "trace-stats-mqsim",
     ]
     for r in rows:
         assert set(r) >= {"name", "ios", "wall_s", "sim_ios_per_sec"} and r["ios"] > 0 and r["sim_ios_per_sec"] > 0

@@ -439,7 +439,10 @@ def bench(
     if json_:
         out.file.write(json.dumps({"scenarios": rows}, indent=2) + "\n")
         return
-    t = Table(title="ssdlab bench (one core; wall s times the run, precondition s the set-up)", title_justify="left")
+    t = Table(
+        title="ssdlab bench (one core; wall s times the run, precondition s the set-up; atc-* count addresses, trace-* lines)",
+        title_justify="left",
+    )
     for col in ("scenario", "I/Os", "events", "wall s", "sim I/Os per s", "precondition s"):
         t.add_column(col, justify="right")
     for r in rows:

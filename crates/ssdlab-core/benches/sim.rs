@@ -8,10 +8,10 @@ fn main() {
             Err(e) => println!("{:<28} error: {e}", s.name),
         }
     }
-    println!("(ATC scenarios count addresses, not I/Os)");
-    for name in ssdlab_core::bench::ATC_SCENARIOS {
-        match ssdlab_core::bench::run_atc(name, 1.0) {
-            Ok(r) => println!("{:<28} {:>10} {:>12} {:>9.3} {:>16.0}  ({:.1} ns/address)", r.name, r.ios, "-", r.wall_s, r.sim_ios_per_sec, r.wall_s * 1e9 / r.ios as f64),
+    println!("(stream scenarios count ATC addresses or trace lines, not I/Os)");
+    for name in ssdlab_core::bench::STREAM_SCENARIOS {
+        match ssdlab_core::bench::run_stream(name, 1.0) {
+            Ok(r) => println!("{:<28} {:>10} {:>12} {:>9.3} {:>16.0}  ({:.1} ns each)", r.name, r.ios, "-", r.wall_s, r.sim_ios_per_sec, r.wall_s * 1e9 / r.ios as f64),
             Err(e) => println!("{name:<28} error: {e}"),
         }
     }

@@ -65,12 +65,19 @@ pub fn run_scenario(s: &Scenario, scale: f64) -> Result<BenchResult> {
     })
 }
 
-/// ATC model scenarios, measured in addresses (not I/Os) per wall second.
-pub const ATC_SCENARIOS: &[&str] = &["atc-4way-lru-replay", "atc-fa-lru-curve-64k"];
+/// Scenarios over streams rather than simulated I/Os: the ATC models, measured in addresses per
+/// wall second, and the trace reader with its statistics, in trace lines per wall second.
+pub const STREAM_SCENARIOS: &[&str] = &["atc-4way-lru-replay", "atc-fa-lru-curve-64k", "trace-stats-mqsim"];
 
-/// Runs an ATC scenario over 20 M skewed addresses (200 k distinct 4 KiB pages) × `scale`.
-pub fn run_atc(name: &str, scale: f64) -> Result<BenchResult> {
+/// Runs a stream scenario: ATC scenarios over 20 M skewed addresses (200 k distinct 4 KiB
+/// pages), the trace scenario over 5 M MQSim lines held in memory (one thread parses and
+/// counts), each × `scale`.
+pub fn run_stream(name: &str, scale: f64) -> Result<BenchResult> {
     use rand::{RngExt, SeedableRng};
+
+    if name == "trace-stats-mqsim" {
+        return run_trace_stats(((5_000_000.0 * scale) as u64).max(10_000));
+    }
 
     let n = ((20_000_000.0 * scale) as usize).max(10_000);
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
@@ -95,4 +102,29 @@ pub fn run_atc(name: &str, scale: f64) -> Result<BenchResult> {
     }
     let wall = t0.elapsed().as_secs_f64();
     Ok(BenchResult { name: name.to_string(), ios: n as u64, events: 0, wall_s: wall, sim_ios_per_sec: n as f64 / wall, precondition_s: 0.0 })
+}
+
+/// `n` random MQSim lines (4-128 KiB over 1 TiB, 70 % reads, 8 devices) parsed and counted.
+fn run_trace_stats(n: u64) -> Result<BenchResult> {
+    use rand::{RngExt, SeedableRng};
+    use std::fmt::Write as _;
+
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+    let mut text = String::with_capacity(n as usize * 32);
+    let mut t = 0u64;
+    for _ in 0..n {
+        t += rng.random_range(0..20_000u64);
+        let sectors = 8u64 << rng.random_range(0..5u32);
+        let lba = rng.random_range(0..(1u64 << 31) / sectors) * sectors;
+        let _ = writeln!(text, "{t} {} {lba} {sectors} {}", rng.random_range(0..8u32), u8::from(rng.random_range(0..10u32) < 7));
+    }
+    let t0 = Instant::now();
+    let mut r = crate::trace::TraceReader::from_reader("bench", Box::new(std::io::Cursor::new(text.into_bytes())), crate::trace::Format::Mqsim, true);
+    let mut s = crate::trace::stats::TraceStats::default();
+    while let Some(rec) = r.next_record()? {
+        s.add(&rec);
+    }
+    let wall = t0.elapsed().as_secs_f64();
+    std::hint::black_box(s.summary(&r.counts, 1));
+    Ok(BenchResult { name: "trace-stats-mqsim".into(), ios: n, events: 0, wall_s: wall, sim_ios_per_sec: n as f64 / wall, precondition_s: 0.0 })
 }

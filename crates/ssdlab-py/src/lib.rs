@@ -216,15 +216,15 @@ fn components() -> Vec<&'static str> {
 /// Names of the benchmark scenarios (simulations, then ATC models).
 #[pyfunction]
 fn bench_scenarios() -> Vec<&'static str> {
-    ssdlab_core::bench::SCENARIOS.iter().map(|s| s.name).chain(ssdlab_core::bench::ATC_SCENARIOS.iter().copied()).collect()
+    ssdlab_core::bench::SCENARIOS.iter().map(|s| s.name).chain(ssdlab_core::bench::STREAM_SCENARIOS.iter().copied()).collect()
 }
 
 /// Runs one benchmark scenario (I/O count scaled by `scale`) without the GIL; returns JSON.
 #[pyfunction]
 #[pyo3(signature = (name, scale=1.0))]
 fn bench_run(py: Python<'_>, name: &str, scale: f64) -> PyResult<String> {
-    let r = if ssdlab_core::bench::ATC_SCENARIOS.contains(&name) {
-        py.detach(|| ssdlab_core::bench::run_atc(name, scale)).map_err(PyCoreError)?
+    let r = if ssdlab_core::bench::STREAM_SCENARIOS.contains(&name) {
+        py.detach(|| ssdlab_core::bench::run_stream(name, scale)).map_err(PyCoreError)?
     } else {
         let Some(s) = ssdlab_core::bench::SCENARIOS.iter().find(|s| s.name == name) else {
             return Err(exceptions::SsdlabError::new_err(format!("no benchmark scenario named {name:?}")));
