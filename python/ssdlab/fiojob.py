@@ -312,7 +312,11 @@ def _job_settings(job: Job) -> tuple[dict, dict]:
         if rw not in names:
             raise _err(o["rw"].where, f"rw={rw!r}: must be one of {', '.join(sorted(set(names)))}")
         if modifier:
-            raise _err(o["rw"].where, f"rw={rw}:{modifier}: offset modifiers (holes between I/Os) are not modelled yet")
+            if rw.startswith("rand"):
+                raise _err(o["rw"].where, f"rw={rw}:{modifier}: sequential runs inside random jobs are not modelled yet")
+            m = modifier.strip()
+            sign = -1 if m.startswith("-") else 1
+            out["rw_skip"] = sign * parse_size(m.lstrip("+-"), o["rw"].where, "rw offset modifier")
         out["rw"] = names[rw]
     if "rwmixread" in o:
         out["rwmixread"] = _int(o["rwmixread"])

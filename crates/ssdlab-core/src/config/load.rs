@@ -104,7 +104,7 @@ macro_rules! int_from_toml {
         }
     )*};
 }
-int_from_toml!(u8, u16, u32, u64, usize);
+int_from_toml!(u8, u16, u32, u64, usize, i64);
 
 fn from_str_value<T>(v: &Value, path: &str, issues: &mut Issues, want: &str, parse: impl Fn(&str) -> Result<T, String>) -> Option<T> {
     match v {
@@ -345,5 +345,5 @@ impl<T> IsNone for Option<T> {
 macro_rules! never_none {
     ($($t:ty),*) => {$( impl IsNone for $t {} )*};
 }
-never_none!(bool, String, f64, u8, u16, u32, u64, usize, Bytes, SimDuration, Bandwidth, Frequency, TransferRate);
+never_none!(bool, String, f64, u8, u16, u32, u64, usize, i64, Bytes, SimDuration, Bandwidth, Frequency, TransferRate);
 impl<T> IsNone for Vec<T> {}

@@ -340,6 +340,9 @@ config_struct! {
         rate_process: RateProcess = RateProcess::Linear,
         /// Master seed for every random choice of the run. Default: `1`.
         randseed: u64 = 1,
+        /// Sequential jobs: bytes skipped after each I/O (fio's `rw=read:4k`); negative values
+        /// step back (`rw=read:-8k` with 4 KiB blocks reads backwards). Default: `0`.
+        rw_skip: i64 = 0,
         /// Closed loop: a job waits this long after an I/O completes before issuing the next
         /// (fio's `thinktime` with `thinktime_blocks = 1`). Default: `0`.
         thinktime: SimDuration = SimDuration::ZERO,
@@ -369,6 +372,7 @@ config_struct! {
         rate_iops: Option<u64> = None,
         rate_process: Option<RateProcess> = None,
         thinktime: Option<SimDuration> = None,
+        rw_skip: Option<i64> = None,
     }
 }
 
@@ -390,7 +394,7 @@ impl WorkloadConfig {
             macro_rules! take {
                 ($($f:ident),*) => {$( if let Some(v) = &o.$f { w.$f = v.clone().into(); } )*};
             }
-            take!(rw, rwmixread, bs, iodepth, number_ios, random_distribution, rate_iops, rate_process, thinktime);
+            take!(rw, rwmixread, bs, iodepth, number_ios, random_distribution, rate_iops, rate_process, thinktime, rw_skip);
             if let Some(v) = &o.bssplit {
                 w.bssplit = Some(v.clone());
             }
@@ -464,6 +468,10 @@ impl WorkloadConfig {
             if let Err(e) = f.parse::<crate::trace::Format>() {
                 issues.push(&key("replay.format"), format!("{f:?}"), e);
             }
+        }
+        issues.check(self.rw_skip % 512 == 0, &key("rw_skip"), self.rw_skip, "must be a multiple of 512B");
+        if self.rw_skip != 0 && self.rw.is_random() {
+            issues.push(&key("rw_skip"), self.rw_skip, "applies to sequential jobs (read, write, rw)");
         }
         if self.thinktime > SimDuration::ZERO && self.rate_iops > 0 {
             issues.push(&key("thinktime"), self.thinktime, "applies to closed-loop jobs; leave it at 0 with rate_iops");

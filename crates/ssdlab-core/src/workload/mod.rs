@@ -10,7 +10,7 @@
 //!
 //! A job may instead replay a block trace ([`replay`]).
 //!
-//! Leaves out: trims, zoned patterns, `rw` offset modifiers (fio job files are read in
+//! Leaves out: trims, zoned patterns, sequential runs in random jobs (fio job files are read in
 //! the Python package and arrive here as `[[workload.jobs]]`).
 
 mod config;
@@ -67,6 +67,8 @@ pub struct JobGen {
     region: u64,
     align: u64,
     next_seq: u64,
+    /// Bytes skipped (or stepped back) after each sequential I/O.
+    skip: i64,
     reads: Vec<(u64, u32)>,
     writes: Vec<(u64, u32)>,
     offsets: Offsets,
@@ -105,6 +107,7 @@ impl JobGen {
             region: region_size,
             align,
             next_seq: w.offset.0,
+            skip: w.rw_skip,
             reads,
             writes,
             offsets,
@@ -186,7 +189,10 @@ impl JobGen {
                 self.next_seq = self.start;
             }
             let o = self.next_seq;
-            self.next_seq += len;
+            let next = i128::from(o) + i128::from(len) + i128::from(self.skip);
+            // Stepping back past the start wraps to the last whole block of the region.
+            let last = self.start + (self.region - len) / self.align * self.align;
+            self.next_seq = if next < i128::from(self.start) { last } else { u64::try_from(next).unwrap_or(self.start) };
             o
         };
         self.generated += 1;
@@ -246,6 +252,18 @@ mod tests {
             assert_eq!(io.offset % 8192, 0);
             assert!(io.offset + io.len <= 1 << 20);
         }
+    }
+
+    #[test]
+    fn rw_skip_leaves_holes_or_steps_back() {
+        let w = WorkloadConfig { rw: Rw::Read, bs: "4k".parse().unwrap(), rw_skip: 4096, ..WorkloadConfig::default() };
+        let mut g = job(&w, 32768);
+        let offs: Vec<u64> = (0..5).map(|_| g.next_io().offset).collect();
+        assert_eq!(offs, vec![0, 8192, 16384, 24576, 0]);
+        let w = WorkloadConfig { rw: Rw::Read, bs: "4k".parse().unwrap(), rw_skip: -8192, offset: Bytes(8192), ..WorkloadConfig::default() };
+        let mut g = job(&w, 16384);
+        let offs: Vec<u64> = (0..6).map(|_| g.next_io().offset).collect();
+        assert_eq!(offs, vec![8192, 20480, 16384, 12288, 8192, 20480], "backwards within [8k, 24k), wrapping to its last block");
     }
 
     #[test]
