@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Optional, Union
 
@@ -218,8 +219,6 @@ def _without_workload(toml_text: str) -> str:
 
 def _jobfile_problem(group: Any, issue: Mapping[str, str]) -> str:
     """A config problem of a job-file run, pointed at the job file's line when it comes from it."""
-    import re
-
     m = re.match(r"^workload\.jobs\[(\d+)\]\.(\w+)$", issue["path"])
     if m:
         return f"{group.where(int(m.group(1)), m.group(2))}: {m.group(2)} = {issue['value']}: {issue['rule']}"

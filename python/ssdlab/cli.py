@@ -210,7 +210,8 @@ def run(
             raise UsageError(f"--output-format {output_format!r}: must be normal or json")
         if extra and config is not None:
             device = device or config
-        _run_jobs(config if is_jobfile else "<command line>", extra, device, settings, seed, output_format == "json" or json_)
+        name = config if is_jobfile and config is not None else "<command line>"
+        _run_jobs(name, extra, device, settings, seed, output_format == "json" or json_)
         return
     if device is not None or output_format != "normal":
         raise UsageError("--device and --output-format go with a fio job file or fio options")
@@ -532,11 +533,13 @@ def trace_stats(
 
 
 def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if n < 1024 or unit == "PiB":
-            return f"{n:g} {unit}" if unit == "B" else f"{n:,.4g} {unit}"
-        n /= 1024
-    return str(n)
+    """Bytes in the largest IEC unit below them, to 4 significant digits."""
+    x = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if x < 1024:
+            return f"{x:g} {unit}" if unit == "B" else f"{x:,.4g} {unit}"
+        x /= 1024
+    return f"{x:,.4g} PiB"
 
 
 @trace_app.command("convert")

@@ -279,6 +279,20 @@ def _bs_pair(o: Option) -> str:
     return f"{read},{write}"
 
 
+def _sizes(out: dict) -> tuple[int, int]:
+    """The job's read and write block sizes so far (fio's default 4 KiB)."""
+    r, w = out.get("bs", "4096,4096").split(",")
+    return int(r), int(w)
+
+
+def _region_bytes(o: Option) -> int:
+    """`size`/`offset`: bytes; fio's percentage of the device is not supported."""
+    v = (o.value or "").strip()
+    if v.endswith("%"):
+        raise _err(o.where, f"{o.key}={v}: a share of the device is not supported; give bytes")
+    return parse_size(v, o.where, o.key)
+
+
 def _job_settings(job: Job) -> tuple[dict, dict]:
     """The `[[workload.jobs]]` entry for one job section, and its group-wide settings."""
     o = job.options
@@ -330,10 +344,7 @@ def _job_settings(job: Job) -> tuple[dict, dict]:
     depth = _int(o["iodepth"], 1) if "iodepth" in o else 1
     out["iodepth"] = 1 if engine in SYNC_ENGINES else depth
     if "size" in o:
-        v = (o["size"].value or "").strip()
-        if v.endswith("%"):
-            raise _err(o["size"].where, f"size={v}: a share of the device is not supported; give bytes")
-        out["size"] = parse_size(v, o["size"].where, "size")
+        out["size"] = _region_bytes(o["size"])
     if "thinktime" in o:
         # fio's thinktime is in microseconds unless it has a unit.
         v = (o["thinktime"].value or "").strip()
@@ -353,21 +364,18 @@ def _job_settings(job: Job) -> tuple[dict, dict]:
         if key in o:
             # ssdlab aligns random offsets to the smallest block size; that is the only alignment it can honour.
             align = parse_size((o[key].value or "").split(",")[0], o[key].where, key)
-            smallest = min(int(x) for x in out.get("bs", "4096,4096").split(","))
+            smallest = min(_sizes(out))
             if "bssplit" in o or align != smallest:
                 raise _err(o[key].where, f"{key}={o[key].value}: offsets align to the smallest block size ({smallest} B); other alignments are not modelled")
     if "offset" in o:
-        v = (o["offset"].value or "").strip()
-        if v.endswith("%"):
-            raise _err(o["offset"].where, f"offset={v}: a share of the device is not supported; give bytes")
-        out["offset"] = parse_size(v, o["offset"].where, "offset")
+        out["offset"] = _region_bytes(o["offset"])
     if "number_ios" in o:
         out["number_ios"] = _int(o["number_ios"], 1)
     if "io_size" in o:
         total = parse_size(o["io_size"].value or "", o["io_size"].where, "io_size")
         if "bssplit" in o:
             raise _err(o["io_size"].where, "io_size with bssplit: give number_ios instead")
-        bs = int(out.get("bs", "4096,4096").split(",")[0])
+        bs = _sizes(out)[0]
         out.setdefault("number_ios", max(1, total // bs))
     runtime_key = "runtime" if "runtime" in o else "timeout" if "timeout" in o else None
     if runtime_key:
@@ -389,7 +397,7 @@ def _job_settings(job: Job) -> tuple[dict, dict]:
             raise _err(o_rate.where, f"rate={o_rate.value}: modelled only for a read-only or write-only job with one block size and no rate_iops")
         text = parts[idx] if idx < len(parts) and parts[idx] else parts[0]
         bw = parse_size(text, o_rate.where, "rate")
-        bs = int(out.get("bs", "4096,4096").split(",")[idx])
+        bs = _sizes(out)[idx]
         if bw < bs or bw % bs:
             raise _err(o_rate.where, f"rate={o_rate.value}: {bw} B/s is not a whole number of {bs} B I/Os per second")
         out["rate_iops"] = bw // bs

@@ -1370,6 +1370,7 @@ impl Simulation {
     pub fn summary(&self) -> Summary {
         let read = self.stats.op_summary(Op::Read);
         let write = self.stats.op_summary(Op::Write);
+        let bytes = read.bytes + write.bytes;
         let sim = self.now.as_secs_f64();
         let frac = |busy: SimDuration, n: usize| if sim > 0.0 { busy.as_secs_f64() / sim / n.max(1) as f64 } else { 0.0 };
         let up = self.link.stats(Dir::Up);
@@ -1429,7 +1430,7 @@ impl Simulation {
             pcie: LinkTraffic { down_tlps: down.tlps, down_wire_bytes: down.wire_bytes, up_tlps: up.tlps, up_wire_bytes: up.wire_bytes },
             host: {
                 let cpu = self.host.cpu_time().as_secs_f64();
-                let gb = (self.stats.op_summary(Op::Read).bytes + self.stats.op_summary(Op::Write).bytes) as f64 / 1e9;
+                let gb = bytes as f64 / 1e9;
                 HostSummary {
                     cpu_seconds: cpu,
                     cpu_us_per_io: if ios > 0 { cpu * 1e6 / ios as f64 } else { 0.0 },

@@ -58,14 +58,7 @@ pub fn trace_stats(py: Python<'_>, path: &str, format: Option<&str>, strict: boo
 /// A trace read in batches of columns.
 #[pyclass(module = "ssdlab._core")]
 pub struct TraceBatches {
-    /// Python may hand the object between threads; one of them reads at a time.
-    reader: std::sync::Mutex<TraceReader>,
-}
-
-impl TraceBatches {
-    fn reader(&self) -> std::sync::MutexGuard<'_, TraceReader> {
-        self.reader.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
+    reader: TraceReader,
 }
 
 #[pymethods]
@@ -75,21 +68,20 @@ impl TraceBatches {
     fn new(py: Python<'_>, path: &str, format: Option<&str>, strict: bool, blk_action: &str) -> PyResult<Self> {
         let opts = options(format, strict, blk_action)?;
         let reader = py.detach(|| TraceReader::open(Path::new(path), &opts)).map_err(PyCoreError)?;
-        Ok(TraceBatches { reader: std::sync::Mutex::new(reader) })
+        Ok(TraceBatches { reader })
     }
 
     /// The format being read.
     #[getter]
     fn format(&self) -> &'static str {
-        self.reader().format.name()
+        self.reader.format.name()
     }
 
     /// Up to `n` records as little-endian columns `time_ns` (u64), `op` (u8: 0 read, 1 write,
     /// 2 trim, 3 flush), `offset` (u64), `len` (u64), `dev` (u32); `None` at the end.
-    fn next_batch<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Option<Bound<'py, PyDict>>> {
+    fn next_batch<'py>(&mut self, py: Python<'py>, n: usize) -> PyResult<Option<Bound<'py, PyDict>>> {
         let n = n.clamp(1, 1 << 24);
-        let mut guard = self.reader();
-        let reader = &mut *guard;
+        let reader = &mut self.reader;
         let recs = py
             .detach(|| -> ssdlab_core::Result<Vec<ssdlab_core::trace::Record>> {
                 let mut v = Vec::with_capacity(n.min(1 << 20));
@@ -106,23 +98,31 @@ impl TraceBatches {
         if recs.is_empty() {
             return Ok(None);
         }
-        let col = |f: &dyn Fn(&ssdlab_core::trace::Record) -> Vec<u8>| recs.iter().flat_map(f).collect::<Vec<u8>>();
+        let n = recs.len();
+        let (mut time_ns, mut op, mut offset, mut len, mut dev) = (Vec::with_capacity(8 * n), Vec::with_capacity(n), Vec::with_capacity(8 * n), Vec::with_capacity(8 * n), Vec::with_capacity(4 * n));
+        for r in &recs {
+            time_ns.extend_from_slice(&r.time_ns.to_le_bytes());
+            op.push(r.op as u8);
+            offset.extend_from_slice(&r.offset.to_le_bytes());
+            len.extend_from_slice(&r.len.to_le_bytes());
+            dev.extend_from_slice(&r.dev.to_le_bytes());
+        }
         let d = PyDict::new(py);
-        d.set_item("time_ns", PyBytes::new(py, &col(&|r| r.time_ns.to_le_bytes().to_vec())))?;
-        d.set_item("op", PyBytes::new(py, &recs.iter().map(|r| r.op as u8).collect::<Vec<u8>>()))?;
-        d.set_item("offset", PyBytes::new(py, &col(&|r| r.offset.to_le_bytes().to_vec())))?;
-        d.set_item("len", PyBytes::new(py, &col(&|r| r.len.to_le_bytes().to_vec())))?;
-        d.set_item("dev", PyBytes::new(py, &col(&|r| r.dev.to_le_bytes().to_vec())))?;
+        d.set_item("time_ns", PyBytes::new(py, &time_ns))?;
+        d.set_item("op", PyBytes::new(py, &op))?;
+        d.set_item("offset", PyBytes::new(py, &offset))?;
+        d.set_item("len", PyBytes::new(py, &len))?;
+        d.set_item("dev", PyBytes::new(py, &dev))?;
         Ok(Some(d))
     }
 
     /// Lines read, malformed lines skipped (and the first), zero-length requests dropped: JSON.
     fn counts(&self) -> PyResult<String> {
-        serde_json::to_string(&self.reader().counts).map_err(|e| exceptions::SimulationError::new_err(e.to_string()))
+        serde_json::to_string(&self.reader.counts).map_err(|e| exceptions::SimulationError::new_err(e.to_string()))
     }
 
     /// Device names, for formats that name devices (MSR host_disk, fio file names).
     fn device_names(&self) -> Vec<String> {
-        self.reader().device_names()
+        self.reader.device_names()
     }
 }

@@ -264,13 +264,7 @@ impl CacheSim {
             match self.policy {
                 Policy::Lru => self.lru_to_front(line),
                 Policy::Plru => self.plru_touch(0, line as usize, usable),
-                Policy::Opt => {
-                    self.next_use[line as usize] = next;
-                    self.heap.push((next, line));
-                    if self.heap.len() > 4 * usable + 64 {
-                        self.heap = (0..self.filled as u32).map(|l| (self.next_use[l as usize], l)).collect();
-                    }
-                }
+                Policy::Opt => self.opt_set_next(line, next, usable),
                 Policy::Fifo | Policy::Random => {}
             }
             return true;
@@ -312,17 +306,20 @@ impl CacheSim {
                 }
             }
             Policy::Plru => self.plru_touch(0, line as usize, usable),
-            Policy::Opt => {
-                self.next_use[line as usize] = next;
-                self.heap.push((next, line));
-                if self.heap.len() > 4 * usable + 64 {
-                    // Drop the stale entries.
-                    self.heap = (0..self.filled as u32).map(|l| (self.next_use[l as usize], l)).collect();
-                }
-            }
+            Policy::Opt => self.opt_set_next(line, next, usable),
             Policy::Fifo | Policy::Random => {}
         }
         false
+    }
+
+    /// OPT: records `line`'s next use; the heap keeps stale entries (skipped lazily) until it
+    /// outgrows the cache, then is rebuilt from the live ones.
+    fn opt_set_next(&mut self, line: u32, next: u64, usable: usize) {
+        self.next_use[line as usize] = next;
+        self.heap.push((next, line));
+        if self.heap.len() > 4 * usable + 64 {
+            self.heap = (0..self.filled as u32).map(|l| (self.next_use[l as usize], l)).collect();
+        }
     }
 
     fn lru_push_front(&mut self, line: u32) {

@@ -66,6 +66,15 @@ fn secs_ns(f: &[u8]) -> Option<u64> {
     s.checked_mul(1_000_000_000)?.checked_add(ns)
 }
 
+/// A one-letter read/write field (`R`/`r` or `W`/`w`).
+fn rw_letter(f: &[u8], what: &str) -> Result<Op, String> {
+    match f {
+        b"R" | b"r" => Ok(Op::Read),
+        b"W" | b"w" => Ok(Op::Write),
+        other => Err(format!("{what} {:?} is not R or W", String::from_utf8_lossy(other))),
+    }
+}
+
 fn trim(f: &[u8]) -> &[u8] {
     f.trim_ascii()
 }
@@ -206,11 +215,7 @@ impl Parser {
         if f.len() < 5 {
             return Err(format!("{} fields; SPC has at least 5 (ASU,LBA,Size,Opcode,Timestamp)", f.len()));
         }
-        let op = match f[3] {
-            b"R" | b"r" => Op::Read,
-            b"W" | b"w" => Op::Write,
-            other => return Err(format!("opcode {:?} is not R or W", String::from_utf8_lossy(other))),
-        };
+        let op = rw_letter(f[3], "opcode")?;
         let asu = need(uint(f[0]), "ASU", f[0])?;
         Ok(Some(Record {
             time_ns: need(secs_ns(f[4]), "timestamp", f[4])?,
@@ -227,11 +232,7 @@ impl Parser {
         if f.len() < 8 {
             return Err(format!("{} fields; FIU has at least 8 (ts pid process lba size op major minor)", f.len()));
         }
-        let op = match f[5] {
-            b"R" | b"r" => Op::Read,
-            b"W" | b"w" => Op::Write,
-            other => return Err(format!("op {:?} is not R or W", String::from_utf8_lossy(other))),
-        };
+        let op = rw_letter(f[5], "op")?;
         let major = need(uint(f[6]), "major", f[6])?;
         let minor = need(uint(f[7]), "minor", f[7])?;
         Ok(Some(Record {
@@ -252,11 +253,7 @@ impl Parser {
         if f.len() != 5 {
             return Err(format!("{} fields; Alibaba has 5 (device_id,opcode,offset,length,timestamp)", f.len()));
         }
-        let op = match f[1] {
-            b"R" | b"r" => Op::Read,
-            b"W" | b"w" => Op::Write,
-            other => return Err(format!("opcode {:?} is not R or W", String::from_utf8_lossy(other))),
-        };
+        let op = rw_letter(f[1], "opcode")?;
         let dev = need(uint(f[0]).and_then(|d| u32::try_from(d).ok()), "device_id", f[0])?;
         Ok(Some(Record {
             time_ns: need(uint(f[4]).and_then(|t| t.checked_mul(1000)), "timestamp", f[4])?,
