@@ -7,6 +7,7 @@ mod ats;
 mod config_rules;
 mod determinism;
 mod ftl;
+mod golden;
 mod nand;
 mod nvm;
 mod replay;
