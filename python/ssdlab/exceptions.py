@@ -3,6 +3,7 @@
 They are declared in the native module (one place maps core errors to them) and re-exported
 here. A :class:`ConfigError` carries every problem of a config in ``err.args[1]``: a list of
 dicts with ``path`` (dotted key), ``value`` (as written) and ``rule``; :func:`issues` returns it.
+A :class:`WorkloadError` raised by the core carries its one problem the same way.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ __all__ = ["ConfigError", "InputError", "SimulationError", "SsdlabError", "Trace
 
 
 def issues(err: BaseException) -> list[dict[str, str]]:
-    """The list of problems a :class:`ConfigError` carries (empty for other errors)."""
-    if isinstance(err, ConfigError) and len(err.args) > 1:
+    """The problems a :class:`ConfigError` (or a core :class:`WorkloadError`) carries; else empty."""
+    if isinstance(err, (ConfigError, WorkloadError)) and len(err.args) > 1:
         return list(err.args[1])
     return []

@@ -36,9 +36,10 @@ pub enum Error {
     /// The configuration is invalid; each issue names a key, its value and the rule.
     #[error("invalid configuration ({} problem{}):\n{}", .0.len(), if .0.len() == 1 { "" } else { "s" }, list(.0))]
     Config(Vec<ConfigIssue>),
-    /// A workload could not be generated or read.
-    #[error("invalid workload: {0}")]
-    Workload(String),
+    /// A workload cannot be generated or sustained: where (a key path or a job), the value
+    /// involved (empty when none), and why.
+    #[error("invalid workload: {}", Self::issue_text(.path, .value, .reason))]
+    Workload { path: String, value: String, reason: String },
     /// A trace line is malformed: where (`file:line`), the text, and what is wrong.
     #[error("{location}: {reason}: {text:?}")]
     Trace { location: String, text: String, reason: String },
@@ -58,6 +59,15 @@ fn list(issues: &[ConfigIssue]) -> String {
 }
 
 impl Error {
+    /// A workload error: `path = value: reason` (or `path: reason` without a value).
+    pub fn workload(path: impl Into<String>, value: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::Workload { path: path.into(), value: value.into(), reason: reason.into() }
+    }
+
+    fn issue_text(path: &str, value: &str, reason: &str) -> String {
+        ConfigIssue { path: path.to_string(), value: value.to_string(), rule: reason.to_string() }.to_string()
+    }
+
     /// A single-issue config error.
     pub fn config(path: impl Into<String>, value: impl Into<String>, rule: impl Into<String>) -> Self {
         Error::Config(vec![ConfigIssue { path: path.into(), value: value.into(), rule: rule.into() }])

@@ -35,6 +35,7 @@ pub mod ctrl;
 pub mod error;
 pub mod ftl;
 pub mod host;
+pub mod ids;
 pub mod media;
 pub mod nvme;
 pub mod pcie;

@@ -26,7 +26,10 @@ impl From<PyCoreError> for PyErr {
                     .collect();
                 ConfigError::new_err((message, list))
             }
-            Error::Workload(_) => WorkloadError::new_err(message),
+            Error::Workload { path, value, reason } => {
+                let issue: std::collections::BTreeMap<&'static str, String> = [("path", path), ("value", value), ("rule", reason)].into_iter().collect();
+                WorkloadError::new_err((message, vec![issue]))
+            }
             Error::Io { .. } => InputError::new_err(message),
             Error::Trace { .. } => TraceError::new_err(message),
             Error::Cancelled => PyKeyboardInterrupt::new_err(message),

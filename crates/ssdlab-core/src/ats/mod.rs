@@ -286,7 +286,7 @@ where
         all_bits.extend_from_slice(&chunk.set_bits);
     }
     if lookups == 0 {
-        return Err(Error::Workload("the trace has no accesses".into()));
+        return Err(Error::workload("trace", "", "the trace has no accesses"));
     }
 
     let stu_bytes = 4096u64 << stu;
@@ -537,5 +537,13 @@ impl Atc {
 
     pub fn sets(&self) -> u32 {
         self.sets
+    }
+
+    /// Lookups, hits and misses so far, for statistics.
+    pub fn publish(&self, m: &mut crate::stats::Metrics) {
+        m.count("ats.lookups", "lookups", "ATC lookups (one per STU page a DMA touches)", self.lookups);
+        m.count("ats.hits", "lookups", "ATC hits, pinned ones included", self.hits);
+        m.count("ats.pinned_hits", "lookups", "hits on pinned SQ/CQ translations", self.pinned_hits);
+        m.count("ats.iotlb_misses", "lookups", "ATC misses that also missed the IOMMU's IOTLB (a page walk)", self.iotlb_misses);
     }
 }

@@ -129,6 +129,17 @@ impl Config {
                 format!("must be <= nvme.queue_depth - 1 = {} (a queue holds one entry less than its size)", self.nvme.queue_depth.saturating_sub(1)),
             );
         }
+        let ats_keys = ["ats.lines", "ats.ways", "ats.stu", "host.vms", "host.memory", "host.buffer_pool", "workload.numjobs", "workload.bs", "workload.bssplit", "nvme.io_queues"];
+        if self.ats.enabled && self.ats.pin_rings && ok(&ats_keys) {
+            let need = crate::host::dma::HostMemory::new(self, jobs.len()).ring_pages(self.ats.stu_exponent());
+            let most = if self.ats.ways == 0 { self.ats.lines } else { self.ats.ways };
+            issues.check(
+                need <= most as usize,
+                "ats.lines",
+                self.ats.lines,
+                format!("the pinned SQ/CQ translations need {need} lines at this STU (one ring pair per job): raise ats.lines or set ats.pin_rings = false"),
+            );
+        }
         if self.media.kind == crate::media::MediaKind::Nand {
             let page = self.media.nand.page_size.0;
             let unit = self.ftl.mapping_unit.0;

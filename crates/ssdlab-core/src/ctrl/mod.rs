@@ -8,14 +8,24 @@
 //! engines. Both modes hold at most `max_inflight` commands (tags); further SQEs stay in
 //! their submission queues until a tag frees.
 //!
+//! Large reads are cut into media pieces that the transfer engine feeds into the datapath,
+//! and data crosses the DMA engines ([`transfer`]).
+//!
 //! Leaves out: the controller's DRAM/SRAM contention, firmware interrupt and polling loops,
 //! and per-core affinity of queues (any core serves any step).
 
 mod config;
+pub mod transfer;
 
 pub use config::{CtrlConfig, DmaQueues, FirmwareConfig, HardwareConfig, Mode, Split};
 
+use crate::nvme::CmdId;
+use crate::pcie::{self, Tlp};
 use crate::sim::{SimDuration, SimTime, ServerPool, Timeline};
+use crate::simulation::{Command, Ctx, Event as SimEvent};
+use crate::stats::{Component, Metrics};
+use crate::workload::Op;
+use crate::media;
 
 /// A step of the command path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +66,10 @@ pub struct Ctrl {
     issue_interval: u64,
     max_inflight: u32,
     inflight: u32,
+    /// The transfer engine of piecewise reads.
+    pub transfer: transfer::Transfer,
+    /// The DMA engines.
+    pub dma: transfer::Dma,
 }
 
 impl Ctrl {
@@ -79,7 +93,55 @@ impl Ctrl {
             issue_interval: c.hardware.issue_interval,
             max_inflight: c.max_inflight,
             inflight: 0,
+            transfer: transfer::Transfer::new(c),
+            dma: transfer::Dma::new(c),
         }
+    }
+
+    /// Runs `first` and, in firmware mode, every step that follows it without an external
+    /// wait, on one core; in hardware mode `first` only, in its engine. Attributes the
+    /// command's time and schedules what comes next.
+    pub fn run_steps(&mut self, ctx: &mut Ctx, id: CmdId, first: Step) {
+        let now = ctx.now;
+        let mut steps = [(first, 0u64); 4];
+        let mut n = 1;
+        let c = &ctx.cmds[id];
+        steps[0].1 = items(c, first);
+        let mut last = first;
+        if self.mode == Mode::Firmware {
+            while let Some(s) = next_internal(c, last) {
+                steps[n] = (s, items(c, s));
+                n += 1;
+                last = s;
+            }
+        }
+        let svc = self.serve(now, &steps[..n]);
+        let mut t = svc.start;
+        let c = &mut ctx.cmds[id];
+        c.account(Component::Queueing, svc.start);
+        for &(s, k) in &steps[..n] {
+            t += self.cost(s, k);
+            c.account(component(s), t.min(svc.end));
+        }
+        c.account(component(last), svc.end);
+        let next = match next_internal(c, last) {
+            Some(s) => SimEvent::Ctrl(Event::Step { cmd: id, step: s }),
+            None => match last {
+                Step::Fetch => SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::SqeRead }),
+                Step::Prp => SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::PrpRead }),
+                Step::Translate if c.op == Op::Read => SimEvent::Media(media::Event::ReadStart { cmd: id }),
+                Step::Translate => SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::DataRead }),
+                Step::Completion => SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::Cqe }),
+                Step::Parse | Step::PrpList => unreachable!("always followed by an internal step"),
+            },
+        };
+        ctx.at(svc.end, next);
+    }
+
+    /// Busy time of the processing units, for statistics.
+    pub fn publish(&self, m: &mut Metrics) {
+        m.count("ctrl.busy", "ps", "busy time summed over firmware cores (or hardware engines)", self.busy().as_ps());
+        m.gauge("ctrl.units", "units", "firmware cores (firmware mode) or step engines (hardware mode)", self.units() as f64);
     }
 
     pub fn mode(&self) -> Mode {
@@ -151,6 +213,35 @@ impl Ctrl {
     }
 }
 
+/// The step that follows `step` inside the controller, if there is no external wait.
+fn next_internal(c: &Command, step: Step) -> Option<Step> {
+    match step {
+        Step::Parse => Some(Step::Prp),
+        Step::Prp if c.prp_entries == 0 => Some(Step::Translate),
+        Step::PrpList => Some(Step::Translate),
+        _ => None,
+    }
+}
+
+/// Where a step's time goes in the breakdown.
+fn component(step: Step) -> Component {
+    match step {
+        Step::Fetch => Component::DoorbellFetch,
+        Step::Parse | Step::Translate => Component::Controller,
+        Step::Prp | Step::PrpList => Component::Prp,
+        Step::Completion => Component::Completion,
+    }
+}
+
+/// Items a step works through: PRP entries, or media accesses.
+fn items(c: &Command, step: Step) -> u64 {
+    match step {
+        Step::PrpList => c.prp_entries,
+        Step::Translate => c.pieces,
+        _ => 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,8 +282,11 @@ mod tests {
     }
 }
 
-/// Controller events: a command arrives at a step.
+/// Controller events.
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
-    Step { cmd: crate::nvme::CmdId, step: Step },
+    /// A command arrives at a step.
+    Step { cmd: CmdId, step: Step },
+    /// A piece left the transfer engine: it may take the next.
+    EngineFree,
 }

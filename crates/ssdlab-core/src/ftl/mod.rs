@@ -16,6 +16,7 @@
 //! hot/cold separation by the host, read disturb and retention, bad blocks.
 
 mod config;
+mod device;
 pub mod map;
 
 use std::collections::HashMap;
@@ -23,6 +24,7 @@ use std::collections::HashMap;
 use rand::{RngExt, SeedableRng};
 
 pub use config::{Aging, FtlConfig, Precondition, Striping, Victim};
+pub use device::{Event, FlashDevice, FlashSummary, PreconditionReport};
 use map::{L2p, P2l, UNMAPPED};
 
 use crate::error::{Error, Result};

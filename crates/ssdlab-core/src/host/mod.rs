@@ -1,69 +1,447 @@
 //! The host: application threads and the software path of an I/O, as costs on CPUs.
 //!
 //! Each job is one thread pinned to its own CPU, with its own `NVMe` queue pair (as Linux
-//! nvme-pci gives one queue pair per CPU). The CPU is a FIFO timeline: submitting an I/O,
-//! and finishing one after its interrupt or poll, each take a fixed software cost on that CPU,
-//! so a busy thread delays its own interrupt handling and vice versa. Host memory answers
-//! device reads after a fixed latency.
+//! nvme-pci gives one queue pair per CPU), and belongs to a tenant. The CPU is a FIFO timeline:
+//! submitting an I/O, and finishing one after its interrupt or poll, each take a software cost
+//! on that CPU, so a busy thread delays its own interrupt handling and vice versa. Submission
+//! may pass a tag lock shared by all threads (the thread spins while it waits) and a hand-off
+//! to one I/O scheduler thread (two context switches); write data may be copied into a kernel
+//! buffer and read data out of one. Completion is by interrupt and wake-up, by spin-polling, or
+//! hybrid (spin below a size). Jobs draw I/Os from their generators (closed loop at `iodepth`,
+//! or open loop at a rate, with a backlog), or from a replayed trace. Host memory answers
+//! device reads after a fixed latency; [`dma::HostMemory`] gives each DMA its address.
 //!
-//! Leaves out (for the host-stack issue): the split into syscall / file system / block layer /
-//! scheduler / driver costs, lock contention between threads, interrupt steering to other
-//! CPUs, context-switch effects, and DRAM contention.
+//! Leaves out: interrupt steering to other CPUs, NUMA, the page cache's behaviour, and DRAM
+//! contention.
 
 mod config;
+pub mod dma;
+
+use std::collections::VecDeque;
 
 pub use config::{Completion, DmaLayout, HostConfig, Scheduler, Tags};
 
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::ids::{JobId, TenantId};
+use crate::nvme::{CmdId, QueueId};
+use crate::pcie;
 use crate::sim::{Grant, SimDuration, SimTime, Timeline};
+use crate::simulation::{Command, Ctx, Event as SimEvent};
+use crate::stats::{Component, Metrics};
+use crate::workload::replay::Replay;
+use crate::workload::{Io, JobGen, Op};
 
-/// The host CPUs, one per job, and what the jobs share: the tag lock and the scheduler thread.
-pub struct Host {
-    cpus: Vec<Timeline>,
-    /// The tag lock (`tags = "lock"`).
-    pub lock: Timeline,
-    /// The I/O scheduler thread (`scheduler = "thread"`).
-    pub scheduler: Timeline,
-    /// CPU time spent spinning (on the lock, or polling for completions).
-    pub spin: SimDuration,
-}
-
-impl Host {
-    pub fn new(jobs: usize) -> Self {
-        Host { cpus: vec![Timeline::default(); jobs], lock: Timeline::default(), scheduler: Timeline::default(), spin: SimDuration::ZERO }
-    }
-
-    /// CPU time on all host CPUs, the scheduler thread and spinning included.
-    pub fn cpu_time(&self) -> SimDuration {
-        self.busy() + self.scheduler.busy() + self.spin
-    }
-
-    /// Runs `cost` of software on job `job`'s CPU, arriving at `now`.
-    #[inline]
-    pub fn run(&mut self, job: usize, now: SimTime, cost: SimDuration) -> Grant {
-        self.cpus[job].reserve(now, cost)
-    }
-
-    /// CPU time spent on I/O over all jobs.
-    pub fn busy(&self) -> SimDuration {
-        self.cpus.iter().fold(SimDuration::ZERO, |a, c| a + c.busy())
-    }
-}
+/// Open-loop arrivals a job may hold back before the run fails as unsustainable.
+const MAX_BACKLOG: usize = 1 << 22;
 
 /// Host events.
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
-    /// An open-loop arrival for a job.
-    Arrival { job: u32 },
+    /// An open-loop arrival for a job (or a closed-loop job done thinking).
+    Arrival { job: JobId },
     /// The next record of a timed trace replay arrives.
     TraceArrival,
     /// An MSI-X interrupt reaches the host, covering `count` CQEs of `queue`.
-    Interrupt { queue: crate::nvme::QueueId, count: u32 },
+    Interrupt { queue: QueueId, count: u32 },
     /// A polling thread finds the CQE of `cmd`.
-    CqeSeen { cmd: crate::nvme::CmdId },
+    CqeSeen { cmd: CmdId },
     /// The request reaches the tag lock.
-    TagLock { cmd: crate::nvme::CmdId },
+    TagLock { cmd: CmdId },
     /// The request reaches the I/O scheduler thread.
-    Schedule { cmd: crate::nvme::CmdId },
+    Schedule { cmd: CmdId },
     /// The host has finished `cmd`: the application sees it complete.
-    Complete { cmd: crate::nvme::CmdId, ring_cq: bool },
+    Complete { cmd: CmdId, ring_cq: bool },
+}
+
+/// Where a request is on its way out of the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SubmitStage {
+    Cpu,
+    Lock,
+    Scheduler,
+}
+
+/// One thread: its generator, tenant, and I/Os in flight or held back.
+struct Job {
+    gen: JobGen,
+    name: String,
+    tenant: TenantId,
+    inflight: u32,
+    iodepth: u32,
+    thinktime: SimDuration,
+    /// Open loop: arrivals waiting for a free slot (a replayed record carries its I/O).
+    backlog: VecDeque<(SimTime, Option<Io>)>,
+}
+
+/// The host block.
+pub struct Host {
+    cpus: Vec<Timeline>,
+    /// The tag lock (`tags = "lock"`), held `lock_hold`.
+    lock: Timeline,
+    tag_lock: Option<SimDuration>,
+    /// The I/O scheduler thread (`scheduler = "thread"`).
+    scheduler: Option<Timeline>,
+    scheduler_service: SimDuration,
+    context_switch: SimDuration,
+    /// CPU time spent spinning (on the lock, or polling for completions).
+    spin: SimDuration,
+    /// Per job: until when its polling thread's spinning is already counted.
+    spun_until: Vec<SimTime>,
+    submit_cost: SimDuration,
+    complete_cost: SimDuration,
+    poll_cost: SimDuration,
+    completion: Completion,
+    hybrid_threshold: u64,
+    copy_ps_per_byte: Option<f64>,
+    /// The memory page size of PRPs (`nvme.page_size`).
+    page_size: u64,
+    jobs: Vec<Job>,
+    tenants: Vec<String>,
+    rate_iops: u64,
+    /// Trace replay (`workload.replay.trace`), and its next record (timed replay).
+    replay: Option<Box<Replay>>,
+    replay_next: Option<(usize, Io)>,
+    /// DMA addresses of rings and buffers, when something looks at them (ATS, a DMA log).
+    pub memory: Option<Box<dma::HostMemory>>,
+}
+
+impl Host {
+    pub fn new(config: &Config) -> Result<Self> {
+        let h = &config.host;
+        let w = &config.workload;
+        let mut tenants: Vec<String> = Vec::new();
+        let job_tenants = w.job_tenants();
+        let jobs = w
+            .job_configs()
+            .into_iter()
+            .zip(job_tenants)
+            .enumerate()
+            .map(|(j, ((name, _, jw), tenant))| {
+                let region = config.region_size_of(&jw);
+                let t = tenants.iter().position(|n| *n == tenant).unwrap_or_else(|| {
+                    tenants.push(tenant);
+                    tenants.len() - 1
+                });
+                Ok(Job { gen: JobGen::new(&jw, region, j as u32)?, name, tenant: TenantId(t as u16), inflight: 0, iodepth: jw.iodepth, thinktime: jw.thinktime, backlog: VecDeque::new() })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let replay = Replay::open(&w.replay, jobs.len(), w.offset.0, config.region_size_of(w), w.number_ios, w.runtime)?.map(Box::new);
+        let n = jobs.len();
+        Ok(Host {
+            cpus: vec![Timeline::default(); n],
+            lock: Timeline::default(),
+            tag_lock: (h.tags == Tags::Lock).then_some(h.lock_hold),
+            scheduler: (h.scheduler == Scheduler::Thread).then(Timeline::default),
+            scheduler_service: h.context_switch + h.scheduler_cost,
+            context_switch: h.context_switch,
+            spin: SimDuration::ZERO,
+            spun_until: vec![SimTime::ZERO; n],
+            submit_cost: h.submit_cost,
+            complete_cost: h.complete_cost,
+            poll_cost: h.poll_complete_cost,
+            completion: h.completion,
+            hybrid_threshold: h.hybrid_threshold.0,
+            copy_ps_per_byte: h.copy.then(|| 1e12 / h.copy_bandwidth.0),
+            page_size: config.nvme.page_size.0,
+            jobs,
+            tenants,
+            rate_iops: w.rate_iops,
+            replay,
+            replay_next: None,
+            memory: None,
+        })
+    }
+
+    /// Jobs (threads, queue pairs).
+    pub fn job_count(&self) -> usize {
+        self.jobs.len()
+    }
+
+    pub fn job_names(&self) -> Vec<String> {
+        self.jobs.iter().map(|j| j.name.clone()).collect()
+    }
+
+    /// The tenant of every job.
+    pub fn job_tenants(&self) -> Vec<TenantId> {
+        self.jobs.iter().map(|j| j.tenant).collect()
+    }
+
+    /// Tenant names, by [`TenantId`].
+    pub fn tenant_names(&self) -> &[String] {
+        &self.tenants
+    }
+
+    pub fn replay(&self) -> Option<&Replay> {
+        self.replay.as_deref()
+    }
+
+    /// Fraction of the work done, 0 to 1.
+    pub fn progress(&self, now: SimTime) -> f64 {
+        if let Some(r) = &self.replay {
+            return r.progress();
+        }
+        let n = self.jobs.len().max(1) as f64;
+        self.jobs.iter().map(|j| j.gen.progress(now)).sum::<f64>() / n
+    }
+
+    /// Whether the host polls for the completion of a command of `len` bytes.
+    pub fn polls(&self, len: u64) -> bool {
+        match self.completion {
+            Completion::Poll => true,
+            Completion::Interrupt => false,
+            Completion::Hybrid => len <= self.hybrid_threshold,
+        }
+    }
+
+    /// Host CPU time spent, and the CPUs it is spread over, for statistics.
+    pub fn publish(&self, m: &mut Metrics) {
+        let cpu = self.cpus.iter().fold(SimDuration::ZERO, |a, c| a + c.busy());
+        m.count("host.cpu.busy", "ps", "CPU time the jobs' CPUs spent on I/O (submission and completion paths)", cpu.as_ps());
+        m.count("host.scheduler.busy", "ps", "CPU time of the I/O scheduler thread", self.scheduler.as_ref().map_or(0, |s| s.busy().as_ps()));
+        m.count("host.spin", "ps", "CPU time spent spinning on the tag lock or polling for completions", self.spin.as_ps());
+        m.gauge("host.cpus", "CPUs", "host CPUs running jobs (one per job)", self.cpus.len() as f64);
+    }
+
+    /// Starts every job: closed-loop jobs fill their queue depth, open-loop jobs arm arrivals.
+    pub fn start(&mut self, ctx: &mut Ctx) {
+        if self.replay.is_some() {
+            self.start_replay(ctx);
+            return;
+        }
+        for job in 0..self.jobs.len() {
+            if self.jobs[job].gen.open_loop() {
+                ctx.at(SimTime::ZERO, SimEvent::Host(Event::Arrival { job: JobId(job as u32) }));
+            } else {
+                for _ in 0..self.jobs[job].iodepth {
+                    if !self.jobs[job].gen.may_issue(ctx.now) {
+                        break;
+                    }
+                    self.issue(ctx, job, SimTime::ZERO, false);
+                }
+            }
+        }
+    }
+
+    /// The host's own events (interrupts and completions are routed by the simulation, which
+    /// brings what other blocks contribute).
+    pub fn handle(&mut self, ctx: &mut Ctx, ev: Event) {
+        match ev {
+            Event::Arrival { job } => self.on_arrival(ctx, job.index()),
+            Event::TraceArrival => self.on_trace_arrival(ctx),
+            Event::CqeSeen { cmd } => {
+                // The thread spun from its submission until now (counted once per job).
+                let c = &ctx.cmds[cmd];
+                let job = c.job.index();
+                let from = c.submitted.max(self.spun_until[job]);
+                self.spin += ctx.now.since(from);
+                self.spun_until[job] = ctx.now;
+                self.finish(ctx, cmd, self.poll_cost, true);
+            }
+            Event::TagLock { cmd } => self.on_tag_lock(ctx, cmd),
+            Event::Schedule { cmd } => self.on_schedule(ctx, cmd),
+            Event::Interrupt { .. } | Event::Complete { .. } => unreachable!("routed by the simulation"),
+        }
+    }
+
+    fn on_arrival(&mut self, ctx: &mut Ctx, job: usize) {
+        let now = ctx.now;
+        if !self.jobs[job].gen.may_issue(now) {
+            return;
+        }
+        if self.jobs[job].inflight < self.jobs[job].iodepth {
+            self.issue(ctx, job, now, false);
+        } else if self.jobs[job].backlog.len() >= MAX_BACKLOG {
+            ctx.fail(Error::workload("workload.rate_iops", self.rate_iops.to_string(), format!("job {job}: more than {MAX_BACKLOG} arrivals wait for a free iodepth slot: the device cannot sustain this rate")));
+        } else {
+            self.jobs[job].backlog.push_back((now, None));
+            self.jobs[job].gen.reserve_one();
+        }
+        if let Some(next) = self.jobs[job].gen.next_arrival(now) {
+            ctx.at(next, SimEvent::Host(Event::Arrival { job: JobId(job as u32) }));
+        }
+    }
+
+    /// The next record of the replayed trace (`None` at its end or on an error, which stops the run).
+    fn replay_record(&mut self, ctx: &mut Ctx) -> Option<(usize, Io, SimTime)> {
+        match self.replay.as_mut()?.next(ctx.now) {
+            Ok(r) => r,
+            Err(e) => {
+                ctx.fail(e);
+                None
+            }
+        }
+    }
+
+    fn start_replay(&mut self, ctx: &mut Ctx) {
+        if self.replay.as_ref().is_some_and(|r| r.timed()) {
+            if let Some((job, io, at)) = self.replay_record(ctx) {
+                self.replay_next = Some((job, io));
+                ctx.at(at, SimEvent::Host(Event::TraceArrival));
+            }
+            return;
+        }
+        for job in 0..self.jobs.len() {
+            for _ in 0..self.jobs[job].iodepth {
+                let Some((_, io, _)) = self.replay_record(ctx) else { return };
+                self.issue_io(ctx, job, io, SimTime::ZERO);
+            }
+        }
+    }
+
+    /// A timed replay's record arrives: issued if its job has a free slot, else it waits.
+    fn on_trace_arrival(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now;
+        let Some((job, io)) = self.replay_next.take() else { return };
+        if self.jobs[job].inflight < self.jobs[job].iodepth {
+            self.issue_io(ctx, job, io, now);
+        } else if self.jobs[job].backlog.len() >= MAX_BACKLOG {
+            ctx.fail(Error::workload(
+                "workload.replay.trace",
+                String::new(),
+                format!("job {job}: more than {MAX_BACKLOG} trace records wait for a free iodepth slot: the device cannot keep up with the trace (raise workload.replay.time_scale or iodepth)"),
+            ));
+        } else {
+            self.jobs[job].backlog.push_back((now, Some(io)));
+        }
+        if let Some((job, io, at)) = self.replay_record(ctx) {
+            self.replay_next = Some((job, io));
+            ctx.at(at.max(now), SimEvent::Host(Event::TraceArrival));
+        }
+    }
+
+    /// Starts a new I/O of `job` that arrived at `arrival`. An I/O that waited in the backlog
+    /// was counted against the job's limit when it arrived (`reserved`).
+    fn issue(&mut self, ctx: &mut Ctx, job: usize, arrival: SimTime, reserved: bool) {
+        let gen = &mut self.jobs[job].gen;
+        let io = if reserved { gen.next_reserved_io() } else { gen.next_io() };
+        self.issue_io(ctx, job, io, arrival);
+    }
+
+    /// Starts `io` for `job`, arrived at `arrival`: the submitting thread's own work (the path
+    /// to the driver, a copy of write data into a kernel buffer, its side of a hand-off to the
+    /// scheduler thread), then the rest of submission.
+    fn issue_io(&mut self, ctx: &mut Ctx, job: usize, io: Io, arrival: SimTime) {
+        let state = &mut self.jobs[job];
+        state.inflight += 1;
+        let mut c = Command::new(state.tenant, JobId(job as u32), QueueId(job as u16), io.op, io.offset, io.len, arrival);
+        let pages = io.len.div_ceil(self.page_size);
+        c.prp_entries = if pages > 2 { pages - 1 } else { 0 };
+        if let Some(m) = &mut self.memory {
+            m.assign(job, &mut c);
+        }
+        let id = ctx.cmds.insert(c);
+        let mut cost = self.submit_cost;
+        if io.op == Op::Write {
+            cost += self.copy_time(io.len);
+        }
+        if self.scheduler.is_some() {
+            cost += self.context_switch;
+        }
+        let g = self.cpus[job].reserve(ctx.now, cost);
+        Self::account(ctx, id, g);
+        self.after_submit(ctx, id, g.end, SubmitStage::Cpu);
+    }
+
+    fn account(ctx: &mut Ctx, id: CmdId, g: Grant) {
+        let c = &mut ctx.cmds[id];
+        c.account(Component::HostQueueing, g.start);
+        c.account(Component::HostSoftware, g.end);
+    }
+
+    fn copy_time(&self, len: u64) -> SimDuration {
+        self.copy_ps_per_byte.map_or(SimDuration::ZERO, |p| SimDuration::from_ps((len as f64 * p).round() as u64))
+    }
+
+    /// The rest of submission after `done`: the tag lock, the scheduler thread, then the
+    /// driver's SQ write and doorbell.
+    fn after_submit(&mut self, ctx: &mut Ctx, id: CmdId, at: SimTime, done: SubmitStage) {
+        if done == SubmitStage::Cpu && self.tag_lock.is_some() {
+            ctx.at(at, SimEvent::Host(Event::TagLock { cmd: id }));
+            return;
+        }
+        if done != SubmitStage::Scheduler && self.scheduler.is_some() {
+            ctx.at(at, SimEvent::Host(Event::Schedule { cmd: id }));
+            return;
+        }
+        ctx.cmds[id].submitted = at;
+        ctx.at(at, SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: pcie::Tlp::SqDoorbell }));
+    }
+
+    /// The tag lock: shared by every job, held `lock_hold`; the thread spins while it waits.
+    fn on_tag_lock(&mut self, ctx: &mut Ctx, id: CmdId) {
+        let hold = self.tag_lock.unwrap_or(SimDuration::ZERO);
+        let g = self.lock.reserve(ctx.now, hold);
+        self.spin += g.wait;
+        self.cpus[ctx.cmds[id].job.index()].reserve(ctx.now, hold);
+        Self::account(ctx, id, g);
+        self.after_submit(ctx, id, g.end, SubmitStage::Lock);
+    }
+
+    /// The scheduler thread: wakes (a context switch), does its work, issues the request.
+    fn on_schedule(&mut self, ctx: &mut Ctx, id: CmdId) {
+        let Some(s) = &mut self.scheduler else { return };
+        let g = s.reserve(ctx.now, self.scheduler_service);
+        Self::account(ctx, id, g);
+        self.after_submit(ctx, id, g.end, SubmitStage::Scheduler);
+    }
+
+    /// An interrupt covering `batch` reached the host: each is finished in turn, and the last
+    /// rings the CQ head doorbell.
+    pub fn interrupt(&mut self, ctx: &mut Ctx, batch: &[CmdId]) {
+        let last = batch.len().saturating_sub(1);
+        for (i, &cmd) in batch.iter().enumerate() {
+            let now = ctx.now;
+            ctx.cmds[cmd].account(Component::Completion, now);
+            self.finish(ctx, cmd, self.complete_cost, i == last);
+        }
+    }
+
+    /// Runs the host's completion work for `cmd` (and a copy of read data to the application);
+    /// it completes when that is done.
+    fn finish(&mut self, ctx: &mut Ctx, cmd: CmdId, cost: SimDuration, ring_cq: bool) {
+        let c = &ctx.cmds[cmd];
+        let (job, op, len) = (c.job.index(), c.op, c.len);
+        let cost = if op == Op::Read { cost + self.copy_time(len) } else { cost };
+        let g = self.cpus[job].reserve(ctx.now, cost);
+        Self::account(ctx, cmd, g);
+        ctx.at(g.end, SimEvent::Host(Event::Complete { cmd, ring_cq }));
+    }
+
+    /// The application has seen `id` complete (its statistics are recorded): the slot frees,
+    /// and the job issues its next I/O.
+    pub fn complete(&mut self, ctx: &mut Ctx, id: CmdId) {
+        let now = ctx.now;
+        let c = &ctx.cmds[id];
+        debug_assert_eq!(c.breakdown.total(), now.since(c.issued).as_ps());
+        let job = c.job.index();
+        if let Some(m) = &mut self.memory {
+            m.release(c);
+        }
+        ctx.cmds.remove(id);
+        let state = &mut self.jobs[job];
+        state.inflight -= 1;
+        match state.backlog.pop_front() {
+            Some((arrival, Some(io))) => self.issue_io(ctx, job, io, arrival),
+            Some((arrival, None)) => self.issue(ctx, job, arrival, true),
+            // Closed-loop replay: the job takes the trace's next record (timed replay waits
+            // for the record's own arrival).
+            None if self.replay.is_some() => {
+                let closed = !self.replay.as_ref().is_some_and(|r| r.timed());
+                if let Some((_, io, _)) = closed.then(|| self.replay_record(ctx)).flatten() {
+                    self.issue_io(ctx, job, io, now);
+                }
+            }
+            None if !state.gen.open_loop() && state.gen.may_issue(now) => {
+                let think = state.thinktime;
+                if think > SimDuration::ZERO {
+                    // The thread thinks, then issues (through the arrival path, which checks limits).
+                    ctx.at(now + think, SimEvent::Host(Event::Arrival { job: JobId(job as u32) }));
+                } else {
+                    self.issue(ctx, job, now, false);
+                }
+            }
+            None => {}
+        }
+    }
 }

@@ -1,261 +1,89 @@
-//! Byte-addressable non-volatile memory (PCM, MRAM, 3D XPoint, DRAM) as memory controllers
-//! with banks, on an interconnect, interleaved by chunk.
+//! The media behind the controller, as one trait over every kind.
 //!
-//! Chunk `k` of the device lives on controller `k mod d` of its group (`d` = interleaving
-//! degree; each group of `d` controllers holds its own contiguous part of the capacity) and on
-//! bank `(k / d) mod banks` there. An access is cut at chunk boundaries; each piece occupies its
-//! bank (FIFO) for a whole-chunk access whatever its size, and a write of part of a chunk reads
-//! and writes it (read-modify-write). Pieces cross the interconnect: one shared bus, a shared
-//! ring with per-hop latency, or a crossbar port per controller. Start-gap wear levelling moves
-//! the gap (one chunk read and written) every ψ writes to a controller.
+//! A [`Medium`] receives a command when the controller has translated it (a read) or when
+//! its data has arrived from the host (a write), handles its own events, and hands each read
+//! piece to the link and each finished write to the controller's completion step. Two kinds
+//! exist:
+//! - [`nvm`]: byte-addressable NVM (PCM, MRAM, 3D XPoint, DRAM) as memory controllers with
+//!   banks on an interconnect;
+//! - flash: the FTL ([`crate::ftl::FlashDevice`]: mapping, write buffer, GC) over the NAND
+//!   array of [`nand`].
 //!
-//! What emerges rather than being coded per workload: sub-chunk accesses cost whole chunks,
-//! unaligned accesses touch two chunks, concurrent accesses to one chunk serialise at its bank,
-//! bandwidth saturates at the interleaving degree, reads and writes contend for banks.
-//!
-//! Leaves out: row-buffer hits (every access is a full chunk access), refresh, bank
-//! conflicts inside a controller's scheduler (banks are FIFO), the NAND FTL (see `nand`).
+//! A new medium is one module that implements [`Medium`] (with its own event type), plus its
+//! line in [`Event`] and in [`build`].
 
 mod config;
 pub mod nand;
+pub mod nvm;
 
 pub use config::{DieScheduler, Interconnect, MediaConfig, MediaKind, NandConfig, NvmConfig};
 
-use crate::sim::{Grant, SimDuration, SimTime, Timeline};
+use crate::config::Config;
+use crate::ctrl::transfer::Transfer;
+use crate::error::Result;
+use crate::nvme::CmdId;
+use crate::sim::SimDuration;
+use crate::simulation::Ctx;
+use crate::stats::Metrics;
 
-/// A piece of an access that falls within one chunk.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Piece {
-    /// Bank index over the whole array (`controller * banks + bank`).
-    pub unit: u32,
-    pub len: u32,
-    /// The piece covers only part of its chunk.
-    pub partial: bool,
-}
+pub use nvm::{NvmArray, Piece};
 
-/// The NVM array.
-pub struct Media {
-    banks: Vec<Timeline>,
-    banks_per_controller: u32,
-    controllers: u32,
-    degree: u64,
-    group_bytes: u64,
-    chunk: u64,
-    read_latency: SimDuration,
-    write_latency: SimDuration,
-    interconnect: Interconnect,
-    links: Vec<Timeline>,
-    ps_per_byte: f64,
-    hop_latency: SimDuration,
-    gap_interval: u32,
-    writes: Vec<u32>,
-    gap_bank: Vec<u32>,
-    /// Start-gap moves done.
-    pub gap_moves: u64,
-}
-
-impl Media {
-    pub fn new(c: &MediaConfig) -> Self {
-        let n = &c.nvm;
-        let degree = if n.interleave == 0 { n.controllers } else { n.interleave };
-        let groups = u64::from(n.controllers / degree.max(1)).max(1);
-        Media {
-            banks: vec![Timeline::default(); (n.controllers * n.banks) as usize],
-            banks_per_controller: n.banks,
-            controllers: n.controllers,
-            degree: u64::from(degree.max(1)),
-            group_bytes: c.capacity.0.div_ceil(groups).max(n.chunk.0),
-            chunk: n.chunk.0,
-            read_latency: n.read_latency,
-            write_latency: n.write_latency,
-            interconnect: n.interconnect,
-            links: vec![Timeline::default(); if n.interconnect == Interconnect::Crossbar { n.controllers as usize } else { 1 }],
-            ps_per_byte: 1e12 / n.bus_bandwidth.0,
-            hop_latency: n.hop_latency,
-            gap_interval: n.start_gap_interval,
-            writes: vec![0; n.controllers as usize],
-            gap_bank: vec![0; n.controllers as usize],
-            gap_moves: 0,
-        }
-    }
-
-    /// Controller and bank of the chunk holding byte `addr`.
-    #[inline]
-    fn place(&self, addr: u64) -> (u32, u32) {
-        let group = addr / self.group_bytes;
-        let k = (addr % self.group_bytes) / self.chunk;
-        let controller = group * self.degree + k % self.degree;
-        let bank = (k / self.degree) % u64::from(self.banks_per_controller);
-        (controller as u32, bank as u32)
-    }
-
-    /// Cuts `[offset, offset + len)` into per-chunk pieces, in address order.
-    pub fn pieces(&self, offset: u64, len: u64) -> impl Iterator<Item = Piece> + '_ {
-        let end = offset + len;
-        let mut at = offset;
-        std::iter::from_fn(move || {
-            if at >= end {
-                return None;
-            }
-            let next = ((at / self.chunk + 1) * self.chunk).min(end);
-            let (c, b) = self.place(at);
-            let piece = Piece { unit: c * self.banks_per_controller + b, len: (next - at) as u32, partial: next - at < self.chunk };
-            at = next;
-            Some(piece)
-        })
-    }
-
-    /// Number of pieces an access is cut into.
-    pub fn piece_count(&self, offset: u64, len: u64) -> u64 {
-        if len == 0 {
-            return 0;
-        }
-        (offset + len - 1) / self.chunk - offset / self.chunk + 1
-    }
-
-    /// Occupies bank `unit` for a chunk read, or a write (read-modify-write if `partial`); every
-    /// `start_gap_interval` writes to a controller the gap moves on it too.
-    #[inline]
-    pub fn access(&mut self, unit: u32, now: SimTime, write: bool, partial: bool) -> Grant {
-        let t = self.access_time(write, partial);
-        let g = self.banks[unit as usize].reserve(now, t);
-        if write && self.gap_interval > 0 {
-            let c = (unit / self.banks_per_controller) as usize;
-            self.writes[c] += 1;
-            if self.writes[c] >= self.gap_interval {
-                self.writes[c] = 0;
-                // The gap line moves: its neighbour is read and written into it.
-                let bank = c as u32 * self.banks_per_controller + self.gap_bank[c];
-                self.gap_bank[c] = (self.gap_bank[c] + 1) % self.banks_per_controller;
-                let t = self.read_latency + self.write_latency;
-                self.banks[bank as usize].reserve(now, t);
-                self.gap_moves += 1;
-            }
-        }
-        g
-    }
-
-    /// Time a bank is busy for one access.
-    pub fn access_time(&self, write: bool, partial: bool) -> SimDuration {
-        match (write, partial) {
-            (false, _) => self.read_latency,
-            (true, false) => self.write_latency,
-            (true, true) => self.read_latency + self.write_latency,
-        }
-    }
-
-    /// Time `len` bytes take on the interconnect, without hop latency.
-    pub fn bus_time(&self, len: u64) -> SimDuration {
-        SimDuration::from_ps((len as f64 * self.ps_per_byte).round() as u64)
-    }
-
-    /// Hop latency between the host interface and bank `unit`'s controller.
-    pub fn hops(&self, unit: u32) -> SimDuration {
-        if self.interconnect != Interconnect::Ring {
-            return SimDuration::ZERO;
-        }
-        let c = u64::from(unit / self.banks_per_controller);
-        let n = u64::from(self.controllers);
-        self.hop_latency * (c + 1).min(n - c)
-    }
-
-    /// Moves `len` bytes between bank `unit`'s controller and the host interface. The grant
-    /// ends when the data has arrived (serialisation, then the ring's hops).
-    #[inline]
-    pub fn transfer(&mut self, unit: u32, now: SimTime, len: u64) -> Grant {
-        let link = if self.interconnect == Interconnect::Crossbar { (unit / self.banks_per_controller) as usize } else { 0 };
-        let t = self.bus_time(len);
-        let hops = self.hops(unit);
-        let g = self.links[link].reserve(now, t);
-        Grant { start: g.start, end: g.end + hops, wait: g.wait }
-    }
-
-    /// Busy time summed over banks, and of the interconnect links.
-    pub fn busy(&self) -> (SimDuration, SimDuration) {
-        (self.banks.iter().fold(SimDuration::ZERO, |a, u| a + u.busy()), self.links.iter().fold(SimDuration::ZERO, |a, u| a + u.busy()))
-    }
-
-    /// Banks over the whole array.
-    pub fn unit_count(&self) -> usize {
-        self.banks.len()
-    }
-
-    /// Interconnect links (1, or one per controller for a crossbar).
-    pub fn link_count(&self) -> usize {
-        self.links.len()
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::many_single_char_names)]
-mod tests {
-    use super::*;
-    use crate::config::units::Bytes;
-
-    #[test]
-    fn pieces_split_at_chunks_and_interleave_over_controllers_and_banks() {
-        let c = MediaConfig { nvm: NvmConfig { controllers: 4, banks: 2, chunk: Bytes(4096), ..NvmConfig::default() }, capacity: Bytes(1 << 30), ..MediaConfig::default() };
-        let m = Media::new(&c);
-        let p: Vec<Piece> = m.pieces(4096 * 3 + 512, 8192).collect();
-        // Chunks 3, 4, 5: controllers 3, 0, 1; banks 0, 1, 1.
-        assert_eq!(
-            p,
-            vec![Piece { unit: 6, len: 3584, partial: true }, Piece { unit: 1, len: 4096, partial: false }, Piece { unit: 3, len: 512, partial: true }]
-        );
-        assert_eq!(m.piece_count(4096 * 3 + 512, 8192), 3);
-        // Degree 2: the first half of the capacity lives on controllers 0-1, the second on 2-3.
-        let c2 = MediaConfig { nvm: NvmConfig { controllers: 4, interleave: 2, ..NvmConfig::default() }, capacity: Bytes(1 << 30), ..MediaConfig::default() };
-        let m2 = Media::new(&c2);
-        let units: Vec<u32> = (0..4).map(|k| m2.pieces(k * 4096, 4096).next().unwrap().unit).collect();
-        assert_eq!(units, vec![0, 1, 0, 1]);
-        assert_eq!(m2.pieces(1 << 29, 4096).next().unwrap().unit, 2);
-    }
-
-    #[test]
-    fn banks_are_fifo_partial_writes_read_modify_write_and_rings_add_hops() {
-        let c = MediaConfig { nvm: NvmConfig { interconnect: Interconnect::Ring, controllers: 8, hop_latency: SimDuration::from_ns(10), ..NvmConfig::default() }, ..MediaConfig::default() };
-        let mut m = Media::new(&c);
-        let a = m.access(0, SimTime(0), false, true);
-        let b = m.access(0, SimTime(0), false, false);
-        assert_eq!((a.end, b.start), (SimTime(48_000), a.end), "sub-chunk reads still take a whole access");
-        assert_eq!(m.access(1, SimTime(0), true, true).end, SimTime(198_000), "read-modify-write");
-        assert_eq!(m.access(2, SimTime(0), true, false).end, SimTime(150_000));
-        assert_eq!(m.hops(0), SimDuration::from_ns(10));
-        assert_eq!(m.hops(7), SimDuration::from_ns(10));
-        assert_eq!(m.hops(4), SimDuration::from_ns(40));
-        let g = m.transfer(4, SimTime(0), 4096);
-        assert_eq!(g.end, SimTime(256_000 + 40_000));
-    }
-
-    #[test]
-    fn start_gap_moves_cost_bank_time() {
-        let c = MediaConfig { nvm: NvmConfig { controllers: 1, start_gap_interval: 4, ..NvmConfig::default() }, ..MediaConfig::default() };
-        let mut m = Media::new(&c);
-        for _ in 0..8 {
-            m.access(0, SimTime(0), true, false);
-        }
-        assert_eq!(m.gap_moves, 2);
-        assert_eq!(m.busy().0, SimDuration::from_ns(8 * 150 + 2 * (48 + 150)));
-    }
-}
-
-/// Media events.
+/// Media events: the two entry points every medium has, then each medium's own.
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
-    /// Translation is done: the read pieces go to their units.
-    ReadStart { cmd: crate::nvme::CmdId },
-    /// A read piece leaves its unit for the internal bus.
-    ReadBus { cmd: crate::nvme::CmdId, unit: u32, len: u32, at: u32 },
-    /// Write data arrived from the host: the pieces go over the bus.
-    WriteStart { cmd: crate::nvme::CmdId },
-    /// A write piece reaches its unit.
-    WriteUnit { cmd: crate::nvme::CmdId, unit: u32, len: u32 },
-    /// NAND: a read served from the write buffer is ready.
-    Buffered { cmd: crate::nvme::CmdId, len: u32, at: u32 },
-    /// NAND: check whether background GC should run.
-    BackgroundGc,
-    /// A piece left the transfer engine: it may take the next.
-    EngineFree,
-    /// NAND array events.
-    Nand(nand::Event),
+    /// Translation is done: the read goes to the medium.
+    ReadStart { cmd: CmdId },
+    /// Write data arrived from the host.
+    WriteStart { cmd: CmdId },
+    Nvm(nvm::Event),
+    Flash(crate::ftl::Event),
+}
+
+/// A storage medium behind the controller.
+pub trait Medium {
+    /// Media accesses an I/O of `len` bytes at `offset` is cut into (the controller translates
+    /// each one).
+    fn pieces(&self, offset: u64, len: u64) -> u64;
+
+    /// The run starts (a medium may report its initial state to `ctx.probe`).
+    fn start(&mut self, _ctx: &mut Ctx) {}
+
+    /// Whether reads go piece by piece through the controller's transfer engine.
+    fn uses_transfer_engine(&self) -> bool {
+        false
+    }
+
+    /// A read's translation is done (`ctx.cmds[id].pieces` is set): serve it. Each piece goes
+    /// to the link as `Tlp::DataOut` with the command's `crit_media` set.
+    fn read(&mut self, ctx: &mut Ctx, id: CmdId, xfer: &mut Transfer);
+
+    /// A write's data has arrived: store it, then send the command to its completion step.
+    fn write(&mut self, ctx: &mut Ctx, id: CmdId);
+
+    /// One of the medium's own events (`Event::Nvm`, `Event::Flash`, ...).
+    fn handle(&mut self, ctx: &mut Ctx, ev: Event, xfer: &mut Transfer);
+
+    /// The transfer engine has room again (media that use it take more pieces).
+    fn pump(&mut self, _ctx: &mut Ctx, _xfer: &mut Transfer) {}
+
+    /// Publishes the medium's counters and gauges, cumulative since the run started. Every
+    /// medium publishes `media.units.busy`, `media.units`, `media.bus.busy`, `media.bus.units`.
+    fn publish(&self, m: &mut Metrics);
+
+    /// Busy fraction of the media units and of the internal bus over `window`, from the
+    /// metrics it published (already reset to the measurement window).
+    fn utilisation(&self, m: &Metrics, window: SimDuration) -> (f64, f64);
+
+    /// The flash section of the results (flash media only).
+    fn flash_summary(&self, _m: &Metrics, _window: SimDuration) -> Option<crate::ftl::FlashSummary> {
+        None
+    }
+}
+
+/// Builds the medium a config describes (flash media precondition here, without timing).
+pub fn build(config: &Config) -> Result<Box<dyn Medium>> {
+    Ok(match config.media.kind {
+        MediaKind::Nvm => Box::new(NvmArray::new(&config.media)),
+        MediaKind::Nand => Box::new(crate::ftl::FlashDevice::new(config)?),
+    })
 }

@@ -202,18 +202,14 @@ impl NandArray {
         self.programmed[block as usize] = pages.min(u32::from(u16::MAX)) as u16;
     }
 
-    /// Busy fraction of dies and channels over `elapsed`.
-    pub fn utilisation(&self, elapsed: SimDuration) -> (f64, f64) {
-        let t = elapsed.as_ps().max(1) as f64;
-        let dies = self.dies.iter().map(|d| d.busy.as_ps() as f64).sum::<f64>() / t / self.dies.len() as f64;
-        let ch = self.channels.iter().map(|c| c.busy().as_ps() as f64).sum::<f64>() / t / self.channels.len() as f64;
-        (dies, ch)
+    /// Busy time of each die, in picoseconds.
+    pub fn die_busy(&self) -> Vec<u64> {
+        self.dies.iter().map(|d| d.busy.as_ps()).collect()
     }
 
-    /// Busy fraction of each die over `elapsed`.
-    pub fn die_utilisation(&self, elapsed: SimDuration) -> Vec<f64> {
-        let t = elapsed.as_ps().max(1) as f64;
-        self.dies.iter().map(|d| d.busy.as_ps() as f64 / t).collect()
+    /// Busy time of each channel, in picoseconds.
+    pub fn channel_busy(&self) -> Vec<u64> {
+        self.channels.iter().map(|c| c.busy().as_ps()).collect()
     }
 
     /// Queues an FTL operation.

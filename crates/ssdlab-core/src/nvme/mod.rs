@@ -3,7 +3,8 @@
 //! aggregation (coalescing) per completion queue.
 //!
 //! Models: a submission queue is a FIFO of commands the host has written; an entry becomes
-//! visible to the controller when the SQ tail doorbell carrying it arrives. The controller
+//! visible to the controller when the SQ tail doorbell carrying it arrives (the queue holds
+//! only visible entries). The controller
 //! fetches one 64 B SQE per read request. Completion entries (16 B) are posted in order; an
 //! MSI-X interrupt goes out per CQE, or, with coalescing, when `irq_coalesce_threshold` CQEs
 //! are waiting or `irq_coalesce_time` has passed since the first of them.
@@ -39,10 +40,8 @@ pub struct CmdId(pub u32);
 /// One I/O queue pair.
 #[derive(Debug, Default)]
 pub struct QueuePair {
-    /// Commands written by the host, oldest first, not yet fetched.
+    /// Commands announced by doorbells, oldest first, not yet fetched.
     sq: VecDeque<CmdId>,
-    /// How many of them the controller has been told about by doorbells.
-    visible: u32,
     /// Posted CQEs not yet covered by an interrupt.
     cq_waiting: VecDeque<CmdId>,
     /// CQEs covered by sent interrupts, not yet handled by the host.
@@ -71,14 +70,9 @@ impl Nvme {
         }
     }
 
-    /// The host writes an SQE (its doorbell follows).
-    pub fn enqueue(&mut self, q: QueueId, cmd: CmdId) {
+    /// An SQ tail doorbell announcing the entry of `cmd` reached the controller.
+    pub fn doorbell(&mut self, q: QueueId, cmd: CmdId) {
         self.qps[usize::from(q.0)].sq.push_back(cmd);
-    }
-
-    /// An SQ tail doorbell announcing one more entry reached the controller.
-    pub fn doorbell(&mut self, q: QueueId) {
-        self.qps[usize::from(q.0)].visible += 1;
     }
 
     /// Round robin: the next visible command, from the queue after the last one served.
@@ -86,10 +80,7 @@ impl Nvme {
         let n = self.qps.len();
         for i in 0..n {
             let q = (self.rr_next + i) % n;
-            let qp = &mut self.qps[q];
-            if qp.visible > 0 {
-                qp.visible -= 1;
-                let cmd = qp.sq.pop_front()?;
+            if let Some(cmd) = self.qps[q].sq.pop_front() {
                 self.rr_next = (q + 1) % n;
                 return Some((QueueId(q as u16), cmd));
             }
@@ -146,16 +137,13 @@ mod tests {
     #[test]
     fn round_robin_serves_queues_in_turn_and_only_visible_entries() {
         let mut n = Nvme::new(&NvmeConfig::default(), 3);
-        for (q, c) in [(0, 10), (0, 11), (2, 20), (1, 30)] {
-            n.enqueue(QueueId(q), CmdId(c));
+        for (q, c) in [(0, 10), (0, 11), (2, 20)] {
+            n.doorbell(QueueId(q), CmdId(c));
         }
-        n.doorbell(QueueId(0));
-        n.doorbell(QueueId(0));
-        n.doorbell(QueueId(2));
-        // Queue 1 has an entry but its doorbell has not arrived.
+        // Queue 1's entry is written but its doorbell has not arrived: nothing of it is seen.
         let order: Vec<u32> = std::iter::from_fn(|| n.arbitrate().map(|(_, c)| c.0)).collect();
         assert_eq!(order, vec![10, 20, 11]);
-        n.doorbell(QueueId(1));
+        n.doorbell(QueueId(1), CmdId(30));
         assert_eq!(n.arbitrate(), Some((QueueId(1), CmdId(30))));
     }
 
@@ -176,8 +164,8 @@ mod tests {
 /// `NVMe` interface events.
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
-    /// An SQ tail doorbell write reached the controller.
-    Doorbell { queue: QueueId },
+    /// An SQ tail doorbell write announcing `cmd` reached the controller.
+    Doorbell { queue: QueueId, cmd: CmdId },
     /// An interrupt-coalescing timer expired.
     IrqTimer { queue: QueueId, gen: u32 },
 }

@@ -17,7 +17,12 @@ mod config;
 
 pub use config::{CompletionSplit, PcieConfig};
 
+use crate::ctrl::Step;
+use crate::nvme::{CmdId, CQE_BYTES, DOORBELL_BYTES, PRP_ENTRY_BYTES, SQE_BYTES};
 use crate::sim::{Grant, SimDuration, SimTime, Timeline};
+use crate::simulation::{Ctx, Event as SimEvent};
+use crate::stats::{Component, Metrics};
+use crate::{ctrl, media, nvme};
 
 /// Bytes of one DLLP (ACK/NAK, `UpdateFC`) including its framing.
 pub const DLLP_BYTES: f64 = 8.0;
@@ -138,11 +143,25 @@ pub struct Link {
     pub params: LinkParams,
     down: Direction,
     up: Direction,
+    /// Host memory latency: how long after a read request arrives its completion can leave.
+    host_memory: SimDuration,
+}
+
+/// What a transmission leaves for the simulation to route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sent {
+    /// The next step is scheduled.
+    Scheduled,
+    /// A piece of read data has left at `end`; `last` if it was the command's last.
+    DataOut { end: SimTime, last: bool },
+    /// The CQE has left at `end`.
+    Cqe { end: SimTime },
 }
 
 impl Link {
-    pub fn new(c: &PcieConfig) -> Self {
-        Link { params: LinkParams::new(c), down: Direction::default(), up: Direction::default() }
+    /// A link whose host side answers read requests after `host_memory`.
+    pub fn new(c: &PcieConfig, host_memory: SimDuration) -> Self {
+        Link { params: LinkParams::new(c), down: Direction::default(), up: Direction::default(), host_memory }
     }
 
     /// Puts `tlps` on direction `dir` at `now` (the moment they are ready to go). The grant
@@ -162,6 +181,131 @@ impl Link {
         this.wire_bytes += tlps.wire_bytes;
         other.dllp_debt += tlps.count as f64 * p.dllps_per_tlp * DLLP_BYTES;
         this.wire.reserve(now, p.serialise(bytes))
+    }
+
+    /// Carries `tlp` of command `id`, ready at `ctx.now` (after waiting `translated` for its
+    /// address translations), on its direction: through the controller's DMA `engine` when data
+    /// goes through one (the transfer starts when both are free and holds the engine until its
+    /// last byte has left; the link is reserved when the engine frees, slightly ahead of other
+    /// traffic arriving meanwhile: an approximation). Attributes the command's time and
+    /// schedules what the TLPs' arrival starts; returns what the simulation must route.
+    pub fn transmit(&mut self, ctx: &mut Ctx, id: CmdId, tlp: Tlp, translated: SimDuration, engine: Option<&mut Timeline>) -> Sent {
+        let now = ctx.now;
+        let c = &mut ctx.cmds[id];
+        if translated > SimDuration::ZERO && !matches!(tlp, Tlp::DataOut { .. }) {
+            c.account(Component::Translation, now);
+        }
+        let p = &self.params;
+        let prop = p.propagation;
+        let (dir, tlps) = match tlp {
+            Tlp::SqDoorbell => (Dir::Down, p.writes(DOORBELL_BYTES)),
+            Tlp::SqeRead => (Dir::Up, p.read_requests(SQE_BYTES)),
+            Tlp::SqeData => (Dir::Down, p.completions(SQE_BYTES)),
+            Tlp::PrpRead => (Dir::Up, p.read_requests(c.prp_entries * PRP_ENTRY_BYTES)),
+            Tlp::PrpData => (Dir::Down, p.completions(c.prp_entries * PRP_ENTRY_BYTES)),
+            Tlp::DataRead => (Dir::Up, p.read_requests(c.len)),
+            Tlp::DataIn => (Dir::Down, p.completions(c.len)),
+            Tlp::DataOut { len, .. } => (Dir::Up, p.writes(u64::from(len))),
+            Tlp::Cqe => (Dir::Up, p.writes(CQE_BYTES)),
+        };
+        // The first request of a batch leaves one request's time after the batch starts.
+        let one_request = p.serialise((tlps.wire_bytes / tlps.count.max(1)) as f64);
+        let g = match engine {
+            Some(e) => {
+                let start = now.max(e.free_at());
+                let g = self.send(dir, start, tlps);
+                e.occupy(g.start, g.end);
+                Grant { start: g.start, end: g.end, wait: g.start.since(now) }
+            }
+            None => self.send(dir, now, tlps),
+        };
+        let mem = self.host_memory;
+        let c = &mut ctx.cmds[id];
+        let (next, at) = match tlp {
+            Tlp::SqDoorbell => {
+                c.account(Component::Queueing, g.start);
+                c.account(Component::DoorbellFetch, g.end + prop);
+                (SimEvent::Nvme(nvme::Event::Doorbell { queue: c.queue, cmd: id }), g.end + prop)
+            }
+            Tlp::SqeRead | Tlp::PrpRead => {
+                let (cat, next) = if tlp == Tlp::SqeRead { (Component::DoorbellFetch, Tlp::SqeData) } else { (Component::Prp, Tlp::PrpData) };
+                c.account(Component::Queueing, g.start);
+                let back = g.end + prop + mem;
+                c.account(cat, back);
+                (SimEvent::Pcie(Event::Send { cmd: id, tlp: next }), back)
+            }
+            Tlp::SqeData | Tlp::PrpData => {
+                let (cat, step) = if tlp == Tlp::SqeData { (Component::DoorbellFetch, Step::Parse) } else { (Component::Prp, Step::PrpList) };
+                c.account(Component::Queueing, g.start);
+                c.account(cat, g.end + prop);
+                (SimEvent::Ctrl(ctrl::Event::Step { cmd: id, step }), g.end + prop)
+            }
+            Tlp::DataRead => {
+                c.account(Component::Queueing, g.start);
+                // Completions start once the first request has reached host memory; the rest
+                // of the requests are smaller than their data and keep the stream busy.
+                let back = g.start + one_request + prop + mem;
+                c.account(Component::Transfer, back);
+                (SimEvent::Pcie(Event::Send { cmd: id, tlp: Tlp::DataIn }), back)
+            }
+            Tlp::DataIn => {
+                c.account(Component::Queueing, g.start);
+                c.account(Component::Transfer, g.end + prop);
+                (SimEvent::Media(media::Event::WriteStart { cmd: id }), g.end + prop)
+            }
+            Tlp::DataOut { .. } => {
+                c.pieces_left -= 1;
+                let last = c.pieces_left == 0;
+                if last {
+                    // The link is FIFO, so the last piece sent is the last to finish: its path
+                    // from translation to here is the command's critical path.
+                    let media = c.crit_media;
+                    let transfer = g.end.since(g.start);
+                    let elapsed = g.end.since(c.mark);
+                    c.add(Component::Media, media);
+                    c.add(Component::Transfer, transfer);
+                    c.add(Component::Translation, translated);
+                    c.add(Component::Queueing, elapsed - media - transfer - translated);
+                    c.mark = g.end;
+                }
+                return Sent::DataOut { end: g.end, last };
+            }
+            Tlp::Cqe => {
+                c.account(Component::Queueing, g.start);
+                c.account(Component::Completion, g.end);
+                return Sent::Cqe { end: g.end };
+            }
+        };
+        ctx.at(at, next);
+        Sent::Scheduled
+    }
+
+    /// An MSI-X goes up at `now`; returns when it reaches the host.
+    pub fn interrupt(&mut self, now: SimTime) -> SimTime {
+        let t = self.params.writes(crate::nvme::MSI_BYTES);
+        self.send(Dir::Up, now, t).end + self.params.propagation
+    }
+
+    /// The host's CQ head doorbell goes down at `now` (nothing waits for it; it uses the link).
+    pub fn cq_doorbell(&mut self, now: SimTime) {
+        let t = self.params.writes(DOORBELL_BYTES);
+        self.send(Dir::Down, now, t);
+    }
+
+    /// The round trip of an ATS translation request: a read request up, the translation agent
+    /// (host memory latency), an 8-byte completion down.
+    pub fn translation_round_trip(&self) -> SimDuration {
+        let p = &self.params;
+        p.serialise(p.read_requests(8).wire_bytes as f64) + p.propagation + self.host_memory + p.serialise(p.completions(8).wire_bytes as f64) + p.propagation
+    }
+
+    /// Traffic and busy time of both directions, for statistics.
+    pub fn publish(&self, m: &mut Metrics) {
+        for (name, d) in [("up", &self.up), ("down", &self.down)] {
+            m.count(&format!("pcie.{name}.tlps"), "TLPs", "TLPs sent on this direction", d.tlps);
+            m.count(&format!("pcie.{name}.wire_bytes"), "B", "bytes on the wire on this direction (headers, framing and payload; DLLPs excluded)", d.wire_bytes);
+            m.count(&format!("pcie.{name}.busy"), "ps", "time this direction spent serialising TLPs and DLLPs", d.wire.busy().as_ps());
+        }
     }
 
     pub fn stats(&self, dir: Dir) -> DirStats {
@@ -210,7 +354,7 @@ mod tests {
 
     #[test]
     fn directions_are_independent_and_dllps_are_absorbed_when_idle() {
-        let mut link = Link::new(&PcieConfig::default());
+        let mut link = Link::new(&PcieConfig::default(), SimDuration::ZERO);
         let t = link.params.writes(4096);
         let a = link.send(Dir::Up, SimTime(0), t);
         let b = link.send(Dir::Down, SimTime(0), t);
@@ -253,7 +397,7 @@ pub enum Tlp {
 /// Link events: a command's TLPs are ready to go on their direction.
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
-    Send { cmd: crate::nvme::CmdId, tlp: Tlp },
+    Send { cmd: CmdId, tlp: Tlp },
     /// The TLPs waited `wait_ps` picoseconds for their address translations (ATS) and now go.
-    Translated { cmd: crate::nvme::CmdId, tlp: Tlp, wait_ps: u32 },
+    Translated { cmd: CmdId, tlp: Tlp, wait_ps: u32 },
 }

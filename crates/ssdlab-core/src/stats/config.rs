@@ -1,4 +1,5 @@
 use crate::config::load::Issues;
+use crate::sim::SimDuration;
 use crate::config_struct;
 
 config_struct! {
@@ -9,6 +10,13 @@ config_struct! {
         percentiles: Vec<f64> = Vec::new(),
         /// Significant decimal digits kept by the latency histograms, 1 to 5. Default: `3`.
         histogram_digits: u8 = 3,
+        /// Simulated time per time-series row, from the end of the ramp (`"10ms"`); `0` = no
+        /// time series. Default: `0`.
+        interval: SimDuration = SimDuration::ZERO,
+        /// Device metrics the time series tracks (names as `ssdlab run --metrics` lists them).
+        /// Empty: GC, erases, free blocks, host writes (so WAF) and media busy time, where the
+        /// device has them. Default: `[]`.
+        interval_metrics: Vec<String> = Vec::new(),
     }
 }
 
@@ -18,5 +26,6 @@ impl StatsConfig {
             issues.check(*p > 0.0 && *p <= 100.0, &format!("stats.percentiles[{i}]"), p, "a percentile must be in (0, 100]");
         }
         issues.check((1..=5).contains(&self.histogram_digits), "stats.histogram_digits", self.histogram_digits, "must be between 1 and 5");
+        issues.check(self.interval == SimDuration::ZERO || self.interval >= SimDuration::from_ns(100), "stats.interval", self.interval, "must be 0 (no time series) or at least 100ns");
     }
 }

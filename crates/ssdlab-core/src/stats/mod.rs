@@ -1,12 +1,19 @@
 //! Statistics as an outside observer.
 //!
-//! The simulation reports each finished I/O as an [`IoRecord`] (direction, size, when it was
-//! issued and completed, and where its time went); the models themselves keep no statistics
-//! beyond busy-time counters. [`Stats`] aggregates records into counts, bytes, exact mean and
-//! extreme latencies, HDR histograms for percentiles (3 significant digits by default), and
-//! mean latency breakdowns. I/Os completing during `ramp_time` are left out.
+//! The simulation reports each finished I/O as an [`IoRecord`] (tenant, job, direction, size,
+//! when it was issued and completed, and where its time went), and blocks report typed
+//! [`Record`]s of what they do; the models themselves keep only cumulative counters, which
+//! they publish into the [`Metrics`] registry. [`Stats`] aggregates I/O records into counts,
+//! bytes, exact mean and extreme latencies, HDR histograms for percentiles (3 significant
+//! digits by default) and mean latency breakdowns, per job and so per tenant; [`series`] cuts
+//! them (and the device metrics) into intervals. I/Os completing during `ramp_time` are left
+//! out, and the registry is reset when the ramp ends, so every figure covers the same window.
+//! [`summary`] builds the run's results from all of it.
 
 mod config;
+pub mod metrics;
+pub mod series;
+pub mod summary;
 
 use std::collections::BTreeMap;
 
@@ -15,7 +22,10 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
 pub use config::StatsConfig;
+pub use metrics::{Kind, MetricInfo, Metrics};
+pub use series::{Row, Series, Timeseries};
 
+use crate::ids::{JobId, TenantId};
 use crate::sim::{SimDuration, SimTime, PS_PER_NS, PS_PER_US};
 use crate::workload::Op;
 
@@ -91,8 +101,9 @@ impl Breakdown {
 /// One finished I/O, as the simulation reports it.
 #[derive(Clone, Copy, Debug)]
 pub struct IoRecord<'a> {
-    /// The job that issued it.
-    pub job: u32,
+    /// The tenant and job that issued it.
+    pub tenant: TenantId,
+    pub job: JobId,
     pub op: Op,
     pub offset: u64,
     pub len: u64,
@@ -103,10 +114,21 @@ pub struct IoRecord<'a> {
     pub breakdown: &'a Breakdown,
 }
 
+/// What a block reports as it works (besides the counters it publishes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Record {
+    /// The FTL's garbage collection was activated (its `runs`-th time; 0 is the initial
+    /// state), leaving `free_blocks` erased blocks.
+    GcRun { runs: u64, free_blocks: u32 },
+}
+
 /// Anything that watches I/Os finish.
 pub trait Observer {
     fn io_completed(&mut self, rec: &IoRecord<'_>);
 }
+
+/// Points kept in the free-blocks series before it is thinned by half.
+const SERIES_MAX: usize = 4096;
 
 /// Per-I/O columns, kept when asked for (Python turns them into a `DataFrame`).
 #[derive(Clone, Debug, Default)]
@@ -120,7 +142,7 @@ pub struct IoLog {
 }
 
 /// The largest latency the histograms resolve, in nanoseconds.
-const HIST_MAX_NS: u64 = 10_000_000_000_000;
+pub(crate) const HIST_MAX_NS: u64 = 10_000_000_000_000;
 
 /// Moments, extremes and a histogram of one latency.
 #[derive(Clone)]
@@ -225,12 +247,71 @@ pub struct Stats {
     last_completion: SimTime,
     extra_percentiles: Vec<f64>,
     log: Option<IoLog>,
+    series: Option<Series>,
+    /// Free blocks after GC activations: `(seconds, blocks)`, every `gc_step`-th activation,
+    /// thinned to at most `SERIES_MAX` points.
+    free_blocks: Vec<(f64, u32)>,
+    gc_step: u64,
 }
 
 impl Stats {
     /// Counts I/Os that complete at or after `from` (the end of the ramp).
     pub fn new(c: &StatsConfig, from: SimTime) -> Self {
-        Stats { from, digits: c.histogram_digits, per_job: Vec::new(), last_completion: SimTime::ZERO, extra_percentiles: c.percentiles.clone(), log: None }
+        Stats {
+            from,
+            digits: c.histogram_digits,
+            per_job: Vec::new(),
+            last_completion: SimTime::ZERO,
+            extra_percentiles: c.percentiles.clone(),
+            log: None,
+            series: None,
+            free_blocks: Vec::new(),
+            gc_step: 1,
+        }
+    }
+
+    /// When the measurement window starts (the end of the ramp).
+    pub fn from(&self) -> SimTime {
+        self.from
+    }
+
+    /// Records a time series.
+    pub fn set_series(&mut self, s: Series) {
+        self.series = Some(s);
+    }
+
+    pub fn series(&self) -> Option<&Series> {
+        self.series.as_ref()
+    }
+
+    pub fn series_mut(&mut self) -> Option<&mut Series> {
+        self.series.as_mut()
+    }
+
+    /// Takes a block's record.
+    pub fn record(&mut self, now: SimTime, r: Record) {
+        match r {
+            Record::GcRun { runs, free_blocks } => {
+                if !runs.is_multiple_of(self.gc_step) {
+                    return;
+                }
+                self.free_blocks.push((now.as_secs_f64(), free_blocks));
+                if self.free_blocks.len() >= SERIES_MAX {
+                    // Keep every other point (the first stays) and sample half as often from now on.
+                    let mut i = 0;
+                    self.free_blocks.retain(|_| {
+                        i += 1;
+                        i % 2 == 1
+                    });
+                    self.gc_step *= 2;
+                }
+            }
+        }
+    }
+
+    /// Free blocks at the start and after GC activations, as `(seconds, blocks)`.
+    pub fn free_blocks_over_time(&self) -> &[(f64, u32)] {
+        &self.free_blocks
     }
 
     /// Also keep one row per counted I/O.
@@ -280,6 +361,35 @@ impl Stats {
         }
     }
 
+    /// Per-tenant results: tenant `t` is named `names[t]` and has the jobs `j` with
+    /// `job_tenants[j] == t`.
+    pub fn tenant_summaries(&self, names: &[String], job_tenants: &[TenantId]) -> Vec<TenantSummary> {
+        let window = self.window().as_secs_f64();
+        names
+            .iter()
+            .enumerate()
+            .map(|(t, name)| {
+                let mut ops = [OpStats::new(self.digits), OpStats::new(self.digits)];
+                for (j, stats) in self.per_job.iter().enumerate() {
+                    if job_tenants.get(j).map(|x| x.index()) == Some(t) {
+                        ops[0].add(&stats[0]);
+                        ops[1].add(&stats[1]);
+                    }
+                }
+                let (ios, bytes) = (ops[0].ios + ops[1].ios, ops[0].bytes + ops[1].bytes);
+                TenantSummary {
+                    name: name.clone(),
+                    ios,
+                    bytes,
+                    iops: if window > 0.0 { ios as f64 / window } else { 0.0 },
+                    bandwidth_mib_s: if window > 0.0 { bytes as f64 / window / 1_048_576.0 } else { 0.0 },
+                    read: self.summarise(&ops[0]),
+                    write: self.summarise(&ops[1]),
+                }
+            })
+            .collect()
+    }
+
     /// Per-job results; `names[j]` names job `j`.
     pub fn job_summaries(&self, names: &[String]) -> Vec<JobSummary> {
         let window = self.window().as_secs_f64();
@@ -324,7 +434,10 @@ impl Observer for Stats {
         }
         let lat = rec.completed.since(rec.issued).as_ps();
         let slat = rec.submitted.since(rec.issued).as_ps().min(lat);
-        let j = rec.job as usize;
+        if let Some(series) = &mut self.series {
+            series.io(rec, lat);
+        }
+        let j = rec.job.index();
         if j >= self.per_job.len() {
             let d = self.digits;
             self.per_job.resize_with(j + 1, || [OpStats::new(d), OpStats::new(d)]);
@@ -448,6 +561,18 @@ pub struct JobSummary {
     pub write: OpSummary,
 }
 
+/// One tenant's results (its jobs together).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TenantSummary {
+    pub name: String,
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bandwidth_mib_s: f64,
+    pub read: OpSummary,
+    pub write: OpSummary,
+}
+
 /// Everything a run reports (the document `ssdlab run --json` prints).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Summary {
@@ -465,6 +590,8 @@ pub struct Summary {
     pub write: OpSummary,
     /// Per job (a job is a host thread with its own queue pair).
     pub jobs: Vec<JobSummary>,
+    /// Per tenant (its jobs together).
+    pub tenants: Vec<TenantSummary>,
     pub breakdown_us: BreakdownUs,
     pub utilisation: Utilisation,
     pub pcie: LinkTraffic,
@@ -475,10 +602,15 @@ pub struct Summary {
     pub ats: Option<AtsSummary>,
     /// NAND runs only: FTL, array and preconditioning figures.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub flash: Option<crate::simulation::FlashSummary>,
+    pub flash: Option<crate::ftl::FlashSummary>,
     /// Trace replays only: what the replay did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay: Option<crate::workload::replay::ReplaySummary>,
+    /// Every metric of the registry over the measurement window, flat: `{name: value}`.
+    pub metrics: BTreeMap<String, f64>,
+    /// Runs with `stats.interval`: the time series.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<Timeseries>,
 }
 
 /// The device's Address Translation Cache over the run.

@@ -359,6 +359,9 @@ config_struct! {
     pub struct JobOverride {
         /// A name for results (default: `job<i>`).
         name: Option<String> = None,
+        /// The tenant the job belongs to: jobs naming the same tenant share it. Default: unset
+        /// (the job belongs to the tenant `default`).
+        tenant: Option<String> = None,
         rw: Option<Rw> = None,
         rwmixread: Option<u32> = None,
         bs: Option<BlockSizes> = None,
@@ -375,6 +378,9 @@ config_struct! {
         rw_skip: Option<i64> = None,
     }
 }
+
+/// The tenant of jobs that name none.
+pub const DEFAULT_TENANT: &str = "default";
 
 /// Block sizes with their weights in percent.
 pub type SizeChoices = Vec<(u64, u32)>;
@@ -414,6 +420,14 @@ impl WorkloadConfig {
             }
         }
         out
+    }
+
+    /// The tenant of every job, in the order of [`WorkloadConfig::job_configs`].
+    pub fn job_tenants(&self) -> Vec<String> {
+        if self.jobs.is_empty() {
+            return vec![DEFAULT_TENANT.to_string(); self.numjobs as usize];
+        }
+        self.jobs.iter().flat_map(|o| std::iter::repeat_n(o.tenant.clone().unwrap_or_else(|| DEFAULT_TENANT.to_string()), self.numjobs as usize)).collect()
     }
 
     /// The block sizes in use, with weights in percent, for reads and for writes.

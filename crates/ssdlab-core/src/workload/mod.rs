@@ -16,7 +16,7 @@
 mod config;
 pub mod replay;
 
-pub use config::{BlockSizes, BsSplit, DeviceMap, Distribution, LbaMode, RateProcess, ReplayConfig, ReplayMode, Rw, WorkloadConfig};
+pub use config::{BlockSizes, BsSplit, DeviceMap, Distribution, LbaMode, RateProcess, ReplayConfig, ReplayMode, Rw, WorkloadConfig, DEFAULT_TENANT};
 
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution as _, Exp, Zipf};
@@ -92,7 +92,7 @@ impl JobGen {
         let offsets = match w.random_distribution {
             Distribution::Random => Offsets::Uniform,
             Distribution::Zipf(theta) => Offsets::Zipf {
-                dist: Zipf::new(ranks as f64, theta).map_err(|e| Error::Workload(format!("workload.random_distribution = zipf:{theta}: {e}")))?,
+                dist: Zipf::new(ranks as f64, theta).map_err(|e| Error::workload("workload.random_distribution", format!("zipf:{theta}"), e.to_string()))?,
                 ranks,
             },
             Distribution::Pareto(h) => Offsets::Pareto { power: h.ln() / (1.0 - h).ln(), ranks },

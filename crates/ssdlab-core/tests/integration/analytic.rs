@@ -225,7 +225,12 @@ fn open_loop_rate_is_met_and_latency_is_unloaded() {
 fn an_unsustainable_open_loop_rate_fails_with_a_workload_error() {
     let c = config(&[("workload.rate_iops", "10000000"), ("workload.runtime", "2s"), ("workload.number_ios", "100000000")]);
     match Simulation::new(c).unwrap().run() {
-        Err(ssdlab_core::Error::Workload(msg)) => assert!(msg.contains("cannot sustain workload.rate_iops = 10000000"), "{msg}"),
+        Err(e @ ssdlab_core::Error::Workload { .. }) => {
+            let ssdlab_core::Error::Workload { path, value, reason } = &e else { unreachable!() };
+            assert_eq!((path.as_str(), value.as_str()), ("workload.rate_iops", "10000000"));
+            assert!(reason.contains("cannot sustain"), "{reason}");
+            assert!(e.to_string().contains("workload.rate_iops = 10000000: job 0: more than"), "{e}");
+        }
         other => panic!("expected a workload error, got {other:?}"),
     }
 }

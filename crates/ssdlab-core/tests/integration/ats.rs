@@ -296,7 +296,8 @@ mod in_device {
 
     #[test]
     fn pins_that_do_not_fit_the_atc_are_a_config_error() {
-        let err = Simulation::new(config(&[("ats.enabled", "true"), ("ats.lines", "1"), ("ats.stu", "\"4KiB\""), ("workload.numjobs", "2")])).err().unwrap();
+        let settings: Vec<(String, String)> = [("ats.enabled", "true"), ("ats.lines", "1"), ("ats.stu", "\"4KiB\""), ("workload.numjobs", "2")].iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect();
+        let err = ssdlab_core::config::build(None, None, &settings).err().unwrap();
         assert!(err.to_string().contains("pinned SQ/CQ translations need"), "{err}");
     }
 

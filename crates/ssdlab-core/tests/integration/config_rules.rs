@@ -208,3 +208,13 @@ fn nand_and_ftl_rules() {
     let f = nand(&[("media.nand.blocks_per_plane", "16"), ("workload.size", "\"1TiB\"")]);
     assert!(has(&f, "workload.size", "exported capacity"), "{f:?}");
 }
+
+#[test]
+fn pinned_rings_that_do_not_fit_the_atc_are_reported_with_every_other_problem() {
+    let settings: Vec<(String, String)> = [("ats.enabled", "true"), ("ats.lines", "1"), ("ats.stu", "\"4KiB\""), ("workload.numjobs", "2"), ("pcie.lanes", "3")].iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect();
+    let Err(ssdlab_core::Error::Config(issues)) = ssdlab_core::config::build(None, None, &settings) else { panic!("expected a config error") };
+    let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
+    assert!(paths.contains(&"ats.lines") && paths.contains(&"pcie.lanes"), "{paths:?}");
+    let ats = issues.iter().find(|i| i.path == "ats.lines").unwrap();
+    assert!(ats.rule.contains("pinned SQ/CQ translations need 40 lines"), "{}", ats.rule);
+}

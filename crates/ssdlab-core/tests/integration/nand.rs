@@ -11,7 +11,7 @@ fn run(base: &str, settings: &[(&str, &str)]) -> Summary {
     Simulation::new(config_from(Some(base), &all)).and_then(|mut s| s.run()).expect("run")
 }
 
-fn flash(s: &Summary) -> &ssdlab_core::simulation::FlashSummary {
+fn flash(s: &Summary) -> &ssdlab_core::ftl::FlashSummary {
     s.flash.as_ref().expect("a NAND run reports flash figures")
 }
 

@@ -1,0 +1,105 @@
+//! The controller's data movers: the transfer engine that feeds media pieces of reads into
+//! the datapath a window at a time (FIFO or round robin over commands), and the DMA engines
+//! that data crosses on its way to and from the link (none, one shared, or one for reads and
+//! one for writes).
+//!
+//! Leaves out: the engines' own internal pipelines (each is one FIFO server), and write data,
+//! which is fetched whole and does not pass the transfer engine.
+
+use std::collections::VecDeque;
+
+use crate::nvme::CmdId;
+use crate::pcie::Tlp;
+use crate::sim::Timeline;
+use crate::simulation::Ctx;
+
+use super::{CtrlConfig, DmaQueues, Split};
+
+/// The transfer engine for reads split into pieces.
+pub struct Transfer {
+    /// Pieces in flight at most (0 = no engine: every piece goes at once).
+    window: u32,
+    round_robin: bool,
+    /// Commands with pieces left, in service order.
+    queue: VecDeque<CmdId>,
+    inflight: u32,
+}
+
+impl Transfer {
+    pub fn new(c: &CtrlConfig) -> Self {
+        Transfer { window: c.transfer_window, round_robin: c.split == Split::RoundRobin, queue: VecDeque::new(), inflight: 0 }
+    }
+
+    /// Turns the engine off (for media whose reads do not go piece by piece).
+    pub fn disable(&mut self) {
+        self.window = 0;
+    }
+
+    /// Whether reads go through the engine.
+    pub fn enabled(&self) -> bool {
+        self.window > 0
+    }
+
+    /// A read's pieces wait for the engine.
+    pub fn enqueue(&mut self, ctx: &mut Ctx, id: CmdId) {
+        let c = &mut ctx.cmds[id];
+        c.next_at = 0;
+        self.queue.push_back(id);
+    }
+
+    /// A piece left the engine.
+    pub fn freed(&mut self) {
+        self.inflight -= 1;
+    }
+
+    /// Takes pieces while there is room: the oldest command's next piece (FIFO), or each
+    /// command's next piece in turn (round robin). `issue(ctx, cmd, at)` starts the piece of
+    /// `cmd` that begins at byte `at` and returns its length, or `None` if none is left.
+    pub fn pump(&mut self, ctx: &mut Ctx, mut issue: impl FnMut(&mut Ctx, CmdId, u32) -> Option<u32>) {
+        while self.inflight < self.window {
+            let Some(&id) = self.queue.front() else { break };
+            let at = ctx.cmds[id].next_at;
+            let Some(len) = issue(ctx, id, at) else {
+                self.queue.pop_front();
+                continue;
+            };
+            let c = &mut ctx.cmds[id];
+            c.next_at = at + len;
+            let more = u64::from(c.next_at) < c.len;
+            if self.round_robin || !more {
+                self.queue.pop_front();
+                if more {
+                    self.queue.push_back(id);
+                }
+            }
+            self.inflight += 1;
+        }
+    }
+}
+
+/// The DMA engines between the datapath and the link.
+pub struct Dma {
+    engines: Vec<Timeline>,
+}
+
+impl Dma {
+    pub fn new(c: &CtrlConfig) -> Self {
+        let n = match c.dma_queues {
+            DmaQueues::None => 0,
+            DmaQueues::Shared => 1,
+            DmaQueues::Split => 2,
+        };
+        Dma { engines: vec![Timeline::default(); n] }
+    }
+
+    /// The engine data of `tlp` crosses, if any: read data (out) on the first, write data (in)
+    /// on the second when they are split.
+    pub fn engine(&mut self, tlp: Tlp) -> Option<&mut Timeline> {
+        let e = match (tlp, self.engines.len()) {
+            (Tlp::DataOut { .. } | Tlp::DataIn, 1) | (Tlp::DataOut { .. }, 2) => 0,
+            (Tlp::DataIn, 2) => 1,
+            _ => return None,
+        };
+        Some(&mut self.engines[e])
+    }
+}

@@ -1,0 +1,412 @@
+//! The flash device behind the controller: the FTL's map and GC over the NAND array, with the
+//! controller's DRAM write buffer and background (idle) garbage collection.
+//!
+//! Reads look each mapping unit up: unwritten units return zeroes at once, units still in the
+//! write buffer are served from DRAM, and the rest go to their dies. Writes enter the write
+//! buffer when it has room (oldest first, a write larger than the buffer alone when it is
+//! empty) and complete from there; the FTL places them at once and the NAND array programs
+//! them in the background, freeing buffer space as programs finish. Foreground GC runs inside
+//! the FTL's writes; background GC reclaims victims after `ftl.bg_gc_idle` without host I/O.
+//!
+//! Leaves out: read-ahead, mapping-table caching, and GC that interleaves with host writes
+//! (flash-under-load issue).
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use super::{FlashOp, Ftl, FtlCounters, Precondition};
+use crate::config::Config;
+use crate::ctrl::transfer::Transfer;
+use crate::error::Result;
+use crate::media::nand::{self, NandArray, NandCounters};
+use crate::media::{Event as MediaEvent, Medium};
+use crate::nvme::CmdId;
+use crate::pcie::{self, Tlp};
+use crate::sim::{SimDuration, SimTime};
+use crate::simulation::{Ctx, Event as SimEvent};
+use crate::stats::{Component, Metrics, Record};
+
+/// Flash device events.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    /// A read served from the write buffer is ready.
+    Buffered { cmd: CmdId, len: u32, at: u32 },
+    /// Check whether background GC should run.
+    BackgroundGc,
+    /// NAND array events.
+    Nand(nand::Event),
+}
+
+/// The state preconditioning left the drive in.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct PreconditionReport {
+    pub state: String,
+    /// Drive writes of random overwrites done by `aged`.
+    pub drive_writes: f64,
+    /// WAF of the last stretch of preconditioning writes.
+    pub waf: f64,
+    pub free_blocks: u32,
+    /// Mean valid fraction of full blocks.
+    pub valid_fraction: f64,
+    pub wall_s: f64,
+}
+
+/// Flash results: FTL and array counters over the measurement window.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct FlashSummary {
+    pub waf: f64,
+    pub ftl: FtlCounters,
+    pub nand: NandCounters,
+    pub free_blocks: u32,
+    pub erase_count_min: u32,
+    pub erase_count_max: u32,
+    pub erase_count_mean: f64,
+    pub buffer_hits: u64,
+    pub unmapped_reads: u64,
+    pub mapping_heap_bytes: u64,
+    pub precondition: PreconditionReport,
+    /// Busy fraction of each die.
+    pub die_utilisation: Vec<f64>,
+    /// Free blocks over time: `[seconds, blocks]` at the start and after GC activations.
+    pub free_blocks_over_time: Vec<(f64, u32)>,
+}
+
+/// The FTL over the NAND array, with its write buffer.
+pub struct FlashDevice {
+    ftl: Ftl,
+    array: NandArray,
+    unit: u64,
+    buffer_units: u64,
+    buffer_used: u64,
+    buffer_latency: SimDuration,
+    /// Writes waiting for buffer space, oldest first.
+    waiting: VecDeque<CmdId>,
+    ops: Vec<FlashOp>,
+    out: Vec<nand::Output>,
+    precondition: PreconditionReport,
+    /// Background GC: idle time that starts it (zero = off), its target, the last host
+    /// activity, and whether a check is pending.
+    bg_idle: SimDuration,
+    bg_target: f64,
+    last_activity: SimTime,
+    bg_armed: bool,
+    /// Foreground GC activations seen so far (each new one is reported to the probe).
+    last_gc_runs: u64,
+    buffer_hits: u64,
+    unmapped_reads: u64,
+}
+
+impl FlashDevice {
+    /// The FTL and array of a NAND config, preconditioned as it asks (without timing).
+    pub fn new(config: &Config) -> Result<Self> {
+        let seed = config.workload.randseed;
+        let mut ftl = Ftl::new(&config.media.nand, &config.ftl, seed)?;
+        let t0 = Instant::now();
+        let mut report = PreconditionReport { state: config.ftl.precondition.as_str().to_string(), waf: 1.0, ..PreconditionReport::default() };
+        match config.ftl.precondition {
+            Precondition::Clean => {}
+            Precondition::Sequential => ftl.fill_sequential()?,
+            Precondition::Aged => {
+                let (dw, waf) = ftl.precondition_aged(config.ftl.precondition_drive_writes, seed)?;
+                report.drive_writes = dw;
+                report.waf = waf;
+            }
+        }
+        report.wall_s = t0.elapsed().as_secs_f64();
+        report.free_blocks = ftl.free_blocks();
+        report.valid_fraction = ftl.full_valid_fraction();
+        ftl.reset_counters();
+        let g = ftl.geometry().clone();
+        let mut array = NandArray::new(&config.media.nand, g.clone());
+        for b in 0..g.blocks() {
+            array.set_programmed(b, ftl.written_pages(b));
+        }
+        let unit = config.ftl.mapping_unit.0;
+        Ok(FlashDevice {
+            ftl,
+            array,
+            unit,
+            buffer_units: (config.ftl.write_buffer.0 / unit).max(1),
+            buffer_used: 0,
+            buffer_latency: config.ftl.buffer_latency,
+            waiting: VecDeque::new(),
+            ops: Vec::new(),
+            out: Vec::new(),
+            bg_idle: config.ftl.bg_gc_idle,
+            bg_target: config.ftl.bg_gc_target,
+            last_activity: SimTime::ZERO,
+            bg_armed: false,
+            last_gc_runs: 0,
+            buffer_hits: 0,
+            unmapped_reads: 0,
+            precondition: report,
+        })
+    }
+
+    /// Notes host activity; returns when to schedule a background-GC check, if one is due.
+    fn note_activity(&mut self, now: SimTime) -> Option<SimTime> {
+        self.last_activity = now;
+        if self.bg_idle == SimDuration::ZERO || self.bg_armed {
+            return None;
+        }
+        self.bg_armed = true;
+        Some(now + self.bg_idle)
+    }
+
+    fn arm_background_gc(ctx: &mut Ctx, at: Option<SimTime>) {
+        if let Some(t) = at {
+            ctx.at(t, SimEvent::Media(MediaEvent::Flash(Event::BackgroundGc)));
+        }
+    }
+
+    /// Queues the FTL's flash operations on the array.
+    fn submit_ops(&mut self, now: SimTime) {
+        for &op in &self.ops {
+            self.array.submit_flash(op, now, &mut self.out);
+        }
+    }
+
+    /// Background GC check: if the drive has been idle long enough, reclaim one victim and
+    /// look again after the same idle time; if not, look again when it would be.
+    fn background_gc(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now;
+        self.bg_armed = false;
+        let due = self.last_activity + self.bg_idle;
+        if now < due {
+            self.bg_armed = true;
+            ctx.at(due, SimEvent::Media(MediaEvent::Flash(Event::BackgroundGc)));
+            return;
+        }
+        let mut ops = std::mem::take(&mut self.ops);
+        ops.clear();
+        let more = match self.ftl.collect_background(self.bg_target, &mut |op| ops.push(op)) {
+            Ok(more) => more,
+            Err(e) => {
+                ctx.fail(e);
+                false
+            }
+        };
+        self.ops = ops;
+        self.submit_ops(now);
+        if more {
+            self.bg_armed = true;
+            ctx.at(now + self.bg_idle, SimEvent::Media(MediaEvent::Flash(Event::BackgroundGc)));
+        }
+        self.apply(ctx);
+    }
+
+    /// Moves waiting writes into the write buffer, oldest first, while they fit (a write
+    /// larger than the whole buffer goes in alone when the buffer is empty). The FTL places
+    /// each unit (running foreground GC as it needs), and the write completes from DRAM.
+    fn admit_writes(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now;
+        while let Some(&id) = self.waiting.front() {
+            let c = &ctx.cmds[id];
+            let units = c.pieces;
+            if self.buffer_used > 0 && self.buffer_used + units > self.buffer_units {
+                return;
+            }
+            self.waiting.pop_front();
+            self.buffer_used += units;
+            let first = c.offset / self.unit;
+            let mut ops = std::mem::take(&mut self.ops);
+            ops.clear();
+            for lpn in first..first + units {
+                if let Err(e) = self.ftl.write(lpn, &mut |op| ops.push(op)) {
+                    ctx.fail(e);
+                    break;
+                }
+            }
+            self.ops = ops;
+            self.submit_ops(now);
+            let runs = self.ftl.counters().gc_runs;
+            if runs != self.last_gc_runs {
+                self.last_gc_runs = runs;
+                ctx.probe.record(now, Record::GcRun { runs, free_blocks: self.ftl.free_blocks() });
+            }
+            let latency = self.buffer_latency;
+            let c = &mut ctx.cmds[id];
+            c.account(Component::Queueing, now);
+            c.account(Component::Media, now + latency);
+            ctx.at(now + latency, SimEvent::Ctrl(crate::ctrl::Event::Step { cmd: id, step: crate::ctrl::Step::Completion }));
+            self.apply(ctx);
+        }
+    }
+
+    /// Acts on what the NAND array reported.
+    fn apply(&mut self, ctx: &mut Ctx) {
+        let mut freed = false;
+        let mut out = std::mem::take(&mut self.out);
+        for o in out.drain(..) {
+            match o {
+                nand::Output::At(t, e) => ctx.at(t, SimEvent::Media(MediaEvent::Flash(Event::Nand(e)))),
+                nand::Output::ReadReady { cmd, bytes, at, service } => {
+                    ctx.cmds[cmd].crit_media = service;
+                    ctx.at(ctx.now, SimEvent::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len: bytes, at } }));
+                }
+                nand::Output::Programmed { units } => {
+                    self.buffer_used = self.buffer_used.saturating_sub(u64::from(units));
+                    freed = true;
+                }
+            }
+        }
+        self.out = out;
+        if freed {
+            self.admit_writes(ctx);
+        }
+    }
+}
+
+impl Medium for FlashDevice {
+    fn pieces(&self, offset: u64, len: u64) -> u64 {
+        (offset + len - 1) / self.unit - offset / self.unit + 1
+    }
+
+    fn start(&mut self, ctx: &mut Ctx) {
+        ctx.probe.record(ctx.now, Record::GcRun { runs: 0, free_blocks: self.precondition.free_blocks });
+    }
+
+    /// Sends each unit of a read to the flash, the write buffer, or (unmapped) straight back.
+    fn read(&mut self, ctx: &mut Ctx, id: CmdId, _xfer: &mut Transfer) {
+        let now = ctx.now;
+        let c = &mut ctx.cmds[id];
+        c.pieces_left = c.pieces;
+        let (offset, len) = (c.offset, c.len);
+        let bg = self.note_activity(now);
+        let end = offset + len;
+        let mut at = offset;
+        let mut immediate: Vec<(u32, u32, bool)> = Vec::new();
+        while at < end {
+            let lpn = at / self.unit;
+            let next = ((lpn + 1) * self.unit).min(end);
+            let bytes = (next - at) as u32;
+            let within = (at - offset) as u32;
+            match self.ftl.lookup(lpn) {
+                None => immediate.push((bytes, within, false)),
+                Some(slot) => {
+                    let (block, page) = self.ftl.locate(slot);
+                    if self.array.is_programmed(block, page) {
+                        self.array.submit_read(id, block, page, bytes, within, now, &mut self.out);
+                    } else {
+                        immediate.push((bytes, within, true));
+                    }
+                }
+            }
+            at = next;
+        }
+        for (bytes, within, buffered) in immediate {
+            if buffered {
+                self.buffer_hits += 1;
+                ctx.at(now + self.buffer_latency, SimEvent::Media(MediaEvent::Flash(Event::Buffered { cmd: id, len: bytes, at: within })));
+            } else {
+                // Never written: the controller returns zeroes without touching the flash.
+                self.unmapped_reads += 1;
+                ctx.cmds[id].crit_media = SimDuration::ZERO;
+                ctx.at(now, SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::DataOut { len: bytes, at: within } }));
+            }
+        }
+        self.apply(ctx);
+        Self::arm_background_gc(ctx, bg);
+    }
+
+    /// Write data has arrived: into the write buffer if there is room, else wait for it.
+    fn write(&mut self, ctx: &mut Ctx, id: CmdId) {
+        let bg = self.note_activity(ctx.now);
+        self.waiting.push_back(id);
+        Self::arm_background_gc(ctx, bg);
+        self.admit_writes(ctx);
+    }
+
+    fn handle(&mut self, ctx: &mut Ctx, ev: MediaEvent, _xfer: &mut Transfer) {
+        let MediaEvent::Flash(ev) = ev else { return };
+        match ev {
+            Event::Buffered { cmd, len, at } => {
+                ctx.cmds[cmd].crit_media = self.buffer_latency;
+                ctx.at(ctx.now, SimEvent::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len, at } }));
+            }
+            Event::BackgroundGc => self.background_gc(ctx),
+            Event::Nand(e) => {
+                self.array.handle(e, ctx.now, &mut self.out);
+                self.apply(ctx);
+            }
+        }
+    }
+
+    fn publish(&self, m: &mut Metrics) {
+        let c = self.ftl.counters();
+        m.count("ftl.host_writes", "units", "mapping units written by the host", c.host_writes);
+        m.count("ftl.gc.units_moved", "units", "mapping units moved by garbage collection", c.gc_writes);
+        m.count("ftl.erases", "blocks", "blocks erased", c.erases);
+        m.count("ftl.gc.victims", "blocks", "victim blocks reclaimed by garbage collection", c.gc_victims);
+        m.count("ftl.gc.runs", "activations", "foreground GC activations (free blocks fell to the trigger)", c.gc_runs);
+        m.count("ftl.gc.bg_victims", "blocks", "victim blocks reclaimed by background (idle) GC", c.bg_victims);
+        m.count("ftl.trims", "units", "mapping units trimmed", c.trims);
+        m.count("ftl.wl.moves", "blocks", "victims chosen by static wear levelling", c.wl_moves);
+        m.count("ftl.buffer.hits", "units", "read units served from the DRAM write buffer", self.buffer_hits);
+        m.count("ftl.unmapped_reads", "units", "read units never written (zeroes, no flash access)", self.unmapped_reads);
+        m.gauge("ftl.free_blocks", "blocks", "erased blocks ready for writing", f64::from(self.ftl.free_blocks()));
+        let (emin, emax, emean) = self.ftl.erase_spread();
+        m.gauge("ftl.erase_count.min", "erases", "fewest erases of any block", f64::from(emin));
+        m.gauge("ftl.erase_count.max", "erases", "most erases of any block", f64::from(emax));
+        m.gauge("ftl.erase_count.mean", "erases", "mean erases per block", emean);
+        m.gauge("ftl.map.heap_bytes", "B", "memory held by the mapping tables", self.ftl.heap_bytes() as f64);
+        let n = self.array.counters();
+        m.count("nand.host_reads", "reads", "page reads for the host", n.host_reads);
+        m.count("nand.gc_reads", "reads", "page reads for garbage collection", n.gc_reads);
+        m.count("nand.programs", "programs", "page programs", n.programs);
+        m.count("nand.multiplane_programs", "programs", "programs that joined a multi-plane program", n.multiplane_programs);
+        m.count("nand.erases", "erases", "block erases on the dies", n.erases);
+        m.count("nand.suspends", "suspends", "program or erase suspensions for reads", n.suspends);
+        let dies = self.array.die_busy();
+        let channels = self.array.channel_busy();
+        m.count("media.units.busy", "ps", "busy time summed over media units (NAND dies)", dies.iter().sum());
+        m.gauge("media.units", "units", "media units (NAND dies)", dies.len() as f64);
+        m.count("media.bus.busy", "ps", "busy time summed over the internal bus (ONFI channels)", channels.iter().sum());
+        m.gauge("media.bus.units", "channels", "ONFI channels", channels.len() as f64);
+        m.counts("nand.dies.busy", "ps", "busy time of each die", &dies);
+        m.counts("nand.channels.busy", "ps", "busy time of each channel", &channels);
+    }
+
+    fn utilisation(&self, m: &Metrics, window: SimDuration) -> (f64, f64) {
+        let t = window.as_ps().max(1) as f64;
+        let mean = |v: Vec<u64>| v.iter().map(|&b| b as f64).sum::<f64>() / t / v.len() as f64;
+        (mean(m.ints("nand.dies.busy")), mean(m.ints("nand.channels.busy")))
+    }
+
+    fn flash_summary(&self, m: &Metrics, window: SimDuration) -> Option<FlashSummary> {
+        let ftl = FtlCounters {
+            host_writes: m.int("ftl.host_writes"),
+            gc_writes: m.int("ftl.gc.units_moved"),
+            erases: m.int("ftl.erases"),
+            gc_victims: m.int("ftl.gc.victims"),
+            gc_runs: m.int("ftl.gc.runs"),
+            trims: m.int("ftl.trims"),
+            wl_moves: m.int("ftl.wl.moves"),
+            bg_victims: m.int("ftl.gc.bg_victims"),
+        };
+        let nand = NandCounters {
+            host_reads: m.int("nand.host_reads"),
+            gc_reads: m.int("nand.gc_reads"),
+            programs: m.int("nand.programs"),
+            multiplane_programs: m.int("nand.multiplane_programs"),
+            erases: m.int("nand.erases"),
+            suspends: m.int("nand.suspends"),
+        };
+        let t = window.as_ps().max(1) as f64;
+        Some(FlashSummary {
+            waf: ftl.waf(),
+            ftl,
+            nand,
+            free_blocks: m.value("ftl.free_blocks") as u32,
+            erase_count_min: m.value("ftl.erase_count.min") as u32,
+            erase_count_max: m.value("ftl.erase_count.max") as u32,
+            erase_count_mean: m.value("ftl.erase_count.mean"),
+            buffer_hits: m.int("ftl.buffer.hits"),
+            unmapped_reads: m.int("ftl.unmapped_reads"),
+            mapping_heap_bytes: m.value("ftl.map.heap_bytes") as u64,
+            precondition: self.precondition.clone(),
+            die_utilisation: m.ints("nand.dies.busy").iter().map(|&b| b as f64 / t).collect(),
+            free_blocks_over_time: Vec::new(),
+        })
+    }
+}

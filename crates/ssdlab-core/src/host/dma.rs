@@ -1,0 +1,109 @@
+//! Host memory as the device's DMAs see it: where each queue's SQ and CQ rings, PRP lists and
+//! data buffers live, laid out as `host.dma_layout` says (Linux nvme-pci with O_DIRECT buffers,
+//! the page cache, or dma-iommu IOVAs; SPDK hugepages), one address space per VM.
+//!
+//! Leaves out: the host's own accesses to these pages (only device-initiated DMAs have
+//! addresses), and IOVA allocation failures.
+
+use rand::{RngExt, SeedableRng};
+
+use crate::ats::synth::{Layout, Stack};
+use crate::ats::Access;
+use crate::config::Config;
+use crate::nvme::{CQE_BYTES, PRP_ENTRY_BYTES, SQE_BYTES};
+use crate::pcie::Tlp;
+use crate::simulation::Command;
+
+/// Bytes of one host memory page.
+const PAGE: u64 = 4096;
+
+/// The DMA address spaces of the host: one layout per VM; job `j` is queue `j / vms` of VM
+/// `j mod vms`.
+pub struct HostMemory {
+    layouts: Vec<Layout>,
+    vms: usize,
+    /// Per job: SQ entries written so far (the next slot).
+    tails: Vec<u64>,
+    rng: crate::sim::Rng,
+    seq: u64,
+}
+
+impl HostMemory {
+    pub fn new(config: &Config, jobs: usize) -> Self {
+        let h = &config.host;
+        let vms = (h.vms as usize).clamp(1, jobs.max(1));
+        let layouts = (0..vms)
+            .map(|vm| {
+                let queues = jobs.div_ceil(vms) as u32;
+                Layout::new(h.dma_layout.into(), queues.max(1), h.memory.0, h.buffer_pool.0, 2 << 20, config.workload.max_bs().max(4096), config.workload.randseed, vm as u32)
+            })
+            .collect();
+        HostMemory { layouts, vms, tails: vec![0; jobs], rng: crate::sim::Rng::from_seed(crate::sim::stream_seed(config.workload.randseed, 0xD4A).to_le_bytes()), seq: 0 }
+    }
+
+    /// The SQ and CQ ring ranges of every VM, as `(pasid, start, end)`.
+    pub fn rings(&self) -> Vec<(u32, u64, u64)> {
+        self.layouts.iter().enumerate().flat_map(|(vm, l)| l.rings().into_iter().map(move |(s, e)| (vm as u32, s, e))).collect()
+    }
+
+    /// Distinct STU pages (of `2^(12 + stu)` bytes) the SQ/CQ rings of every VM cover: what
+    /// pinning them takes of an ATC.
+    pub fn ring_pages(&self, stu: u32) -> usize {
+        let shift = 12 + stu;
+        let mut pages: Vec<(u32, u64)> = self.rings().into_iter().flat_map(|(vm, s, e)| ((s >> shift)..=((e - 1) >> shift)).map(move |p| (vm, p))).collect();
+        pages.sort_unstable();
+        pages.dedup();
+        pages.len()
+    }
+
+    /// The address space (PASID) and queue of a job.
+    fn place(&self, job: usize) -> (usize, usize) {
+        (job % self.vms, job / self.vms)
+    }
+
+    /// Gives a new command of `job` its SQ slot and its data buffer.
+    pub fn assign(&mut self, job: usize, c: &mut Command) {
+        let (vm, q) = self.place(job);
+        let lay = &mut self.layouts[vm];
+        c.slot = self.tails[job] % lay.depth;
+        self.tails[job] += 1;
+        self.seq += 1;
+        c.buf = match lay.stack {
+            Stack::LinuxBuffered => self.seq,
+            Stack::LinuxIommu => lay.map_iova(q, c.len),
+            _ => lay.buffers[self.rng.random_range(0..lay.buffers.len())],
+        };
+    }
+
+    /// The driver unmaps a finished command's buffer (dma-iommu).
+    pub fn release(&mut self, c: &Command) {
+        let (vm, q) = self.place(c.job.index());
+        if self.layouts[vm].stack == Stack::LinuxIommu {
+            self.layouts[vm].unmap_iova(q, c.buf, c.len);
+        }
+    }
+
+    /// The host pages a device DMA of `tlp` for `c` touches, appended to `out`.
+    pub fn accesses(&self, c: &Command, tlp: Tlp, out: &mut Vec<Access>) {
+        let (vm, q) = self.place(c.job.index());
+        let pasid = vm as u32;
+        let lay = &self.layouts[vm];
+        let mut data = |from: u64, len: u64| {
+            let mut at = from;
+            while at < from + len {
+                let page_end = (at / PAGE + 1) * PAGE;
+                let n = page_end.min(from + len) - at;
+                out.push(Access { addr: lay.data_page(c.buf, at / PAGE) + at % PAGE, size: n as u32, pasid, pinned: false });
+                at += n;
+            }
+        };
+        match tlp {
+            Tlp::SqeRead => out.push(Access { addr: lay.sq[q] + (c.slot % lay.depth) * SQE_BYTES, size: SQE_BYTES as u32, pasid, pinned: true }),
+            Tlp::Cqe => out.push(Access { addr: lay.cq[q] + (c.slot % lay.depth) * CQE_BYTES, size: CQE_BYTES as u32, pasid, pinned: true }),
+            Tlp::PrpRead => out.push(Access { addr: lay.prp_pool[(c.slot as usize) % lay.prp_pool.len()], size: (c.prp_entries * PRP_ENTRY_BYTES) as u32, pasid, pinned: false }),
+            Tlp::DataRead => data(0, c.len),
+            Tlp::DataOut { len, at } => data(u64::from(at), u64::from(len)),
+            Tlp::SqDoorbell | Tlp::SqeData | Tlp::PrpData | Tlp::DataIn => {}
+        }
+    }
+}

@@ -1,0 +1,359 @@
+//! Byte-addressable non-volatile memory (PCM, MRAM, 3D XPoint, DRAM) as memory controllers
+//! with banks, on an interconnect, interleaved by chunk.
+//!
+//! Chunk `k` of the device lives on controller `k mod d` of its group (`d` = interleaving
+//! degree; each group of `d` controllers holds its own contiguous part of the capacity) and on
+//! bank `(k / d) mod banks` there. An access is cut at chunk boundaries; each piece occupies its
+//! bank (FIFO) for a whole-chunk access whatever its size, and a write of part of a chunk reads
+//! and writes it (read-modify-write). Pieces cross the interconnect: one shared bus, a shared
+//! ring with per-hop latency, or a crossbar port per controller. Start-gap wear levelling moves
+//! the gap (one chunk read and written) every ψ writes to a controller.
+//!
+//! What emerges rather than being coded per workload: sub-chunk accesses cost whole chunks,
+//! unaligned accesses touch two chunks, concurrent accesses to one chunk serialise at its bank,
+//! bandwidth saturates at the interleaving degree, reads and writes contend for banks.
+//!
+//! Leaves out: row-buffer hits (every access is a full chunk access), refresh, bank
+//! conflicts inside a controller's scheduler (banks are FIFO).
+
+use super::{Event as MediaEvent, Interconnect, MediaConfig, Medium};
+use crate::ctrl::transfer::Transfer;
+use crate::nvme::CmdId;
+use crate::pcie::{self, Tlp};
+use crate::sim::{Grant, SimDuration, SimTime, Timeline};
+use crate::simulation::{Ctx, Event as SimEvent};
+use crate::stats::{Component, Metrics};
+
+/// A piece of an access that falls within one chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Piece {
+    /// Bank index over the whole array (`controller * banks + bank`).
+    pub unit: u32,
+    pub len: u32,
+    /// The piece covers only part of its chunk.
+    pub partial: bool,
+}
+
+/// The NVM array.
+pub struct NvmArray {
+    banks: Vec<Timeline>,
+    banks_per_controller: u32,
+    controllers: u32,
+    degree: u64,
+    group_bytes: u64,
+    chunk: u64,
+    read_latency: SimDuration,
+    write_latency: SimDuration,
+    interconnect: Interconnect,
+    links: Vec<Timeline>,
+    ps_per_byte: f64,
+    hop_latency: SimDuration,
+    gap_interval: u32,
+    writes: Vec<u32>,
+    gap_bank: Vec<u32>,
+    /// Start-gap moves done.
+    pub gap_moves: u64,
+}
+
+impl NvmArray {
+    pub fn new(c: &MediaConfig) -> Self {
+        let n = &c.nvm;
+        let degree = if n.interleave == 0 { n.controllers } else { n.interleave };
+        let groups = u64::from(n.controllers / degree.max(1)).max(1);
+        NvmArray {
+            banks: vec![Timeline::default(); (n.controllers * n.banks) as usize],
+            banks_per_controller: n.banks,
+            controllers: n.controllers,
+            degree: u64::from(degree.max(1)),
+            group_bytes: c.capacity.0.div_ceil(groups).max(n.chunk.0),
+            chunk: n.chunk.0,
+            read_latency: n.read_latency,
+            write_latency: n.write_latency,
+            interconnect: n.interconnect,
+            links: vec![Timeline::default(); if n.interconnect == Interconnect::Crossbar { n.controllers as usize } else { 1 }],
+            ps_per_byte: 1e12 / n.bus_bandwidth.0,
+            hop_latency: n.hop_latency,
+            gap_interval: n.start_gap_interval,
+            writes: vec![0; n.controllers as usize],
+            gap_bank: vec![0; n.controllers as usize],
+            gap_moves: 0,
+        }
+    }
+
+    /// Controller and bank of the chunk holding byte `addr`.
+    #[inline]
+    fn place(&self, addr: u64) -> (u32, u32) {
+        let group = addr / self.group_bytes;
+        let k = (addr % self.group_bytes) / self.chunk;
+        let controller = group * self.degree + k % self.degree;
+        let bank = (k / self.degree) % u64::from(self.banks_per_controller);
+        (controller as u32, bank as u32)
+    }
+
+    /// Cuts `[offset, offset + len)` into per-chunk pieces, in address order.
+    pub fn pieces(&self, offset: u64, len: u64) -> impl Iterator<Item = Piece> + '_ {
+        let end = offset + len;
+        let mut at = offset;
+        std::iter::from_fn(move || {
+            if at >= end {
+                return None;
+            }
+            let next = ((at / self.chunk + 1) * self.chunk).min(end);
+            let (c, b) = self.place(at);
+            let piece = Piece { unit: c * self.banks_per_controller + b, len: (next - at) as u32, partial: next - at < self.chunk };
+            at = next;
+            Some(piece)
+        })
+    }
+
+    /// Number of pieces an access is cut into.
+    pub fn piece_count(&self, offset: u64, len: u64) -> u64 {
+        if len == 0 {
+            return 0;
+        }
+        (offset + len - 1) / self.chunk - offset / self.chunk + 1
+    }
+
+    /// Occupies bank `unit` for a chunk read, or a write (read-modify-write if `partial`); every
+    /// `start_gap_interval` writes to a controller the gap moves on it too.
+    #[inline]
+    pub fn access(&mut self, unit: u32, now: SimTime, write: bool, partial: bool) -> Grant {
+        let t = self.access_time(write, partial);
+        let g = self.banks[unit as usize].reserve(now, t);
+        if write && self.gap_interval > 0 {
+            let c = (unit / self.banks_per_controller) as usize;
+            self.writes[c] += 1;
+            if self.writes[c] >= self.gap_interval {
+                self.writes[c] = 0;
+                // The gap line moves: its neighbour is read and written into it.
+                let bank = c as u32 * self.banks_per_controller + self.gap_bank[c];
+                self.gap_bank[c] = (self.gap_bank[c] + 1) % self.banks_per_controller;
+                let t = self.read_latency + self.write_latency;
+                self.banks[bank as usize].reserve(now, t);
+                self.gap_moves += 1;
+            }
+        }
+        g
+    }
+
+    /// Time a bank is busy for one access.
+    pub fn access_time(&self, write: bool, partial: bool) -> SimDuration {
+        match (write, partial) {
+            (false, _) => self.read_latency,
+            (true, false) => self.write_latency,
+            (true, true) => self.read_latency + self.write_latency,
+        }
+    }
+
+    /// Time `len` bytes take on the interconnect, without hop latency.
+    pub fn bus_time(&self, len: u64) -> SimDuration {
+        SimDuration::from_ps((len as f64 * self.ps_per_byte).round() as u64)
+    }
+
+    /// Hop latency between the host interface and bank `unit`'s controller.
+    pub fn hops(&self, unit: u32) -> SimDuration {
+        if self.interconnect != Interconnect::Ring {
+            return SimDuration::ZERO;
+        }
+        let c = u64::from(unit / self.banks_per_controller);
+        let n = u64::from(self.controllers);
+        self.hop_latency * (c + 1).min(n - c)
+    }
+
+    /// Moves `len` bytes between bank `unit`'s controller and the host interface. The grant
+    /// ends when the data has arrived (serialisation, then the ring's hops).
+    #[inline]
+    pub fn transfer(&mut self, unit: u32, now: SimTime, len: u64) -> Grant {
+        let link = if self.interconnect == Interconnect::Crossbar { (unit / self.banks_per_controller) as usize } else { 0 };
+        let t = self.bus_time(len);
+        let hops = self.hops(unit);
+        let g = self.links[link].reserve(now, t);
+        Grant { start: g.start, end: g.end + hops, wait: g.wait }
+    }
+
+    /// Busy time summed over banks, and of the interconnect links.
+    pub fn busy(&self) -> (SimDuration, SimDuration) {
+        (self.banks.iter().fold(SimDuration::ZERO, |a, u| a + u.busy()), self.links.iter().fold(SimDuration::ZERO, |a, u| a + u.busy()))
+    }
+
+    /// Banks over the whole array.
+    pub fn unit_count(&self) -> usize {
+        self.banks.len()
+    }
+
+    /// Interconnect links (1, or one per controller for a crossbar).
+    pub fn link_count(&self) -> usize {
+        self.links.len()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::many_single_char_names)]
+mod tests {
+    use super::*;
+    use crate::config::units::Bytes;
+    use crate::media::NvmConfig;
+
+    #[test]
+    fn pieces_split_at_chunks_and_interleave_over_controllers_and_banks() {
+        let c = MediaConfig { nvm: NvmConfig { controllers: 4, banks: 2, chunk: Bytes(4096), ..NvmConfig::default() }, capacity: Bytes(1 << 30), ..MediaConfig::default() };
+        let m = NvmArray::new(&c);
+        let p: Vec<Piece> = m.pieces(4096 * 3 + 512, 8192).collect();
+        // Chunks 3, 4, 5: controllers 3, 0, 1; banks 0, 1, 1.
+        assert_eq!(
+            p,
+            vec![Piece { unit: 6, len: 3584, partial: true }, Piece { unit: 1, len: 4096, partial: false }, Piece { unit: 3, len: 512, partial: true }]
+        );
+        assert_eq!(m.piece_count(4096 * 3 + 512, 8192), 3);
+        // Degree 2: the first half of the capacity lives on controllers 0-1, the second on 2-3.
+        let c2 = MediaConfig { nvm: NvmConfig { controllers: 4, interleave: 2, ..NvmConfig::default() }, capacity: Bytes(1 << 30), ..MediaConfig::default() };
+        let m2 = NvmArray::new(&c2);
+        let units: Vec<u32> = (0..4).map(|k| m2.pieces(k * 4096, 4096).next().unwrap().unit).collect();
+        assert_eq!(units, vec![0, 1, 0, 1]);
+        assert_eq!(m2.pieces(1 << 29, 4096).next().unwrap().unit, 2);
+    }
+
+    #[test]
+    fn banks_are_fifo_partial_writes_read_modify_write_and_rings_add_hops() {
+        let c = MediaConfig { nvm: NvmConfig { interconnect: Interconnect::Ring, controllers: 8, hop_latency: SimDuration::from_ns(10), ..NvmConfig::default() }, ..MediaConfig::default() };
+        let mut m = NvmArray::new(&c);
+        let a = m.access(0, SimTime(0), false, true);
+        let b = m.access(0, SimTime(0), false, false);
+        assert_eq!((a.end, b.start), (SimTime(48_000), a.end), "sub-chunk reads still take a whole access");
+        assert_eq!(m.access(1, SimTime(0), true, true).end, SimTime(198_000), "read-modify-write");
+        assert_eq!(m.access(2, SimTime(0), true, false).end, SimTime(150_000));
+        assert_eq!(m.hops(0), SimDuration::from_ns(10));
+        assert_eq!(m.hops(7), SimDuration::from_ns(10));
+        assert_eq!(m.hops(4), SimDuration::from_ns(40));
+        let g = m.transfer(4, SimTime(0), 4096);
+        assert_eq!(g.end, SimTime(256_000 + 40_000));
+    }
+
+    #[test]
+    fn start_gap_moves_cost_bank_time() {
+        let c = MediaConfig { nvm: NvmConfig { controllers: 1, start_gap_interval: 4, ..NvmConfig::default() }, ..MediaConfig::default() };
+        let mut m = NvmArray::new(&c);
+        for _ in 0..8 {
+            m.access(0, SimTime(0), true, false);
+        }
+        assert_eq!(m.gap_moves, 2);
+        assert_eq!(m.busy().0, SimDuration::from_ns(8 * 150 + 2 * (48 + 150)));
+    }
+}
+
+/// NVM array events.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    /// A read piece leaves its unit for the internal bus.
+    ReadBus { cmd: CmdId, unit: u32, len: u32, at: u32 },
+    /// A write piece reaches its unit.
+    WriteUnit { cmd: CmdId, unit: u32, len: u32 },
+}
+
+impl NvmArray {
+    /// Starts the piece of `cmd` that begins at byte `at`: occupies its bank, then the bus.
+    fn start_piece(&mut self, ctx: &mut Ctx, cmd: CmdId, at: u32) -> Option<u32> {
+        let c = &ctx.cmds[cmd];
+        let piece = self.pieces(c.offset + u64::from(at), c.len - u64::from(at)).next()?;
+        let g = self.access(piece.unit, ctx.now, false, piece.partial);
+        ctx.at(g.end, SimEvent::Media(MediaEvent::Nvm(Event::ReadBus { cmd, unit: piece.unit, len: piece.len, at })));
+        Some(piece.len)
+    }
+
+    /// A write piece reached its bank: it is written (read-modify-write for part of a chunk);
+    /// the command's last piece to finish sets its media time.
+    fn write_unit(&mut self, ctx: &mut Ctx, id: CmdId, unit: u32, len: u32) {
+        let chunk = self.chunk;
+        let g = self.access(unit, ctx.now, true, u64::from(len) < chunk);
+        // Bus (with the ring's hops), then the bank.
+        let media_time = |m: &NvmArray, l: u64| m.bus_time(l) + m.hops(unit) + m.access_time(true, l < chunk);
+        let c = &mut ctx.cmds[id];
+        if g.end >= c.crit_end {
+            c.crit_end = g.end;
+            c.crit_len = u64::from(len);
+        }
+        c.pieces_left -= 1;
+        if c.pieces_left == 0 {
+            let crit_media = media_time(self, c.crit_len);
+            let end = c.crit_end;
+            let elapsed = end.since(c.mark);
+            c.add(Component::Media, crit_media);
+            c.add(Component::Queueing, elapsed - crit_media);
+            c.mark = end;
+            ctx.at(end, SimEvent::Ctrl(crate::ctrl::Event::Step { cmd: id, step: crate::ctrl::Step::Completion }));
+        }
+    }
+}
+
+impl Medium for NvmArray {
+    fn pieces(&self, offset: u64, len: u64) -> u64 {
+        self.piece_count(offset, len)
+    }
+
+    fn uses_transfer_engine(&self) -> bool {
+        true
+    }
+
+    fn read(&mut self, ctx: &mut Ctx, id: CmdId, xfer: &mut Transfer) {
+        let c = &mut ctx.cmds[id];
+        c.pieces_left = c.pieces;
+        let (offset, len) = (c.offset, c.len);
+        if xfer.enabled() {
+            xfer.enqueue(ctx, id);
+            self.pump(ctx, xfer);
+            return;
+        }
+        let mut at = 0u32;
+        while u64::from(at) < len {
+            let Some(n) = self.start_piece(ctx, id, at) else { break };
+            at += n;
+        }
+        debug_assert_eq!(u64::from(at), len, "pieces of [{offset}, +{len}) cover it");
+    }
+
+    fn pump(&mut self, ctx: &mut Ctx, xfer: &mut Transfer) {
+        xfer.pump(ctx, |ctx, id, at| self.start_piece(ctx, id, at));
+    }
+
+    fn write(&mut self, ctx: &mut Ctx, id: CmdId) {
+        let c = &mut ctx.cmds[id];
+        c.pieces_left = c.pieces;
+        c.crit_end = SimTime::ZERO;
+        let (offset, len) = (c.offset, c.len);
+        let now = ctx.now;
+        let mut at = offset;
+        while at < offset + len {
+            let Some(piece) = self.pieces(at, offset + len - at).next() else { break };
+            let g = self.transfer(piece.unit, now, u64::from(piece.len));
+            ctx.at(g.end, SimEvent::Media(MediaEvent::Nvm(Event::WriteUnit { cmd: id, unit: piece.unit, len: piece.len })));
+            at += u64::from(piece.len);
+        }
+    }
+
+    fn handle(&mut self, ctx: &mut Ctx, ev: MediaEvent, _xfer: &mut Transfer) {
+        let MediaEvent::Nvm(ev) = ev else { return };
+        match ev {
+            Event::ReadBus { cmd, unit, len, at } => {
+                let g = self.transfer(unit, ctx.now, u64::from(len));
+                ctx.cmds[cmd].crit_media = self.access_time(false, false) + g.end.since(g.start);
+                ctx.at(g.end, SimEvent::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len, at } }));
+            }
+            Event::WriteUnit { cmd, unit, len } => self.write_unit(ctx, cmd, unit, len),
+        }
+    }
+
+    fn publish(&self, m: &mut Metrics) {
+        let (banks, bus) = self.busy();
+        m.count("media.units.busy", "ps", "busy time summed over media units (NVM banks)", banks.as_ps());
+        m.gauge("media.units", "units", "media units (NVM banks over all memory controllers)", self.unit_count() as f64);
+        m.count("media.bus.busy", "ps", "busy time summed over the internal interconnect's links", bus.as_ps());
+        m.gauge("media.bus.units", "links", "internal interconnect links (1, or one per controller for a crossbar)", self.link_count() as f64);
+        m.count("nvm.start_gap.moves", "moves", "start-gap wear-levelling gap moves (each reads and writes one chunk)", self.gap_moves);
+    }
+
+    fn utilisation(&self, m: &Metrics, window: SimDuration) -> (f64, f64) {
+        let sim = window.as_secs_f64();
+        let frac = |busy: u64, n: f64| if sim > 0.0 { SimDuration::from_ps(busy).as_secs_f64() / sim / n.max(1.0) } else { 0.0 };
+        (frac(m.int("media.units.busy"), m.value("media.units")), frac(m.int("media.bus.busy"), m.value("media.bus.units")))
+    }
+}

@@ -1,0 +1,158 @@
+//! What every block's handler is given: the clock, the event queue, the command table, the
+//! statistics probe and the run's failure slot. Blocks schedule their own, and each other's,
+//! typed events through it; nothing else is shared between them.
+
+use crate::error::Error;
+use crate::ids::{JobId, TenantId};
+use crate::nvme::{CmdId, QueueId};
+use crate::sim::{EventQueue, SimDuration, SimTime};
+use crate::stats::{Breakdown, Component, Stats};
+use crate::workload::Op;
+use crate::{ctrl, host, media, nvme, pcie};
+
+/// Every event of the simulation, by the block that handles it.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    Host(host::Event),
+    Pcie(pcie::Event),
+    Nvme(nvme::Event),
+    Ctrl(ctrl::Event),
+    Media(media::Event),
+}
+
+/// A command in flight: what it asks for, where it is, and where its time went.
+#[derive(Clone, Debug)]
+pub struct Command {
+    pub tenant: TenantId,
+    pub job: JobId,
+    pub queue: QueueId,
+    pub op: Op,
+    pub offset: u64,
+    pub len: u64,
+    pub issued: SimTime,
+    /// Time up to which the breakdown is filled in.
+    pub mark: SimTime,
+    pub breakdown: Breakdown,
+    /// PRP-list entries (0 when PRP1/PRP2 suffice).
+    pub prp_entries: u64,
+    /// Media accesses the controller cuts the command into (set when it is fetched).
+    pub pieces: u64,
+    pub pieces_left: u64,
+    /// Write: the latest unit completion among pieces, and that piece's length.
+    pub crit_end: SimTime,
+    pub crit_len: u64,
+    /// Read: media time (without waits) of the piece that became ready last.
+    pub crit_media: SimDuration,
+    /// DMA addresses: the SQ/CQ slot, and the data buffer (a base address, or for buffered
+    /// I/O the number that picks its page-cache pages).
+    pub slot: u64,
+    pub buf: u64,
+    /// When the host finished submitting (a polling thread spins from here).
+    pub submitted: SimTime,
+    /// Transfer engine: the byte of the I/O its next piece starts at.
+    pub next_at: u32,
+}
+
+impl Command {
+    /// A command of `job` (of `tenant`) arriving at `arrival`, with nothing accounted yet.
+    pub fn new(tenant: TenantId, job: JobId, queue: QueueId, op: Op, offset: u64, len: u64, arrival: SimTime) -> Self {
+        Command {
+            tenant,
+            job,
+            queue,
+            op,
+            offset,
+            len,
+            issued: arrival,
+            mark: arrival,
+            breakdown: Breakdown::default(),
+            prp_entries: 0,
+            pieces: 0,
+            pieces_left: 0,
+            crit_end: SimTime::ZERO,
+            crit_len: 0,
+            crit_media: SimDuration::ZERO,
+            slot: 0,
+            buf: 0,
+            submitted: SimTime::ZERO,
+            next_at: 0,
+        }
+    }
+
+    /// Attributes `[mark, until)` to `c`.
+    #[inline]
+    pub fn account(&mut self, c: Component, until: SimTime) {
+        self.breakdown.0[c as usize] += until.since(self.mark).as_ps();
+        self.mark = self.mark.max(until);
+    }
+
+    /// Adds `d` to component `c` without moving the mark (for critical-path splits).
+    #[inline]
+    pub fn add(&mut self, c: Component, d: SimDuration) {
+        self.breakdown.0[c as usize] += d.as_ps();
+    }
+}
+
+/// The commands in flight, in reusable slots.
+#[derive(Default)]
+pub struct Commands {
+    slots: Vec<Command>,
+    free: Vec<u32>,
+}
+
+impl Commands {
+    /// Stores `c` in a free slot.
+    pub fn insert(&mut self, c: Command) -> CmdId {
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = c;
+            CmdId(i)
+        } else {
+            self.slots.push(c);
+            CmdId((self.slots.len() - 1) as u32)
+        }
+    }
+
+    /// Frees the slot of a finished command.
+    pub fn remove(&mut self, id: CmdId) {
+        self.free.push(id.0);
+    }
+}
+
+impl std::ops::Index<CmdId> for Commands {
+    type Output = Command;
+    #[inline]
+    fn index(&self, id: CmdId) -> &Command {
+        &self.slots[id.0 as usize]
+    }
+}
+
+impl std::ops::IndexMut<CmdId> for Commands {
+    #[inline]
+    fn index_mut(&mut self, id: CmdId) -> &mut Command {
+        &mut self.slots[id.0 as usize]
+    }
+}
+
+/// A block's view of the simulation while it handles an event.
+pub struct Ctx<'a> {
+    pub now: SimTime,
+    pub queue: &'a mut EventQueue<Event>,
+    pub cmds: &'a mut Commands,
+    /// Typed records for the statistics observer.
+    pub probe: &'a mut Stats,
+    /// The first error that stops the run.
+    pub failure: &'a mut Option<Error>,
+}
+
+impl Ctx<'_> {
+    /// Schedules `ev` at `t`.
+    #[inline]
+    pub fn at(&mut self, t: SimTime, ev: Event) {
+        self.queue.push(t, ev);
+    }
+
+    /// Stops the run with `e` (the first failure wins).
+    pub fn fail(&mut self, e: Error) {
+        self.failure.get_or_insert(e);
+    }
+}

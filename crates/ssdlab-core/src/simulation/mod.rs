@@ -1,0 +1,414 @@
+//! The simulation: the event loop, the command table, and the routing of what one block's
+//! handler leaves for another. Every model lives in its block (`host`, `pcie`, `nvme`, `ctrl`,
+//! `media`, `ftl`, `ats`); statistics are an observer (`stats`).
+//!
+//! A 4 KiB read is a sequence of block calls, one per event:
+//! `Host::start`/`issue` → `Link::transmit(SqDoorbell)` → `Nvme::doorbell` + fetch
+//! (`Ctrl::run_steps(Fetch)`) → `Link::transmit(SqeRead, SqeData)` → `Ctrl::run_steps(Parse..
+//! Translate)` → `Medium::read` (its own events) → `Link::transmit(DataOut)` →
+//! `Ctrl::run_steps(Completion)` → `Link::transmit(Cqe)` → `Nvme::post_cqe` + MSI-X →
+//! `Host::interrupt` → `Host::complete`.
+//!
+//! Every command carries a breakdown and a `mark` (the instant up to which its time has been
+//! attributed). Each step attributes `[mark, t)` to one component and moves the mark, so the
+//! components of every I/O add up to its latency exactly.
+
+mod ctx;
+
+use std::time::Instant;
+
+pub use ctx::{Command, Commands, Ctx, Event};
+
+use crate::ats::{Access, Atc};
+use crate::config::Config;
+use crate::ctrl::{self, Ctrl, Step};
+use crate::error::{Error, Result};
+use crate::host::dma::HostMemory;
+use crate::host::{self, Host};
+use crate::media::{self, Medium};
+use crate::nvme::{self, CmdId, Nvme, QueueId};
+use crate::pcie::{self, Link, Sent, Tlp};
+use crate::sim::{EventQueue, SimDuration, SimTime};
+use crate::stats::series::{Series, DEFAULT_TRACKED};
+use crate::stats::summary::{derived_infos, Inputs};
+use crate::stats::{Component, IoLog, IoRecord, Kind, MetricInfo, Metrics, Observer, Stats, Summary};
+
+pub use crate::ftl::{FlashSummary, PreconditionReport};
+
+/// A block's context over the simulation's shared parts.
+macro_rules! ctx {
+    ($s:ident) => {
+        Ctx { now: $s.now, queue: &mut $s.queue, cmds: &mut $s.cmds, probe: &mut $s.stats, failure: &mut $s.failure }
+    };
+}
+
+/// A simulated host + link + `NVMe` SSD, ready to run.
+pub struct Simulation {
+    config: Config,
+    now: SimTime,
+    queue: EventQueue<Event>,
+    cmds: Commands,
+    stats: Stats,
+    metrics: Metrics,
+    host: Host,
+    link: Link,
+    nvme: Nvme,
+    ctrl: Ctrl,
+    medium: Box<dyn Medium>,
+    /// The device's ATC (`ats.enabled`), and what a miss costs.
+    atc: Option<Atc>,
+    round_trip: SimDuration,
+    /// Every device-initiated DMA, when asked for.
+    dma_log: Option<Vec<Access>>,
+    /// When the observer looks next: the end of the ramp, or the next time-series boundary.
+    observe_at: SimTime,
+    reset_pending: bool,
+    events: u64,
+    started: bool,
+    wall: f64,
+    /// The first error that stopped the run.
+    failure: Option<Error>,
+    scratch: Vec<CmdId>,
+    accesses: Vec<Access>,
+}
+
+impl Simulation {
+    /// Builds every block from a validated config.
+    pub fn new(config: Config) -> Result<Self> {
+        let mut issues = crate::config::load::Issues::default();
+        config.validate(&mut issues);
+        if !issues.is_empty() {
+            return Err(Error::Config(issues.0));
+        }
+        let mut host = Host::new(&config)?;
+        let link = Link::new(&config.pcie, config.host.memory_latency);
+        let round_trip = link.translation_round_trip();
+        let atc = if config.ats.enabled {
+            let memory = HostMemory::new(&config, host.job_count());
+            let atc = Atc::new(&config.ats, &memory.rings(), round_trip, config.workload.randseed);
+            host.memory = Some(Box::new(memory));
+            Some(atc)
+        } else {
+            None
+        };
+        let medium = media::build(&config)?;
+        let mut ctrl = Ctrl::new(&config.ctrl);
+        if !medium.uses_transfer_engine() {
+            ctrl.transfer.disable();
+        }
+        let from = SimTime::ZERO + config.workload.ramp_time;
+        let mut sim = Simulation {
+            now: SimTime::ZERO,
+            queue: EventQueue::new(),
+            cmds: Commands::default(),
+            stats: Stats::new(&config.stats, from),
+            metrics: Metrics::default(),
+            nvme: Nvme::new(&config.nvme, host.job_count()),
+            host,
+            link,
+            ctrl,
+            medium,
+            atc,
+            round_trip,
+            dma_log: None,
+            observe_at: SimTime(u64::MAX),
+            reset_pending: from > SimTime::ZERO,
+            events: 0,
+            started: false,
+            wall: 0.0,
+            failure: None,
+            scratch: Vec::new(),
+            accesses: Vec::new(),
+            config,
+        };
+        sim.publish();
+        if sim.config.stats.interval > SimDuration::ZERO {
+            let s = &sim.config.stats;
+            let tracked: Vec<String> = if s.interval_metrics.is_empty() {
+                DEFAULT_TRACKED.iter().filter(|n| sim.metrics.has(n)).map(|n| (*n).to_string()).collect()
+            } else {
+                let known = |n: &String| sim.metrics.has(n);
+                let bad: Vec<_> = s.interval_metrics.iter().enumerate().filter(|(_, n)| !known(n)).map(|(i, n)| crate::ConfigIssue { path: format!("stats.interval_metrics[{i}]"), value: format!("{n:?}"), rule: "no such metric on this device (`ssdlab run --metrics` lists them)".into() }).collect();
+                if !bad.is_empty() {
+                    return Err(Error::Config(bad));
+                }
+                s.interval_metrics.clone()
+            };
+            let series = Series::new(s.interval, from, sim.host.tenant_names(), tracked);
+            sim.stats.set_series(series);
+        }
+        sim.schedule_observer();
+        Ok(sim)
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Records every device-initiated DMA (SQE and PRP-list fetches, data, CQEs) in device
+    /// order, with the host memory layout of `host.dma_layout` (see [`Simulation::dma_log`]).
+    pub fn keep_dma_log(&mut self) -> Result<()> {
+        if self.host.memory.is_none() {
+            self.host.memory = Some(Box::new(HostMemory::new(&self.config, self.host.job_count())));
+        }
+        self.dma_log = Some(Vec::new());
+        Ok(())
+    }
+
+    /// The recorded DMA accesses (ring accesses are marked pinned).
+    pub fn dma_log(&self) -> Option<&[Access]> {
+        self.dma_log.as_deref()
+    }
+
+    /// Keeps one row per counted I/O (see [`Simulation::io_log`]).
+    pub fn keep_io_log(&mut self) {
+        self.stats.keep_log();
+    }
+
+    pub fn io_log(&self) -> Option<&IoLog> {
+        self.stats.log()
+    }
+
+    /// Runs to the end.
+    pub fn run(&mut self) -> Result<Summary> {
+        while !self.run_events(1 << 20)? {}
+        Ok(self.summary())
+    }
+
+    /// Processes up to `budget` events; returns whether the run has finished.
+    pub fn run_events(&mut self, budget: u64) -> Result<bool> {
+        let t0 = Instant::now();
+        if !self.started {
+            self.started = true;
+            self.host.start(&mut ctx!(self));
+            self.medium.start(&mut ctx!(self));
+        }
+        let mut left = budget;
+        while left > 0 && self.failure.is_none() {
+            let Some((t, ev)) = self.queue.pop() else { break };
+            if t >= self.observe_at {
+                self.observe(t);
+            }
+            self.now = t;
+            self.events += 1;
+            self.handle(ev);
+            left -= 1;
+        }
+        self.wall += t0.elapsed().as_secs_f64();
+        match self.failure.take() {
+            Some(e) => Err(e),
+            None => Ok(self.queue.is_empty()),
+        }
+    }
+
+    /// Fraction of the work done, 0 to 1.
+    pub fn progress(&self) -> f64 {
+        self.host.progress(self.now)
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::Host(host::Event::Interrupt { queue, count }) => {
+                let mut batch = std::mem::take(&mut self.scratch);
+                batch.clear();
+                batch.extend(self.nvme.take_signalled(queue, count as usize));
+                self.host.interrupt(&mut ctx!(self), &batch);
+                self.scratch = batch;
+            }
+            Event::Host(host::Event::Complete { cmd, ring_cq }) => {
+                if ring_cq {
+                    self.link.cq_doorbell(self.now);
+                }
+                let ctx = &mut ctx!(self);
+                let c = &ctx.cmds[cmd];
+                ctx.probe.io_completed(&IoRecord { tenant: c.tenant, job: c.job, op: c.op, offset: c.offset, len: c.len, issued: c.issued, submitted: c.submitted, completed: ctx.now, breakdown: &c.breakdown });
+                self.host.complete(ctx, cmd);
+            }
+            Event::Host(e) => self.host.handle(&mut ctx!(self), e),
+            Event::Pcie(pcie::Event::Send { cmd, tlp }) => self.send(cmd, tlp),
+            Event::Pcie(pcie::Event::Translated { cmd, tlp, wait_ps }) => self.transmit(cmd, tlp, SimDuration::from_ps(u64::from(wait_ps))),
+            Event::Nvme(nvme::Event::Doorbell { queue, cmd }) => {
+                self.nvme.doorbell(queue, cmd);
+                self.try_fetch();
+            }
+            Event::Nvme(nvme::Event::IrqTimer { queue, gen }) => {
+                if self.nvme.timer_fires(queue, gen) {
+                    self.send_interrupt(queue);
+                }
+            }
+            Event::Ctrl(ctrl::Event::Step { cmd, step }) => self.ctrl.run_steps(&mut ctx!(self), cmd, step),
+            Event::Ctrl(ctrl::Event::EngineFree) => {
+                self.ctrl.transfer.freed();
+                self.medium.pump(&mut ctx!(self), &mut self.ctrl.transfer);
+            }
+            Event::Media(media::Event::ReadStart { cmd }) => self.medium.read(&mut ctx!(self), cmd, &mut self.ctrl.transfer),
+            Event::Media(media::Event::WriteStart { cmd }) => self.medium.write(&mut ctx!(self), cmd),
+            Event::Media(e) => self.medium.handle(&mut ctx!(self), e, &mut self.ctrl.transfer),
+        }
+    }
+
+    /// A command's TLPs are ready: the device's DMAs first look up their translations (and
+    /// are logged, when asked).
+    fn send(&mut self, id: CmdId, tlp: Tlp) {
+        let mut wait = SimDuration::ZERO;
+        if let Some(memory) = &self.host.memory {
+            let mut list = std::mem::take(&mut self.accesses);
+            list.clear();
+            memory.accesses(&self.cmds[id], tlp, &mut list);
+            for a in &list {
+                if let Some(log) = &mut self.dma_log {
+                    log.push(*a);
+                }
+                if let Some(atc) = &mut self.atc {
+                    wait = wait.max(atc.lookup(a.pasid, a.addr, a.size));
+                }
+            }
+            self.accesses = list;
+        }
+        if wait > SimDuration::ZERO {
+            // Waits fit in u32 picoseconds: a round trip plus a walk of at most 1 ms (validated).
+            let wait_ps = u32::try_from(wait.as_ps()).unwrap_or(u32::MAX);
+            self.queue.push(self.now + SimDuration::from_ps(u64::from(wait_ps)), Event::Pcie(pcie::Event::Translated { cmd: id, tlp, wait_ps }));
+        } else {
+            self.transmit(id, tlp, SimDuration::ZERO);
+        }
+    }
+
+    /// The link carries the TLPs; a finished read piece frees the transfer engine, a last one
+    /// and a sent CQE move the command on.
+    fn transmit(&mut self, id: CmdId, tlp: Tlp, translated: SimDuration) {
+        let ctx = &mut ctx!(self);
+        match self.link.transmit(ctx, id, tlp, translated, self.ctrl.dma.engine(tlp)) {
+            Sent::Scheduled => {}
+            Sent::DataOut { end, last } => {
+                if self.ctrl.transfer.enabled() {
+                    ctx.at(end, Event::Ctrl(ctrl::Event::EngineFree));
+                }
+                if last {
+                    ctx.at(end, Event::Ctrl(ctrl::Event::Step { cmd: id, step: Step::Completion }));
+                }
+            }
+            Sent::Cqe { end } => {
+                self.ctrl.release();
+                let (queue, len) = (ctx.cmds[id].queue, ctx.cmds[id].len);
+                if self.host.polls(len) {
+                    let seen = end + self.link.params.propagation;
+                    ctx.cmds[id].account(Component::Completion, seen);
+                    ctx.at(seen, Event::Host(host::Event::CqeSeen { cmd: id }));
+                } else {
+                    let (fire, timer) = self.nvme.post_cqe(queue, id);
+                    if fire {
+                        self.send_interrupt(queue);
+                    }
+                    if let Some(gen) = timer {
+                        self.queue.push(self.now + self.config.nvme.irq_coalesce_time, Event::Nvme(nvme::Event::IrqTimer { queue, gen }));
+                    }
+                }
+                self.try_fetch();
+            }
+        }
+    }
+
+    /// An MSI-X for every CQE waiting on `queue` goes up the link.
+    fn send_interrupt(&mut self, queue: QueueId) {
+        let count = self.nvme.signal(queue);
+        let arrival = self.link.interrupt(self.now);
+        self.queue.push(arrival, Event::Host(host::Event::Interrupt { queue, count: count as u32 }));
+    }
+
+    /// Fetches SQEs while tags are free, in arbitration order; the controller cuts each
+    /// command into the medium's pieces.
+    fn try_fetch(&mut self) {
+        while self.ctrl.has_free_tag() {
+            let Some((_, id)) = self.nvme.arbitrate() else { break };
+            self.ctrl.admit();
+            let c = &mut self.cmds[id];
+            c.pieces = self.medium.pieces(c.offset, c.len);
+            self.ctrl.run_steps(&mut ctx!(self), id, Step::Fetch);
+        }
+    }
+
+    // ---- the observer ----------------------------------------------------------------------
+
+    /// Every block publishes its counters into `m`.
+    fn publish_into(&self, m: &mut Metrics) {
+        self.host.publish(m);
+        self.link.publish(m);
+        self.ctrl.publish(m);
+        self.medium.publish(m);
+        if let Some(a) = &self.atc {
+            a.publish(m);
+        }
+    }
+
+    fn publish(&mut self) {
+        let mut m = std::mem::take(&mut self.metrics);
+        self.publish_into(&mut m);
+        self.metrics = m;
+    }
+
+    /// The next instant the observer must look at the device.
+    fn schedule_observer(&mut self) {
+        let ramp = if self.reset_pending { self.stats.from() } else { SimTime(u64::MAX) };
+        let boundary = self.stats.series().map_or(SimTime(u64::MAX), Series::boundary);
+        self.observe_at = ramp.min(boundary);
+    }
+
+    /// The first event at or after `t` is due: the device is as it was at every instant in
+    /// `[now, t)`. The ramp ends (every metric restarts) and time-series intervals close.
+    fn observe(&mut self, t: SimTime) {
+        let from = self.stats.from();
+        if self.reset_pending && t >= from {
+            self.publish();
+            self.metrics.reset();
+            self.reset_pending = false;
+        }
+        while let Some(b) = self.stats.series().map(Series::boundary).filter(|&b| b <= t) {
+            self.publish();
+            if let Some(s) = self.stats.series_mut() {
+                s.close(b, &self.metrics);
+            }
+        }
+        self.schedule_observer();
+    }
+
+    /// The results so far.
+    pub fn summary(&self) -> Summary {
+        let mut m = self.metrics.clone();
+        self.publish_into(&mut m);
+        self.stats.summary(&Inputs {
+            config: &self.config,
+            now: self.now,
+            wall_s: self.wall,
+            events: self.events,
+            metrics: &m,
+            window_start: if self.reset_pending { SimTime::ZERO } else { self.stats.from() },
+            job_names: self.host.job_names(),
+            tenants: self.host.tenant_names(),
+            job_tenants: self.host.job_tenants(),
+            medium: self.medium.as_ref(),
+            replay: self.host.replay().map(crate::workload::replay::Replay::summary),
+            ats_round_trip: self.atc.as_ref().map(|_| self.round_trip),
+        })
+    }
+
+    /// Every metric this run reports: name, unit, kind and description, by name.
+    pub fn metric_list(&self) -> Vec<MetricInfo> {
+        let mut m = self.metrics.clone();
+        self.publish_into(&mut m);
+        let mut all = m.infos();
+        all.extend(derived_infos().into_iter().map(|(name, unit, description)| MetricInfo { name, unit, kind: Kind::Gauge, description }));
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all.dedup_by(|a, b| a.name == b.name);
+        all
+    }
+}
+
+/// Builds and runs a simulation.
+pub fn run(config: Config) -> Result<Summary> {
+    Simulation::new(config)?.run()
+}

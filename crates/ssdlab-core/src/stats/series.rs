@@ -1,0 +1,173 @@
+//! Time series: the measurement window cut into intervals of `stats.interval` of simulated
+//! time. Each interval gives one row per tenant (I/Os, IOPS, bandwidth, latency mean and p99 of
+//! the I/Os that completed in it) and one row for the whole device (`tenant = "all"`) that adds
+//! the tracked device metrics: a counter's growth over the interval, a gauge's value at its end,
+//! and the interval's WAF where the FTL publishes its writes.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use super::metrics::{Kind, Metrics};
+use super::IoRecord;
+use crate::sim::{SimDuration, SimTime, PS_PER_NS, PS_PER_US};
+use crate::workload::Op;
+
+/// Device metrics a series tracks when `stats.interval_metrics` names none (those the device
+/// publishes).
+pub const DEFAULT_TRACKED: &[&str] = &["ftl.host_writes", "ftl.gc.units_moved", "ftl.gc.victims", "ftl.erases", "ftl.free_blocks", "media.units.busy"];
+
+/// The tenant name of the whole-device rows.
+pub const ALL: &str = "all";
+
+/// One row: an interval of one tenant, or of the whole device.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row {
+    pub start_s: f64,
+    pub end_s: f64,
+    pub tenant: String,
+    pub ios: u64,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub iops: f64,
+    pub bandwidth_mib_s: f64,
+    /// Mean and 99th percentile latency of the I/Os completed in the interval (0 if none).
+    pub lat_mean_us: f64,
+    pub lat_p99_us: f64,
+    /// Device rows: the tracked metrics over the interval.
+    #[serde(flatten)]
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// The I/Os of one tenant in the open interval.
+#[derive(Clone)]
+struct Acc {
+    ios: u64,
+    reads: u64,
+    bytes: u64,
+    lat_sum: u128,
+    hist: Histogram<u64>,
+}
+
+impl Acc {
+    fn new() -> Self {
+        Acc { ios: 0, reads: 0, bytes: 0, lat_sum: 0, hist: Histogram::new_with_bounds(1, super::HIST_MAX_NS, 2).expect("valid HDR bounds") }
+    }
+
+    fn row(&self, tenant: &str, start: SimTime, end: SimTime) -> Row {
+        let secs = end.since(start).as_secs_f64();
+        let per_sec = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
+        let (mean, p99) = if self.ios == 0 { (0.0, 0.0) } else { (self.lat_sum as f64 / self.ios as f64 / PS_PER_US as f64, self.hist.value_at_quantile(0.99).min(self.hist.max()) as f64 / 1e3) };
+        Row {
+            start_s: start.as_secs_f64(),
+            end_s: end.as_secs_f64(),
+            tenant: tenant.to_string(),
+            ios: self.ios,
+            read_ios: self.reads,
+            write_ios: self.ios - self.reads,
+            iops: per_sec(self.ios as f64),
+            bandwidth_mib_s: per_sec(self.bytes as f64) / 1_048_576.0,
+            lat_mean_us: mean,
+            lat_p99_us: p99,
+            metrics: BTreeMap::new(),
+        }
+    }
+}
+
+/// The time series being recorded.
+pub struct Series {
+    interval: SimDuration,
+    /// Start of the open interval.
+    start: SimTime,
+    tenants: Vec<String>,
+    acc: Vec<Acc>,
+    all: Acc,
+    tracked: Vec<String>,
+    /// Tracked metrics' values at the start of the open interval.
+    prev: Vec<f64>,
+    rows: Vec<Row>,
+}
+
+impl Series {
+    /// A series of `interval` rows from `start` (the end of the ramp).
+    pub fn new(interval: SimDuration, start: SimTime, tenants: &[String], tracked: Vec<String>) -> Self {
+        let n = tracked.len();
+        Series { interval, start, tenants: tenants.to_vec(), acc: vec![Acc::new(); tenants.len()], all: Acc::new(), tracked, prev: vec![0.0; n], rows: Vec::new() }
+    }
+
+    /// The tracked device metrics.
+    pub fn tracked(&self) -> &[String] {
+        &self.tracked
+    }
+
+    /// When the open interval ends.
+    pub fn boundary(&self) -> SimTime {
+        self.start + self.interval
+    }
+
+    /// Counts a completed I/O in the open interval.
+    pub fn io(&mut self, rec: &IoRecord<'_>, lat_ps: u64) {
+        let ns = (lat_ps / PS_PER_NS).clamp(1, super::HIST_MAX_NS);
+        for a in [&mut self.acc[rec.tenant.index()], &mut self.all] {
+            a.ios += 1;
+            a.reads += u64::from(rec.op == Op::Read);
+            a.bytes += rec.len;
+            a.lat_sum += u128::from(lat_ps);
+            a.hist.saturating_record(ns);
+        }
+    }
+
+    /// The rows of the interval `[start, end)` with the metrics as they are at `end`.
+    fn interval_rows(&self, end: SimTime, m: &Metrics) -> Vec<Row> {
+        let mut rows: Vec<Row> = self.tenants.iter().zip(&self.acc).map(|(t, a)| a.row(t, self.start, end)).collect();
+        let mut all = self.all.row(ALL, self.start, end);
+        let mut delta = BTreeMap::new();
+        for (name, prev) in self.tracked.iter().zip(&self.prev) {
+            let now = m.value(name);
+            let v = if m.kind(name) == Some(Kind::Counter) { now - prev } else { now };
+            delta.insert(name.clone(), v);
+        }
+        if let (Some(&host), Some(&gc)) = (delta.get("ftl.host_writes"), delta.get("ftl.gc.units_moved")) {
+            if host > 0.0 {
+                delta.insert("ftl.waf".to_string(), (host + gc) / host);
+            }
+        }
+        all.metrics = delta;
+        rows.push(all);
+        rows
+    }
+
+    /// Closes the open interval at `end` (the metrics are as they are at `end`).
+    pub fn close(&mut self, end: SimTime, m: &Metrics) {
+        let rows = self.interval_rows(end, m);
+        self.rows.extend(rows);
+        self.start = end;
+        for a in self.acc.iter_mut().chain(std::iter::once(&mut self.all)) {
+            a.ios = 0;
+            a.reads = 0;
+            a.bytes = 0;
+            a.lat_sum = 0;
+            a.hist.reset();
+        }
+        self.prev = self.tracked.iter().map(|n| m.value(n)).collect();
+    }
+
+    /// Every closed row, then the open interval up to `now` if it has begun.
+    pub fn rows(&self, now: SimTime, m: &Metrics) -> Vec<Row> {
+        let mut rows = self.rows.clone();
+        if now > self.start {
+            rows.extend(self.interval_rows(now, m));
+        }
+        rows
+    }
+}
+
+/// The time series of a run, as `--json` reports it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Timeseries {
+    pub interval_s: f64,
+    /// The device metrics the `all` rows carry.
+    pub metrics: Vec<String>,
+    pub rows: Vec<Row>,
+}

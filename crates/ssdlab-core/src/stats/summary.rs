@@ -1,0 +1,156 @@
+//! The run summary, built from the I/O statistics and the metric registry (after every block
+//! has published into it, and with counters reset at the start of the measurement window).
+
+use super::{AtsSummary, HostSummary, LinkTraffic, Metrics, Stats, Summary, Timeseries, Utilisation};
+use crate::config::Config;
+use crate::ids::TenantId;
+use crate::media::Medium;
+use crate::sim::{SimDuration, SimTime};
+use crate::workload::replay::ReplaySummary;
+use crate::workload::Op;
+
+/// What the summary is built from besides the statistics.
+pub struct Inputs<'a> {
+    pub config: &'a Config,
+    pub now: SimTime,
+    pub wall_s: f64,
+    pub events: u64,
+    /// The registry, published now; its counters count from `window_start`.
+    pub metrics: &'a Metrics,
+    pub window_start: SimTime,
+    pub job_names: Vec<String>,
+    pub tenants: &'a [String],
+    pub job_tenants: Vec<TenantId>,
+    pub medium: &'a dyn Medium,
+    pub replay: Option<ReplaySummary>,
+    /// The round trip of an ATS miss (runs with `ats.enabled`).
+    pub ats_round_trip: Option<SimDuration>,
+}
+
+impl Stats {
+    /// The results so far.
+    pub fn summary(&self, x: &Inputs<'_>) -> Summary {
+        let m = x.metrics;
+        let read = self.op_summary(Op::Read);
+        let write = self.op_summary(Op::Write);
+        let bytes = read.bytes + write.bytes;
+        let span = x.now.since(x.window_start);
+        let sim = span.as_secs_f64();
+        let ps = |name: &str| SimDuration::from_ps(m.int(name));
+        let frac = |busy: SimDuration, n: f64| if sim > 0.0 { busy.as_secs_f64() / sim / n.max(1.0) } else { 0.0 };
+        let (media_units, media_bus) = x.medium.utilisation(m, span);
+        let mut flash = x.medium.flash_summary(m, span);
+        if let Some(f) = &mut flash {
+            f.free_blocks_over_time = self.free_blocks_over_time().to_vec();
+        }
+        let ios = self.ios();
+        let window = self.window().as_secs_f64();
+        let per_io = |v: f64| if ios > 0 { v / ios as f64 } else { 0.0 };
+        let cpu = (ps("host.cpu.busy") + ps("host.scheduler.busy") + ps("host.spin")).as_secs_f64();
+        let gb = bytes as f64 / 1e9;
+        let ats = x.ats_round_trip.map(|rtt| {
+            let c = &x.config.ats;
+            let (lookups, hits) = (m.int("ats.lookups"), m.int("ats.hits"));
+            AtsSummary {
+                stu_bytes: c.stu.0,
+                lines: c.lines,
+                ways: if c.ways == 0 { c.lines } else { c.ways },
+                lookups,
+                hits,
+                hit_rate: if lookups > 0 { hits as f64 / lookups as f64 } else { 0.0 },
+                pinned_hits: m.int("ats.pinned_hits"),
+                misses: lookups - hits,
+                misses_per_io: per_io((lookups - hits) as f64),
+                iotlb_misses: m.int("ats.iotlb_misses"),
+                miss_round_trip_us: rtt.as_us_f64(),
+            }
+        });
+        let mut summary = Summary {
+            version: crate::VERSION.to_string(),
+            config_hash: x.config.hash(),
+            seed: x.config.workload.randseed,
+            ios,
+            sim_time_s: x.now.as_secs_f64(),
+            window_s: window,
+            wall_time_s: x.wall_s,
+            events: x.events,
+            iops: if window > 0.0 { ios as f64 / window } else { 0.0 },
+            bandwidth_mib_s: read.bandwidth_mib_s + write.bandwidth_mib_s,
+            breakdown_us: self.breakdown_all(),
+            jobs: self.job_summaries(&x.job_names),
+            tenants: self.tenant_summaries(x.tenants, &x.job_tenants),
+            read,
+            write,
+            utilisation: Utilisation {
+                host_cpu: frac(ps("host.cpu.busy"), m.value("host.cpus")),
+                pcie_down: frac(ps("pcie.down.busy"), 1.0),
+                pcie_up: frac(ps("pcie.up.busy"), 1.0),
+                ctrl: frac(ps("ctrl.busy"), m.value("ctrl.units")),
+                media_units,
+                media_bus,
+            },
+            pcie: LinkTraffic { down_tlps: m.int("pcie.down.tlps"), down_wire_bytes: m.int("pcie.down.wire_bytes"), up_tlps: m.int("pcie.up.tlps"), up_wire_bytes: m.int("pcie.up.wire_bytes") },
+            host: HostSummary { cpu_seconds: cpu, cpu_us_per_io: per_io(cpu * 1e6), cpus_per_gb_s: if gb > 0.0 { cpu / gb } else { 0.0 } },
+            flash,
+            replay: x.replay.clone(),
+            ats,
+            metrics: m.flat(),
+            timeseries: self.series().map(|s| Timeseries { interval_s: x.config.stats.interval.as_secs_f64(), metrics: s.tracked().to_vec(), rows: s.rows(x.now, m) }),
+        };
+        summary.metrics.extend(derived(&summary));
+        summary
+    }
+}
+
+/// Results that are not block counters, under metric names too, so that the flat `metrics`
+/// object holds every headline number of a run.
+fn derived(s: &Summary) -> Vec<(String, f64)> {
+    let mut out = vec![
+        ("io.ios".to_string(), s.ios as f64),
+        ("io.iops".to_string(), s.iops),
+        ("io.bandwidth_mib_s".to_string(), s.bandwidth_mib_s),
+        ("io.window_s".to_string(), s.window_s),
+    ];
+    for (op, o) in [("read", &s.read), ("write", &s.write)] {
+        out.push((format!("io.{op}.ios"), o.ios as f64));
+        out.push((format!("io.{op}.iops"), o.iops));
+        out.push((format!("io.{op}.bandwidth_mib_s"), o.bandwidth_mib_s));
+        let l = &o.latency_us;
+        for (k, v) in [("mean", l.mean), ("p50", l.p50), ("p99", l.p99), ("p999", l.p999), ("max", l.max)] {
+            out.push((format!("io.{op}.latency_us.{k}"), v));
+        }
+    }
+    let u = &s.utilisation;
+    for (k, v) in [("host_cpu", u.host_cpu), ("pcie_down", u.pcie_down), ("pcie_up", u.pcie_up), ("ctrl", u.ctrl), ("media_units", u.media_units), ("media_bus", u.media_bus)] {
+        out.push((format!("utilisation.{k}"), v));
+    }
+    out.push(("host.cpu_us_per_io".to_string(), s.host.cpu_us_per_io));
+    if let Some(f) = &s.flash {
+        out.push(("ftl.waf".to_string(), f.waf));
+    }
+    out
+}
+
+/// Names, units and descriptions of the derived metrics (see [`derived`]).
+pub fn derived_infos() -> Vec<(String, &'static str, &'static str)> {
+    let mut v = vec![
+        ("io.ios".to_string(), "I/Os", "I/Os completed in the measurement window"),
+        ("io.iops".to_string(), "IOPS", "I/Os per second over the measurement window"),
+        ("io.bandwidth_mib_s".to_string(), "MiB/s", "bytes moved per second over the window"),
+        ("io.window_s".to_string(), "s", "the measurement window: end of the ramp to the last completion"),
+    ];
+    for op in ["read", "write"] {
+        v.push((format!("io.{op}.ios"), "I/Os", "I/Os of this direction"));
+        v.push((format!("io.{op}.iops"), "IOPS", "I/Os of this direction per second"));
+        v.push((format!("io.{op}.bandwidth_mib_s"), "MiB/s", "bandwidth of this direction"));
+        for k in ["mean", "p50", "p99", "p999", "max"] {
+            v.push((format!("io.{op}.latency_us.{k}"), "us", "latency (issue to completion) of this direction"));
+        }
+    }
+    for k in ["host_cpu", "pcie_down", "pcie_up", "ctrl", "media_units", "media_bus"] {
+        v.push((format!("utilisation.{k}"), "fraction", "busy time over the window, per unit"));
+    }
+    v.push(("host.cpu_us_per_io".to_string(), "us", "host CPU time per I/O"));
+    v.push(("ftl.waf".to_string(), "ratio", "write amplification: flash writes per host write (flash media)"));
+    v
+}
