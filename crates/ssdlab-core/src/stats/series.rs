@@ -153,10 +153,10 @@ impl Series {
         self.prev = self.tracked.iter().map(|n| m.value(n)).collect();
     }
 
-    /// Every closed row, then the open interval up to `now` if it has begun.
+    /// Every closed row, then the open interval up to `now` if anything happened in it.
     pub fn rows(&self, now: SimTime, m: &Metrics) -> Vec<Row> {
         let mut rows = self.rows.clone();
-        if now > self.start {
+        if now > self.start || self.all.ios > 0 {
             rows.extend(self.interval_rows(now, m));
         }
         rows

@@ -10,6 +10,7 @@ mod ftl;
 mod golden;
 mod nand;
 mod nvm;
+mod observer;
 mod replay;
 mod robustness;
 mod trace;

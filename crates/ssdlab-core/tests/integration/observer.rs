@@ -1,0 +1,151 @@
+//! The statistics observer: the warm-up reset, time series and tenants.
+
+use ssdlab_core::stats::{Row, Summary};
+use ssdlab_core::Simulation;
+
+use crate::config_from;
+
+fn run(base: &str, settings: &[(&str, &str)]) -> Summary {
+    Simulation::new(config_from(Some(base), settings)).and_then(|mut s| s.run()).expect("run")
+}
+
+fn device_rows(s: &Summary) -> Vec<&Row> {
+    s.timeseries.as_ref().expect("a time series").rows.iter().filter(|r| r.tenant == "all").collect()
+}
+
+fn metric(r: &Row, name: &str) -> f64 {
+    r.metrics.get(name).copied().unwrap_or_else(|| panic!("row has no {name}: {:?}", r.metrics.keys()))
+}
+
+/// An aged drive under random writes: GC is busy from the first write.
+const AGED: &[(&str, &str)] = &[("workload.number_ios", "6000")];
+
+#[test]
+fn a_ramp_excludes_the_warm_up_from_waf_utilisation_and_gc_counts() {
+    // The same run observed two ways: with a ramp of R, and without one but cut into
+    // intervals of R. The ramped figures must be the intervals after the first, exactly.
+    let plain = run("ops-isolation", AGED);
+    let r = plain.window_s / 3.0;
+    let ramp = format!("\"{}ns\"", (r * 1e9) as u64);
+    let ramped = run("ops-isolation", &[AGED[0], ("workload.ramp_time", &ramp)]);
+    let cut = run("ops-isolation", &[AGED[0], ("stats.interval", &ramp)]);
+    let rows = device_rows(&cut);
+    let after: Vec<&&Row> = rows.iter().skip(1).collect();
+    let sum = |name: &str| after.iter().map(|r| metric(r, name)).sum::<f64>();
+    let f = ramped.flash.as_ref().unwrap();
+    let pf = plain.flash.as_ref().unwrap();
+    assert!(metric(rows[0], "ftl.gc.units_moved") > 0.0, "GC works during the warm-up");
+    assert_eq!(f.ftl.gc_writes as f64, sum("ftl.gc.units_moved"));
+    assert_eq!(f.ftl.host_writes as f64, sum("ftl.host_writes"));
+    assert_eq!(f.ftl.erases as f64, sum("ftl.erases"));
+    assert_eq!(f.ftl.gc_victims, ramped.metrics["ftl.gc.victims"] as u64);
+    assert!(f.ftl.gc_writes < pf.ftl.gc_writes && f.ftl.host_writes < pf.ftl.host_writes);
+    let waf = (sum("ftl.host_writes") + sum("ftl.gc.units_moved")) / sum("ftl.host_writes");
+    assert!((f.waf - waf).abs() < 1e-12, "window WAF {} vs {waf}", f.waf);
+    // Utilisation: busy time after the ramp over the time after the ramp.
+    let busy = sum("media.units.busy") * 1e-12;
+    let span = ramped.sim_time_s - r;
+    let dies = ramped.metrics["media.units"];
+    let want = busy / span / dies;
+    assert!((ramped.utilisation.media_units - want).abs() < 1e-6 * want, "{} vs {want}", ramped.utilisation.media_units);
+    // Every counter in `metrics` is window-only too.
+    assert_eq!(ramped.metrics["ftl.host_writes"], sum("ftl.host_writes"));
+}
+
+#[test]
+fn interval_io_counts_add_up_to_the_total_with_and_without_a_ramp() {
+    for settings in [vec![("stats.interval", "\"1ms\"")], vec![("stats.interval", "\"700us\""), ("workload.ramp_time", "\"2ms\"")]] {
+        let mut all = vec![("workload.numjobs", "2"), ("workload.number_ios", "5000"), ("workload.rw", "randrw")];
+        all.extend(settings);
+        let s = run("default", &all);
+        let ts = s.timeseries.as_ref().unwrap();
+        let dev: u64 = ts.rows.iter().filter(|r| r.tenant == "all").map(|r| r.ios).sum();
+        assert_eq!(dev, s.ios);
+        let tenant: u64 = ts.rows.iter().filter(|r| r.tenant != "all").map(|r| r.ios).sum();
+        assert_eq!(tenant, s.ios);
+        let reads: u64 = ts.rows.iter().filter(|r| r.tenant == "all").map(|r| r.read_ios).sum();
+        assert_eq!(reads, s.read.ios);
+        // Rows tile the window: each starts where the last ended.
+        let dev_rows: Vec<&Row> = ts.rows.iter().filter(|r| r.tenant == "all").collect();
+        for w in dev_rows.windows(2) {
+            assert!((w[0].end_s - w[1].start_s).abs() < 1e-15);
+        }
+        assert!(dev_rows.len() > 3);
+    }
+}
+
+#[test]
+fn an_aged_random_write_time_series_shows_gc_activity() {
+    let s = run("tlc-aged", &[("workload.number_ios", "20000"), ("stats.interval", "\"20ms\"")]);
+    let rows = device_rows(&s);
+    assert!(rows.len() >= 3, "{} rows", rows.len());
+    // Today's FTL collects in bursts (the flash-under-load issue interleaves it): the series
+    // shows when, and how the interval WAF and the free blocks move with it.
+    let busy: Vec<&&Row> = rows.iter().filter(|r| metric(r, "ftl.gc.units_moved") > 0.0).collect();
+    assert!(!busy.is_empty(), "GC moves pages in some interval");
+    assert!(busy.iter().all(|r| metric(r, "ftl.gc.victims") > 0.0 && metric(r, "ftl.erases") > 0.0));
+    assert!(busy.iter().any(|r| metric(r, "ftl.host_writes") > 0.0 && metric(r, "ftl.waf") > 1.5), "the interval WAF shows GC");
+    assert!(rows.iter().all(|r| r.metrics.contains_key("ftl.free_blocks")));
+    let moved: f64 = rows.iter().map(|r| metric(r, "ftl.gc.units_moved")).sum();
+    assert_eq!(moved, s.flash.as_ref().unwrap().ftl.gc_writes as f64);
+}
+
+#[test]
+fn two_tenants_records_are_kept_apart() {
+    let c = r#"
+extends = "default"
+[workload]
+numjobs = 1
+number_ios = 3000
+[[workload.jobs]]
+tenant = "reader"
+rw = "randread"
+iodepth = 4
+[[workload.jobs]]
+tenant = "writer"
+rw = "randwrite"
+bs = "16KiB"
+iodepth = 16
+[stats]
+interval = "2ms"
+"#;
+    let config = ssdlab_core::config::build_on_text(c, "<test>", None, &[]).expect("config");
+    let s = Simulation::new(config).and_then(|mut s| s.run()).expect("run");
+    let names: Vec<&str> = s.tenants.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, vec!["reader", "writer"]);
+    let (r, w) = (&s.tenants[0], &s.tenants[1]);
+    assert_eq!((r.read.ios, r.write.ios), (3000, 0));
+    assert_eq!((w.read.ios, w.write.ios), (0, 3000));
+    assert_eq!(w.bytes, 3000 * 16384);
+    assert_eq!(r.ios + w.ios, s.ios);
+    // Each tenant's latency is its own, not the device's mix.
+    assert!((r.read.latency_us.mean - s.read.latency_us.mean).abs() < 1e-9);
+    assert!((w.write.latency_us.mean - s.write.latency_us.mean).abs() < 1e-9);
+    let ts = s.timeseries.as_ref().unwrap();
+    for (name, want) in [("reader", 3000), ("writer", 3000)] {
+        let rows: Vec<&Row> = ts.rows.iter().filter(|x| x.tenant == name).collect();
+        assert_eq!(rows.iter().map(|x| x.ios).sum::<u64>(), want);
+        assert!(rows.iter().all(|x| if name == "reader" { x.write_ios == 0 } else { x.read_ios == 0 }));
+    }
+}
+
+#[test]
+fn unknown_interval_metrics_are_config_errors() {
+    let Err(e) = Simulation::new(config_from(Some("default"), &[("stats.interval", "\"1ms\""), ("stats.interval_metrics", "[\"ftl.gc.units_moved\"]")])) else { panic!("an NVM drive has no FTL") };
+    assert!(e.to_string().contains("stats.interval_metrics[0] = \"ftl.gc.units_moved\": no such metric"), "{e}");
+}
+
+#[test]
+fn every_metric_has_a_unit_and_a_description_and_appears_in_the_flat_object() {
+    let sim = Simulation::new(config_from(Some("tlc"), &[("workload.number_ios", "200")])).unwrap();
+    let list = sim.metric_list();
+    assert!(list.iter().all(|m| !m.unit.is_empty() && !m.description.is_empty()));
+    let mut sim = sim;
+    let s = sim.run().unwrap();
+    for m in &list {
+        assert!(s.metrics.contains_key(&m.name), "{} missing from metrics", m.name);
+    }
+    for name in ["ftl.gc.victims", "pcie.up.wire_bytes", "nand.dies.busy", "io.read.latency_us.p99", "ftl.waf"] {
+        assert!(s.metrics.contains_key(name), "{name}");
+    }
+}
