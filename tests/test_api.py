@@ -122,3 +122,28 @@ def test_many_simulations_in_threads():
     with ThreadPoolExecutor(2) as pool:
         a, b = pool.map(one, [3, 3])
     assert a == b
+
+
+def test_timeseries_metrics_and_tenants_are_dataframes() -> None:
+    r = ssdlab.run("default", workload={"numjobs": 1, "number_ios": 4000, "rw": "randrw"}, set={"stats.interval": "1ms"})
+    ts = r.timeseries
+    assert ts is not None and {"start_s", "end_s", "tenant", "ios", "iops", "lat_p99_us", "media.units.busy"} <= set(ts.columns)
+    assert ts[ts.tenant == "all"].ios.sum() == r.summary["ios"]
+    assert r.metrics["io.ios"] == r.summary["ios"]
+    assert list(r.tenants.index) == ["default"] and r.tenants.loc["default", "ios"] == r.summary["ios"]
+    assert ssdlab.run("default", workload={"numjobs": 1, "number_ios": 100}).timeseries is None
+
+
+def test_metrics_describe_every_name_a_run_reports() -> None:
+    m = ssdlab.metrics("tlc")
+    assert {"unit", "kind", "description"} <= set(m.columns)
+    assert m.loc["ftl.gc.victims", "kind"] == "counter" and m.loc["ftl.free_blocks", "kind"] == "gauge"
+    r = ssdlab.run("tlc", workload={"number_ios": 300})
+    assert set(m.index) <= set(r.metrics)
+
+
+def test_a_core_workload_error_carries_its_issue() -> None:
+    with pytest.raises(ssdlab.WorkloadError) as e:
+        ssdlab.run("default", workload={"numjobs": 1, "rate_iops": 10_000_000, "runtime": "2s", "number_ios": 100_000_000})
+    (issue,) = ssdlab.exceptions.issues(e.value)
+    assert issue["path"] == "workload.rate_iops" and issue["value"] == "10000000" and "cannot sustain" in issue["rule"]

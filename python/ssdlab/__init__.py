@@ -10,7 +10,7 @@ True
 """
 
 from ssdlab._core import __version__
-from ssdlab.api import Config, Result, components, load_config, presets, run
+from ssdlab.api import Config, Result, components, load_config, metrics, presets, run
 from ssdlab.exceptions import ConfigError, InputError, SimulationError, SsdlabError, TraceError, WorkloadError
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "WorkloadError",
     "__version__",
     "components",
+    "metrics",
     "load_config",
     "presets",
     "run",

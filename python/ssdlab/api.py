@@ -108,6 +108,16 @@ def presets() -> "pd.DataFrame":
     return pd.DataFrame(rows, columns=["name", "description"]).set_index("name")
 
 
+def metrics(config: ConfigLike = None, **kwargs: Any) -> "pd.DataFrame":
+    """Every metric a run of ``config`` reports: name (index), unit, kind and description.
+    Keyword arguments are those of :func:`load_config`."""
+    import pandas as pd
+
+    cfg = load_config(config, **kwargs)
+    rows = _core.Simulation(cfg._native, False).metrics()
+    return pd.DataFrame(rows, columns=["name", "unit", "kind", "description"]).set_index("name")
+
+
 def components() -> list[str]:
     """The latency-breakdown components, in the order an I/O meets them."""
     return list(_core.components())
@@ -148,6 +158,39 @@ class Result:
         rows = {op: self.summary[op]["breakdown_us"] for op in ("read", "write") if self.summary[op]["ios"] > 0}
         rows["all"] = self.summary["breakdown_us"]
         return pd.DataFrame.from_dict(rows, orient="index")[components()]
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        """Every metric of the run over the measurement window, flat: ``{dotted name: value}``
+        (what a sweep turns into columns; :func:`metrics` describes each)."""
+        return dict(self.summary["metrics"])
+
+    @property
+    def tenants(self) -> "pd.DataFrame":
+        """One row per tenant: I/Os, IOPS, bandwidth and latency per direction."""
+        import pandas as pd
+
+        rows = {}
+        for t in self.summary["tenants"]:
+            row: dict[str, Any] = {"ios": t["ios"], "iops": t["iops"], "bandwidth_mib_s": t["bandwidth_mib_s"]}
+            for op in ("read", "write"):
+                o = t[op]
+                row[f"{op}_ios"] = o["ios"]
+                for k in ("mean", "p50", "p99", "max"):
+                    row[f"{op}_{k}_us"] = o["latency_us"][k]
+            rows[t["name"]] = row
+        return pd.DataFrame.from_dict(rows, orient="index").rename_axis("tenant")
+
+    @property
+    def timeseries(self) -> "Optional[pd.DataFrame]":
+        """The time series of a run with ``stats.interval``: one row per interval and tenant
+        (``tenant == "all"`` rows add the device metrics), or None."""
+        ts = self.summary.get("timeseries")
+        if ts is None:
+            return None
+        import pandas as pd
+
+        return pd.DataFrame(ts["rows"])
 
     @property
     def ios(self) -> "Optional[pd.DataFrame]":

@@ -139,6 +139,15 @@ impl Simulation {
         serde_json::to_string(&self.inner.summary()).map_err(|e| exceptions::SimulationError::new_err(e.to_string()))
     }
 
+    /// Every metric this run reports, as `(name, unit, kind, description)`.
+    fn metrics(&self) -> Vec<(String, &'static str, &'static str, &'static str)> {
+        self.inner
+            .metric_list()
+            .into_iter()
+            .map(|m| (m.name, m.unit, if m.kind == ssdlab_core::stats::Kind::Counter { "counter" } else { "gauge" }, m.description))
+            .collect()
+    }
+
     /// Fraction of the work done.
     fn progress(&self) -> f64 {
         self.inner.progress()

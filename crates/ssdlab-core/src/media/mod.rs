@@ -39,8 +39,8 @@ pub enum Event {
     Flash(crate::ftl::Event),
 }
 
-/// A storage medium behind the controller.
-pub trait Medium {
+/// A storage medium behind the controller (`Send + Sync`, so simulations can run in threads).
+pub trait Medium: Send + Sync {
     /// Media accesses an I/O of `len` bytes at `offset` is cut into (the controller translates
     /// each one).
     fn pieces(&self, offset: u64, len: u64) -> u64;

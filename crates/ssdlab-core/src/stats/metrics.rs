@@ -147,6 +147,7 @@ impl Metrics {
 }
 
 #[cfg(test)]
+#[allow(clippy::float_cmp)] // whole numbers: exact
 mod tests {
     use super::*;
 

@@ -131,7 +131,7 @@ fn derived(s: &Summary) -> Vec<(String, f64)> {
     out
 }
 
-/// Names, units and descriptions of the derived metrics (see [`derived`]).
+/// Names, units and descriptions of the derived metrics (the headline results the summary adds to `metrics`).
 pub fn derived_infos() -> Vec<(String, &'static str, &'static str)> {
     let mut v = vec![
         ("io.ios".to_string(), "I/Os", "I/Os completed in the measurement window"),

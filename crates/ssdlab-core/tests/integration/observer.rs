@@ -1,4 +1,6 @@
 //! The statistics observer: the warm-up reset, time series and tenants.
+// Counts carried as f64 are whole numbers below 2^53: comparing them exactly is right.
+#![allow(clippy::float_cmp)]
 
 use ssdlab_core::stats::{Row, Summary};
 use ssdlab_core::Simulation;
