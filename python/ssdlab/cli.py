@@ -294,9 +294,7 @@ def atc(
         raise UsageError(f"unexpected argument {record_config!r} (only `atc record` takes a CONFIG)")
     synth_d = None
     if synth is not None:
-        from ssdlab.config_units import parse_size
-
-        synth_d = {"stack": synth, "ios": ios, "queues": queues, "vms": vms, "bs": parse_size(bs, "bs"), "seed": seed}
+        synth_d = {"stack": synth, "ios": ios, "queues": queues, "vms": vms, "bs": ats.parse_size(bs, "bs"), "seed": seed}
         if write_trace:
             ats.write_synth(write_trace, synth_d)
     if plot and not plot.lower().endswith((".png", ".svg")):
