@@ -11,6 +11,7 @@ True
 
 from ssdlab._core import __version__
 from ssdlab.api import Config, Result, components, load_config, presets, run
+from ssdlab.decompose import decompose, plot_decomposition
 from ssdlab.exceptions import ConfigError, InputError, SimulationError, SsdlabError, TraceError, WorkloadError
 
 __all__ = [
@@ -24,7 +25,9 @@ __all__ = [
     "WorkloadError",
     "__version__",
     "components",
+    "decompose",
     "load_config",
+    "plot_decomposition",
     "presets",
     "run",
 ]

@@ -21,6 +21,8 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from rich.table import Table
 
 from ssdlab import _core, api, ats
+from ssdlab.decompose import SEED001_MEDIA, SEED001_PARTS, plot_decomposition
+from ssdlab.decompose import decompose as run_decomposition
 from ssdlab.exceptions import SsdlabError, issues
 
 app = typer.Typer(
@@ -64,6 +66,11 @@ def _ctrl_c_exits_130(command: F) -> F:
             _exit_interrupted()
 
     return wrapper  # type: ignore[return-value]
+
+
+def _check_plot(path: Optional[str]) -> None:
+    if path and not path.lower().endswith((".png", ".svg")):
+        raise UsageError(f"--plot {path!r}: write a .png or .svg file")
 
 
 def _pairs(items: list[str], option: str, prefix: str = "") -> list[tuple[str, str]]:
@@ -332,8 +339,7 @@ def atc(
         synth_d = {"stack": synth, "ios": ios, "queues": queues, "vms": vms, "bs": ats.parse_size(bs, "bs"), "seed": seed}
         if write_trace:
             ats.write_synth(write_trace, synth_d)
-    if plot and not plot.lower().endswith((".png", ".svg")):
-        raise UsageError(f"--plot {plot!r}: write a .png or .svg file")
+    _check_plot(plot)
     result = ats.study(
         trace, synth=synth_d, from_sim=from_sim, stu=[s for s in stu.split(",") if s.strip()], policies=[p.strip() for p in policy.split(",") if p.strip()],
         assoc=[a.strip() for a in assoc.split(",") if a.strip()], lines=lines, pins=pin, pin_tagged=pin_tagged, pin_rings=pin_rings,
@@ -364,38 +370,21 @@ def _print_atc(result: "ats.AtcResult") -> None:
         out.print(t)
 
 
-# Seed 001's media and their read latencies (its slide 2), and its decomposition categories.
-SEED001_MEDIA = "tlc=450us,mlc=150us,slc=25us,znand=3us,pram=120ns,mram=65ns"
-SEED001_PARTS = {
-    "Fetching": ["doorbell_fetch"],
-    "Queue/Doorbells": ["queueing"],
-    "PRP": ["prp"],
-    "Translation": ["controller", "translation"],
-    "NVM": ["media", "transfer"],
-    "Completion": ["completion"],
-}
-
-
 @app.command()
 @_ctrl_c_exits_130
 def decompose(
     config: str = typer.Argument("openexpress-fw", help="Preset or TOML file of an NVM-backed device."),
-    media: str = typer.Option(SEED001_MEDIA, help="NAME=READ_LATENCY pairs, comma separated."),
+    media: str = typer.Option(",".join(f"{k}={v}" for k, v in SEED001_MEDIA.items()), help="NAME=READ_LATENCY pairs, comma separated."),
     ios: int = typer.Option(2000, min=1, help="QD1 4 KiB reads per medium."),
     json_: bool = typer.Option(False, "--json", help="Print the table as JSON."),
     plot: Optional[str] = typer.Option(None, help="Stacked bars of the shares to a .png or .svg file."),
 ) -> None:
     """Seed 001's latency decomposition: where a QD1 4 KiB read spends its device time, per medium."""
     pairs = _pairs([m for m in media.split(",") if m.strip()], "--media")
-    if plot and not plot.lower().endswith((".png", ".svg")):
-        raise UsageError(f"--plot {plot!r}: write a .png or .svg file")
-    rows = {}
-    for name, latency in pairs:
-        settings = [("media.nvm.read_latency", f'"{latency}"'), ("workload.numjobs", "1"), ("workload.iodepth", "1"),
-                    ("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.number_ios", str(ios))]
-        r = api.run(config, settings=settings)
-        b = r.summary["read"]["breakdown_us"]
-        rows[name] = {part: sum(b[c] for c in comps) for part, comps in SEED001_PARTS.items()}
+    _check_plot(plot)
+    with _Bar("simulating") as bar:
+        frame = run_decomposition(config, dict(pairs), ios, progress=bar)
+    rows = frame.to_dict(orient="index")
     if json_:
         out.file.write(json.dumps(rows, indent=2) + "\n")
     else:
@@ -405,26 +394,10 @@ def decompose(
             t.add_column(part, justify="right")
         for name, row in rows.items():
             total = sum(row.values()) or 1.0
-            t.add_row(name, *(f"{v:.3f} ({100 * v / total:.0f}%)" for v in row.values()))
+            t.add_row(str(name), *(f"{v:.3f} ({100 * v / total:.0f}%)" for v in row.values()))
         out.print(t)
     if plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(6.5, 3.8))
-        bottom = [0.0] * len(rows)
-        for part in SEED001_PARTS:
-            shares = [row[part] / (sum(row.values()) or 1.0) for row in rows.values()]
-            ax.bar(list(rows), shares, bottom=bottom, label=part)
-            bottom = [b + s for b, s in zip(bottom, shares)]
-        ax.set_ylabel("share of device latency")
-        ax.set_title(f"Latency decomposition ({config})")
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-        fig.tight_layout()
-        fig.savefig(plot)
-        plt.close(fig)
+        plot_decomposition(frame, plot)
 
 
 @app.command()
