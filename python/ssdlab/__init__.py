@@ -11,6 +11,7 @@ True
 
 from ssdlab._core import __version__
 from ssdlab.api import Config, Result, components, load_config, metrics, presets, run
+from ssdlab.decompose import decompose, plot_decomposition
 from ssdlab.exceptions import ConfigError, InputError, SimulationError, SsdlabError, TraceError, WorkloadError
 
 __all__ = [
@@ -24,8 +25,10 @@ __all__ = [
     "WorkloadError",
     "__version__",
     "components",
-    "metrics",
+    "decompose",
     "load_config",
+    "metrics",
+    "plot_decomposition",
     "presets",
     "run",
 ]

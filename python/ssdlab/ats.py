@@ -22,11 +22,18 @@ from ssdlab.exceptions import ConfigError
 if TYPE_CHECKING:
     import pandas as pd
 
-_SIZE = re.compile(r"^\s*(\d+)\s*([kKmMgG]?)(i?[bB])?\s*$")
-
 
 def _bad(path: str, value: object, rule: str) -> ConfigError:
     return ConfigError(f"invalid ATC study: {path} = {value}: {rule}", [{"path": path, "value": str(value), "rule": rule}])
+
+
+def parse_size(text: Union[str, int], path: str, rule: str = "a size such as 4k or 4096") -> int:
+    """Bytes from a size in the config convention (``4k`` = ``4KiB`` = 4096, ``4kB`` = 4000), by
+    the core's parser; otherwise a ConfigError naming ``path``, the value and ``rule``."""
+    try:
+        return _core.parse_size(str(text))
+    except ValueError as e:
+        raise _bad(path, text, f"{rule}: {e}") from None
 
 
 def parse_stu(text: Union[str, int]) -> int:
@@ -36,10 +43,7 @@ def parse_stu(text: Union[str, int]) -> int:
     t = str(text).strip()
     if t.isdigit() and int(t) <= 40:
         return int(t)
-    m = _SIZE.match(t)
-    if not m:
-        raise _bad("stu", text, "an STU is an exponent (0-40) or a size such as 4k or 2m")
-    n = int(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
+    n = parse_size(t, "stu", "an STU is an exponent (0-40) or a size such as 4k or 2m")
     if n < 4096 or n & (n - 1) or n % 4096:
         raise _bad("stu", text, "an STU size is 4 KiB times a power of two")
     return (n // 4096).bit_length() - 1

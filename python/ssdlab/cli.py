@@ -1,16 +1,19 @@
 """The ``ssdlab`` command line.
 
 Every user error (bad config, bad option, unreadable file) prints a message naming what is
-wrong and exits with code 2; no traceback is shown (set ``SSDLAB_DEBUG=1`` to see one).
+wrong and exits with code 2, and Ctrl-C prints "interrupted" and exits with 130; no traceback is
+shown (set ``SSDLAB_DEBUG=1`` to see one).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 import time
-from typing import Any, Optional
+from collections.abc import Callable
+from typing import Any, NoReturn, Optional, TypeVar
 
 import typer
 from rich.console import Console
@@ -18,6 +21,8 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from rich.table import Table
 
 from ssdlab import _core, api, ats
+from ssdlab.decompose import SEED001_MEDIA, SEED001_PARTS, plot_decomposition
+from ssdlab.decompose import decompose as run_decomposition
 from ssdlab.exceptions import SsdlabError, issues
 
 app = typer.Typer(
@@ -40,9 +45,32 @@ class UsageError(Exception):
     """A malformed command-line argument (exit code 2)."""
 
 
-class Interrupted(Exception):
-    """Ctrl-C during a run (exit code 130). Raised instead of KeyboardInterrupt so that the
-    command-line framework does not turn it into its own abort."""
+def _exit_interrupted() -> NoReturn:
+    """Ctrl-C: one line on stderr and exit code 130, never a traceback."""
+    err.print("interrupted")
+    sys.exit(130)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _ctrl_c_exits_130(command: F) -> F:
+    """Wraps a command so that Ctrl-C anywhere in it ends with :func:`_exit_interrupted` (the
+    command-line framework would otherwise print its own "Aborted!" and exit with 1)."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt:
+            _exit_interrupted()
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _check_plot(path: Optional[str]) -> None:
+    if path and not path.lower().endswith((".png", ".svg")):
+        raise UsageError(f"--plot {path!r}: write a .png or .svg file")
 
 
 def _pairs(items: list[str], option: str, prefix: str = "") -> list[tuple[str, str]]:
@@ -58,8 +86,14 @@ def _pairs(items: list[str], option: str, prefix: str = "") -> list[tuple[str, s
     return pairs
 
 
-class _Bar:
-    """A progress bar on stderr, shown only on a terminal and only once a run passes 1 s."""
+P = TypeVar("P", bound="_Progress")
+
+
+class _Progress:
+    """Progress on stderr, shown only on a terminal and only once a pass takes more than 1 s;
+    a context manager that clears it at the end (or on an error or Ctrl-C)."""
+
+    total: Optional[float] = None
 
     def __init__(self, label: str) -> None:
         self.label = label
@@ -68,22 +102,41 @@ class _Bar:
         self.progress: Optional[Progress] = None
         self.task: Any = None
 
-    def __call__(self, fraction: float) -> None:
+    def columns(self) -> tuple[Any, ...]:
+        raise NotImplementedError
+
+    def update(self, completed: float) -> None:
         if not self.enabled:
             return
         if self.progress is None:
             if time.monotonic() - self.start < 1.0:
                 return
-            self.progress = Progress(
-                TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(), console=err, transient=True
-            )
+            self.progress = Progress(TextColumn("{task.description}"), *self.columns(), console=err, transient=True)
             self.progress.start()
-            self.task = self.progress.add_task(self.label, total=1.0)
-        self.progress.update(self.task, completed=min(max(fraction, 0.0), 1.0))
+            self.task = self.progress.add_task(self.label, total=self.total)
+        self.progress.update(self.task, completed=completed)
 
     def close(self) -> None:
         if self.progress is not None:
             self.progress.stop()
+
+    def __enter__(self: P) -> P:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Bar(_Progress):
+    """A bar for passes of known length: ``bar(fraction)``."""
+
+    total = 1.0
+
+    def columns(self) -> tuple[Any, ...]:
+        return BarColumn(), TaskProgressColumn(), TimeRemainingColumn()
+
+    def __call__(self, fraction: float) -> None:
+        self.update(min(max(fraction, 0.0), 1.0))
 
 
 def _fmt(x: float, digits: int = 2) -> str:
@@ -173,6 +226,7 @@ JOBFILE_SUFFIXES = (".fio", ".job", ".ini")
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@_ctrl_c_exits_130
 def run(
     ctx: typer.Context,
     config: Optional[str] = typer.Argument(None, help="Preset name, TOML file, or fio job file (.fio/.job) (default: the embedded 'default' preset)."),
@@ -216,13 +270,8 @@ def run(
     if device is not None or output_format != "normal":
         raise UsageError("--device and --output-format go with a fio job file or fio options")
     cfg = api.load_config(config, seed=seed, settings=settings)
-    bar = _Bar("simulating")
-    try:
+    with _Bar("simulating") as bar:
         result = api.run(cfg, progress=bar)
-    except KeyboardInterrupt:
-        raise Interrupted from None
-    finally:
-        bar.close()
     if json_:
         out.file.write(json.dumps(result.summary, indent=2) + "\n")
     else:
@@ -236,13 +285,8 @@ def _run_jobs(name: str, args: list[str], device: Optional[str], settings: list,
     plan = api.load_jobfile(name, device, seed=seed, settings=settings, text=text, fio_percentiles=fio_json)
     if plan.ignored:
         err.print(f"{name}: ignored (no meaning for a simulated device): {', '.join(plan.ignored)}")
-    bar = _Bar("simulating")
-    try:
+    with _Bar("simulating") as bar:
         results = plan.run(progress=bar)
-    except KeyboardInterrupt:
-        raise Interrupted from None
-    finally:
-        bar.close()
     if fio_json:
         out.file.write(json.dumps(api.fio_json(plan, results), indent=2) + "\n")
         return
@@ -252,6 +296,7 @@ def _run_jobs(name: str, args: list[str], device: Optional[str], settings: list,
 
 
 @app.command()
+@_ctrl_c_exits_130
 def atc(
     trace: Optional[str] = typer.Argument(None, help="DMA address trace: text/CSV, raw u64 (.bin/.raw/.u64) or Parquet/Arrow; or `record`."),
     record_config: Optional[str] = typer.Argument(None, metavar="[CONFIG]", help="With `record`: the config whose DMA stream to write (-o FILE)."),
@@ -284,31 +329,22 @@ def atc(
     if trace == "record":
         if not record_config or not output:
             raise UsageError("atc record needs a CONFIG and -o FILE")
-        try:
-            sim = ats.record(record_config, output)
-        except KeyboardInterrupt:
-            raise Interrupted from None
+        sim = ats.record(record_config, output)
         out.print(f"wrote {sim.dma_log_len():,} DMA accesses to {output}")
         return
     if record_config is not None:
         raise UsageError(f"unexpected argument {record_config!r} (only `atc record` takes a CONFIG)")
     synth_d = None
     if synth is not None:
-        from ssdlab.config_units import parse_size
-
-        synth_d = {"stack": synth, "ios": ios, "queues": queues, "vms": vms, "bs": parse_size(bs, "bs"), "seed": seed}
+        synth_d = {"stack": synth, "ios": ios, "queues": queues, "vms": vms, "bs": ats.parse_size(bs, "bs"), "seed": seed}
         if write_trace:
             ats.write_synth(write_trace, synth_d)
-    if plot and not plot.lower().endswith((".png", ".svg")):
-        raise UsageError(f"--plot {plot!r}: write a .png or .svg file")
-    try:
-        result = ats.study(
-            trace, synth=synth_d, from_sim=from_sim, stu=[s for s in stu.split(",") if s.strip()], policies=[p.strip() for p in policy.split(",") if p.strip()],
-            assoc=[a.strip() for a in assoc.split(",") if a.strip()], lines=lines, pins=pin, pin_tagged=pin_tagged, pin_rings=pin_rings,
-            pin_dedicated=pin_dedicated, skip_bad=skip_bad, fmt=format_, seed=seed,
-        )
-    except KeyboardInterrupt:
-        raise Interrupted from None
+    _check_plot(plot)
+    result = ats.study(
+        trace, synth=synth_d, from_sim=from_sim, stu=[s for s in stu.split(",") if s.strip()], policies=[p.strip() for p in policy.split(",") if p.strip()],
+        assoc=[a.strip() for a in assoc.split(",") if a.strip()], lines=lines, pins=pin, pin_tagged=pin_tagged, pin_rings=pin_rings,
+        pin_dedicated=pin_dedicated, skip_bad=skip_bad, fmt=format_, seed=seed,
+    )
     if output:
         result.write(output)
     if plot:
@@ -334,40 +370,21 @@ def _print_atc(result: "ats.AtcResult") -> None:
         out.print(t)
 
 
-# Seed 001's media and their read latencies (its slide 2), and its decomposition categories.
-SEED001_MEDIA = "tlc=450us,mlc=150us,slc=25us,znand=3us,pram=120ns,mram=65ns"
-SEED001_PARTS = {
-    "Fetching": ["doorbell_fetch"],
-    "Queue/Doorbells": ["queueing"],
-    "PRP": ["prp"],
-    "Translation": ["controller", "translation"],
-    "NVM": ["media", "transfer"],
-    "Completion": ["completion"],
-}
-
-
 @app.command()
+@_ctrl_c_exits_130
 def decompose(
     config: str = typer.Argument("openexpress-fw", help="Preset or TOML file of an NVM-backed device."),
-    media: str = typer.Option(SEED001_MEDIA, help="NAME=READ_LATENCY pairs, comma separated."),
+    media: str = typer.Option(",".join(f"{k}={v}" for k, v in SEED001_MEDIA.items()), help="NAME=READ_LATENCY pairs, comma separated."),
     ios: int = typer.Option(2000, min=1, help="QD1 4 KiB reads per medium."),
     json_: bool = typer.Option(False, "--json", help="Print the table as JSON."),
     plot: Optional[str] = typer.Option(None, help="Stacked bars of the shares to a .png or .svg file."),
 ) -> None:
     """Seed 001's latency decomposition: where a QD1 4 KiB read spends its device time, per medium."""
     pairs = _pairs([m for m in media.split(",") if m.strip()], "--media")
-    if plot and not plot.lower().endswith((".png", ".svg")):
-        raise UsageError(f"--plot {plot!r}: write a .png or .svg file")
-    rows = {}
-    for name, latency in pairs:
-        settings = [("media.nvm.read_latency", f'"{latency}"'), ("workload.numjobs", "1"), ("workload.iodepth", "1"),
-                    ("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.number_ios", str(ios))]
-        try:
-            r = api.run(config, settings=settings)
-        except KeyboardInterrupt:
-            raise Interrupted from None
-        b = r.summary["read"]["breakdown_us"]
-        rows[name] = {part: sum(b[c] for c in comps) for part, comps in SEED001_PARTS.items()}
+    _check_plot(plot)
+    with _Bar("simulating") as bar:
+        frame = run_decomposition(config, dict(pairs), ios, progress=bar)
+    rows = frame.to_dict(orient="index")
     if json_:
         out.file.write(json.dumps(rows, indent=2) + "\n")
     else:
@@ -377,29 +394,14 @@ def decompose(
             t.add_column(part, justify="right")
         for name, row in rows.items():
             total = sum(row.values()) or 1.0
-            t.add_row(name, *(f"{v:.3f} ({100 * v / total:.0f}%)" for v in row.values()))
+            t.add_row(str(name), *(f"{v:.3f} ({100 * v / total:.0f}%)" for v in row.values()))
         out.print(t)
     if plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(6.5, 3.8))
-        bottom = [0.0] * len(rows)
-        for part in SEED001_PARTS:
-            shares = [row[part] / (sum(row.values()) or 1.0) for row in rows.values()]
-            ax.bar(list(rows), shares, bottom=bottom, label=part)
-            bottom = [b + s for b, s in zip(bottom, shares)]
-        ax.set_ylabel("share of device latency")
-        ax.set_title(f"Latency decomposition ({config})")
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-        fig.tight_layout()
-        fig.savefig(plot)
-        plt.close(fig)
+        plot_decomposition(frame, plot)
 
 
 @app.command()
+@_ctrl_c_exits_130
 def presets() -> None:
     """List the preset library."""
     t = Table(title="Presets (use a name as CONFIG, or `extends = \"NAME\"` in a file)", title_justify="left")
@@ -411,6 +413,7 @@ def presets() -> None:
 
 
 @config_app.command("show")
+@_ctrl_c_exits_130
 def config_show(
     name: str = typer.Argument(..., help="Preset name or TOML file."),
     set_: list[str] = typer.Option([], "--set", "-s", help="Any dotted key, e.g. --set pcie.lanes=8."),
@@ -421,22 +424,18 @@ def config_show(
 
 
 @app.command()
+@_ctrl_c_exits_130
 def bench(
     json_: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
     scale: float = typer.Option(1.0, min=0.001, max=100.0, help="Scale the I/O count of every scenario."),
 ) -> None:
     """Measure simulation speed: simulated I/Os per wall-clock second on fixed scenarios."""
     rows = []
-    bar = _Bar("benchmarking")
     names = _core.bench_scenarios()
-    try:
+    with _Bar("benchmarking") as bar:
         for i, name in enumerate(names):
             rows.append(json.loads(_core.bench_run(name, scale)))
             bar(float(i + 1) / len(names))
-    except KeyboardInterrupt:
-        raise Interrupted from None
-    finally:
-        bar.close()
     if json_:
         out.file.write(json.dumps({"scenarios": rows}, indent=2) + "\n")
         return
@@ -453,30 +452,21 @@ def bench(
     out.print(t)
 
 
-class _Count:
-    """A running count of records on stderr for passes of unknown length (terminal only, after 1 s)."""
+class _Count(_Progress):
+    """A running count of records for passes of unknown length: ``count(records)``."""
 
-    def __init__(self, label: str) -> None:
-        self.bar = _Bar(label)
+    def columns(self) -> tuple[Any, ...]:
+        return (TextColumn("{task.completed:,.0f} records"),)
 
     def __call__(self, records: int) -> None:
-        bar = self.bar
-        if not bar.enabled or time.monotonic() - bar.start < 1.0:
-            return
-        if bar.progress is None:
-            bar.progress = Progress(TextColumn("{task.description}"), TextColumn("{task.completed:,.0f} records"), console=err, transient=True)
-            bar.progress.start()
-            bar.task = bar.progress.add_task(bar.label, total=None)
-        bar.progress.update(bar.task, completed=records)
-
-    def close(self) -> None:
-        self.bar.close()
+        self.update(records)
 
 
 FORMAT_HELP = "Trace format (default: detected): msr, spc, fiu, alibaba, tencent, blkparse, fio-v2, fio-v3, mqsim, disksim."
 
 
 @trace_app.command("stats")
+@_ctrl_c_exits_130
 def trace_stats(
     path: str = typer.Argument(..., help="Trace file (plain, .gz or .bz2)."),
     format_: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
@@ -488,14 +478,9 @@ def trace_stats(
     """One pass over a trace: size histogram, read ratio, footprint, inter-arrival, sequentiality, per device."""
     from . import trace as tr
 
-    count = _Count("reading")
     t0 = time.monotonic()
-    try:
+    with _Count("reading") as count:
         s = tr.stats(path, format_, strict=not lenient, blk_action=blk_action, devices=devices, progress=count)
-    except KeyboardInterrupt:
-        raise Interrupted from None
-    finally:
-        count.close()
     s["wall_s"] = time.monotonic() - t0
     if json_:
         out.file.write(json.dumps(s, indent=2) + "\n")
@@ -543,6 +528,7 @@ def _size(n: int) -> str:
 
 
 @trace_app.command("convert")
+@_ctrl_c_exits_130
 def trace_convert(
     path: str = typer.Argument(..., help="Trace file (plain, .gz or .bz2)."),
     output: str = typer.Option(..., "--output", "-o", help="Parquet file to write."),
@@ -555,13 +541,8 @@ def trace_convert(
 
     if not output.lower().endswith(".parquet"):
         raise UsageError(f"-o {output!r}: write a .parquet file")
-    count = _Count("converting")
-    try:
+    with _Count("converting") as count:
         meta = tr.convert(path, output, format_, strict=not lenient, blk_action=blk_action, progress=count)
-    except KeyboardInterrupt:
-        raise Interrupted from None
-    finally:
-        count.close()
     c = meta["counts"]
     out.print(f"wrote {meta['records']:,} records ({meta['format']}) to {output}; {c['bad_lines']:,} malformed lines skipped, {c['zero_length']:,} zero-length requests dropped")
 
@@ -587,9 +568,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     except UsageError as e:
         err.print(f"[bold red]error:[/bold red] {e}", highlight=False)
         sys.exit(2)
-    except (Interrupted, KeyboardInterrupt):
-        err.print("interrupted")
-        sys.exit(130)
+    except KeyboardInterrupt:
+        _exit_interrupted()
     except Exception as e:
         if debug:
             raise

@@ -2,7 +2,7 @@
 
 What fio does and this reader follows: sections with `[global]` inheritance (a global section
 applies to the jobs after it), bare flags, `${ENV}` substitution, `;`/`#` comments, size suffixes
-in either case (`k`/`K`/`KiB` = 1024, fio's default `kb_base`), `include` lines, `bssplit`, `rw`
+in either case (`k`/`kB`/`KiB` = 1024, fio's default `kb_base`, read by the core's parser), `include` lines, `bssplit`, `rw`
 offset modifiers, `numjobs`, and `stonewall`/`new_group`, which split the jobs into groups that run
 one after another.
 
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Optional
 
+from . import _core
 from .exceptions import WorkloadError
 
 # Engines whose I/O reaches a block device. Sync engines have one I/O in flight per job.
@@ -96,11 +97,6 @@ IGNORED -= MAPPED
 NUMERIC = {"size", "offset", "io_size", "number_ios", "iodepth", "numjobs", "rwmixread", "rwmixwrite", "rate_iops", "randseed"}
 KNOWN = MAPPED | IGNORED | UNMODELLED
 
-_SUFFIX = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
-_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)$", re.IGNORECASE)
-_TIME = {"": 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0, "ms": 1e-3, "msec": 1e-3,
-         "us": 1e-6, "usec": 1e-6}
-
 
 @dataclass
 class Option:
@@ -148,19 +144,26 @@ def _err(where: str, msg: str) -> WorkloadError:
 
 
 def parse_size(text: str, where: str, key: str) -> int:
-    m = _SIZE.match(text.strip())
-    if not m:
-        raise _err(where, f"{key}={text!r}: not a size (a number with an optional k/m/g/t suffix)")
-    n, suf = float(m.group(1)), _SUFFIX[m.group(2).lower()]
-    return int(n * suf)
+    """Bytes from a job-file size, by the core's parser in fio's convention (`4k`, `4kB` and
+    `4KiB` are all 4096)."""
+    try:
+        return _core.parse_size(text, fio=True)
+    except ValueError as e:
+        raise _err(where, f"{key}={text!r}: not a size: {e}") from None
 
 
-def parse_time(text: str, where: str, key: str) -> float:
-    """fio time values: seconds by default, or with a unit suffix."""
-    m = re.match(r"^(\d+(?:\.\d+)?)\s*([a-z]*)$", text.strip(), re.IGNORECASE)
-    if not m or m.group(2).lower() not in _TIME:
-        raise _err(where, f"{key}={text!r}: not a time (a number with an optional us/ms/s/m/h/d suffix)")
-    return float(m.group(1)) * _TIME[m.group(2).lower()]
+def parse_time(text: str, where: str, key: str, unit: str = "s") -> int:
+    """Picoseconds from a job-file time, by the core's parser in fio's convention: a bare number
+    counts in `unit` (fio's seconds, or microseconds for `thinktime`), `m` is minutes."""
+    try:
+        return _core.parse_time(text, fio=True, fio_unit=unit)
+    except ValueError as e:
+        raise _err(where, f"{key}={text!r}: not a time: {e}") from None
+
+
+def _seconds(o: Option) -> str:
+    """A job-file time option as a config time in seconds."""
+    return f"{parse_time(o.value or '', o.where, o.key) / 1e12}s"
 
 
 def _substitute(text: str, env: Mapping[str, str], where: str) -> str:
@@ -347,8 +350,7 @@ def _job_settings(job: Job) -> tuple[dict, dict]:
         out["size"] = _region_bytes(o["size"])
     if "thinktime" in o:
         # fio's thinktime is in microseconds unless it has a unit.
-        v = (o["thinktime"].value or "").strip()
-        ns = round(parse_time(v + ("us" if v.isdigit() else ""), o["thinktime"].where, "thinktime") * 1e9)
+        ns = round(parse_time(o["thinktime"].value or "", o["thinktime"].where, "thinktime", unit="us") / 1e3)
         if "thinktime_blocks" in o and _int(o["thinktime_blocks"], 1) != 1:
             raise _err(o["thinktime_blocks"].where, f"thinktime_blocks={o['thinktime_blocks'].value}: only a pause after every I/O (1) is modelled")
         if "rate_iops" in o:
@@ -379,7 +381,7 @@ def _job_settings(job: Job) -> tuple[dict, dict]:
         out.setdefault("number_ios", max(1, total // bs))
     runtime_key = "runtime" if "runtime" in o else "timeout" if "timeout" in o else None
     if runtime_key:
-        out["runtime"] = f"{parse_time(o[runtime_key].value or '', o[runtime_key].where, runtime_key)}s"
+        out["runtime"] = _seconds(o[runtime_key])
     if "time_based" in o and _bool(o["time_based"]) and not runtime_key:
         raise _err(o["time_based"].where, "time_based without runtime runs forever")
     if "rate_iops" in o:
@@ -413,7 +415,7 @@ def _job_settings(job: Job) -> tuple[dict, dict]:
     if "buffered" in o and _bool(o["buffered"]):
         raise _err(o["buffered"].where, "buffered=1: the page cache is not modelled; use buffered=0")
     if "ramp_time" in o:
-        group["ramp_time"] = f"{parse_time(o['ramp_time'].value or '', o['ramp_time'].where, 'ramp_time')}s"
+        group["ramp_time"] = _seconds(o["ramp_time"])
     if "randseed" in o:
         group["randseed"] = _int(o["randseed"])
     for key in ("randrepeat", "norandommap"):  # ssdlab is always repeatable; offsets are drawn with replacement

@@ -5,6 +5,7 @@
 mod error;
 mod exceptions;
 mod trace;
+mod units;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -399,6 +400,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<trace::TraceBatches>()?;
     m.add_function(wrap_pyfunction!(trace::trace_formats, m)?)?;
     m.add_function(wrap_pyfunction!(trace::trace_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(units::parse_size, m)?)?;
+    m.add_function(wrap_pyfunction!(units::parse_time, m)?)?;
     m.add("SsdlabError", py.get_type::<exceptions::SsdlabError>())?;
     m.add("ConfigError", py.get_type::<exceptions::ConfigError>())?;
     m.add("WorkloadError", py.get_type::<exceptions::WorkloadError>())?;

@@ -6,6 +6,9 @@
 //! Size prefixes follow IEC and SI: `KiB`/`MiB`/`GiB`/`TiB` are powers of 1024 and
 //! `kB`/`KB`/`MB`/`GB`/`TB` powers of 1000. Bare `k`/`M`/`G`/`T` (fio's habit, as in `bs=4k`)
 //! are powers of 1024, as in fio's default `kb_base=1024`.
+//!
+//! fio job files follow fio's own, case-insensitive reading instead ([`parse_fio_size`],
+//! [`parse_fio_time`]).
 
 use std::fmt;
 
@@ -66,6 +69,26 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     to_integer(v * mult, "a size in bytes")
 }
 
+/// Parses a byte size as ssdlab reads fio job files: fio's default `kb_base=1024`, where a
+/// prefix `k`, `m`, `g`, `t` or `p` in either case, alone or followed by `B` or `iB`, is a power
+/// of 1024. `4096`, `4k`, `4K`, `4kB`, `4KB` and `4KiB` are all 4096 bytes. (fio itself, in this
+/// compatibility mode, reads the IEC forms such as `4KiB` as powers of 1000; ssdlab reads every
+/// spelling of a prefix alike.)
+pub fn parse_fio_size(s: &str) -> Result<u64, String> {
+    let (v, unit) = split_number(s)?;
+    let mult = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => Some(1),
+        u => [("k", 1u64 << 10), ("m", 1 << 20), ("g", 1 << 30), ("t", 1 << 40), ("p", 1 << 50)]
+            .into_iter()
+            .find(|(prefix, _)| u.strip_prefix(prefix).is_some_and(|tail| matches!(tail, "" | "b" | "ib")))
+            .map(|(_, mult)| mult),
+    };
+    let Some(mult) = mult else {
+        return Err(format!("unknown size unit {unit:?} (use k, m, g, t or p, alone or followed by B or iB: powers of 1024 in job files)"));
+    };
+    to_integer(v * mult as f64, "a size in bytes")
+}
+
 /// Formats a byte count with the largest IEC unit that is exact (`4KiB`, `1536B`).
 pub fn format_size(bytes: u64) -> String {
     for (unit, scale) in [("PiB", 1u64 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
@@ -89,6 +112,24 @@ pub fn parse_time(s: &str) -> Result<SimDuration, String> {
         "" if v == 0.0 => 1,
         "" => return Err("a time needs a unit: ps, ns, us, ms or s".into()),
         _ => return Err(format!("unknown time unit {unit:?} (use ps, ns, us, ms or s)")),
+    };
+    to_integer(v * scale as f64, "a time in picoseconds").map(SimDuration::from_ps)
+}
+
+/// Parses a time as fio job files write it: a bare number counts in `bare` units (fio: seconds
+/// for `runtime` and `ramp_time`, microseconds for `thinktime`); the suffixes are `us`/`usec`,
+/// `ms`/`msec`, `s`/`sec`, `m`/`min` (minutes), `h` and `d`, in either case.
+pub fn parse_fio_time(s: &str, bare: SimDuration) -> Result<SimDuration, String> {
+    let (v, unit) = split_number(s)?;
+    let scale = match unit.to_ascii_lowercase().as_str() {
+        "" => bare.as_ps(),
+        "us" | "usec" => PS_PER_US,
+        "ms" | "msec" => PS_PER_MS,
+        "s" | "sec" => PS_PER_S,
+        "m" | "min" => 60 * PS_PER_S,
+        "h" => 3_600 * PS_PER_S,
+        "d" => 86_400 * PS_PER_S,
+        _ => return Err(format!("unknown time unit {unit:?} (use us, ms, s, m, h or d)")),
     };
     to_integer(v * scale as f64, "a time in picoseconds").map(SimDuration::from_ps)
 }
@@ -231,6 +272,49 @@ mod tests {
             assert_eq!(parse_size(&format_size(b)).unwrap(), b);
         }
         assert_eq!(format_size(4096), "4KiB");
+    }
+
+    #[test]
+    fn fio_sizes_are_powers_of_1024_in_every_spelling() {
+        for text in ["4096", "4096B", "4096b", "4k", "4K", "4kb", "4kB", "4KB", "4KiB", "4kib", "4 KiB"] {
+            assert_eq!(parse_fio_size(text).unwrap(), 4096, "{text}");
+        }
+        assert_eq!(parse_fio_size("1m").unwrap(), 1 << 20);
+        assert_eq!(parse_fio_size("1MB").unwrap(), 1 << 20);
+        assert_eq!(parse_fio_size("1.5g").unwrap(), 3 << 29);
+        assert_eq!(parse_fio_size("2TiB").unwrap(), 2 << 40);
+        assert_eq!(parse_fio_size("1p").unwrap(), 1 << 50);
+        assert_eq!(parse_fio_size("0").unwrap(), 0);
+        for bad in ["10q", "4ib", "4kk", "4kbb", "4Bk", "k", "", "-4k", "0.5", "4µ"] {
+            assert!(parse_fio_size(bad).is_err(), "{bad:?}");
+        }
+        assert!(parse_fio_size("10q").unwrap_err().contains("unknown size unit \"q\""));
+        // The config convention differs for SI spellings; bare prefixes agree.
+        assert_eq!(parse_size("4kB").unwrap(), 4000);
+        assert_eq!(parse_size("4k").unwrap(), parse_fio_size("4k").unwrap());
+    }
+
+    #[test]
+    fn fio_times_count_bare_numbers_in_the_given_unit() {
+        let s = SimDuration(PS_PER_S);
+        let us = SimDuration::from_us(1);
+        assert_eq!(parse_fio_time("60", s).unwrap(), SimDuration(60 * PS_PER_S));
+        assert_eq!(parse_fio_time("1.5", s).unwrap(), SimDuration(1_500 * PS_PER_MS));
+        assert_eq!(parse_fio_time("100", us).unwrap(), SimDuration::from_us(100));
+        assert_eq!(parse_fio_time("100us", s).unwrap(), SimDuration::from_us(100));
+        assert_eq!(parse_fio_time("10USEC", s).unwrap(), SimDuration::from_us(10));
+        assert_eq!(parse_fio_time("250ms", us).unwrap(), SimDuration(250 * PS_PER_MS));
+        assert_eq!(parse_fio_time("2msec", us).unwrap(), SimDuration(2 * PS_PER_MS));
+        assert_eq!(parse_fio_time("30s", us).unwrap(), SimDuration(30 * PS_PER_S));
+        assert_eq!(parse_fio_time("30sec", us).unwrap(), SimDuration(30 * PS_PER_S));
+        assert_eq!(parse_fio_time("2m", us).unwrap(), SimDuration(120 * PS_PER_S));
+        assert_eq!(parse_fio_time("2min", us).unwrap(), SimDuration(120 * PS_PER_S));
+        assert_eq!(parse_fio_time("1h", us).unwrap(), SimDuration(3_600 * PS_PER_S));
+        assert_eq!(parse_fio_time("1d", us).unwrap(), SimDuration(86_400 * PS_PER_S));
+        for bad in ["5 fortnights", "ns", "", "-1", "1e3", "1000d"] {
+            assert!(parse_fio_time(bad, s).is_err(), "{bad:?}");
+        }
+        assert!(parse_fio_time("5x", s).unwrap_err().contains("unknown time unit \"x\""));
     }
 
     #[test]
