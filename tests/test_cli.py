@@ -159,3 +159,26 @@ def test_decompose_seed001_shares(cli, tmp_path):
     bad = cli("decompose", "--media", "tlc")
     assert bad.returncode == 2
     no_traceback(bad)
+
+
+def test_metrics_are_listed_and_reported_flat_with_a_time_series(cli, tmp_path):
+    p = cli("run", "tlc", "--metrics")
+    assert p.returncode == 0, p.stderr
+    assert "ftl.gc.victims" in p.stdout and "nand.dies.busy" in p.stdout and "pcie.up.wire_bytes" in p.stdout
+    p = cli("run", "--metrics", "--json")
+    listed = {m["name"]: m for m in json.loads(p.stdout)}
+    assert listed["pcie.up.wire_bytes"]["unit"] == "B" and listed["pcie.up.wire_bytes"]["kind"] == "counter"
+    p = cli("run", "--json", "-w", "numjobs=1", "-w", "number_ios=3000", "--set", "stats.interval=1ms")
+    s = json.loads(p.stdout)
+    assert set(listed) <= set(s["metrics"])
+    assert sum(r["ios"] for r in s["timeseries"]["rows"] if r["tenant"] == "all") == 3000
+    p = cli("run", "-w", "numjobs=1", "-w", "number_ios=3000", "--set", "stats.interval=1ms")
+    assert "time series:" in p.stdout
+    cfg = tmp_path / "two.toml"
+    cfg.write_text('extends = "default"\n[workload]\nnumjobs = 1\nnumber_ios = 500\n[[workload.jobs]]\ntenant = "[a]"\n[[workload.jobs]]\ntenant = "b"\nrw = "randwrite"\n')
+    p = cli("run", str(cfg))
+    assert p.returncode == 0, p.stderr
+    assert "Per tenant" in p.stdout and "[a]" in p.stdout
+    p = cli("run", "--set", "stats.interval=1ms", "--set", 'stats.interval_metrics=["nope"]')
+    assert p.returncode == 2 and "stats.interval_metrics[0]" in p.stderr
+    no_traceback(p)

@@ -18,6 +18,7 @@ from typing import Any, NoReturn, Optional, TypeVar
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+from rich.markup import escape
 from rich.table import Table
 
 from ssdlab import _core, api, ats
@@ -171,6 +172,14 @@ def _print_summary(result: api.Result) -> None:
         for j in s["jobs"]:
             jt.add_row(j["name"], f"{j['ios']:,}", _fmt(j["iops"], 0), _fmt(j["bandwidth_mib_s"], 1), _fmt(j["mean_latency_us"]))
         out.print(jt)
+    if len(s.get("tenants", [])) > 1:
+        tt = Table(title="Per tenant", title_justify="left")
+        for col in ("tenant", "I/Os", "IOPS", "MiB/s", "read mean us", "read p99 us", "write mean us", "write p99 us"):
+            tt.add_column(col, justify="right")
+        for t in s["tenants"]:
+            lat = [(_fmt(t[op]["latency_us"]["mean"]), _fmt(t[op]["latency_us"]["p99"])) if t[op]["ios"] else ("-", "-") for op in ("read", "write")]
+            tt.add_row(escape(t["name"]), f"{t['ios']:,}", _fmt(t["iops"], 0), _fmt(t["bandwidth_mib_s"], 1), *lat[0], *lat[1])
+        out.print(tt)
     b = Table(title="Where the time goes (mean us)", title_justify="left")
     b.add_column("component")
     ops = [op for op in ("read", "write") if s[op]["ios"] > 0]
@@ -213,6 +222,10 @@ def _print_summary(result: api.Result) -> None:
         if p["state"] == "aged":
             pre += f" ({p['drive_writes']:.2f} drive writes of random overwrites, WAF {p['waf']:.2f}, valid fraction {p['valid_fraction']:.3f})"
         out.print(pre + f" in {p['wall_s']:.2f} s")
+    ts = s.get("timeseries")
+    if ts:
+        n = sum(1 for row in ts["rows"] if row["tenant"] == "all")
+        out.print(f"time series: {n:,} intervals of {ts['interval_s'] * 1e3:g} ms (in --json, or Result.timeseries)")
     r = s.get("replay")
     if r:
         out.print(
@@ -238,8 +251,12 @@ def run(
     output_format: str = typer.Option("normal", "--output-format", help="With a job file or fio options: normal, or json for fio's JSON layout."),
     replay: Optional[str] = typer.Option(None, help="Replay this block trace instead of the synthetic workload (see [workload.replay])."),
     replay_mode: Optional[str] = typer.Option(None, help="With --replay: timed (at trace times) or qd (closed loop at iodepth)."),
+    metrics_: bool = typer.Option(False, "--metrics", help="List the metrics this config reports (name, unit, kind, description) instead of running."),
 ) -> None:
     """Run a simulation and report throughput, latency and where the time went.
+
+    `--json` adds every metric as a flat `metrics` object, and with `--set stats.interval=10ms`
+    a `timeseries`; `--metrics` lists the metric names with their units.
 
     `--replay TRACE` replays a block trace (any format `ssdlab trace` reads) on the device.
     Also takes a fio job file (`ssdlab run ssd-test.fio --device tlc`), or fio's own command-line
@@ -270,12 +287,29 @@ def run(
     if device is not None or output_format != "normal":
         raise UsageError("--device and --output-format go with a fio job file or fio options")
     cfg = api.load_config(config, seed=seed, settings=settings)
+    if metrics_:
+        _print_metrics(api.metrics(cfg), json_)
+        return
     with _Bar("simulating") as bar:
         result = api.run(cfg, progress=bar)
     if json_:
         out.file.write(json.dumps(result.summary, indent=2) + "\n")
     else:
         _print_summary(result)
+
+
+def _print_metrics(frame: Any, as_json: bool) -> None:
+    """The metric list: a table, or JSON `[{name, unit, kind, description}]`."""
+    rows = frame.reset_index().to_dict(orient="records")
+    if as_json:
+        out.file.write(json.dumps(rows, indent=2) + "\n")
+        return
+    table = Table(title="Metrics (counters count over the measurement window; gauges are states)", title_justify="left")
+    for col in ("name", "unit", "kind", "description"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(escape(r["name"]), escape(r["unit"]), r["kind"], escape(r["description"]))
+    out.print(table)
 
 
 def _run_jobs(name: str, args: list[str], device: Optional[str], settings: list, seed: Optional[int], fio_json: bool) -> None:

@@ -1,15 +1,21 @@
 //! `cargo bench`: the `ssdlab bench` scenarios, printed as simulated I/Os per wall second.
+//! `cargo bench -p ssdlab-core -- NAME...` runs only the scenarios whose names contain a NAME.
 
 fn main() {
+    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let wanted = |name: &str| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()));
     println!("{:<22} {:>10} {:>12} {:>9} {:>16}", "scenario", "ios", "events", "wall_s", "sim_ios/s");
-    for s in ssdlab_core::bench::SCENARIOS {
+    for s in ssdlab_core::bench::SCENARIOS.iter().filter(|s| wanted(s.name)) {
         match ssdlab_core::bench::run_scenario(s, 1.0) {
             Ok(r) => println!("{:<28} {:>10} {:>12} {:>9.3} {:>16.0}", r.name, r.ios, r.events, r.wall_s, r.sim_ios_per_sec),
             Err(e) => println!("{:<28} error: {e}", s.name),
         }
     }
-    println!("(stream scenarios count ATC addresses or trace lines, not I/Os)");
-    for name in ssdlab_core::bench::STREAM_SCENARIOS {
+    let streams: Vec<&str> = ssdlab_core::bench::STREAM_SCENARIOS.iter().copied().filter(|n| wanted(n)).collect();
+    if !streams.is_empty() {
+        println!("(stream scenarios count ATC addresses or trace lines, not I/Os)");
+    }
+    for name in streams {
         match ssdlab_core::bench::run_stream(name, 1.0) {
             Ok(r) => println!("{:<28} {:>10} {:>12} {:>9.3} {:>16.0}  ({:.1} ns each)", r.name, r.ios, "-", r.wall_s, r.sim_ios_per_sec, r.wall_s * 1e9 / r.ios as f64),
             Err(e) => println!("{name:<28} error: {e}"),

@@ -177,17 +177,20 @@ impl Ctrl {
     }
 
     /// Whether a tag is free for another command.
+    #[inline]
     pub fn has_free_tag(&self) -> bool {
         self.inflight < self.max_inflight
     }
 
     /// Takes a tag (check [`Ctrl::has_free_tag`] first).
+    #[inline]
     pub fn admit(&mut self) {
         debug_assert!(self.has_free_tag());
         self.inflight += 1;
     }
 
     /// Returns a tag.
+    #[inline]
     pub fn release(&mut self) {
         self.inflight = self.inflight.saturating_sub(1);
     }

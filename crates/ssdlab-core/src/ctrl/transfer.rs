@@ -36,6 +36,7 @@ impl Transfer {
     }
 
     /// Whether reads go through the engine.
+    #[inline]
     pub fn enabled(&self) -> bool {
         self.window > 0
     }
@@ -48,6 +49,7 @@ impl Transfer {
     }
 
     /// A piece left the engine.
+    #[inline]
     pub fn freed(&mut self) {
         self.inflight -= 1;
     }
@@ -94,6 +96,7 @@ impl Dma {
 
     /// The engine data of `tlp` crosses, if any: read data (out) on the first, write data (in)
     /// on the second when they are split.
+    #[inline]
     pub fn engine(&mut self, tlp: Tlp) -> Option<&mut Timeline> {
         let e = match (tlp, self.engines.len()) {
             (Tlp::DataOut { .. } | Tlp::DataIn, 1) | (Tlp::DataOut { .. }, 2) => 0,

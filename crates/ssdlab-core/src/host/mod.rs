@@ -186,6 +186,7 @@ impl Host {
     }
 
     /// Whether the host polls for the completion of a command of `len` bytes.
+    #[inline]
     pub fn polls(&self, len: u64) -> bool {
         match self.completion {
             Completion::Poll => true,

@@ -10,7 +10,9 @@
 //!   array of [`nand`].
 //!
 //! A new medium is one module that implements [`Medium`] (with its own event type), plus its
-//! line in [`Event`] and in [`build`].
+//! registration here: a line in [`Event`], a variant of [`Device`] (with its arm in `each!`),
+//! and a line in [`build`]. The simulation holds a [`Device`]: static dispatch, so the
+//! compiler inlines each medium's hot path into the event loop.
 
 mod config;
 pub mod nand;
@@ -80,10 +82,73 @@ pub trait Medium: Send + Sync {
     }
 }
 
+/// The medium of a run: one variant per kind.
+pub enum Device {
+    Nvm(NvmArray),
+    Flash(Box<crate::ftl::FlashDevice>),
+}
+
+/// Runs `$e` on whichever medium `$d` holds, bound to `$m`.
+macro_rules! each {
+    ($d:expr, $m:ident => $e:expr) => {
+        match $d {
+            Device::Nvm($m) => $e,
+            Device::Flash($m) => $e,
+        }
+    };
+}
+
+impl Medium for Device {
+    #[inline]
+    fn pieces(&self, offset: u64, len: u64) -> u64 {
+        each!(self, m => m.pieces(offset, len))
+    }
+
+    fn start(&mut self, ctx: &mut Ctx) {
+        each!(self, m => m.start(ctx));
+    }
+
+    fn uses_transfer_engine(&self) -> bool {
+        each!(self, m => m.uses_transfer_engine())
+    }
+
+    #[inline]
+    fn read(&mut self, ctx: &mut Ctx, id: CmdId, xfer: &mut Transfer) {
+        each!(self, m => m.read(ctx, id, xfer));
+    }
+
+    #[inline]
+    fn write(&mut self, ctx: &mut Ctx, id: CmdId) {
+        each!(self, m => m.write(ctx, id));
+    }
+
+    #[inline]
+    fn handle(&mut self, ctx: &mut Ctx, ev: Event, xfer: &mut Transfer) {
+        each!(self, m => m.handle(ctx, ev, xfer));
+    }
+
+    #[inline]
+    fn pump(&mut self, ctx: &mut Ctx, xfer: &mut Transfer) {
+        each!(self, m => m.pump(ctx, xfer));
+    }
+
+    fn publish(&self, m: &mut Metrics) {
+        each!(self, d => d.publish(m));
+    }
+
+    fn utilisation(&self, m: &Metrics, window: SimDuration) -> (f64, f64) {
+        each!(self, d => d.utilisation(m, window))
+    }
+
+    fn flash_summary(&self, m: &Metrics, window: SimDuration) -> Option<crate::ftl::FlashSummary> {
+        each!(self, d => d.flash_summary(m, window))
+    }
+}
+
 /// Builds the medium a config describes (flash media precondition here, without timing).
-pub fn build(config: &Config) -> Result<Box<dyn Medium>> {
+pub fn build(config: &Config) -> Result<Device> {
     Ok(match config.media.kind {
-        MediaKind::Nvm => Box::new(NvmArray::new(&config.media)),
-        MediaKind::Nand => Box::new(crate::ftl::FlashDevice::new(config)?),
+        MediaKind::Nvm => Device::Nvm(NvmArray::new(&config.media)),
+        MediaKind::Nand => Device::Flash(Box::new(crate::ftl::FlashDevice::new(config)?)),
     })
 }

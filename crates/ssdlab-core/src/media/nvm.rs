@@ -91,7 +91,7 @@ impl NvmArray {
     }
 
     /// Cuts `[offset, offset + len)` into per-chunk pieces, in address order.
-    pub fn pieces(&self, offset: u64, len: u64) -> impl Iterator<Item = Piece> + '_ {
+    pub fn cut(&self, offset: u64, len: u64) -> impl Iterator<Item = Piece> + '_ {
         let end = offset + len;
         let mut at = offset;
         std::iter::from_fn(move || {
@@ -198,7 +198,7 @@ mod tests {
     fn pieces_split_at_chunks_and_interleave_over_controllers_and_banks() {
         let c = MediaConfig { nvm: NvmConfig { controllers: 4, banks: 2, chunk: Bytes(4096), ..NvmConfig::default() }, capacity: Bytes(1 << 30), ..MediaConfig::default() };
         let m = NvmArray::new(&c);
-        let p: Vec<Piece> = m.pieces(4096 * 3 + 512, 8192).collect();
+        let p: Vec<Piece> = m.cut(4096 * 3 + 512, 8192).collect();
         // Chunks 3, 4, 5: controllers 3, 0, 1; banks 0, 1, 1.
         assert_eq!(
             p,
@@ -208,9 +208,9 @@ mod tests {
         // Degree 2: the first half of the capacity lives on controllers 0-1, the second on 2-3.
         let c2 = MediaConfig { nvm: NvmConfig { controllers: 4, interleave: 2, ..NvmConfig::default() }, capacity: Bytes(1 << 30), ..MediaConfig::default() };
         let m2 = NvmArray::new(&c2);
-        let units: Vec<u32> = (0..4).map(|k| m2.pieces(k * 4096, 4096).next().unwrap().unit).collect();
+        let units: Vec<u32> = (0..4).map(|k| m2.cut(k * 4096, 4096).next().unwrap().unit).collect();
         assert_eq!(units, vec![0, 1, 0, 1]);
-        assert_eq!(m2.pieces(1 << 29, 4096).next().unwrap().unit, 2);
+        assert_eq!(m2.cut(1 << 29, 4096).next().unwrap().unit, 2);
     }
 
     #[test]
@@ -252,9 +252,10 @@ pub enum Event {
 
 impl NvmArray {
     /// Starts the piece of `cmd` that begins at byte `at`: occupies its bank, then the bus.
+    #[inline]
     fn start_piece(&mut self, ctx: &mut Ctx, cmd: CmdId, at: u32) -> Option<u32> {
         let c = &ctx.cmds[cmd];
-        let piece = self.pieces(c.offset + u64::from(at), c.len - u64::from(at)).next()?;
+        let piece = self.cut(c.offset + u64::from(at), c.len - u64::from(at)).next()?;
         let g = self.access(piece.unit, ctx.now, false, piece.partial);
         ctx.at(g.end, SimEvent::Media(MediaEvent::Nvm(Event::ReadBus { cmd, unit: piece.unit, len: piece.len, at })));
         Some(piece.len)
@@ -294,6 +295,7 @@ impl Medium for NvmArray {
         true
     }
 
+    #[inline]
     fn read(&mut self, ctx: &mut Ctx, id: CmdId, xfer: &mut Transfer) {
         let c = &mut ctx.cmds[id];
         c.pieces_left = c.pieces;
@@ -323,13 +325,14 @@ impl Medium for NvmArray {
         let now = ctx.now;
         let mut at = offset;
         while at < offset + len {
-            let Some(piece) = self.pieces(at, offset + len - at).next() else { break };
+            let Some(piece) = self.cut(at, offset + len - at).next() else { break };
             let g = self.transfer(piece.unit, now, u64::from(piece.len));
             ctx.at(g.end, SimEvent::Media(MediaEvent::Nvm(Event::WriteUnit { cmd: id, unit: piece.unit, len: piece.len })));
             at += u64::from(piece.len);
         }
     }
 
+    #[inline]
     fn handle(&mut self, ctx: &mut Ctx, ev: MediaEvent, _xfer: &mut Transfer) {
         let MediaEvent::Nvm(ev) = ev else { return };
         match ev {

@@ -71,11 +71,13 @@ impl Nvme {
     }
 
     /// An SQ tail doorbell announcing the entry of `cmd` reached the controller.
+    #[inline]
     pub fn doorbell(&mut self, q: QueueId, cmd: CmdId) {
         self.qps[usize::from(q.0)].sq.push_back(cmd);
     }
 
     /// Round robin: the next visible command, from the queue after the last one served.
+    #[inline]
     pub fn arbitrate(&mut self) -> Option<(QueueId, CmdId)> {
         let n = self.qps.len();
         for i in 0..n {
@@ -90,6 +92,7 @@ impl Nvme {
 
     /// A CQE for `cmd` was posted. Returns whether an interrupt must go out now, and, if a
     /// coalescing timer must be armed, its generation.
+    #[inline]
     pub fn post_cqe(&mut self, q: QueueId, cmd: CmdId) -> (bool, Option<u32>) {
         let coalescing = self.coalescing;
         let threshold = self.threshold;
@@ -107,12 +110,14 @@ impl Nvme {
     }
 
     /// Whether a coalescing timer of generation `gen` is still live and has CQEs to signal.
+    #[inline]
     pub fn timer_fires(&self, q: QueueId, gen: u32) -> bool {
         let qp = &self.qps[usize::from(q.0)];
         qp.timer_armed && qp.timer_gen == gen && !qp.cq_waiting.is_empty()
     }
 
     /// An interrupt is sent: every waiting CQE is covered by it. Returns how many.
+    #[inline]
     pub fn signal(&mut self, q: QueueId) -> usize {
         let qp = &mut self.qps[usize::from(q.0)];
         qp.timer_armed = false;
@@ -123,6 +128,7 @@ impl Nvme {
     }
 
     /// The host handles the next `n` signalled CQEs.
+    #[inline]
     pub fn take_signalled(&mut self, q: QueueId, n: usize) -> impl Iterator<Item = CmdId> + '_ {
         self.qps[usize::from(q.0)].cq_signalled.drain(..n)
     }

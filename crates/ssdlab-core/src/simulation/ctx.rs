@@ -55,6 +55,7 @@ pub struct Command {
 
 impl Command {
     /// A command of `job` (of `tenant`) arriving at `arrival`, with nothing accounted yet.
+    #[inline]
     pub fn new(tenant: TenantId, job: JobId, queue: QueueId, op: Op, offset: u64, len: u64, arrival: SimTime) -> Self {
         Command {
             tenant,
@@ -102,6 +103,7 @@ pub struct Commands {
 
 impl Commands {
     /// Stores `c` in a free slot.
+    #[inline]
     pub fn insert(&mut self, c: Command) -> CmdId {
         if let Some(i) = self.free.pop() {
             self.slots[i as usize] = c;
@@ -113,6 +115,7 @@ impl Commands {
     }
 
     /// Frees the slot of a finished command.
+    #[inline]
     pub fn remove(&mut self, id: CmdId) {
         self.free.push(id.0);
     }
@@ -154,5 +157,14 @@ impl Ctx<'_> {
     /// Stops the run with `e` (the first failure wins).
     pub fn fail(&mut self, e: Error) {
         self.failure.get_or_insert(e);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn events_stay_small() {
+        // The event queue moves events around its heap: keep them at 20 bytes.
+        assert!(std::mem::size_of::<super::Event>() <= 20, "{}", std::mem::size_of::<super::Event>());
     }
 }

@@ -54,7 +54,7 @@ pub struct Simulation {
     link: Link,
     nvme: Nvme,
     ctrl: Ctrl,
-    medium: Box<dyn Medium>,
+    medium: media::Device,
     /// The device's ATC (`ats.enabled`), and what a miss costs.
     atc: Option<Atc>,
     round_trip: SimDuration,
@@ -390,7 +390,7 @@ impl Simulation {
             job_names: self.host.job_names(),
             tenants: self.host.tenant_names(),
             job_tenants: self.host.job_tenants(),
-            medium: self.medium.as_ref(),
+            medium: &self.medium,
             replay: self.host.replay().map(crate::workload::replay::Replay::summary),
             ats_round_trip: self.atc.as_ref().map(|_| self.round_trip),
         })
@@ -401,7 +401,7 @@ impl Simulation {
         let mut m = self.metrics.clone();
         self.publish_into(&mut m);
         let mut all = m.infos();
-        all.extend(derived_infos().into_iter().map(|(name, unit, description)| MetricInfo { name, unit, kind: Kind::Gauge, description }));
+        all.extend(derived_infos(m.has("ftl.host_writes")).into_iter().map(|(name, unit, description)| MetricInfo { name, unit, kind: Kind::Gauge, description }));
         all.sort_by(|a, b| a.name.cmp(&b.name));
         all.dedup_by(|a, b| a.name == b.name);
         all

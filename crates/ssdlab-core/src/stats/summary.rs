@@ -132,7 +132,8 @@ fn derived(s: &Summary) -> Vec<(String, f64)> {
 }
 
 /// Names, units and descriptions of the derived metrics (the headline results the summary adds to `metrics`).
-pub fn derived_infos() -> Vec<(String, &'static str, &'static str)> {
+/// `flash`: the device has an FTL (so a WAF).
+pub fn derived_infos(flash: bool) -> Vec<(String, &'static str, &'static str)> {
     let mut v = vec![
         ("io.ios".to_string(), "I/Os", "I/Os completed in the measurement window"),
         ("io.iops".to_string(), "IOPS", "I/Os per second over the measurement window"),
@@ -151,6 +152,8 @@ pub fn derived_infos() -> Vec<(String, &'static str, &'static str)> {
         v.push((format!("utilisation.{k}"), "fraction", "busy time over the window, per unit"));
     }
     v.push(("host.cpu_us_per_io".to_string(), "us", "host CPU time per I/O"));
-    v.push(("ftl.waf".to_string(), "ratio", "write amplification: flash writes per host write (flash media)"));
+    if flash {
+        v.push(("ftl.waf".to_string(), "ratio", "write amplification: flash writes per host write"));
+    }
     v
 }
