@@ -36,12 +36,12 @@ use std::collections::HashMap;
 
 use rand::{RngExt, SeedableRng};
 
-pub use config::{Aging, FtlConfig, Precondition, Striping, Victim};
+pub use config::{Aging, FtlConfig, Precondition, Striping, Victim, SPARE_RULE_KEYS};
 pub use pool::PoolSpec;
 use map::{L2p, P2l, UNMAPPED};
 use pool::{Links, Pool, PoolId, Sizing, GC, HOST, NIL};
 
-use crate::error::{Error, Result};
+use crate::error::{ConfigIssue, Error, Result};
 use crate::media::NandConfig;
 use crate::sim::{stream_seed, Rng};
 
@@ -231,8 +231,8 @@ impl Ftl {
         Ftl::with_geometry(Geometry::new(nand, cfg.mapping_unit.0), cfg, seed)
     }
 
-    /// An FTL over a geometry, every block free, in one pool. Fails if the spare space cannot
-    /// hold GC's margin.
+    /// An FTL over a geometry, every block free, in one pool. Fails as [`spare_space_issue`]
+    /// says (a validated config never does).
     pub fn with_geometry(g: Geometry, cfg: &FtlConfig, seed: u64) -> Result<Self> {
         let whole = PoolSpec::from_config(g.blocks_per_plane, cfg);
         Ftl::with_pools(g, cfg, seed, &[whole])
@@ -1012,6 +1012,15 @@ const BATCH: usize = 64;
 /// Logical units exported for a geometry and spare fraction.
 pub fn exported_units(g: &Geometry, op_ratio: f64) -> u64 {
     pool::units_of(g.raw_slots(), op_ratio)
+}
+
+/// The spare-space rule of a config over a geometry (one pool of every block): the issue to
+/// report on `ftl.op_ratio` when the spare blocks cannot hold GC's margin (the `ftl.gc_reclaim`
+/// reserve plus an open block per plane per stream). [`crate::Config::validate`] reports it
+/// with every other problem; [`Ftl::new`] refuses such a config.
+pub fn spare_space_issue(g: &Geometry, cfg: &FtlConfig) -> Option<ConfigIssue> {
+    let whole = PoolSpec::from_config(g.blocks_per_plane, cfg);
+    Sizing::new(g.blocks(), g.all_planes(), g.slots_per_block(), &whole).spare_issue(cfg.op_ratio)
 }
 
 #[cfg(test)]
