@@ -143,12 +143,16 @@ impl Config {
         if self.media.kind == crate::media::MediaKind::Nand {
             let page = self.media.nand.page_size.0;
             let unit = self.ftl.mapping_unit.0;
+            let divides = unit <= page && page.is_multiple_of(unit);
             issues.check(
-                !ok(&["ftl.mapping_unit", "media.nand.page_size"]) || (unit <= page && page.is_multiple_of(unit)),
+                !ok(&["ftl.mapping_unit", "media.nand.page_size"]) || divides,
                 "ftl.mapping_unit",
                 self.ftl.mapping_unit,
                 format!("must divide media.nand.page_size = {}", self.media.nand.page_size),
             );
+            if divides && ok(crate::ftl::SPARE_RULE_KEYS) {
+                self.ftl.validate_spare(&self.media.nand, issues);
+            }
         }
         if !ok(&["workload.offset", "workload.size", "workload.bs", "workload.bssplit", "media.capacity", "ftl.op_ratio", "ftl.mapping_unit"]) {
             return;

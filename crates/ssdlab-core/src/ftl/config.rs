@@ -1,5 +1,6 @@
 use crate::config::load::Issues;
 use crate::config::units::Bytes;
+use crate::media::NandConfig;
 use crate::{config_enum, config_struct};
 
 config_enum! {
@@ -100,7 +101,32 @@ config_struct! {
     }
 }
 
+/// The keys the spare-space rule reads: it is skipped when one of them broke a rule already.
+pub const SPARE_RULE_KEYS: &[&str] = &[
+    "ftl.op_ratio",
+    "ftl.gc_trigger",
+    "ftl.gc_reclaim",
+    "ftl.mapping_unit",
+    "media.nand.channels",
+    "media.nand.ways",
+    "media.nand.dies_per_chip",
+    "media.nand.planes",
+    "media.nand.blocks_per_plane",
+    "media.nand.pages_per_block",
+    "media.nand.page_size",
+];
+
 impl FtlConfig {
+    /// The rule between the FTL and the flash: the spare blocks must hold GC's margin (see
+    /// [`super::spare_space_issue`]). Run it once the values it reads (`SPARE_RULE_KEYS`) are
+    /// known to be good and the mapping unit divides the page.
+    pub fn validate_spare(&self, nand: &NandConfig, issues: &mut Issues) {
+        let g = super::Geometry::new(nand, self.mapping_unit.0);
+        if let Some(issue) = super::spare_space_issue(&g, self) {
+            issues.0.push(issue);
+        }
+    }
+
     pub fn validate(&self, issues: &mut Issues) {
         issues.check(
             self.mapping_unit.0 > 0 && self.mapping_unit.0.is_multiple_of(512),

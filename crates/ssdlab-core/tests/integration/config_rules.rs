@@ -181,13 +181,15 @@ fn resolved_config_round_trips_through_toml() {
     }
 }
 
+/// The issues of the default config on NAND with `extra` settings.
+fn nand(extra: &[(&str, &str)]) -> Vec<ConfigIssue> {
+    let mut s = vec![("media.kind", "\"nand\""), ("workload.numjobs", "1")];
+    s.extend_from_slice(extra);
+    issues(&s)
+}
+
 #[test]
 fn nand_and_ftl_rules() {
-    let nand = |extra: &[(&str, &str)]| {
-        let mut s = vec![("media.kind", "\"nand\""), ("workload.numjobs", "1")];
-        s.extend_from_slice(extra);
-        issues(&s)
-    };
     let has = |found: &[ConfigIssue], path: &str, part: &str| found.iter().any(|i| i.path == path && i.rule.contains(part));
     let f = nand(&[("ftl.op_ratio", "0")]);
     assert!(has(&f, "ftl.op_ratio", "greater than 0 and less than 1"), "{f:?}");
@@ -217,4 +219,38 @@ fn pinned_rings_that_do_not_fit_the_atc_are_reported_with_every_other_problem() 
     assert!(paths.contains(&"ats.lines") && paths.contains(&"pcie.lanes"), "{paths:?}");
     let ats = issues.iter().find(|i| i.path == "ats.lines").unwrap();
     assert!(ats.rule.contains("pinned SQ/CQ translations need 40 lines"), "{}", ats.rule);
+}
+
+#[test]
+fn too_little_spare_space_is_reported_with_every_other_problem() {
+    let spare = |found: &[ConfigIssue]| found.iter().filter(|i| i.rule.contains("spare blocks; GC needs at least")).cloned().collect::<Vec<_>>();
+    // 16 blocks per plane leave fewer spare blocks at 7 % than GC's reserve and open blocks take.
+    let f = nand(&[("media.nand.blocks_per_plane", "16"), ("pcie.lanes", "3")]);
+    let s = spare(&f);
+    assert_eq!(s.len(), 1, "{f:?}");
+    assert_eq!((s[0].path.as_str(), s[0].value.as_str()), ("ftl.op_ratio", "0.07"), "{f:?}");
+    assert!(f.iter().any(|i| i.path == "pcie.lanes"), "both problems in one error: {f:?}");
+
+    // The FTL refuses the same config with the same issue (for callers that skip validation).
+    let mut c = build(None, None, &[("media.kind".into(), "\"nand\"".into()), ("workload.numjobs".into(), "1".into())]).unwrap();
+    c.media.nand.blocks_per_plane = 16;
+    match ssdlab_core::ftl::Ftl::new(&c.media.nand, &c.ftl, 1) {
+        Err(Error::Config(i)) => assert_eq!(i, s),
+        Err(e) => panic!("not a config error: {e}"),
+        Ok(_) => panic!("the FTL accepted too little spare space"),
+    }
+
+    // Skipped when a value it reads is wrong already (and never computed from one).
+    for bad in [
+        ("ftl.op_ratio", "0"),
+        ("ftl.gc_reclaim", "0.6"),
+        ("ftl.gc_trigger", "0"),
+        ("ftl.mapping_unit", "\"12KiB\""),
+        ("media.nand.planes", "0"),
+        ("media.nand.pages_per_block", "0"),
+        ("media.nand.page_size", "1000"),
+    ] {
+        let f = nand(&[("media.nand.blocks_per_plane", "16"), bad]);
+        assert!(spare(&f).is_empty() && f.iter().any(|i| i.path == bad.0), "{bad:?}: {f:?}");
+    }
 }

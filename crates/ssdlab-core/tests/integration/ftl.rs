@@ -160,3 +160,68 @@ fn replica_aging_builds_the_same_steady_state_as_simulated_aging() {
     assert!((waf_rep / waf_sim - 1.0).abs() < 0.05, "WAF after replica aging {waf_rep}, after simulated aging {waf_sim}");
     assert!((valid_rep - valid_sim).abs() < 0.01, "valid fraction {valid_rep} vs {valid_sim}");
 }
+
+#[test]
+fn pools_keep_their_blocks_gc_and_counters_apart() {
+    use ssdlab_core::ftl::{Geometry, PoolSpec};
+    // 8 planes x 64 blocks x 32 pages x 16 KiB: pool 0 takes 40 blocks of each plane at 10 %
+    // spare, pool 1 the other 24 at 25 % (GC thresholds of a few blocks in each).
+    let nand_cfg = nand(64, 32, 16384);
+    let cfg = FtlConfig { op_ratio: 0.10, wl_threshold: 4, gc_trigger: 0.02, gc_reclaim: 0.04, ..FtlConfig::default() };
+    let specs = [PoolSpec::from_config(40, &cfg), PoolSpec { op_ratio: 0.25, ..PoolSpec::from_config(24, &cfg) }];
+    let g = Geometry::new(&nand_cfg, 4096);
+    let mut ftl = Ftl::with_pools(g.clone(), &cfg, 5, &specs).unwrap();
+    ftl.enable_integrity();
+    assert_eq!(ftl.pool_count(), 2);
+    let (a, b) = (ftl.pool_lpns(0), ftl.pool_lpns(1));
+    let per_block = u64::from(g.slots_per_block());
+    assert_eq!((a.start, a.end, b.start, b.end), (0, (40 * 8 * per_block) * 9 / 10, a.end, a.end + (24 * 8 * per_block) * 3 / 4));
+    assert_eq!(ftl.exported_units(), b.end);
+    assert_eq!((ftl.pool_free_blocks(0), ftl.pool_free_blocks(1)), (40 * 8, 24 * 8));
+
+    // Hammer pool 0 only: pool 1 keeps every block free and counts nothing.
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(3);
+    let mut fill_and_overwrite = |ftl: &mut Ftl, lpns: std::ops::Range<u64>| {
+        for lpn in lpns.clone() {
+            ftl.write(lpn, &mut |_| {}).unwrap();
+        }
+        for _ in 0..3 * (lpns.end - lpns.start) {
+            ftl.write(rng.random_range(lpns.clone()), &mut |_| {}).unwrap();
+        }
+    };
+    fill_and_overwrite(&mut ftl, a.clone());
+    ftl.trim(a.start);
+    ftl.verify().unwrap();
+    let (c0, c1) = (ftl.pool_counters(0), ftl.pool_counters(1));
+    assert!(c0.gc_victims > 100 && c0.erases == c0.gc_victims && c0.trims == 1, "{c0:?}");
+    assert_eq!(c1, ssdlab_core::ftl::FtlCounters::default());
+    assert_eq!(ftl.pool_free_blocks(1), 24 * 8);
+    assert_eq!(ftl.free_blocks(), ftl.pool_free_blocks(0) + 24 * 8);
+    for lpn in 1..a.end {
+        let (block, _) = ftl.locate(ftl.lookup(lpn).unwrap());
+        assert_eq!(ftl.pool_of_block(block), 0, "lpn {lpn} in block {block}");
+        assert!(block % 64 < 40, "pool 0 owns the first 40 blocks of each plane");
+    }
+
+    // Now pool 1: its GC runs in its own blocks, and pool 0's counters stand still.
+    fill_and_overwrite(&mut ftl, b.clone());
+    ftl.verify().unwrap();
+    assert_eq!(ftl.pool_counters(0), c0);
+    let c1 = ftl.pool_counters(1);
+    assert!(c1.gc_victims > 50 && c1.host_writes == 4 * (b.end - b.start), "{c1:?}");
+    for lpn in b.clone() {
+        let (block, _) = ftl.locate(ftl.lookup(lpn).unwrap());
+        assert!(ftl.pool_of_block(block) == 1 && block % 64 >= 40, "lpn {lpn} in block {block}");
+    }
+    let mut sum = c0;
+    sum += c1;
+    assert_eq!(ftl.counters(), sum);
+    // More spare, less copying: pool 1 (25 %) amplifies less than pool 0 (10 %).
+    assert!(c1.waf() < c0.waf(), "{} vs {}", c1.waf(), c0.waf());
+
+    // Pools must share out a plane, and each must leave GC its spare.
+    assert!(Ftl::with_pools(g.clone(), &cfg, 5, &[PoolSpec::from_config(40, &cfg)]).is_err());
+    let tight = PoolSpec { op_ratio: 0.01, ..PoolSpec::from_config(24, &cfg) };
+    let err = Ftl::with_pools(g, &cfg, 5, &[specs[0], tight]).err().unwrap();
+    assert!(err.to_string().contains("spare blocks"), "{err}");
+}
