@@ -18,6 +18,7 @@ use super::{FlashOp, Ftl, FtlCounters, Precondition};
 use crate::config::Config;
 use crate::ctrl::transfer::Transfer;
 use crate::error::Result;
+use crate::ids::{BlockId, Lpn};
 use crate::media::nand::{self, NandArray, NandCounters};
 use crate::media::{Event as MediaEvent, Medium};
 use crate::nvme::CmdId;
@@ -118,7 +119,7 @@ impl FlashDevice {
         ftl.reset_counters();
         let g = ftl.geometry().clone();
         let mut array = NandArray::new(&config.media.nand, g.clone());
-        for b in 0..g.blocks() {
+        for b in (0..g.blocks()).map(BlockId) {
             array.set_programmed(b, ftl.written_pages(b));
         }
         let unit = config.ftl.mapping_unit.0;
@@ -211,7 +212,7 @@ impl FlashDevice {
             let first = c.offset / self.unit;
             let mut ops = std::mem::take(&mut self.ops);
             ops.clear();
-            for lpn in first..first + units {
+            for lpn in (first..first + units).map(Lpn) {
                 if let Err(e) = self.ftl.write(lpn, &mut |op| ops.push(op)) {
                     ctx.fail(e);
                     break;
@@ -281,7 +282,7 @@ impl Medium for FlashDevice {
             let next = ((lpn + 1) * self.unit).min(end);
             let bytes = (next - at) as u32;
             let within = (at - offset) as u32;
-            match self.ftl.lookup(lpn) {
+            match self.ftl.lookup(Lpn(lpn)) {
                 None => immediate.push((bytes, within, false)),
                 Some(slot) => {
                     let (block, page) = self.ftl.locate(slot);

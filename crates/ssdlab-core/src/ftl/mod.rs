@@ -44,6 +44,7 @@ use map::{L2p, P2l, UNMAPPED};
 use pool::{Links, Pool, PoolId, Sizing, GC, HOST, NIL};
 
 use crate::error::{ConfigIssue, Error, Result};
+use crate::ids::{BlockId, DieId, Lpn};
 use crate::media::NandConfig;
 use crate::sim::{stream_seed, Rng};
 
@@ -93,17 +94,17 @@ impl Geometry {
     }
     /// Global plane index of a block.
     #[inline]
-    pub fn plane_of(&self, block: u32) -> u32 {
-        block / self.blocks_per_plane
+    pub fn plane_of(&self, block: BlockId) -> u32 {
+        block.0 / self.blocks_per_plane
     }
     /// Die of a block; die `d` sits on channel `d mod channels`.
     #[inline]
-    pub fn die_of(&self, block: u32) -> u32 {
-        block / (self.blocks_per_plane * self.planes)
+    pub fn die_of(&self, block: BlockId) -> DieId {
+        DieId(block.0 / (self.blocks_per_plane * self.planes))
     }
     #[inline]
-    pub fn channel_of_die(&self, die: u32) -> u32 {
-        die % self.channels
+    pub fn channel_of_die(&self, die: DieId) -> u32 {
+        die.0 % self.channels
     }
     /// The global planes in striping order.
     pub fn order(&self, s: Striping) -> Vec<u32> {
@@ -125,11 +126,11 @@ impl Geometry {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FlashOp {
     /// Program page `page` of `block` (all its slots are filled). `gc` marks GC writes.
-    Program { block: u32, page: u32, gc: bool },
+    Program { block: BlockId, page: u32, gc: bool },
     /// GC reads page `page` of `block` to move its valid units.
-    Read { block: u32, page: u32 },
+    Read { block: BlockId, page: u32 },
     /// Erase `block`.
-    Erase { block: u32 },
+    Erase { block: BlockId },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -344,8 +345,8 @@ impl Ftl {
     }
 
     /// The pool a block belongs to.
-    pub fn pool_of_block(&self, block: u32) -> usize {
-        usize::from(self.blocks[block as usize].pool)
+    pub fn pool_of_block(&self, block: BlockId) -> usize {
+        usize::from(self.blocks[block.index()].pool)
     }
 
     /// The pool that holds `lpn`.
@@ -396,15 +397,15 @@ impl Ftl {
             State::Free => 0,
             State::Full => self.g.slots_per_block(),
             State::Open => {
-                let plane = self.g.plane_of(block) as usize;
+                let plane = self.g.plane_of(BlockId(block)) as usize;
                 self.pools[usize::from(b.pool)].writer(plane, block).map_or(0, |s| s.written[plane])
             }
         }
     }
 
     /// Pages of `block` written so far (all of them for a full block).
-    pub fn written_pages(&self, block: u32) -> u32 {
-        self.written_slots(block) / self.g.slots_per_page
+    pub fn written_pages(&self, block: BlockId) -> u32 {
+        self.written_slots(block.0) / self.g.slots_per_page
     }
 
     /// Mean valid fraction of the full blocks (0 when none is full).
@@ -416,21 +417,28 @@ impl Ftl {
 
     /// The physical slot of `lpn`, if mapped.
     #[inline]
-    pub fn lookup(&self, lpn: u64) -> Option<u64> {
-        let s = self.l2p.get(lpn);
+    pub fn lookup(&self, lpn: Lpn) -> Option<u64> {
+        let s = self.l2p.get(lpn.0);
         (s != UNMAPPED).then_some(s)
     }
 
     /// Block and page of a slot.
     #[inline]
-    pub fn locate(&self, slot: u64) -> (u32, u32) {
+    pub fn locate(&self, slot: u64) -> (BlockId, u32) {
         let spb = u64::from(self.g.slots_per_block());
-        ((slot / spb) as u32, ((slot % spb) / u64::from(self.g.slots_per_page)) as u32)
+        (BlockId(self.block_of_slot(slot)), ((slot % spb) / u64::from(self.g.slots_per_page)) as u32)
+    }
+
+    /// The block index of a slot.
+    #[inline]
+    fn block_of_slot(&self, slot: u64) -> u32 {
+        (slot / u64::from(self.g.slots_per_block())) as u32
     }
 
     /// Writes `lpn` (host stream of its pool), then runs GC if the pool's free blocks fell
     /// below its trigger.
-    pub fn write(&mut self, lpn: u64, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
+    pub fn write(&mut self, lpn: Lpn, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
+        let lpn = lpn.0;
         let p = self.pool_of(lpn);
         self.pools[p].counters.host_writes += 1;
         let version = self.shadow.as_mut().map(|s| {
@@ -448,7 +456,8 @@ impl Ftl {
     }
 
     /// Unmaps `lpn`.
-    pub fn trim(&mut self, lpn: u64) {
+    pub fn trim(&mut self, lpn: Lpn) {
+        let lpn = lpn.0;
         let old = self.l2p.set(lpn, UNMAPPED);
         if old != UNMAPPED {
             let p = self.pool_of(lpn);
@@ -461,7 +470,7 @@ impl Ftl {
     }
 
     fn invalidate(&mut self, slot: u64) {
-        let (block, _) = self.locate(slot);
+        let block = self.block_of_slot(slot);
         let offset = (slot % u64::from(self.g.slots_per_block())) as u32;
         self.p2l.set(block, offset, UNMAPPED);
         if let Some(s) = &mut self.shadow {
@@ -489,7 +498,7 @@ impl Ftl {
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn record(&mut self, lpn: u64, slot: u64, version: Option<u64>) {
-        let (block, _) = self.locate(slot);
+        let block = self.block_of_slot(slot);
         let offset = (slot % u64::from(self.g.slots_per_block())) as u32;
         self.p2l.set(block, offset, lpn);
         // The slot that fills a block closes it (and buckets it) before it is counted here.
@@ -527,7 +536,7 @@ impl Ftl {
             let written = offset + 1;
             s.written[plane] = written;
             if written.is_multiple_of(spp) {
-                sink(FlashOp::Program { block, page: offset / spp, gc: stream == GC });
+                sink(FlashOp::Program { block: BlockId(block), page: offset / spp, gc: stream == GC });
                 s.cursor = (s.cursor + 1) % planes;
             }
             if written == spb {
@@ -640,7 +649,7 @@ impl Ftl {
         for &(offset, lpn) in &moving {
             let page = offset / spp;
             if page != page_read {
-                sink(FlashOp::Read { block: victim, page });
+                sink(FlashOp::Read { block: BlockId(victim), page });
                 page_read = page;
             }
             let old_slot = u64::from(victim) * u64::from(spb) + u64::from(offset);
@@ -654,14 +663,14 @@ impl Ftl {
             self.pools[p].counters.gc_writes += 1;
         }
         self.moving = moving;
-        sink(FlashOp::Erase { block: victim });
+        sink(FlashOp::Erase { block: BlockId(victim) });
         let b = &mut self.blocks[victim as usize];
         debug_assert_eq!(b.valid, 0);
         b.erases += 1;
         b.state = State::Free;
         let erases = b.erases;
         self.p2l.close(victim);
-        let plane = self.g.plane_of(victim) as usize;
+        let plane = self.g.plane_of(BlockId(victim)) as usize;
         let pool = &mut self.pools[p];
         pool.counters.erases += 1;
         pool.max_erases = pool.max_erases.max(erases);
@@ -676,13 +685,13 @@ impl Ftl {
         let mut valid = vec![0u32; self.blocks.len()];
         let mut seen = 0u64;
         for (lpn, slot) in self.l2p.iter() {
-            let (block, _) = self.locate(slot);
+            let block = self.block_of_slot(slot);
             let offset = (slot % spb) as u32;
             if self.blocks[block as usize].state == State::Free {
                 return Err(format!("lpn {lpn} maps to slot {slot} in free block {block}"));
             }
-            if self.pool_of_block(block) != self.pool_of(lpn) {
-                return Err(format!("lpn {lpn} of pool {} maps to block {block} of pool {}", self.pool_of(lpn), self.pool_of_block(block)));
+            if self.pool_of_block(BlockId(block)) != self.pool_of(lpn) {
+                return Err(format!("lpn {lpn} of pool {} maps to block {block} of pool {}", self.pool_of(lpn), self.pool_of_block(BlockId(block))));
             }
             let back = self.p2l.get(block, offset);
             if back != lpn {
@@ -706,7 +715,7 @@ impl Ftl {
         let mut free = vec![0u32; self.pools.len()];
         for (i, b) in self.blocks.iter().enumerate() {
             let (block, p) = (i as u32, usize::from(b.pool));
-            let plane = self.g.plane_of(block) as usize;
+            let plane = self.g.plane_of(BlockId(block)) as usize;
             if p >= self.pools.len() || !self.pools[p].span.contains(&(block % self.g.blocks_per_plane)) {
                 return Err(format!("block {i} is in pool {p}, which does not own it"));
             }
@@ -735,7 +744,7 @@ impl Ftl {
 
     /// Fills every exported unit once, in order (no timing).
     pub fn fill_sequential(&mut self) -> Result<()> {
-        for lpn in 0..self.exported_units() {
+        for lpn in (0..self.exported_units()).map(Lpn) {
             self.write(lpn, &mut |_| {})?;
         }
         Ok(())
@@ -781,7 +790,7 @@ impl Ftl {
                 });
                 std::hint::black_box(touched);
                 for &lpn in &batch {
-                    self.write(lpn, &mut |_| {})?;
+                    self.write(Lpn(lpn), &mut |_| {})?;
                 }
                 left -= batch.len() as u64;
             }
@@ -1042,7 +1051,7 @@ mod tests {
             o.sort_unstable();
             assert_eq!(o, (0..12).collect::<Vec<_>>(), "{s}");
         }
-        let ch = |gp: u32| g.channel_of_die(gp / 2);
+        let ch = |gp: u32| g.channel_of_die(DieId(gp / 2));
         let o = g.order(Striping::ChannelFirst);
         assert_eq!((ch(o[0]), ch(o[1])), (0, 1), "channel-first alternates channels");
         let o = g.order(Striping::PlaneFirst);
@@ -1056,12 +1065,12 @@ mod tests {
         let nand = small(1, 64, 8, 16384);
         let mut f = Ftl::new(&nand, &FtlConfig::default(), 1).unwrap();
         let mut ops = Vec::new();
-        for lpn in 0..8 {
+        for lpn in (0..8).map(Lpn) {
             f.write(lpn, &mut |op| ops.push(op)).unwrap();
         }
         // 4 units per 16 KiB page: two programs, on two different planes (channel-first).
         assert_eq!(ops.len(), 2);
-        let blocks: Vec<u32> = ops.iter().map(|o| if let FlashOp::Program { block, .. } = o { *block } else { NIL }).collect();
+        let blocks: Vec<BlockId> = ops.iter().map(|o| if let FlashOp::Program { block, .. } = o { *block } else { BlockId(NIL) }).collect();
         assert_ne!(f.geometry().plane_of(blocks[0]), f.geometry().plane_of(blocks[1]));
         f.verify().unwrap();
     }

@@ -22,6 +22,7 @@ use std::collections::VecDeque;
 
 use super::config::{DieScheduler, NandConfig};
 use crate::ftl::{FlashOp, Geometry};
+use crate::ids::{BlockId, DieId};
 use crate::nvme::CmdId;
 use crate::sim::{SimDuration, SimTime, Timeline};
 
@@ -41,7 +42,7 @@ pub enum Work {
 #[derive(Clone, Copy, Debug)]
 struct Op {
     work: Work,
-    block: u32,
+    block: BlockId,
     page: u32,
 }
 
@@ -89,15 +90,15 @@ type Outgoing = (Option<(CmdId, u32)>, u32, SimDuration);
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
     /// The array part of the running operation of `die` ends.
-    ArrayDone { die: u32, gen: u32 },
+    ArrayDone { die: DieId, gen: u32 },
     /// The running read's data has left over the channel.
-    TransferDone { die: u32 },
+    TransferDone { die: DieId },
     /// `die` may start its next operation (after a suspend, or once its array is free).
-    Start { die: u32 },
+    Start { die: DieId },
     /// Cache read: the oldest read data of `die` has left its cache register over the channel.
-    ReadOut { die: u32 },
+    ReadOut { die: DieId },
     /// Cache program: the oldest program in the array of `die` ends.
-    ProgramDone { die: u32 },
+    ProgramDone { die: DieId },
 }
 
 /// What the array tells the simulation.
@@ -193,13 +194,13 @@ impl NandArray {
     }
 
     /// Whether page `page` of `block` holds programmed data (else it is still in the buffer).
-    pub fn is_programmed(&self, block: u32, page: u32) -> bool {
-        page < u32::from(self.programmed[block as usize])
+    pub fn is_programmed(&self, block: BlockId, page: u32) -> bool {
+        page < u32::from(self.programmed[block.index()])
     }
 
     /// Marks the first `pages` pages of `block` programmed (after preconditioning).
-    pub fn set_programmed(&mut self, block: u32, pages: u32) {
-        self.programmed[block as usize] = pages.min(u32::from(u16::MAX)) as u16;
+    pub fn set_programmed(&mut self, block: BlockId, pages: u32) {
+        self.programmed[block.index()] = pages.min(u32::from(u16::MAX)) as u16;
     }
 
     /// Busy time of each die, in picoseconds.
@@ -215,11 +216,11 @@ impl NandArray {
     /// Queues an FTL operation.
     pub fn submit_flash(&mut self, op: FlashOp, now: SimTime, out: &mut Vec<Output>) {
         let op = match op {
-            FlashOp::Program { block, page, gc } => Op { work: Work::Program { gc, gen: self.gen[block as usize] }, block, page },
+            FlashOp::Program { block, page, gc } => Op { work: Work::Program { gc, gen: self.gen[block.index()] }, block, page },
             FlashOp::Read { block, page } => Op { work: Work::GcRead, block, page },
             FlashOp::Erase { block } => {
                 // From here on the block is a new incarnation: nothing of it is programmed.
-                let b = block as usize;
+                let b = block.index();
                 self.gen[b] = self.gen[b].wrapping_add(1);
                 self.programmed[b] = 0;
                 Op { work: Work::Erase, block, page: 0 }
@@ -230,13 +231,13 @@ impl NandArray {
 
     /// Queues a host read of `bytes` from `page` of `block` (`at`: where they go in the I/O).
     #[allow(clippy::too_many_arguments)]
-    pub fn submit_read(&mut self, cmd: CmdId, block: u32, page: u32, bytes: u32, at: u32, now: SimTime, out: &mut Vec<Output>) {
+    pub fn submit_read(&mut self, cmd: CmdId, block: BlockId, page: u32, bytes: u32, at: u32, now: SimTime, out: &mut Vec<Output>) {
         self.submit(Op { work: Work::HostRead { cmd, bytes, at }, block, page }, now, out);
     }
 
     fn submit(&mut self, op: Op, now: SimTime, out: &mut Vec<Output>) {
         let die = self.g.die_of(op.block);
-        let d = &mut self.dies[die as usize];
+        let d = &mut self.dies[die.index()];
         let host_read = matches!(op.work, Work::HostRead { .. });
         if host_read && self.read_first {
             d.reads.push_back(op);
@@ -253,7 +254,7 @@ impl NandArray {
                 // A program or erase is in the array: suspend it for the read, if allowed.
                 if let Some(s) = self.suspend {
                     if r.end > now {
-                        let d = &mut self.dies[die as usize];
+                        let d = &mut self.dies[die.index()];
                         d.gen = d.gen.wrapping_add(1);
                         d.busy = d.busy - r.end.since(now);
                         d.suspended = Some((r, r.end.since(now)));
@@ -268,9 +269,9 @@ impl NandArray {
     }
 
     /// Starts the next operation of `die`, if it is idle.
-    fn start(&mut self, die: u32, now: SimTime, out: &mut Vec<Output>) {
+    fn start(&mut self, die: DieId, now: SimTime, out: &mut Vec<Output>) {
         let read_first = self.read_first;
-        let d = &mut self.dies[die as usize];
+        let d = &mut self.dies[die.index()];
         if d.running.is_some() {
             return;
         }
@@ -308,13 +309,13 @@ impl NandArray {
                 let mut planes = 1;
                 if self.multiplane {
                     // Same page offset, other planes of this die, already queued: program together.
-                    let d = &mut self.dies[die as usize];
-                    let plane = op.block / self.g.blocks_per_plane % self.g.planes;
+                    let d = &mut self.dies[die.index()];
+                    let plane = op.block.0 / self.g.blocks_per_plane % self.g.planes;
                     let mut taken = vec![plane];
                     let mut i = 0;
                     while i < d.other.len() && planes < self.g.planes {
                         let o = d.other[i];
-                        let p = o.block / self.g.blocks_per_plane % self.g.planes;
+                        let p = o.block.0 / self.g.blocks_per_plane % self.g.planes;
                         if matches!(o.work, Work::Program { .. }) && o.page == op.page && !taken.contains(&p) {
                             taken.push(p);
                             planes += 1;
@@ -333,7 +334,7 @@ impl NandArray {
         if self.cache_program && matches!(op.work, Work::Program { .. }) {
             // Data into the cache register now; the array takes it when the previous program
             // ends; the die can take its next operation from then on.
-            let d = &mut self.dies[die as usize];
+            let d = &mut self.dies[die.index()];
             let array_start = g.end.max(d.array_free);
             let end = array_start + array;
             d.busy += end.since(now.max(d.array_free));
@@ -350,7 +351,7 @@ impl NandArray {
             return;
         }
         let end = g.end + array;
-        let d = &mut self.dies[die as usize];
+        let d = &mut self.dies[die.index()];
         d.busy += end.since(now);
         let service = g.end.since(g.start) + array;
         d.running = Some(Running { op, end, phase: Phase::Array, service });
@@ -365,7 +366,7 @@ impl NandArray {
         match ev {
             Event::Start { die } => self.start(die, now, out),
             Event::ArrayDone { die, gen } => {
-                let d = &mut self.dies[die as usize];
+                let d = &mut self.dies[die.index()];
                 if d.gen != gen {
                     return;
                 }
@@ -387,24 +388,24 @@ impl NandArray {
                     }
                     Work::Program { .. } => {
                         self.finish_program(r.op, out);
-                        let merged = std::mem::take(&mut self.dies[die as usize].merged);
+                        let merged = std::mem::take(&mut self.dies[die.index()].merged);
                         for &o in &merged {
                             self.finish_program(o, out);
                         }
-                        self.dies[die as usize].merged = merged;
-                        self.dies[die as usize].merged.clear();
-                        self.dies[die as usize].running = None;
+                        self.dies[die.index()].merged = merged;
+                        self.dies[die.index()].merged.clear();
+                        self.dies[die.index()].running = None;
                         self.start(die, now, out);
                     }
                     Work::Erase => {
                         self.counters.erases += 1;
-                        self.dies[die as usize].running = None;
+                        self.dies[die.index()].running = None;
                         self.start(die, now, out);
                     }
                 }
             }
             Event::TransferDone { die } => {
-                let d = &mut self.dies[die as usize];
+                let d = &mut self.dies[die.index()];
                 let Some(r) = d.running.take() else { return };
                 if let Work::HostRead { cmd, bytes, at } = r.op.work {
                     self.counters.host_reads += 1;
@@ -413,14 +414,14 @@ impl NandArray {
                 self.start(die, now, out);
             }
             Event::ReadOut { die } => {
-                let Some((cmd, bytes, service)) = self.dies[die as usize].outgoing.pop_front() else { return };
+                let Some((cmd, bytes, service)) = self.dies[die.index()].outgoing.pop_front() else { return };
                 if let Some((cmd, at)) = cmd {
                     self.counters.host_reads += 1;
                     out.push(Output::ReadReady { cmd, bytes, at, service });
                 }
             }
             Event::ProgramDone { die } => {
-                let ops = self.dies[die as usize].in_array.pop_front().unwrap_or_default();
+                let ops = self.dies[die.index()].in_array.pop_front().unwrap_or_default();
                 for o in ops {
                     self.finish_program(o, out);
                 }
@@ -430,24 +431,24 @@ impl NandArray {
 
     /// Cache read: the die is free for its next operation, whose command goes on the channel
     /// first; this page's data follows it out of the cache register.
-    fn cached_read_out(&mut self, die: u32, cmd: Option<(CmdId, u32)>, bytes: u32, service: SimDuration, now: SimTime, out: &mut Vec<Output>) {
-        self.dies[die as usize].running = None;
+    fn cached_read_out(&mut self, die: DieId, cmd: Option<(CmdId, u32)>, bytes: u32, service: SimDuration, now: SimTime, out: &mut Vec<Output>) {
+        self.dies[die.index()].running = None;
         self.start(die, now, out);
         let ch = self.g.channel_of_die(die) as usize;
         let t = self.transfer_time(u64::from(bytes));
         let g = self.channels[ch].reserve(now, t);
         let service = service + g.end.since(g.start);
-        self.dies[die as usize].outgoing.push_back((cmd, bytes, service));
+        self.dies[die.index()].outgoing.push_back((cmd, bytes, service));
         out.push(Output::At(g.end, Event::ReadOut { die }));
     }
 
-    fn transfer_out(&mut self, die: u32, r: &mut Running, bytes: u64, now: SimTime, out: &mut Vec<Output>) {
+    fn transfer_out(&mut self, die: DieId, r: &mut Running, bytes: u64, now: SimTime, out: &mut Vec<Output>) {
         let ch = self.g.channel_of_die(die) as usize;
         let t = self.transfer_time(bytes);
         let g = self.channels[ch].reserve(now, t);
         r.phase = Phase::Transfer;
         r.service += g.end.since(g.start);
-        let d = &mut self.dies[die as usize];
+        let d = &mut self.dies[die.index()];
         d.busy += g.end.since(now);
         d.running = Some(*r);
         out.push(Output::At(g.end, Event::TransferDone { die }));
@@ -456,7 +457,7 @@ impl NandArray {
     fn finish_program(&mut self, op: Op, out: &mut Vec<Output>) {
         self.counters.programs += 1;
         if let Work::Program { gc, gen } = op.work {
-            let b = op.block as usize;
+            let b = op.block.index();
             if gen == self.gen[b] {
                 self.programmed[b] = self.programmed[b].max((op.page + 1).min(u32::from(u16::MAX)) as u16);
             }

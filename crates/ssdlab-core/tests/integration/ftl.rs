@@ -1,5 +1,6 @@
 //! The FTL: integrity under random operations, and WAF against the analytic model.
 
+use ssdlab_core::ids::Lpn;
 use rand::{RngExt, SeedableRng};
 use ssdlab_core::config::units::Bytes;
 use ssdlab_core::ftl::{Ftl, FtlConfig, Victim};
@@ -26,15 +27,15 @@ fn shadow_map_holds_over_a_million_random_operations_with_gc() {
             // Skewed: half the operations hit the first eighth of the space.
             let lpn = if rng.random_bool(0.5) { rng.random_range(0..n / 8) } else { rng.random_range(0..n) };
             match rng.random_range(0..100) {
-                0..=69 => ftl.write(lpn, &mut |_| {}).unwrap(),
+                0..=69 => ftl.write(Lpn(lpn), &mut |_| {}).unwrap(),
                 70..=79 => {
-                    ftl.trim(lpn);
+                    ftl.trim(Lpn(lpn));
                     trims += 1;
                 }
                 _ => {
-                    if let Some(slot) = ftl.lookup(lpn) {
+                    if let Some(slot) = ftl.lookup(Lpn(lpn)) {
                         let (block, page) = ftl.locate(slot);
-                        assert!(block < ftl.geometry().blocks() && page < ftl.geometry().pages_per_block);
+                        assert!(block.0 < ftl.geometry().blocks() && page < ftl.geometry().pages_per_block);
                         reads += 1;
                     }
                 }
@@ -79,7 +80,7 @@ fn steady_state_greedy_waf_matches_the_analytic_model() {
         let n = ftl.exported_units();
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(21);
         for _ in 0..2 * n {
-            ftl.write(rng.random_range(0..n), &mut |_| {}).unwrap();
+            ftl.write(Lpn(rng.random_range(0..n)), &mut |_| {}).unwrap();
         }
         let waf = ftl.counters().waf();
         let g = ftl.geometry();
@@ -99,7 +100,7 @@ fn waf_is_one_without_overwrites_and_trim_frees_space() {
     assert_eq!(ftl.mapped_units(), ftl.exported_units());
     // Trimming everything and rewriting costs no GC copies: every victim is empty.
     for lpn in 0..ftl.exported_units() {
-        ftl.trim(lpn);
+        ftl.trim(Lpn(lpn));
     }
     ftl.reset_counters();
     ftl.fill_sequential().unwrap();
@@ -117,7 +118,7 @@ fn static_wear_levelling_narrows_the_erase_spread() {
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(2);
         for _ in 0..20 * n {
             let lpn = if rng.random_bool(0.9) { rng.random_range(0..n / 10) } else { rng.random_range(0..n) };
-            ftl.write(lpn, &mut |_| {}).unwrap();
+            ftl.write(Lpn(lpn), &mut |_| {}).unwrap();
         }
         ftl.verify().unwrap();
         let (min, max, _) = ftl.erase_spread();
@@ -148,7 +149,7 @@ fn replica_aging_builds_the_same_steady_state_as_simulated_aging() {
         let n = ftl.exported_units();
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(8);
         for _ in 0..n / 2 {
-            ftl.write(rng.random_range(0..n), &mut |_| {}).unwrap();
+            ftl.write(Lpn(rng.random_range(0..n)), &mut |_| {}).unwrap();
         }
         if aging == Aging::Replica {
             ftl.verify().unwrap();
@@ -183,14 +184,14 @@ fn pools_keep_their_blocks_gc_and_counters_apart() {
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(3);
     let mut fill_and_overwrite = |ftl: &mut Ftl, lpns: std::ops::Range<u64>| {
         for lpn in lpns.clone() {
-            ftl.write(lpn, &mut |_| {}).unwrap();
+            ftl.write(Lpn(lpn), &mut |_| {}).unwrap();
         }
         for _ in 0..3 * (lpns.end - lpns.start) {
-            ftl.write(rng.random_range(lpns.clone()), &mut |_| {}).unwrap();
+            ftl.write(Lpn(rng.random_range(lpns.clone())), &mut |_| {}).unwrap();
         }
     };
     fill_and_overwrite(&mut ftl, a.clone());
-    ftl.trim(a.start);
+    ftl.trim(Lpn(a.start));
     ftl.verify().unwrap();
     let (c0, c1) = (ftl.pool_counters(0), ftl.pool_counters(1));
     assert!(c0.gc_victims > 100 && c0.erases == c0.gc_victims && c0.trims == 1, "{c0:?}");
@@ -198,9 +199,9 @@ fn pools_keep_their_blocks_gc_and_counters_apart() {
     assert_eq!(ftl.pool_free_blocks(1), 24 * 8);
     assert_eq!(ftl.free_blocks(), ftl.pool_free_blocks(0) + 24 * 8);
     for lpn in 1..a.end {
-        let (block, _) = ftl.locate(ftl.lookup(lpn).unwrap());
+        let (block, _) = ftl.locate(ftl.lookup(Lpn(lpn)).unwrap());
         assert_eq!(ftl.pool_of_block(block), 0, "lpn {lpn} in block {block}");
-        assert!(block % 64 < 40, "pool 0 owns the first 40 blocks of each plane");
+        assert!(block.0 % 64 < 40, "pool 0 owns the first 40 blocks of each plane");
     }
 
     // Now pool 1: its GC runs in its own blocks, and pool 0's counters stand still.
@@ -210,8 +211,8 @@ fn pools_keep_their_blocks_gc_and_counters_apart() {
     let c1 = ftl.pool_counters(1);
     assert!(c1.gc_victims > 50 && c1.host_writes == 4 * (b.end - b.start), "{c1:?}");
     for lpn in b.clone() {
-        let (block, _) = ftl.locate(ftl.lookup(lpn).unwrap());
-        assert!(ftl.pool_of_block(block) == 1 && block % 64 >= 40, "lpn {lpn} in block {block}");
+        let (block, _) = ftl.locate(ftl.lookup(Lpn(lpn)).unwrap());
+        assert!(ftl.pool_of_block(block) == 1 && block.0 % 64 >= 40, "lpn {lpn} in block {block}");
     }
     let mut sum = c0;
     sum += c1;
