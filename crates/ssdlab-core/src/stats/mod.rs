@@ -192,7 +192,18 @@ impl LatStats {
         let nf = n as f64;
         let mean_ps = self.sum as f64 / nf;
         let var = (self.sq_sum / nf - mean_ps * mean_ps).max(0.0);
-        let q = |p: f64| self.hist.value_at_quantile(p / 100.0) as f64 / 1e3;
+        // A histogram reports its bucket's upper edge, which can lie past the largest (or below
+        // the smallest) latency seen: percentiles are held to the exact extremes.
+        let q = |p: f64| {
+            let ns = self.hist.value_at_quantile(p / 100.0);
+            if ns.saturating_mul(PS_PER_NS) > self.max {
+                self.max as f64 / PS_PER_US as f64
+            } else if ns.saturating_mul(PS_PER_NS) < self.min {
+                self.min as f64 / PS_PER_US as f64
+            } else {
+                ns as f64 / 1e3
+            }
+        };
         LatencySummary {
             min: self.min as f64 / PS_PER_US as f64,
             mean: mean_ps / PS_PER_US as f64,

@@ -151,3 +151,29 @@ fn every_metric_has_a_unit_and_a_description_and_appears_in_the_flat_object() {
         assert!(s.metrics.contains_key(name), "{name}");
     }
 }
+
+#[test]
+fn every_percentile_lies_between_the_minimum_and_the_maximum() {
+    use ssdlab_core::stats::LatencySummary;
+    fn check(what: &str, l: &LatencySummary) {
+        let mut all = vec![("p50", l.p50), ("p90", l.p90), ("p99", l.p99), ("p999", l.p999), ("p9999", l.p9999)];
+        all.extend(l.percentiles.iter().map(|(k, v)| (k.as_str(), *v)));
+        for (name, v) in all {
+            assert!(v <= l.max && v >= l.min, "{what} {name} = {v} outside [{}, {}]", l.min, l.max);
+        }
+    }
+    // dram-polled has a spread of a few ns: the histogram's bucket edges lie past its extremes.
+    for (preset, ios) in [("dram-polled", "3000"), ("default", "3000"), ("tlc", "2000")] {
+        let s = run(preset, &[("workload.number_ios", ios), ("stats.percentiles", "[1.0, 99.5, 100.0]")]);
+        for (name, o) in [("read", &s.read), ("write", &s.write)] {
+            if o.ios > 0 {
+                for (k, l) in [("lat", &o.latency_us), ("slat", &o.slat_us), ("clat", &o.clat_us)] {
+                    check(&format!("{preset} {name} {k}"), l);
+                }
+            }
+        }
+        for j in &s.jobs {
+            check(&format!("{preset} {}", j.name), &j.read.latency_us);
+        }
+    }
+}
