@@ -857,8 +857,13 @@ impl Ftl {
             Some(*a)
         }).collect();
         let total = *cdf.last().unwrap_or(&0);
-        let mut erases: Vec<u32> = rep.blocks.iter().map(|b| b.erases).collect();
-        erases.sort_unstable();
+        // Erase counts: each block draws from the replica's blocks in the same state (full
+        // blocks from full ones, free from free), so that both follow the aged distribution.
+        let of_state = |free: bool| -> Vec<u32> {
+            let v: Vec<u32> = rep.blocks.iter().filter(|b| (b.state == State::Free) == free).map(|b| b.erases).collect();
+            if v.is_empty() { rep.blocks.iter().map(|b| b.erases).collect() } else { v }
+        };
+        let (erases, free_erases) = (of_state(false), of_state(true));
         let mut full: Vec<u32> = Vec::with_capacity(g.blocks() as usize);
         for plane in 0..g.all_planes() {
             let keep_free = per_plane + u32::from(plane < extra);
@@ -866,6 +871,11 @@ impl Ftl {
             pool.fresh[plane as usize] = used;
             for i in 0..used {
                 full.push(plane * g.blocks_per_plane + i);
+            }
+            for i in used..g.blocks_per_plane {
+                let e = free_erases[rng.random_range(0..free_erases.len())];
+                self.blocks[(plane * g.blocks_per_plane + i) as usize].erases = e;
+                pool.max_erases = pool.max_erases.max(e);
             }
         }
         pool.free_count = free;

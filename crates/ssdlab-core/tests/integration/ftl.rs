@@ -145,6 +145,7 @@ fn replica_aging_builds_the_same_steady_state_as_simulated_aging() {
             assert_eq!(ftl.mapped_units(), ftl.exported_units(), "every logical page is mapped once");
         }
         let valid = ftl.full_valid_fraction();
+        let spread = ftl.erase_spread();
         ftl.reset_counters();
         let n = ftl.exported_units();
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(8);
@@ -154,10 +155,16 @@ fn replica_aging_builds_the_same_steady_state_as_simulated_aging() {
         if aging == Aging::Replica {
             ftl.verify().unwrap();
         }
-        (ftl.counters().waf(), valid)
+        (ftl.counters().waf(), valid, spread)
     };
-    let (waf_sim, valid_sim) = after(Aging::Simulate);
-    let (waf_rep, valid_rep) = after(Aging::Replica);
+    let (waf_sim, valid_sim, (min_sim, max_sim, mean_sim)) = after(Aging::Simulate);
+    let (waf_rep, valid_rep, (min_rep, max_rep, mean_rep)) = after(Aging::Replica);
+    eprintln!("erase counts: simulated {min_sim}-{max_sim} mean {mean_sim:.2}, replica {min_rep}-{max_rep} mean {mean_rep:.2}");
+    // Every block of an aged drive has been erased: none keeps a count of 0, and the spread
+    // follows the simulated one.
+    assert!(min_sim > 0 && min_rep > 0, "erase counts: simulated min {min_sim}, replica min {min_rep}");
+    assert!((mean_rep / mean_sim - 1.0).abs() < 0.15, "mean erase count {mean_rep} vs {mean_sim}");
+    assert!(max_rep.abs_diff(max_sim) <= max_sim / 2 + 1, "max erase count {max_rep} vs {max_sim}");
     assert!((waf_rep / waf_sim - 1.0).abs() < 0.05, "WAF after replica aging {waf_rep}, after simulated aging {waf_sim}");
     assert!((valid_rep - valid_sim).abs() < 0.01, "valid fraction {valid_rep} vs {valid_sim}");
 }
