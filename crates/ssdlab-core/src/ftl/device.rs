@@ -2,14 +2,15 @@
 //! controller's DRAM write buffer and background (idle) garbage collection.
 //!
 //! Reads look each mapping unit up: unwritten units return zeroes at once, units still in the
-//! write buffer are served from DRAM, and the rest go to their dies. Writes enter the write
+//! write buffer are served from DRAM, and the rest go to their dies, one page read for the
+//! units of a request that sit side by side in one page. Writes enter the write
 //! buffer when it has room (oldest first, a write larger than the buffer alone when it is
 //! empty) and complete from there; the FTL places them at once and the NAND array programs
 //! them in the background, freeing buffer space as programs finish. Foreground GC runs inside
 //! the FTL's writes; background GC reclaims victims after `ftl.bg_gc_idle` without host I/O.
 //!
-//! Leaves out: read-ahead, mapping-table caching, and GC that interleaves with host writes
-//! (flash-under-load issue).
+//! Leaves out: read-ahead, sharing one page read between requests, multi-plane reads,
+//! mapping-table caching, and GC that interleaves with host writes (flash-under-load issue).
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -95,6 +96,17 @@ pub struct FlashDevice {
     last_gc_runs: u64,
     buffer_hits: u64,
     unmapped_reads: u64,
+    /// Scratch: the page reads of one command.
+    page_reads: Vec<PageRead>,
+}
+
+/// Bytes of one command that one page read delivers: `bytes` from byte `at` of the command.
+#[derive(Clone, Copy, Debug)]
+struct PageRead {
+    block: BlockId,
+    page: u32,
+    bytes: u32,
+    at: u32,
 }
 
 impl FlashDevice {
@@ -140,6 +152,7 @@ impl FlashDevice {
             last_gc_runs: 0,
             buffer_hits: 0,
             unmapped_reads: 0,
+            page_reads: Vec::new(),
             precondition: report,
         })
     }
@@ -268,14 +281,16 @@ impl Medium for FlashDevice {
     }
 
     /// Sends each unit of a read to the flash, the write buffer, or (unmapped) straight back.
+    /// Units that lie next to each other in one flash page are one page read: one tR senses
+    /// the page, and their bytes come out over the channel together.
     fn read(&mut self, ctx: &mut Ctx, id: CmdId, _xfer: &mut Transfer) {
         let now = ctx.now;
-        let c = &mut ctx.cmds[id];
-        c.pieces_left = c.pieces;
-        let (offset, len) = (c.offset, c.len);
+        let (offset, len) = (ctx.cmds[id].offset, ctx.cmds[id].len);
         let bg = self.note_activity(now);
         let end = offset + len;
         let mut at = offset;
+        let mut reads = std::mem::take(&mut self.page_reads);
+        reads.clear();
         let mut immediate: Vec<(u32, u32, bool)> = Vec::new();
         while at < end {
             let lpn = at / self.unit;
@@ -286,15 +301,22 @@ impl Medium for FlashDevice {
                 None => immediate.push((bytes, within, false)),
                 Some(slot) => {
                     let (block, page) = self.ftl.locate(slot);
-                    if self.array.is_programmed(block, page) {
-                        self.array.submit_read(id, block, page, bytes, within, now, &mut self.out);
-                    } else {
+                    if !self.array.is_programmed(block, page) {
                         immediate.push((bytes, within, true));
+                    } else if let Some(r) = reads.last_mut().filter(|r| r.block == block && r.page == page && r.at + r.bytes == within) {
+                        r.bytes += bytes;
+                    } else {
+                        reads.push(PageRead { block, page, bytes, at: within });
                     }
                 }
             }
             at = next;
         }
+        ctx.cmds[id].pieces_left = (reads.len() + immediate.len()) as u64;
+        for r in &reads {
+            self.array.submit_read(id, r.block, r.page, r.bytes, r.at, now, &mut self.out);
+        }
+        self.page_reads = reads;
         for (bytes, within, buffered) in immediate {
             if buffered {
                 self.buffer_hits += 1;

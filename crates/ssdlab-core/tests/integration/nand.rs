@@ -32,6 +32,24 @@ fn qd1_read_is_the_host_path_plus_tr_plus_the_page_transfer() {
 }
 
 #[test]
+fn a_read_inside_one_page_costs_one_tr_plus_its_transfer() {
+    // SLC, sequentially filled: the 4 KiB units of an aligned 8 or 16 KiB read sit side by side
+    // in one 16 KiB page, so one tR senses them all and their bytes leave together.
+    for (bs, bytes) in [("8k", 8192.0), ("16k", 16384.0)] {
+        let s = run("slc", &[("workload.iodepth", "1"), ("workload.number_ios", "500"), ("workload.bs", bs)]);
+        let want = 0.1 + 25.0 + bytes / 800e6 * 1e6;
+        let media = s.read.breakdown_us.0[Component::Media as usize];
+        assert!((media - want).abs() < 1e-6, "{bs}: {media} vs {want}");
+        assert_eq!(flash(&s).nand.host_reads, 500, "{bs}: one page read per I/O");
+    }
+    // A read across two pages reads both, on their own dies, at once.
+    let s = run("slc", &[("workload.iodepth", "1"), ("workload.number_ios", "500"), ("workload.bs", "32k")]);
+    assert_eq!(flash(&s).nand.host_reads, 1000);
+    let media = s.read.breakdown_us.0[Component::Media as usize];
+    assert!((media - (0.1 + 25.0 + 16384.0 / 800e6 * 1e6)).abs() < 1e-6, "two dies in parallel: {media}");
+}
+
+#[test]
 fn tlc_reads_take_the_tr_of_their_page_type() {
     let s = run("tlc", &[("workload.iodepth", "1"), ("workload.number_ios", "3000")]);
     // Uniform reads over a sequentially filled drive hit LSB, CSB and MSB pages alike.
