@@ -88,6 +88,11 @@ config_struct! {
         write_buffer: Bytes = Bytes(64 << 20),
         /// Time to put a mapping unit into the buffer or read it back. Default: `1us`.
         buffer_latency: crate::sim::SimDuration = crate::sim::SimDuration::from_us(1),
+        /// Read-ahead: once a queue reads sequentially (a read that starts where its last one
+        /// ended), the controller reads this far past it into DRAM, whole pages at a time and
+        /// behind host reads on each die; reads that find their data there are served from DRAM
+        /// (0 = off). Default: `128KiB`.
+        read_ahead: Bytes = Bytes(128 << 10),
         /// State before the run: `clean`, `sequential` or `aged`. Default: `"clean"`.
         precondition: Precondition = Precondition::Clean,
         /// Aged preconditioning: stop after this many drive writes of random overwrites even if
@@ -150,6 +155,7 @@ impl FtlConfig {
             self.bg_gc_target,
             format!("must be less than 0.5 and >= ftl.gc_trigger = {}", self.gc_trigger),
         );
+        issues.check(self.read_ahead.0 <= 64 << 20, "ftl.read_ahead", self.read_ahead, "must be at most 64MiB (0 = off)");
         issues.check(self.aging_replica_blocks >= 1024, "ftl.aging_replica_blocks", self.aging_replica_blocks, "must be at least 1024");
         issues.check(
             self.precondition_drive_writes >= 0.0 && self.precondition_drive_writes <= 100.0,

@@ -9,12 +9,15 @@
 //! them in the background, freeing buffer space as programs finish. Foreground GC runs inside
 //! the FTL's writes; background GC reclaims victims after `ftl.bg_gc_idle` without host I/O.
 //!
-//! Leaves out: read-ahead, sharing one page read between requests, multi-plane reads,
+//! Sequential streams are read ahead ([`super::read_ahead`]).
+//!
+//! Leaves out: sharing one page read between requests, multi-plane reads,
 //! mapping-table caching, and GC that interleaves with host writes (flash-under-load issue).
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
+use super::read_ahead::{Lookup, ReadAhead};
 use super::{FlashOp, Ftl, FtlCounters, Precondition};
 use crate::config::Config;
 use crate::ctrl::transfer::Transfer;
@@ -64,6 +67,8 @@ pub struct FlashSummary {
     pub erase_count_max: u32,
     pub erase_count_mean: f64,
     pub buffer_hits: u64,
+    /// Read units served by read-ahead: found in DRAM, or waiting for their page read.
+    pub read_ahead_hits: u64,
     pub unmapped_reads: u64,
     pub mapping_heap_bytes: u64,
     pub precondition: PreconditionReport,
@@ -98,6 +103,17 @@ pub struct FlashDevice {
     unmapped_reads: u64,
     /// Scratch: the page reads of one command.
     page_reads: Vec<PageRead>,
+    ahead: ReadAhead,
+}
+
+/// How a unit of a read is served without a flash read of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Served {
+    /// Never written: zeroes, at once.
+    Zeroes,
+    /// From DRAM: the write buffer, or read ahead.
+    WriteBuffer,
+    ReadAhead,
 }
 
 /// Bytes of one command that one page read delivers: `bytes` from byte `at` of the command.
@@ -153,6 +169,7 @@ impl FlashDevice {
             buffer_hits: 0,
             unmapped_reads: 0,
             page_reads: Vec::new(),
+            ahead: ReadAhead::new(config.ftl.read_ahead.0, unit, g.slots_per_page),
             precondition: report,
         })
     }
@@ -226,6 +243,7 @@ impl FlashDevice {
             let mut ops = std::mem::take(&mut self.ops);
             ops.clear();
             for lpn in (first..first + units).map(Lpn) {
+                self.ahead.written(lpn);
                 if let Err(e) = self.ftl.write(lpn, &mut |op| ops.push(op)) {
                     ctx.fail(e);
                     break;
@@ -247,6 +265,38 @@ impl FlashDevice {
         }
     }
 
+    /// Reads units `lpns` ahead, one page read per run of units that share a page (units read
+    /// ahead already, unwritten, or still in the write buffer are skipped).
+    fn read_ahead(&mut self, lpns: std::ops::Range<u64>, now: SimTime) {
+        // The open run: block, page, and its units.
+        let mut run: Option<(BlockId, u32, std::ops::Range<u64>)> = None;
+        for lpn in lpns {
+            let place = if self.ahead.has(lpn) {
+                None
+            } else {
+                self.ftl.lookup(Lpn(lpn)).map(|slot| self.ftl.locate(slot)).filter(|&(b, p)| self.array.is_programmed(b, p))
+            };
+            match (place, &mut run) {
+                (Some((b, p)), Some((rb, rp, units))) if *rb == b && *rp == p && units.end == lpn => units.end += 1,
+                _ => {
+                    if let Some(r) = run.take() {
+                        self.issue_read_ahead(r, now);
+                    }
+                    run = place.map(|(b, p)| (b, p, lpn..lpn + 1));
+                }
+            }
+        }
+        if let Some(r) = run {
+            self.issue_read_ahead(r, now);
+        }
+    }
+
+    fn issue_read_ahead(&mut self, (block, page, units): (BlockId, u32, std::ops::Range<u64>), now: SimTime) {
+        let bytes = ((units.end - units.start) * self.unit) as u32;
+        let token = self.ahead.start(units);
+        self.array.submit_prefetch(token, block, page, bytes, now, &mut self.out);
+    }
+
     /// Acts on what the NAND array reported.
     fn apply(&mut self, ctx: &mut Ctx) {
         let mut freed = false;
@@ -257,6 +307,11 @@ impl FlashDevice {
                 nand::Output::ReadReady { cmd, bytes, at, service } => {
                     ctx.cmds[cmd].crit_media = service;
                     ctx.at(ctx.now, SimEvent::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len: bytes, at } }));
+                }
+                nand::Output::Prefetched { token } => {
+                    for (cmd, len, at) in self.ahead.landed(token) {
+                        ctx.at(ctx.now + self.buffer_latency, SimEvent::Media(MediaEvent::Flash(Event::Buffered { cmd, len, at })));
+                    }
                 }
                 nand::Output::Programmed { units } => {
                     self.buffer_used = self.buffer_used.saturating_sub(u64::from(units));
@@ -291,18 +346,22 @@ impl Medium for FlashDevice {
         let mut at = offset;
         let mut reads = std::mem::take(&mut self.page_reads);
         reads.clear();
-        let mut immediate: Vec<(u32, u32, bool)> = Vec::new();
+        let mut immediate: Vec<(u32, u32, Served)> = Vec::new();
+        let mut waiting = 0;
         while at < end {
             let lpn = at / self.unit;
             let next = ((lpn + 1) * self.unit).min(end);
             let bytes = (next - at) as u32;
             let within = (at - offset) as u32;
-            match self.ftl.lookup(Lpn(lpn)) {
-                None => immediate.push((bytes, within, false)),
-                Some(slot) => {
+            let ahead = if self.ahead.enabled() { self.ahead.lookup(Lpn(lpn), id, bytes, within) } else { Lookup::Miss };
+            match (ahead, self.ftl.lookup(Lpn(lpn))) {
+                (Lookup::Hit, _) => immediate.push((bytes, within, Served::ReadAhead)),
+                (Lookup::Waiting, _) => waiting += 1,
+                (Lookup::Miss, None) => immediate.push((bytes, within, Served::Zeroes)),
+                (Lookup::Miss, Some(slot)) => {
                     let (block, page) = self.ftl.locate(slot);
                     if !self.array.is_programmed(block, page) {
-                        immediate.push((bytes, within, true));
+                        immediate.push((bytes, within, Served::WriteBuffer));
                     } else if let Some(r) = reads.last_mut().filter(|r| r.block == block && r.page == page && r.at + r.bytes == within) {
                         r.bytes += bytes;
                     } else {
@@ -312,21 +371,26 @@ impl Medium for FlashDevice {
             }
             at = next;
         }
-        ctx.cmds[id].pieces_left = (reads.len() + immediate.len()) as u64;
+        ctx.cmds[id].pieces_left = (reads.len() + immediate.len() + waiting) as u64;
         for r in &reads {
             self.array.submit_read(id, r.block, r.page, r.bytes, r.at, now, &mut self.out);
         }
         self.page_reads = reads;
-        for (bytes, within, buffered) in immediate {
-            if buffered {
-                self.buffer_hits += 1;
-                ctx.at(now + self.buffer_latency, SimEvent::Media(MediaEvent::Flash(Event::Buffered { cmd: id, len: bytes, at: within })));
-            } else {
+        if let Some(lpns) = self.ahead.on_read(ctx.cmds[id].job, offset, len, self.unit) {
+            self.read_ahead(lpns, now);
+        }
+        for (bytes, within, served) in immediate {
+            if served == Served::Zeroes {
                 // Never written: the controller returns zeroes without touching the flash.
                 self.unmapped_reads += 1;
                 ctx.cmds[id].crit_media = SimDuration::ZERO;
                 ctx.at(now, SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::DataOut { len: bytes, at: within } }));
+                continue;
             }
+            if served == Served::WriteBuffer {
+                self.buffer_hits += 1;
+            }
+            ctx.at(now + self.buffer_latency, SimEvent::Media(MediaEvent::Flash(Event::Buffered { cmd: id, len: bytes, at: within })));
         }
         self.apply(ctx);
         Self::arm_background_gc(ctx, bg);
@@ -380,6 +444,11 @@ impl Medium for FlashDevice {
         m.count("nand.multiplane_programs", "programs", "programs that joined a multi-plane program", n.multiplane_programs);
         m.count("nand.erases", "erases", "block erases on the dies", n.erases);
         m.count("nand.suspends", "suspends", "program or erase suspensions for reads", n.suspends);
+        m.count("nand.prefetch_reads", "reads", "page reads for read-ahead", n.prefetch_reads);
+        m.count("ftl.read_ahead.hits", "units", "read units found in DRAM, read ahead", self.ahead.hits);
+        m.count("ftl.read_ahead.waits", "units", "read units that waited for their read-ahead page read", self.ahead.waits);
+        m.count("ftl.read_ahead.pages", "reads", "read-ahead page reads issued", self.ahead.pages);
+        m.count("ftl.read_ahead.dropped", "units", "units read ahead and dropped unused (stream broke, or overwritten)", self.ahead.dropped);
         let dies = self.array.die_busy();
         let channels = self.array.channel_busy();
         m.count("media.units.busy", "ps", "busy time summed over media units (NAND dies)", dies.iter().sum());
@@ -414,6 +483,7 @@ impl Medium for FlashDevice {
             multiplane_programs: m.int("nand.multiplane_programs"),
             erases: m.int("nand.erases"),
             suspends: m.int("nand.suspends"),
+            prefetch_reads: m.int("nand.prefetch_reads"),
         };
         let t = window.as_ps().max(1) as f64;
         Some(FlashSummary {
@@ -425,6 +495,7 @@ impl Medium for FlashDevice {
             erase_count_max: m.value("ftl.erase_count.max") as u32,
             erase_count_mean: m.value("ftl.erase_count.mean"),
             buffer_hits: m.int("ftl.buffer.hits"),
+            read_ahead_hits: m.int("ftl.read_ahead.hits") + m.int("ftl.read_ahead.waits"),
             unmapped_reads: m.int("ftl.unmapped_reads"),
             mapping_heap_bytes: m.value("ftl.map.heap_bytes") as u64,
             precondition: self.precondition.clone(),

@@ -31,6 +31,7 @@
 mod config;
 mod device;
 pub mod map;
+mod read_ahead;
 mod pool;
 
 use std::collections::HashMap;

@@ -33,6 +33,8 @@ pub enum Work {
     HostRead { cmd: CmdId, bytes: u32, at: u32 },
     /// A GC read of a whole page.
     GcRead,
+    /// A read-ahead of `bytes` of a page into the controller's DRAM; `token` names it.
+    Prefetch { token: u32, bytes: u32 },
     /// A page program; `gen` is the block's erase generation when it was issued.
     Program { gc: bool, gen: u16 },
     /// A block erase.
@@ -82,9 +84,19 @@ struct Die {
     outgoing: VecDeque<Outgoing>,
 }
 
-/// A cache read's data on its way out: the host command and where its bytes go in the I/O
-/// (none for GC), the bytes, and the read's media time.
-type Outgoing = (Option<(CmdId, u32)>, u32, SimDuration);
+/// Where a read's data goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target {
+    /// To a host command, at byte `at` of its I/O.
+    Host(CmdId, u32),
+    /// To the GC buffer.
+    Gc,
+    /// Into the read-ahead buffer.
+    Prefetch(u32),
+}
+
+/// A cache read's data on its way out: where it goes, the bytes, and the read's media time.
+type Outgoing = (Target, u32, SimDuration);
 
 /// NAND events (scheduled by the simulation, handled here).
 #[derive(Clone, Copy, Debug)]
@@ -110,6 +122,8 @@ pub enum Output {
     ReadReady { cmd: CmdId, bytes: u32, at: u32, service: SimDuration },
     /// A program finished; `units` host units (0 for GC) leave the write buffer.
     Programmed { units: u32 },
+    /// The read-ahead `token` is in the controller's DRAM.
+    Prefetched { token: u32 },
 }
 
 /// NAND operation counters.
@@ -121,6 +135,8 @@ pub struct NandCounters {
     pub multiplane_programs: u64,
     pub erases: u64,
     pub suspends: u64,
+    /// Page reads for read-ahead.
+    pub prefetch_reads: u64,
 }
 
 /// The flash array.
@@ -235,6 +251,11 @@ impl NandArray {
         self.submit(Op { work: Work::HostRead { cmd, bytes, at }, block, page }, now, out);
     }
 
+    /// Queues a read-ahead of `bytes` from `page` of `block` into DRAM, behind host reads.
+    pub fn submit_prefetch(&mut self, token: u32, block: BlockId, page: u32, bytes: u32, now: SimTime, out: &mut Vec<Output>) {
+        self.submit(Op { work: Work::Prefetch { token, bytes }, block, page }, now, out);
+    }
+
     fn submit(&mut self, op: Op, now: SimTime, out: &mut Vec<Output>) {
         let die = self.g.die_of(op.block);
         let d = &mut self.dies[die.index()];
@@ -250,7 +271,7 @@ impl NandArray {
                     self.start(die, now, out);
                 }
             }
-            Some(r) if host_read && self.read_first && r.phase == Phase::Array && !matches!(r.op.work, Work::HostRead { .. } | Work::GcRead) => {
+            Some(r) if host_read && self.read_first && r.phase == Phase::Array && !matches!(r.op.work, Work::HostRead { .. } | Work::GcRead | Work::Prefetch { .. }) => {
                 // A program or erase is in the array: suspend it for the read, if allowed.
                 if let Some(s) = self.suspend {
                     if r.end > now {
@@ -303,7 +324,7 @@ impl NandArray {
         }
         let ch = self.g.channel_of_die(die) as usize;
         let (planes, chan_bytes, array) = match op.work {
-            Work::HostRead { .. } | Work::GcRead => (1, 0, self.read_time(op.page)),
+            Work::HostRead { .. } | Work::GcRead | Work::Prefetch { .. } => (1, 0, self.read_time(op.page)),
             Work::Erase => (1, 0, self.erase),
             Work::Program { .. } => {
                 let mut planes = 1;
@@ -373,13 +394,16 @@ impl NandArray {
                 let Some(mut r) = d.running else { return };
                 match r.op.work {
                     Work::HostRead { cmd, bytes, at } if self.cache_read => {
-                        self.cached_read_out(die, Some((cmd, at)), bytes, r.service, now, out);
+                        self.cached_read_out(die, Target::Host(cmd, at), bytes, r.service, now, out);
+                    }
+                    Work::Prefetch { token, bytes } if self.cache_read => {
+                        self.cached_read_out(die, Target::Prefetch(token), bytes, r.service, now, out);
                     }
                     Work::GcRead if self.cache_read => {
                         self.counters.gc_reads += 1;
-                        self.cached_read_out(die, None, self.g.page_size as u32, r.service, now, out);
+                        self.cached_read_out(die, Target::Gc, self.g.page_size as u32, r.service, now, out);
                     }
-                    Work::HostRead { bytes, .. } => {
+                    Work::HostRead { bytes, .. } | Work::Prefetch { bytes, .. } => {
                         self.transfer_out(die, &mut r, u64::from(bytes), now, out);
                     }
                     Work::GcRead => {
@@ -407,18 +431,16 @@ impl NandArray {
             Event::TransferDone { die } => {
                 let d = &mut self.dies[die.index()];
                 let Some(r) = d.running.take() else { return };
-                if let Work::HostRead { cmd, bytes, at } = r.op.work {
-                    self.counters.host_reads += 1;
-                    out.push(Output::ReadReady { cmd, bytes, at, service: r.service });
+                match r.op.work {
+                    Work::HostRead { cmd, bytes, at } => self.deliver(Target::Host(cmd, at), bytes, r.service, out),
+                    Work::Prefetch { token, bytes } => self.deliver(Target::Prefetch(token), bytes, r.service, out),
+                    _ => {}
                 }
                 self.start(die, now, out);
             }
             Event::ReadOut { die } => {
-                let Some((cmd, bytes, service)) = self.dies[die.index()].outgoing.pop_front() else { return };
-                if let Some((cmd, at)) = cmd {
-                    self.counters.host_reads += 1;
-                    out.push(Output::ReadReady { cmd, bytes, at, service });
-                }
+                let Some((target, bytes, service)) = self.dies[die.index()].outgoing.pop_front() else { return };
+                self.deliver(target, bytes, service, out);
             }
             Event::ProgramDone { die } => {
                 let ops = self.dies[die.index()].in_array.pop_front().unwrap_or_default();
@@ -429,9 +451,24 @@ impl NandArray {
         }
     }
 
+    /// A read's data has left the die: to its host command, or into the read-ahead buffer.
+    fn deliver(&mut self, target: Target, bytes: u32, service: SimDuration, out: &mut Vec<Output>) {
+        match target {
+            Target::Host(cmd, at) => {
+                self.counters.host_reads += 1;
+                out.push(Output::ReadReady { cmd, bytes, at, service });
+            }
+            Target::Prefetch(token) => {
+                self.counters.prefetch_reads += 1;
+                out.push(Output::Prefetched { token });
+            }
+            Target::Gc => {}
+        }
+    }
+
     /// Cache read: the die is free for its next operation, whose command goes on the channel
     /// first; this page's data follows it out of the cache register.
-    fn cached_read_out(&mut self, die: DieId, cmd: Option<(CmdId, u32)>, bytes: u32, service: SimDuration, now: SimTime, out: &mut Vec<Output>) {
+    fn cached_read_out(&mut self, die: DieId, cmd: Target, bytes: u32, service: SimDuration, now: SimTime, out: &mut Vec<Output>) {
         self.dies[die.index()].running = None;
         self.start(die, now, out);
         let ch = self.g.channel_of_die(die) as usize;

@@ -50,6 +50,25 @@ fn a_read_inside_one_page_costs_one_tr_plus_its_transfer() {
 }
 
 #[test]
+fn sequential_reads_hit_read_ahead_and_cost_far_less_than_random_ones() {
+    let qd1 = |rw: &'static str, ahead: &'static str| run("tlc", &[("workload.iodepth", "1"), ("workload.rw", rw), ("workload.number_ios", "3000"), ("ftl.read_ahead", ahead)]);
+    let rand = qd1("randread", "128KiB");
+    let seq = qd1("read", "128KiB");
+    let f = flash(&seq);
+    eprintln!("QD1 4 KiB: random {:.2} us, sequential {:.2} us with read-ahead ({} hits, {} page reads ahead)", rand.read.latency_us.mean, seq.read.latency_us.mean, f.read_ahead_hits, f.nand.prefetch_reads);
+    assert!(f.read_ahead_hits >= 2990, "every read after the first finds its data read ahead: {}", f.read_ahead_hits);
+    assert_eq!(f.nand.host_reads + f.read_ahead_hits, 3000);
+    // Whole pages are read ahead: four 4 KiB units per 16 KiB page.
+    assert!(f.nand.prefetch_reads <= 3000 / 4 + 16, "{} page reads ahead", f.nand.prefetch_reads);
+    assert!(seq.read.latency_us.mean < 0.25 * rand.read.latency_us.mean, "{} vs {}", seq.read.latency_us.mean, rand.read.latency_us.mean);
+    assert_eq!(flash(&rand).read_ahead_hits, 0, "random reads start no stream");
+    let off = qd1("read", "0");
+    assert_eq!((flash(&off).read_ahead_hits, flash(&off).nand.prefetch_reads), (0, 0));
+    let ratio = off.read.latency_us.mean / rand.read.latency_us.mean;
+    assert!((ratio - 1.0).abs() < 0.05, "without read-ahead a sequential read costs what a random one does: {ratio}");
+}
+
+#[test]
 fn tlc_reads_take_the_tr_of_their_page_type() {
     let s = run("tlc", &[("workload.iodepth", "1"), ("workload.number_ios", "3000")]);
     // Uniform reads over a sequentially filled drive hit LSB, CSB and MSB pages alike.
