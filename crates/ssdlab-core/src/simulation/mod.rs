@@ -29,7 +29,7 @@ use crate::media::{self, Medium};
 use crate::nvme::{self, CmdId, Nvme, QueueId};
 use crate::pcie::{self, Link, Sent, Tlp};
 use crate::sim::{EventQueue, SimDuration, SimTime};
-use crate::stats::series::{Series, DEFAULT_TRACKED};
+use crate::stats::series::{Series, DEFAULT_TRACKED, MAX_INTERVALS};
 use crate::stats::summary::{derived_infos, Inputs};
 use crate::stats::{Component, IoLog, IoRecord, Kind, MetricInfo, Metrics, Observer, Stats, Summary};
 
@@ -368,6 +368,11 @@ impl Simulation {
             self.reset_pending = false;
         }
         while let Some(b) = self.stats.series().map(Series::boundary).filter(|&b| b <= t) {
+            if self.stats.series().is_some_and(|s| s.intervals() >= MAX_INTERVALS) {
+                let interval = self.config.stats.interval;
+                self.failure.get_or_insert_with(|| Error::config("stats.interval", interval.to_string(), format!("the run needs more than {MAX_INTERVALS} intervals of it: raise it")));
+                break;
+            }
             self.publish();
             if let Some(s) = self.stats.series_mut() {
                 s.close(b, &self.metrics);

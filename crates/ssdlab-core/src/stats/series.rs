@@ -18,6 +18,10 @@ use crate::workload::Op;
 /// publishes).
 pub const DEFAULT_TRACKED: &[&str] = &["ftl.host_writes", "ftl.gc.units_moved", "ftl.gc.victims", "ftl.erases", "ftl.free_blocks", "media.units.busy"];
 
+/// Intervals a series may hold: past this a run stops with a config error rather than grow
+/// without bound (about 200 B per row and tenant).
+pub const MAX_INTERVALS: usize = 100_000;
+
 /// The tenant name of the whole-device rows.
 pub const ALL: &str = "all";
 
@@ -136,6 +140,11 @@ impl Series {
         all.metrics = delta;
         rows.push(all);
         rows
+    }
+
+    /// Intervals closed so far.
+    pub fn intervals(&self) -> usize {
+        self.rows.len() / (self.tenants.len() + 1)
     }
 
     /// Closes the open interval at `end` (the metrics are as they are at `end`).
