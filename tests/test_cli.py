@@ -182,3 +182,15 @@ def test_metrics_are_listed_and_reported_flat_with_a_time_series(cli, tmp_path):
     p = cli("run", "--set", "stats.interval=1ms", "--set", 'stats.interval_metrics=["nope"]')
     assert p.returncode == 2 and "stats.interval_metrics[0]" in p.stderr
     no_traceback(p)
+
+
+def test_until_steady_reports_the_rounds_and_stops(cli):
+    p = cli("run", "-w", "number_ios=200000", "--set", "stats.interval=1ms", "--until-steady", "iops")
+    assert p.returncode == 0, p.stderr
+    assert "steady state (SNIA PTS) of iops: reached in rounds" in p.stdout and "rounds of iops" in p.stdout
+    p = cli("run", "--json", "-w", "number_ios=200000", "--set", "stats.interval=1ms", "--until-steady", "iops")
+    s = json.loads(p.stdout)
+    assert s["steady_state"]["reached"] and s["ios"] < 800_000
+    p = cli("run", "--until-steady", "iops")
+    assert p.returncode == 2 and "needs a round" in p.stderr
+    no_traceback(p)

@@ -222,6 +222,18 @@ def _print_summary(result: api.Result) -> None:
         if p["state"] == "aged":
             pre += f" ({p['drive_writes']:.2f} drive writes of random overwrites, WAF {p['waf']:.2f}, valid fraction {p['valid_fraction']:.3f})"
         out.print(pre + f" in {p['wall_s']:.2f} s")
+    st = s.get("steady_state")
+    if st:
+        rounds = st["rounds"]
+        shown = "  ".join(f"{v:,.4g}" for v in rounds[-12:])
+        out.print(f"rounds of {escape(st['metric'])}{' (last 12)' if len(rounds) > 12 else ''}: {shown}")
+        if st["reached"]:
+            out.print(
+                f"steady state (SNIA PTS) of {escape(st['metric'])}: reached in rounds {st['first'] + 1}-{st['last'] + 1}, average {st['average']:,.4g}"
+                f" (data excursion {100 * st['data_excursion']:.1f} %, slope excursion {100 * st['slope_excursion']:.1f} %)"
+            )
+        else:
+            out.print(f"steady state (SNIA PTS) of {escape(st['metric'])}: not reached in {len(rounds)} rounds")
     ts = s.get("timeseries")
     if ts:
         n = sum(1 for row in ts["rows"] if row["tenant"] == "all")
@@ -252,6 +264,9 @@ def run(
     replay: Optional[str] = typer.Option(None, help="Replay this block trace instead of the synthetic workload (see [workload.replay])."),
     replay_mode: Optional[str] = typer.Option(None, help="With --replay: timed (at trace times) or qd (closed loop at iodepth)."),
     metrics_: bool = typer.Option(False, "--metrics", help="List the metrics this config reports (name, unit, kind, description) instead of running."),
+    until_steady: Optional[str] = typer.Option(
+        None, "--until-steady", help="Stop at the SNIA PTS steady state of this metric (iops, bandwidth_mib_s, ftl.waf, ...); each --set stats.interval=T is a round."
+    ),
 ) -> None:
     """Run a simulation and report throughput, latency and where the time went.
 
@@ -263,6 +278,10 @@ def run(
     options (`ssdlab run --rw=randread --bs=4k --iodepth=32`), which replace the device's workload.
     """
     settings = _pairs(workload, "--workload", "workload.") + _pairs(set_, "--set")
+    if until_steady is not None:
+        if not any(k == "stats.interval" for k, _ in settings):
+            raise UsageError("--until-steady needs a round: --set stats.interval=10ms (for example)")
+        settings += [("stats.steady_metric", json.dumps(until_steady)), ("stats.steady_stop", "true")]
     if replay is not None:
         settings.append(("workload.replay.trace", json.dumps(replay)))
     if replay_mode is not None:

@@ -29,7 +29,8 @@ use crate::media::{self, Medium};
 use crate::nvme::{self, CmdId, Nvme, QueueId};
 use crate::pcie::{self, Link, Sent, Tlp};
 use crate::sim::{EventQueue, SimDuration, SimTime};
-use crate::stats::series::{Series, DEFAULT_TRACKED, MAX_INTERVALS};
+use crate::stats::series::{Series, DEFAULT_TRACKED, IO_COLUMNS, MAX_INTERVALS};
+use crate::stats::steady;
 use crate::stats::summary::{derived_infos, Inputs};
 use crate::stats::{Component, IoLog, IoRecord, Kind, MetricInfo, Metrics, Observer, Stats, Summary};
 
@@ -63,6 +64,8 @@ pub struct Simulation {
     /// When the observer looks next: the end of the ramp, or the next time-series boundary.
     observe_at: SimTime,
     reset_pending: bool,
+    /// The steady state `stats.steady_stop` waited for is reached: the run is over.
+    halted: bool,
     events: u64,
     started: bool,
     wall: f64,
@@ -113,6 +116,7 @@ impl Simulation {
             dma_log: None,
             observe_at: SimTime(u64::MAX),
             reset_pending: from > SimTime::ZERO,
+            halted: false,
             events: 0,
             started: false,
             wall: 0.0,
@@ -134,6 +138,11 @@ impl Simulation {
                 }
                 s.interval_metrics.clone()
             };
+            let m = &s.steady_metric;
+            let derived_waf = m == "ftl.waf" && tracked.iter().any(|t| t == "ftl.host_writes") && tracked.iter().any(|t| t == "ftl.gc.units_moved");
+            if !m.is_empty() && !IO_COLUMNS.contains(&m.as_str()) && !tracked.contains(m) && !derived_waf {
+                return Err(Error::config("stats.steady_metric", format!("{m:?}"), format!("must be one of {} or a tracked metric ({})", IO_COLUMNS.join(", "), if tracked.is_empty() { "none here".to_string() } else { tracked.join(", ") })));
+            }
             let series = Series::new(s.interval, from, sim.host.tenant_names(), tracked);
             sim.stats.set_series(series);
         }
@@ -184,7 +193,7 @@ impl Simulation {
             self.medium.start(&mut ctx!(self));
         }
         let mut left = budget;
-        while left > 0 && self.failure.is_none() {
+        while left > 0 && self.failure.is_none() && !self.halted {
             let Some((t, ev)) = self.queue.pop() else { break };
             if t >= self.observe_at {
                 self.observe(t);
@@ -197,7 +206,7 @@ impl Simulation {
         self.wall += t0.elapsed().as_secs_f64();
         match self.failure.take() {
             Some(e) => Err(e),
-            None => Ok(self.queue.is_empty()),
+            None => Ok(self.halted || self.queue.is_empty()),
         }
     }
 
@@ -377,8 +386,20 @@ impl Simulation {
             if let Some(s) = self.stats.series_mut() {
                 s.close(b, &self.metrics);
             }
+            self.halted |= self.steady_now();
         }
         self.schedule_observer();
+    }
+
+    /// Whether `stats.steady_stop` waits for a steady state that the last rounds reach.
+    fn steady_now(&self) -> bool {
+        let c = &self.config.stats;
+        if !c.steady_stop {
+            return false;
+        }
+        let criteria = steady::Criteria::default();
+        let column = self.stats.series().map(|s| s.column(&c.steady_metric)).unwrap_or_default();
+        column.len() >= criteria.window && steady::detect(&c.steady_metric, &column[column.len() - criteria.window..], criteria).reached
     }
 
     /// The results so far.

@@ -17,6 +17,13 @@ config_struct! {
         /// Empty: GC, erases, free blocks, host writes (so WAF) and media busy time, where the
         /// device has them. Default: `[]`.
         interval_metrics: Vec<String> = Vec::new(),
+        /// Steady state (SNIA PTS) of this device-row column of the time series, each interval a
+        /// round: `iops`, `bandwidth_mib_s`, `lat_mean_us`, `lat_p99_us`, or a tracked metric
+        /// such as `ftl.waf`. Empty: off. Needs `stats.interval`. Default: `""`.
+        steady_metric: String = String::new(),
+        /// Stop the run once that steady state is reached (`ssdlab run --until-steady`).
+        /// Default: `false`.
+        steady_stop: bool = false,
     }
 }
 
@@ -27,5 +34,12 @@ impl StatsConfig {
         }
         issues.check((1..=5).contains(&self.histogram_digits), "stats.histogram_digits", self.histogram_digits, "must be between 1 and 5");
         issues.check(self.interval == SimDuration::ZERO || self.interval >= SimDuration::from_ns(100), "stats.interval", self.interval, "must be 0 (no time series) or at least 100ns");
+        issues.check(
+            self.steady_metric.is_empty() || self.interval > SimDuration::ZERO,
+            "stats.steady_metric",
+            format!("{:?}", self.steady_metric),
+            "needs stats.interval: each interval is a round",
+        );
+        issues.check(!self.steady_stop || !self.steady_metric.is_empty(), "stats.steady_stop", self.steady_stop, "needs stats.steady_metric");
     }
 }

@@ -13,6 +13,7 @@
 mod config;
 pub mod metrics;
 pub mod series;
+pub mod steady;
 pub mod summary;
 
 use std::collections::BTreeMap;
@@ -622,6 +623,9 @@ pub struct Summary {
     /// Runs with `stats.interval`: the time series.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeseries: Option<Timeseries>,
+    /// Runs with `stats.steady_metric`: the SNIA PTS steady-state check over the rounds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<steady::SteadyState>,
 }
 
 /// The device's Address Translation Cache over the run.

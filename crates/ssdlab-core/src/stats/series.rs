@@ -44,6 +44,23 @@ pub struct Row {
     pub metrics: BTreeMap<String, f64>,
 }
 
+impl Row {
+    /// A column by name: an I/O column, or a tracked metric of a device row.
+    pub fn value(&self, name: &str) -> Option<f64> {
+        match name {
+            "ios" => Some(self.ios as f64),
+            "iops" => Some(self.iops),
+            "bandwidth_mib_s" => Some(self.bandwidth_mib_s),
+            "lat_mean_us" => Some(self.lat_mean_us),
+            "lat_p99_us" => Some(self.lat_p99_us),
+            _ => self.metrics.get(name).copied(),
+        }
+    }
+}
+
+/// The I/O columns a steady-state metric may name besides tracked metrics.
+pub const IO_COLUMNS: &[&str] = &["ios", "iops", "bandwidth_mib_s", "lat_mean_us", "lat_p99_us"];
+
 /// The I/Os of one tenant in the open interval.
 #[derive(Clone)]
 struct Acc {
@@ -140,6 +157,11 @@ impl Series {
         all.metrics = delta;
         rows.push(all);
         rows
+    }
+
+    /// `name` in every closed interval's device row, oldest first (NaN where a row lacks it).
+    pub fn column(&self, name: &str) -> Vec<f64> {
+        self.rows.iter().filter(|r| r.tenant == ALL).map(|r| r.value(name).unwrap_or(f64::NAN)).collect()
     }
 
     /// Intervals closed so far.

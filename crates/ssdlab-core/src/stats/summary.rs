@@ -95,6 +95,10 @@ impl Stats {
             replay: x.replay.clone(),
             ats,
             metrics: m.flat(),
+            steady_state: self.series().filter(|_| !x.config.stats.steady_metric.is_empty()).map(|s| {
+                let metric = &x.config.stats.steady_metric;
+                super::steady::detect(metric, &s.column(metric), super::steady::Criteria::default())
+            }),
             timeseries: self.series().map(|s| Timeseries { interval_s: x.config.stats.interval.as_secs_f64(), metrics: s.tracked().to_vec(), rows: s.rows(x.now, m) }),
         };
         summary.metrics.extend(derived(&summary));

@@ -185,3 +185,30 @@ fn a_series_that_would_grow_without_bound_stops_with_a_config_error() {
     let err = sim.run().err().expect("the series is refused");
     assert!(err.to_string().contains("stats.interval = 100ns: the run needs more than 100000 intervals"), "{err}");
 }
+
+#[test]
+fn until_steady_stops_at_the_first_pts_window_whatever_the_run_length() {
+    // The default device is host-CPU bound at 4 / 5.8 us = 689 655 IOPS once its queues fill.
+    let steady = |ios: &str, stop: &str| run("default", &[("workload.number_ios", ios), ("stats.interval", "\"1ms\""), ("stats.steady_metric", "\"iops\""), ("stats.steady_stop", stop)]);
+    let short = steady("20000", "true");
+    let long = steady("200000", "true");
+    let (a, b) = (short.steady_state.as_ref().unwrap(), long.steady_state.as_ref().unwrap());
+    assert!(a.reached && b.reached);
+    assert_eq!((a.first, a.last), (b.first, b.last), "the same rounds, whatever the run length");
+    assert!((a.average - b.average).abs() < 1e-6 * a.average && (a.average / 689_655.0 - 1.0).abs() < 0.02, "{}", a.average);
+    assert!(long.ios < 4 * 200_000 / 10, "the run stopped once steady: {} I/Os", long.ios);
+    // Without the stop the run goes on, and the same first window is reported.
+    let full = steady("20000", "false");
+    let c = full.steady_state.as_ref().unwrap();
+    assert_eq!((c.first, c.reached), (a.first, true));
+    assert_eq!(full.ios, 80_000);
+}
+
+#[test]
+fn a_steady_metric_needs_an_interval_and_a_known_name() {
+    let Err(e) = ssdlab_core::config::build(Some("default"), None, &[("stats.steady_metric".into(), "\"iops\"".into())]) else { panic!("no interval") };
+    assert!(e.to_string().contains("stats.steady_metric = \"iops\": needs stats.interval"), "{e}");
+    let Err(e) = Simulation::new(config_from(Some("default"), &[("stats.interval", "\"1ms\""), ("stats.steady_metric", "\"ftl.waf\"")])) else { panic!("no FTL") };
+    assert!(e.to_string().contains("stats.steady_metric = \"ftl.waf\": must be one of ios, iops"), "{e}");
+    assert!(Simulation::new(config_from(Some("tlc-aged"), &[("workload.number_ios", "100"), ("stats.interval", "\"1ms\""), ("stats.steady_metric", "\"ftl.waf\"")])).is_ok());
+}
