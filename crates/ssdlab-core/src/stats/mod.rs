@@ -389,12 +389,13 @@ impl Stats {
                     }
                 }
                 let (ios, bytes) = (ops[0].ios + ops[1].ios, ops[0].bytes + ops[1].bytes);
+                let (per_sec, mib_s) = rates(ios, bytes, window);
                 TenantSummary {
                     name: name.clone(),
                     ios,
                     bytes,
-                    iops: if window > 0.0 { ios as f64 / window } else { 0.0 },
-                    bandwidth_mib_s: if window > 0.0 { bytes as f64 / window / 1_048_576.0 } else { 0.0 },
+                    iops: per_sec,
+                    bandwidth_mib_s: mib_s,
                     read: self.summarise(&ops[0]),
                     write: self.summarise(&ops[1]),
                 }
@@ -413,12 +414,13 @@ impl Stats {
                 let ops = self.per_job.get(j).unwrap_or(&empty);
                 let (ios, bytes) = (ops[0].ios + ops[1].ios, ops[0].bytes + ops[1].bytes);
                 let lat = ops[0].lat.sum + ops[1].lat.sum;
+                let (per_sec, mib_s) = rates(ios, bytes, window);
                 JobSummary {
                     name: name.clone(),
                     ios,
                     bytes,
-                    iops: if window > 0.0 { ios as f64 / window } else { 0.0 },
-                    bandwidth_mib_s: if window > 0.0 { bytes as f64 / window / 1_048_576.0 } else { 0.0 },
+                    iops: per_sec,
+                    bandwidth_mib_s: mib_s,
                     mean_latency_us: if ios > 0 { lat as f64 / ios as f64 / PS_PER_US as f64 } else { 0.0 },
                     read: self.summarise(&ops[0]),
                     write: self.summarise(&ops[1]),
@@ -474,6 +476,15 @@ impl Observer for Stats {
                 col.push(*v);
             }
         }
+    }
+}
+
+/// I/Os per second and MiB per second of `ios` I/Os moving `bytes` over `window` seconds.
+fn rates(ios: u64, bytes: u64, window: f64) -> (f64, f64) {
+    if window > 0.0 {
+        (ios as f64 / window, bytes as f64 / window / 1_048_576.0)
+    } else {
+        (0.0, 0.0)
     }
 }
 

@@ -91,7 +91,7 @@ mod tests {
     fn a_series_that_settles_is_steady_and_one_that_drifts_or_swings_is_not() {
         // IOPS falling towards 10 000 as a fresh drive fills: 30 000 e^{-k/3} + 10 000, with a
         // deterministic +-2 % ripple.
-        let settling: Vec<f64> = (0..40).map(|k| 10_000.0 + 30_000.0 * (-(k as f64) / 3.0).exp() + 200.0 * ((k * 7 % 5) as f64 - 2.0)).collect();
+        let settling: Vec<f64> = (0..40).map(|k| 10_000.0 + 30_000.0 * (-f64::from(k) / 3.0).exp() + 200.0 * (f64::from(k * 7 % 5) - 2.0)).collect();
         let s = detect("iops", &settling, Criteria::default());
         assert!(s.reached, "{s:?}");
         assert!(s.first > 3 && s.first < 20, "steady once the transient has gone: round {}", s.first);

@@ -182,7 +182,7 @@ fn every_percentile_lies_between_the_minimum_and_the_maximum() {
 fn a_series_that_would_grow_without_bound_stops_with_a_config_error() {
     // 100 ns intervals over a run of about 29 ms would be 290 000 rows.
     let mut sim = Simulation::new(config_from(Some("default"), &[("workload.number_ios", "5000"), ("stats.interval", "\"100ns\"")])).unwrap();
-    let err = sim.run().err().expect("the series is refused");
+    let Err(err) = sim.run() else { panic!("the series is refused") };
     assert!(err.to_string().contains("stats.interval = 100ns: the run needs more than 100000 intervals"), "{err}");
 }
 
