@@ -4,8 +4,8 @@
 //! slots (mapping units) packed into flash pages and pages into blocks; out-of-place writes into
 //! an open block per plane per stream (host and GC streams apart), with planes visited in a
 //! channel-, die- or plane-first striping order; over-provisioning; TRIM; garbage collection
-//! triggered by the free-block count, reclaiming greedy, cost-benefit or random victims until a
-//! reclaim threshold; erase counts and an optional static wear-levelling rule; WAF and GC
+//! triggered by the free-block count, collecting greedy, cost-benefit or random victims unit by
+//! unit, paced by host writes, until a reclaim threshold; erase counts and an optional static wear-levelling rule; WAF and GC
 //! counters; and a shadow map that checks every invariant in integrity mode.
 //!
 //! Blocks are managed in pools (see `pool.rs`). A pool owns the same range of blocks in every
@@ -42,7 +42,7 @@ pub use config::{Aging, FtlConfig, Precondition, Striping, Victim, SPARE_RULE_KE
 pub use device::{Event, FlashDevice, FlashSummary, PreconditionReport};
 pub use pool::PoolSpec;
 use map::{L2p, P2l, UNMAPPED};
-use pool::{Links, Pool, PoolId, Sizing, GC, HOST, NIL};
+use pool::{Collecting, Links, Pool, PoolId, Sizing, GC, HOST, NIL};
 
 use crate::error::{ConfigIssue, Error, Result};
 use crate::ids::{BlockId, DieId, Lpn};
@@ -139,6 +139,8 @@ enum State {
     Free,
     Open,
     Full,
+    /// A full block under collection (no longer among the victims).
+    Victim,
 }
 
 /// Per-block state: 16 bytes, so a 16 TiB drive's four million blocks take 64 MiB. (An open
@@ -396,7 +398,7 @@ impl Ftl {
         let b = &self.blocks[block as usize];
         match b.state {
             State::Free => 0,
-            State::Full => self.g.slots_per_block(),
+            State::Full | State::Victim => self.g.slots_per_block(),
             State::Open => {
                 let plane = self.g.plane_of(BlockId(block)) as usize;
                 self.pools[usize::from(b.pool)].writer(plane, block).map_or(0, |s| s.written[plane])
@@ -598,16 +600,94 @@ impl Ftl {
         })
     }
 
+    /// Foreground GC, paced by host writes. Once free blocks fall below the trigger, GC
+    /// collects victims unit by unit: each host write earns the moves that keep free blocks
+    /// level while the current victim is collected (valid / (slots - valid) of it), a quarter
+    /// more above the trigger and half more below it, so that free blocks climb back to the
+    /// reclaim threshold; then GC rests. Erasing a collected victim costs no credit. Only when
+    /// free blocks fall to half the trigger does GC collect without waiting for credit. So GC
+    /// work reaches the dies spread over host writes, as real FTLs interleave it, rather than
+    /// in bursts of whole victims.
     fn collect_if_needed(&mut self, p: usize, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
-        if self.pools[p].free_count >= self.pools[p].trigger {
-            return Ok(());
+        let pool = &mut self.pools[p];
+        if !pool.gc_active {
+            if pool.free_count >= pool.trigger {
+                return Ok(());
+            }
+            pool.gc_active = true;
+            pool.counters.gc_runs += 1;
         }
-        self.pools[p].counters.gc_runs += 1;
-        while self.pools[p].free_count < self.pools[p].reclaim {
-            let Some(victim) = self.pick_victim(p) else { break };
-            self.reclaim_block(victim, sink)?;
+        let floor = (pool.trigger / 2).max(1);
+        let boost = if pool.free_count < pool.trigger { 1.5 } else { 1.25 };
+        pool.credit += pool.collecting.map_or(1.0, |c| c.pace) * boost;
+        loop {
+            let pool = &mut self.pools[p];
+            if pool.collecting.is_none() {
+                if pool.free_count >= pool.reclaim {
+                    pool.gc_active = false;
+                    pool.credit = 0.0;
+                    return Ok(());
+                }
+                if !self.start_victim(p) {
+                    return Ok(());
+                }
+                continue;
+            }
+            if pool.free_count > floor && pool.credit < 1.0 {
+                return Ok(());
+            }
+            if self.move_one(p, sink)? {
+                self.pools[p].credit -= 1.0;
+            }
         }
-        Ok(())
+    }
+
+    /// Picks the pool's next victim and starts collecting it; false if there is none.
+    fn start_victim(&mut self, p: usize) -> bool {
+        let Some(victim) = self.pick_victim(p) else { return false };
+        let valid = self.blocks[victim as usize].valid;
+        self.pools[p].victims.unlist(&mut self.links, victim, valid);
+        self.blocks[victim as usize].state = State::Victim;
+        self.pools[p].counters.gc_victims += 1;
+        let spb = self.g.slots_per_block();
+        let pace = f64::from(valid) / f64::from(spb.saturating_sub(valid).max(1));
+        self.pools[p].collecting = Some(Collecting { block: victim, next: 0, page_read: NIL, pace });
+        true
+    }
+
+    /// Moves the next valid unit of the victim under collection; erases the victim when none
+    /// is left. Returns whether it moved a unit.
+    fn move_one(&mut self, p: usize, sink: &mut impl FnMut(FlashOp)) -> Result<bool> {
+        let Some(mut c) = self.pools[p].collecting else { return Ok(false) };
+        let spb = self.g.slots_per_block();
+        let victim = c.block;
+        while c.next < spb && self.p2l.get(victim, c.next) == UNMAPPED {
+            c.next += 1;
+        }
+        if c.next == spb {
+            self.pools[p].collecting = None;
+            self.erase_victim(victim, p, sink);
+            return Ok(false);
+        }
+        let offset = c.next;
+        let lpn = self.p2l.get(victim, offset);
+        let page = offset / self.g.slots_per_page;
+        if page != c.page_read {
+            sink(FlashOp::Read { block: BlockId(victim), page });
+            c.page_read = page;
+        }
+        c.next += 1;
+        self.pools[p].collecting = Some(c);
+        let old_slot = u64::from(victim) * u64::from(spb) + u64::from(offset);
+        let version = self.shadow.as_mut().and_then(|s| s.slot_version.remove(&old_slot));
+        // The victim is no longer listed, so invalidating its copy needs no bucket moves.
+        self.p2l.set(victim, offset, UNMAPPED);
+        self.blocks[victim as usize].valid -= 1;
+        let slot = self.allocate(p, GC, sink)?;
+        self.l2p.set(lpn, slot);
+        self.record(lpn, slot, version);
+        self.pools[p].counters.gc_writes += 1;
+        Ok(true)
     }
 
     /// Background GC: reclaims one victim in the first pool (in order) that has fewer than
@@ -664,6 +744,12 @@ impl Ftl {
             self.pools[p].counters.gc_writes += 1;
         }
         self.moving = moving;
+        self.erase_victim(victim, p, sink);
+        Ok(())
+    }
+
+    /// Erases a victim with nothing valid left: a free block of its pool again.
+    fn erase_victim(&mut self, victim: u32, p: usize, sink: &mut impl FnMut(FlashOp)) {
         sink(FlashOp::Erase { block: BlockId(victim) });
         let b = &mut self.blocks[victim as usize];
         debug_assert_eq!(b.valid, 0);
@@ -677,7 +763,6 @@ impl Ftl {
         pool.max_erases = pool.max_erases.max(erases);
         pool.free[plane].push(victim);
         pool.free_count += 1;
-        Ok(())
     }
 
     /// Checks every invariant; in integrity mode also that each unit maps to its last version.

@@ -214,6 +214,25 @@ pub(super) struct Pool {
     /// Victims picked since wear levelling last looked.
     pub wl_check: u32,
     pub counters: FtlCounters,
+    /// Foreground GC is under way (free blocks fell below `trigger`, not yet back to `reclaim`).
+    pub gc_active: bool,
+    /// The victim being collected, unit by unit.
+    pub collecting: Option<Collecting>,
+    /// Unit moves GC owes the host writes so far (see `Ftl::collect_if_needed`).
+    pub credit: f64,
+}
+
+/// A victim block under collection.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Collecting {
+    pub block: u32,
+    /// The next slot to look at.
+    pub next: u32,
+    /// The page last read (GC reads a page once for all its valid units).
+    pub page_read: u32,
+    /// Unit moves per host write that keep free blocks level while this victim is collected:
+    /// valid / (slots per block - valid).
+    pub pace: f64,
 }
 
 impl Pool {
@@ -234,6 +253,9 @@ impl Pool {
             max_erases: 0,
             wl_check: 0,
             counters: FtlCounters::default(),
+            gc_active: false,
+            collecting: None,
+            credit: 0.0,
         }
     }
 

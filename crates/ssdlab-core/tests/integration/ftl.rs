@@ -46,7 +46,8 @@ fn shadow_map_holds_over_a_million_random_operations_with_gc() {
         }
         ftl.verify().unwrap_or_else(|e| panic!("{policy}: {e}"));
         let c = ftl.counters();
-        assert!(c.gc_victims > 500 && c.erases == c.gc_victims, "{policy}: GC ran: {c:?}");
+        // Every victim is erased once collected; GC may be part-way through one.
+        assert!(c.gc_victims > 500 && c.gc_victims - c.erases <= 1, "{policy}: GC ran: {c:?}");
         assert!(reads > 0 && trims > 0 && c.trims > 0);
     }
 }
@@ -201,7 +202,7 @@ fn pools_keep_their_blocks_gc_and_counters_apart() {
     ftl.trim(Lpn(a.start));
     ftl.verify().unwrap();
     let (c0, c1) = (ftl.pool_counters(0), ftl.pool_counters(1));
-    assert!(c0.gc_victims > 100 && c0.erases == c0.gc_victims && c0.trims == 1, "{c0:?}");
+    assert!(c0.gc_victims > 100 && c0.gc_victims - c0.erases <= 1 && c0.trims == 1, "{c0:?}");
     assert_eq!(c1, ssdlab_core::ftl::FtlCounters::default());
     assert_eq!(ftl.pool_free_blocks(1), 24 * 8);
     assert_eq!(ftl.free_blocks(), ftl.pool_free_blocks(0) + 24 * 8);

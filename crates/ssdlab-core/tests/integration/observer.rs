@@ -81,12 +81,13 @@ fn an_aged_random_write_time_series_shows_gc_activity() {
     let s = run("tlc-aged", &[("workload.number_ios", "20000"), ("stats.interval", "\"20ms\"")]);
     let rows = device_rows(&s);
     assert!(rows.len() >= 3, "{} rows", rows.len());
-    // Today's FTL collects in bursts (the flash-under-load issue interleaves it): the series
-    // shows when, and how the interval WAF and the free blocks move with it.
-    let busy: Vec<&&Row> = rows.iter().filter(|r| metric(r, "ftl.gc.units_moved") > 0.0).collect();
-    assert!(!busy.is_empty(), "GC moves pages in some interval");
-    assert!(busy.iter().all(|r| metric(r, "ftl.gc.victims") > 0.0 && metric(r, "ftl.erases") > 0.0));
-    assert!(busy.iter().any(|r| metric(r, "ftl.host_writes") > 0.0 && metric(r, "ftl.waf") > 1.5), "the interval WAF shows GC");
+    // GC interleaves with the host writes: it moves pages in every interval that has writes,
+    // and the interval WAF stays near the drive's.
+    let writing: Vec<&&Row> = rows.iter().filter(|r| metric(r, "ftl.host_writes") > 0.0).collect();
+    assert!(writing.len() >= 3, "{} intervals with writes", writing.len());
+    assert!(writing.iter().all(|r| metric(r, "ftl.gc.units_moved") > 0.0), "GC in every interval with writes");
+    assert!(writing.iter().all(|r| metric(r, "ftl.waf") > 1.5), "the interval WAF shows GC");
+    assert!(rows.iter().any(|r| metric(r, "ftl.erases") > 0.0));
     assert!(rows.iter().all(|r| r.metrics.contains_key("ftl.free_blocks")));
     let moved: f64 = rows.iter().map(|r| metric(r, "ftl.gc.units_moved")).sum();
     assert_eq!(moved, s.flash.as_ref().unwrap().ftl.gc_writes as f64);
