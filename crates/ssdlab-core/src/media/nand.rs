@@ -20,6 +20,8 @@
 
 use std::collections::VecDeque;
 
+use rustc_hash::{FxHashMap, FxHashSet};
+
 use super::config::{DieScheduler, NandConfig};
 use crate::ftl::{FlashOp, Geometry};
 use crate::ids::{BlockId, DieId};
@@ -46,6 +48,8 @@ struct Op {
     work: Work,
     block: BlockId,
     page: u32,
+    /// Order of submission over the array (names the op for multi-plane merging).
+    seq: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +73,10 @@ struct Running {
 struct Die {
     reads: VecDeque<Op>,
     other: VecDeque<Op>,
+    /// Multi-plane: the programs queued in `other`, by page offset, in queue order; and the
+    /// ops of `other` that joined a multi-plane program already (skipped when they come up).
+    programs: FxHashMap<u32, VecDeque<Op>>,
+    taken: FxHashSet<u64>,
     running: Option<Running>,
     suspended: Option<(Running, SimDuration)>,
     /// Bumped when a pending array-done event must be ignored (suspend).
@@ -158,6 +166,8 @@ pub struct NandArray {
     programmed: Vec<u16>,
     gen: Vec<u16>,
     counters: NandCounters,
+    /// Ops submitted so far.
+    seq: u64,
 }
 
 impl NandArray {
@@ -180,6 +190,7 @@ impl NandArray {
             programmed: vec![0; blocks],
             gen: vec![0; blocks],
             counters: NandCounters::default(),
+            seq: 0,
             g,
         }
     }
@@ -232,14 +243,14 @@ impl NandArray {
     /// Queues an FTL operation.
     pub fn submit_flash(&mut self, op: FlashOp, now: SimTime, out: &mut Vec<Output>) {
         let op = match op {
-            FlashOp::Program { block, page, gc } => Op { work: Work::Program { gc, gen: self.gen[block.index()] }, block, page },
-            FlashOp::Read { block, page } => Op { work: Work::GcRead, block, page },
+            FlashOp::Program { block, page, gc } => Op { work: Work::Program { gc, gen: self.gen[block.index()] }, block, page, seq: 0 },
+            FlashOp::Read { block, page } => Op { work: Work::GcRead, block, page, seq: 0 },
             FlashOp::Erase { block } => {
                 // From here on the block is a new incarnation: nothing of it is programmed.
                 let b = block.index();
                 self.gen[b] = self.gen[b].wrapping_add(1);
                 self.programmed[b] = 0;
-                Op { work: Work::Erase, block, page: 0 }
+                Op { work: Work::Erase, block, page: 0, seq: 0 }
             }
         };
         self.submit(op, now, out);
@@ -248,15 +259,17 @@ impl NandArray {
     /// Queues a host read of `bytes` from `page` of `block` (`at`: where they go in the I/O).
     #[allow(clippy::too_many_arguments)]
     pub fn submit_read(&mut self, cmd: CmdId, block: BlockId, page: u32, bytes: u32, at: u32, now: SimTime, out: &mut Vec<Output>) {
-        self.submit(Op { work: Work::HostRead { cmd, bytes, at }, block, page }, now, out);
+        self.submit(Op { work: Work::HostRead { cmd, bytes, at }, block, page, seq: 0 }, now, out);
     }
 
     /// Queues a read-ahead of `bytes` from `page` of `block` into DRAM, behind host reads.
     pub fn submit_prefetch(&mut self, token: u32, block: BlockId, page: u32, bytes: u32, now: SimTime, out: &mut Vec<Output>) {
-        self.submit(Op { work: Work::Prefetch { token, bytes }, block, page }, now, out);
+        self.submit(Op { work: Work::Prefetch { token, bytes }, block, page, seq: 0 }, now, out);
     }
 
-    fn submit(&mut self, op: Op, now: SimTime, out: &mut Vec<Output>) {
+    fn submit(&mut self, mut op: Op, now: SimTime, out: &mut Vec<Output>) {
+        op.seq = self.seq;
+        self.seq += 1;
         let die = self.g.die_of(op.block);
         let d = &mut self.dies[die.index()];
         let host_read = matches!(op.work, Work::HostRead { .. });
@@ -264,6 +277,9 @@ impl NandArray {
             d.reads.push_back(op);
         } else {
             d.other.push_back(op);
+            if self.multiplane && matches!(op.work, Work::Program { .. }) {
+                d.programs.entry(op.page).or_default().push_back(op);
+            }
         }
         match d.running {
             None => {
@@ -307,9 +323,22 @@ impl NandArray {
                 out.push(Output::At(r.end, Event::ArrayDone { die, gen: d.gen }));
                 return;
             }
-            match d.other.pop_front() {
-                Some(op) => op,
-                None => return,
+            loop {
+                let Some(op) = d.other.pop_front() else { return };
+                if !d.taken.is_empty() && d.taken.remove(&op.seq) {
+                    continue;
+                }
+                if self.multiplane && matches!(op.work, Work::Program { .. }) {
+                    if let Some(q) = d.programs.get_mut(&op.page) {
+                        if let Some(i) = q.iter().position(|o| o.seq == op.seq) {
+                            q.remove(i);
+                        }
+                        if q.is_empty() {
+                            d.programs.remove(&op.page);
+                        }
+                    }
+                }
+                break op;
             }
         };
         if self.cache_program && !matches!(op.work, Work::Program { .. }) && d.array_free > now {
@@ -333,17 +362,24 @@ impl NandArray {
                     let d = &mut self.dies[die.index()];
                     let plane = op.block.0 / self.g.blocks_per_plane % self.g.planes;
                     let mut taken = vec![plane];
-                    let mut i = 0;
-                    while i < d.other.len() && planes < self.g.planes {
-                        let o = d.other[i];
-                        let p = o.block.0 / self.g.blocks_per_plane % self.g.planes;
-                        if matches!(o.work, Work::Program { .. }) && o.page == op.page && !taken.contains(&p) {
+                    if let Some(q) = d.programs.get_mut(&op.page) {
+                        // The queued programs of this page offset, oldest first: O(planes).
+                        let mut i = 0;
+                        while i < q.len() && planes < self.g.planes {
+                            let o = q[i];
+                            let p = o.block.0 / self.g.blocks_per_plane % self.g.planes;
+                            if taken.contains(&p) {
+                                i += 1;
+                                continue;
+                            }
                             taken.push(p);
                             planes += 1;
-                            d.other.remove(i);
+                            q.remove(i);
+                            d.taken.insert(o.seq);
                             d.merged.push(o);
-                        } else {
-                            i += 1;
+                        }
+                        if q.is_empty() {
+                            d.programs.remove(&op.page);
                         }
                     }
                 }
