@@ -678,7 +678,15 @@ impl Ftl {
         }
         c.next += 1;
         self.pools[p].collecting = Some(c);
-        let old_slot = u64::from(victim) * u64::from(spb) + u64::from(offset);
+        self.relocate(victim, offset, lpn, p, sink)?;
+        Ok(true)
+    }
+
+    /// Moves unit `lpn` from slot `offset` of `victim` (no longer listed) to its pool's GC
+    /// stream.
+    #[inline]
+    fn relocate(&mut self, victim: u32, offset: u32, lpn: u64, p: usize, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
+        let old_slot = u64::from(victim) * u64::from(self.g.slots_per_block()) + u64::from(offset);
         let version = self.shadow.as_mut().and_then(|s| s.slot_version.remove(&old_slot));
         // The victim is no longer listed, so invalidating its copy needs no bucket moves.
         self.p2l.set(victim, offset, UNMAPPED);
@@ -687,7 +695,7 @@ impl Ftl {
         self.l2p.set(lpn, slot);
         self.record(lpn, slot, version);
         self.pools[p].counters.gc_writes += 1;
-        Ok(true)
+        Ok(())
     }
 
     /// Background GC: reclaims one victim in the first pool (in order) that has fewer than
@@ -733,15 +741,7 @@ impl Ftl {
                 sink(FlashOp::Read { block: BlockId(victim), page });
                 page_read = page;
             }
-            let old_slot = u64::from(victim) * u64::from(spb) + u64::from(offset);
-            let version = self.shadow.as_mut().and_then(|s| s.slot_version.remove(&old_slot));
-            // The victim is no longer listed, so invalidating its copy needs no bucket moves.
-            self.p2l.set(victim, offset, UNMAPPED);
-            self.blocks[victim as usize].valid -= 1;
-            let slot = self.allocate(p, GC, sink)?;
-            self.l2p.set(lpn, slot);
-            self.record(lpn, slot, version);
-            self.pools[p].counters.gc_writes += 1;
+            self.relocate(victim, offset, lpn, p, sink)?;
         }
         self.moving = moving;
         self.erase_victim(victim, p, sink);
