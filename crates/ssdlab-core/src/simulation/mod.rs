@@ -31,7 +31,7 @@ use crate::pcie::{self, Link, Sent, Tlp};
 use crate::sim::{EventQueue, SimDuration, SimTime};
 use crate::stats::series::{Series, DEFAULT_TRACKED, IO_COLUMNS, MAX_INTERVALS};
 use crate::stats::steady;
-use crate::stats::summary::{derived_infos, Inputs};
+use crate::stats::summary::{derived, Inputs};
 use crate::stats::{Component, IoLog, IoRecord, Kind, MetricInfo, Metrics, Observer, Stats, Summary};
 
 pub use crate::ftl::{FlashSummary, PreconditionReport};
@@ -398,8 +398,8 @@ impl Simulation {
             return false;
         }
         let criteria = steady::Criteria::default();
-        let column = self.stats.series().map(|s| s.column(&c.steady_metric)).unwrap_or_default();
-        column.len() >= criteria.window && steady::detect(&c.steady_metric, &column[column.len() - criteria.window..], criteria).reached
+        let last = self.stats.series().map(|s| s.last_column(&c.steady_metric, criteria.window)).unwrap_or_default();
+        last.len() == criteria.window && steady::detect(&c.steady_metric, &last, criteria).reached
     }
 
     /// The results so far.
@@ -427,7 +427,7 @@ impl Simulation {
         let mut m = self.metrics.clone();
         self.publish_into(&mut m);
         let mut all = m.infos();
-        all.extend(derived_infos(m.has("ftl.host_writes")).into_iter().map(|(name, unit, description)| MetricInfo { name, unit, kind: Kind::Gauge, description }));
+        all.extend(derived(&self.summary()).into_iter().map(|(name, unit, description, _)| MetricInfo { name, unit, kind: Kind::Gauge, description }));
         all.sort_by(|a, b| a.name.cmp(&b.name));
         all.dedup_by(|a, b| a.name == b.name);
         all

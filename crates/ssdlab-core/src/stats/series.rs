@@ -164,6 +164,14 @@ impl Series {
         self.rows.iter().filter(|r| r.tenant == ALL).map(|r| r.value(name).unwrap_or(f64::NAN)).collect()
     }
 
+    /// `name` in the last `n` closed intervals' device rows (fewer if there are fewer), oldest
+    /// first.
+    pub fn last_column(&self, name: &str, n: usize) -> Vec<f64> {
+        let mut v: Vec<f64> = self.rows.iter().rev().filter(|r| r.tenant == ALL).take(n).map(|r| r.value(name).unwrap_or(f64::NAN)).collect();
+        v.reverse();
+        v
+    }
+
     /// Intervals closed so far.
     pub fn intervals(&self) -> usize {
         self.rows.len() / (self.tenants.len() + 1)

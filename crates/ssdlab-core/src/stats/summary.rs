@@ -101,63 +101,37 @@ impl Stats {
             }),
             timeseries: self.series().map(|s| Timeseries { interval_s: x.config.stats.interval.as_secs_f64(), metrics: s.tracked().to_vec(), rows: s.rows(x.now, m) }),
         };
-        summary.metrics.extend(derived(&summary));
+        let extra: Vec<(String, f64)> = derived(&summary).into_iter().map(|(name, _, _, v)| (name, v)).collect();
+        summary.metrics.extend(extra);
         summary
     }
 }
 
 /// Results that are not block counters, under metric names too, so that the flat `metrics`
-/// object holds every headline number of a run.
-fn derived(s: &Summary) -> Vec<(String, f64)> {
+/// object holds every headline number of a run: `(name, unit, description, value)`.
+pub fn derived(s: &Summary) -> Vec<(String, &'static str, &'static str, f64)> {
     let mut out = vec![
-        ("io.ios".to_string(), s.ios as f64),
-        ("io.iops".to_string(), s.iops),
-        ("io.bandwidth_mib_s".to_string(), s.bandwidth_mib_s),
-        ("io.window_s".to_string(), s.window_s),
+        ("io.ios".to_string(), "I/Os", "I/Os completed in the measurement window", s.ios as f64),
+        ("io.iops".to_string(), "IOPS", "I/Os per second over the measurement window", s.iops),
+        ("io.bandwidth_mib_s".to_string(), "MiB/s", "bytes moved per second over the window", s.bandwidth_mib_s),
+        ("io.window_s".to_string(), "s", "the measurement window: end of the ramp to the last completion", s.window_s),
     ];
     for (op, o) in [("read", &s.read), ("write", &s.write)] {
-        out.push((format!("io.{op}.ios"), o.ios as f64));
-        out.push((format!("io.{op}.iops"), o.iops));
-        out.push((format!("io.{op}.bandwidth_mib_s"), o.bandwidth_mib_s));
+        out.push((format!("io.{op}.ios"), "I/Os", "I/Os of this direction", o.ios as f64));
+        out.push((format!("io.{op}.iops"), "IOPS", "I/Os of this direction per second", o.iops));
+        out.push((format!("io.{op}.bandwidth_mib_s"), "MiB/s", "bandwidth of this direction", o.bandwidth_mib_s));
         let l = &o.latency_us;
         for (k, v) in [("mean", l.mean), ("p50", l.p50), ("p99", l.p99), ("p999", l.p999), ("max", l.max)] {
-            out.push((format!("io.{op}.latency_us.{k}"), v));
+            out.push((format!("io.{op}.latency_us.{k}"), "us", "latency (issue to completion) of this direction", v));
         }
     }
     let u = &s.utilisation;
     for (k, v) in [("host_cpu", u.host_cpu), ("pcie_down", u.pcie_down), ("pcie_up", u.pcie_up), ("ctrl", u.ctrl), ("media_units", u.media_units), ("media_bus", u.media_bus)] {
-        out.push((format!("utilisation.{k}"), v));
+        out.push((format!("utilisation.{k}"), "fraction", "busy time over the window, per unit", v));
     }
-    out.push(("host.cpu_us_per_io".to_string(), s.host.cpu_us_per_io));
+    out.push(("host.cpu_us_per_io".to_string(), "us", "host CPU time per I/O", s.host.cpu_us_per_io));
     if let Some(f) = &s.flash {
-        out.push(("ftl.waf".to_string(), f.waf));
+        out.push(("ftl.waf".to_string(), "ratio", "write amplification: flash writes per host write", f.waf));
     }
     out
-}
-
-/// Names, units and descriptions of the derived metrics (the headline results the summary adds to `metrics`).
-/// `flash`: the device has an FTL (so a WAF).
-pub fn derived_infos(flash: bool) -> Vec<(String, &'static str, &'static str)> {
-    let mut v = vec![
-        ("io.ios".to_string(), "I/Os", "I/Os completed in the measurement window"),
-        ("io.iops".to_string(), "IOPS", "I/Os per second over the measurement window"),
-        ("io.bandwidth_mib_s".to_string(), "MiB/s", "bytes moved per second over the window"),
-        ("io.window_s".to_string(), "s", "the measurement window: end of the ramp to the last completion"),
-    ];
-    for op in ["read", "write"] {
-        v.push((format!("io.{op}.ios"), "I/Os", "I/Os of this direction"));
-        v.push((format!("io.{op}.iops"), "IOPS", "I/Os of this direction per second"));
-        v.push((format!("io.{op}.bandwidth_mib_s"), "MiB/s", "bandwidth of this direction"));
-        for k in ["mean", "p50", "p99", "p999", "max"] {
-            v.push((format!("io.{op}.latency_us.{k}"), "us", "latency (issue to completion) of this direction"));
-        }
-    }
-    for k in ["host_cpu", "pcie_down", "pcie_up", "ctrl", "media_units", "media_bus"] {
-        v.push((format!("utilisation.{k}"), "fraction", "busy time over the window, per unit"));
-    }
-    v.push(("host.cpu_us_per_io".to_string(), "us", "host CPU time per I/O"));
-    if flash {
-        v.push(("ftl.waf".to_string(), "ratio", "write amplification: flash writes per host write"));
-    }
-    v
 }
