@@ -16,6 +16,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("qlc", include_str!("../../../../presets/qlc.toml")),
     ("znand", include_str!("../../../../presets/znand.toml")),
     ("ops-isolation", include_str!("../../../../presets/ops-isolation.toml")),
+    ("mqsim", include_str!("../../../../presets/mqsim.toml")),
     ("optane", include_str!("../../../../presets/optane.toml")),
     ("pcm", include_str!("../../../../presets/pcm.toml")),
     ("mram", include_str!("../../../../presets/mram.toml")),

@@ -1,23 +1,256 @@
-//! The logical-to-physical map, sparse so that its memory follows the touched footprint: a
-//! directory of fixed-size leaves, a leaf allocated on the first write into its range. A 16 TiB
-//! drive costs 8 B of directory per 16 MiB of logical space (at 4 KiB units) plus 32 KiB per
-//! touched leaf.
+//! The logical-to-physical map and its reverse, with memory that follows what was written.
+//!
+//! Preconditioning places logical units by rule, so their places are computed rather than
+//! stored: a [`Layout`] says where a sequential fill (striped over the planes) or replica aging
+//! (a keyed permutation over the valid slots of each block) put every unit. Only what the run
+//! writes afterwards is stored:
+//! - [`L2p`], logical page → physical slot, is a directory of fixed-size leaves allocated on the
+//!   first write into their range; an entry holds the slot, "unmapped", or "where the layout put
+//!   it". A 16 TiB drive costs 8 B of directory per 4 MiB of logical space (at 4 KiB units)
+//!   plus 8 KiB per written leaf.
+//! - [`P2l`], physical slot → logical page, keeps one chunk of entries per block written during
+//!   the run, recycled when the block is erased. A block the layout filled keeps only a bit per
+//!   slot (still valid or not) until it is written again or erased.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use super::Geometry;
+use crate::sim::stream_seed;
 
 /// A slot value meaning "not mapped".
 pub const UNMAPPED: u64 = u64::MAX;
+/// A leaf entry meaning "where the layout put it".
+const BASE: u64 = u64::MAX - 1;
 
-const LEAF_BITS: u32 = 12;
+const LEAF_BITS: u32 = 10;
 const LEAF: usize = 1 << LEAF_BITS;
 
-/// An all-unmapped leaf, built on the heap (32 KiB is too much for the stack).
+/// A leaf of entries that all defer to the layout, built on the heap (8 KiB is a lot for
+/// the stack).
 fn new_leaf() -> Box<[u64; LEAF]> {
-    vec![UNMAPPED; LEAF].into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!("the vector has LEAF entries"))
+    vec![BASE; LEAF].into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!("the vector has LEAF entries"))
+}
+
+/// One pool's share of a sequential fill: units `lpns` striped page by page over the planes in
+/// striping order, into the pool's blocks of each plane (in-plane indices `span`), lowest first.
+#[derive(Clone, Debug)]
+pub struct Segment {
+    pub lpns: Range<u64>,
+    pub span: Range<u32>,
+}
+
+/// Where preconditioning put the logical units, computed on demand.
+pub struct Layout {
+    spp: u64,
+    ppb: u64,
+    spb: u64,
+    bpp: u64,
+    kind: Kind,
+    /// The blocks the layout filled (in whole or part); a block's position here is its index
+    /// in the reverse map's bitmaps.
+    blocks: Vec<u32>,
+    placed: u64,
+}
+
+enum Kind {
+    /// A sequential fill, striped page by page over the planes (as the FTL's host stream
+    /// writes a fresh drive).
+    Striped { order: Vec<u32>, pos: Vec<u32>, segments: Vec<Segment> },
+    /// Replica aging: the k-th placed slot, in the order of `blocks` and by offset within a
+    /// block, holds unit `perm(k)`. Block `i`'s placed slots are the bits of
+    /// `placed[i * words..]`, and its first one is the `kstart[i]`-th.
+    Scattered { perm: Permutation, kstart: Vec<u64>, placed: Vec<u64>, words: usize },
+}
+
+impl Layout {
+    /// A sequential fill of each segment, striped in `order` (a permutation of the planes).
+    pub fn striped(g: &Geometry, order: &[u32], segments: Vec<Segment>) -> Self {
+        let mut pos = vec![0u32; order.len()];
+        for (j, &p) in order.iter().enumerate() {
+            pos[p as usize] = j as u32;
+        }
+        let (spp, planes) = (u64::from(g.slots_per_page), order.len() as u64);
+        let spb = u64::from(g.slots_per_block());
+        let mut blocks = Vec::new();
+        for s in &segments {
+            let pages = (s.lpns.end - s.lpns.start).div_ceil(spp);
+            for (j, &plane) in order.iter().enumerate() {
+                let on_plane = pages / planes + u64::from((j as u64) < pages % planes);
+                let used = (on_plane * spp).div_ceil(spb);
+                blocks.extend((0..used as u32).map(|b| plane * g.blocks_per_plane + s.span.start + b));
+            }
+        }
+        let placed = segments.iter().map(|s| s.lpns.end - s.lpns.start).sum();
+        Layout {
+            spp,
+            ppb: u64::from(g.pages_per_block),
+            spb,
+            bpp: u64::from(g.blocks_per_plane),
+            kind: Kind::Striped { order: order.to_vec(), pos, segments },
+            blocks,
+            placed,
+        }
+    }
+
+    /// Replica aging's placement: `blocks` in order, block `i` holding its placed slots at the
+    /// set bits of `placed[i * words..(i + 1) * words]`, the k-th placed slot holding unit
+    /// `perm(k)` of a permutation of `[0, units)` keyed by `seed`.
+    pub fn scattered(g: &Geometry, blocks: Vec<u32>, placed: Vec<u64>, units: u64, seed: u64) -> Self {
+        let spb = u64::from(g.slots_per_block());
+        let words = spb.div_ceil(64) as usize;
+        let mut kstart = Vec::with_capacity(blocks.len() + 1);
+        let mut k = 0u64;
+        for i in 0..blocks.len() {
+            kstart.push(k);
+            k += placed[i * words..(i + 1) * words].iter().map(|w| u64::from(w.count_ones())).sum::<u64>();
+        }
+        kstart.push(k);
+        Layout {
+            spp: u64::from(g.slots_per_page),
+            ppb: u64::from(g.pages_per_block),
+            spb,
+            bpp: u64::from(g.blocks_per_plane),
+            kind: Kind::Scattered { perm: Permutation::new(units, seed), kstart, placed, words },
+            blocks,
+            placed: k,
+        }
+    }
+
+    /// Units the layout places.
+    pub fn placed(&self) -> u64 {
+        self.placed
+    }
+
+    /// The blocks it fills, in bitmap order.
+    pub fn blocks(&self) -> &[u32] {
+        &self.blocks
+    }
+
+    /// The k-th unit of replica aging's placement.
+    pub fn scattered_unit(&self, k: u64) -> Option<u64> {
+        match &self.kind {
+            Kind::Scattered { perm, .. } => Some(perm.apply(k)),
+            Kind::Striped { .. } => None,
+        }
+    }
+
+    /// The slot the layout gave `lpn` (`UNMAPPED` if none).
+    #[inline]
+    pub fn slot_of(&self, lpn: u64) -> u64 {
+        match &self.kind {
+            Kind::Striped { order, segments, .. } => {
+                let Some(s) = segments.iter().find(|s| s.lpns.contains(&lpn)) else { return UNMAPPED };
+                let i = lpn - s.lpns.start;
+                let (page, unit) = (i / self.spp, i % self.spp);
+                let planes = order.len() as u64;
+                let (j, row) = ((page % planes) as usize, page / planes);
+                let block = u64::from(order[j]) * self.bpp + u64::from(s.span.start) + row / self.ppb;
+                block * self.spb + (row % self.ppb) * self.spp + unit
+            }
+            Kind::Scattered { perm, kstart, placed, words } => {
+                if lpn >= perm.n {
+                    return UNMAPPED;
+                }
+                let k = perm.invert(lpn);
+                let i = kstart.partition_point(|&s| s <= k) - 1;
+                let offset = select(&placed[i * words..(i + 1) * words], k - kstart[i]);
+                u64::from(self.blocks[i]) * self.spb + offset
+            }
+        }
+    }
+
+    /// The unit the layout put at `offset` of `block`, the `index`-th of its blocks
+    /// (`UNMAPPED` if none).
+    #[inline]
+    fn unit_at(&self, index: usize, block: u32, offset: u32) -> u64 {
+        match &self.kind {
+            Kind::Striped { pos, segments, .. } => {
+                let (plane, inplane) = (u64::from(block) / self.bpp, (u64::from(block) % self.bpp) as u32);
+                let Some(s) = segments.iter().find(|s| s.span.contains(&inplane)) else { return UNMAPPED };
+                let (page, unit) = (u64::from(offset) / self.spp, u64::from(offset) % self.spp);
+                let row = u64::from(inplane - s.span.start) * self.ppb + page;
+                let i = (row * pos.len() as u64 + u64::from(pos[plane as usize])) * self.spp + unit;
+                if i < s.lpns.end - s.lpns.start { s.lpns.start + i } else { UNMAPPED }
+            }
+            Kind::Scattered { perm, kstart, placed, words } => {
+                let bits = &placed[index * words..(index + 1) * words];
+                let o = offset as usize;
+                if bits[o / 64] >> (o % 64) & 1 == 0 {
+                    return UNMAPPED;
+                }
+                perm.apply(kstart[index] + rank(bits, offset))
+            }
+        }
+    }
+
+    /// Writes the `index`-th block's placed slots as bits into `bits`.
+    fn placed_bits(&self, index: usize, bits: &mut [u64]) {
+        match &self.kind {
+            Kind::Scattered { placed, words, .. } => bits.copy_from_slice(&placed[index * words..(index + 1) * words]),
+            Kind::Striped { .. } => {
+                let block = self.blocks[index];
+                // A striped block is placed up to some slot: all of it but the last one filled.
+                let end = if self.unit_at(index, block, (self.spb - 1) as u32) == UNMAPPED {
+                    (0..self.spb as u32).find(|&o| self.unit_at(index, block, o) == UNMAPPED).unwrap_or(0)
+                } else {
+                    self.spb as u32
+                };
+                bits.fill(0);
+                for o in 0..end as usize {
+                    bits[o / 64] |= 1 << (o % 64);
+                }
+            }
+        }
+    }
+
+    /// Slots the layout filled in the `index`-th block.
+    pub fn placed_in(&self, index: usize) -> u32 {
+        let mut bits = vec![0u64; self.spb.div_ceil(64) as usize];
+        self.placed_bits(index, &mut bits);
+        bits.iter().map(|w| w.count_ones()).sum()
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.blocks.len() * 4
+            + match &self.kind {
+                Kind::Striped { order, .. } => order.len() * 8,
+                Kind::Scattered { kstart, placed, .. } => kstart.len() * 8 + placed.len() * 8,
+            }
+    }
+}
+
+/// Set bits of `bits` below bit `offset`.
+#[inline]
+fn rank(bits: &[u64], offset: u32) -> u64 {
+    let (w, b) = ((offset / 64) as usize, offset % 64);
+    let below = bits[..w].iter().map(|x| u64::from(x.count_ones())).sum::<u64>();
+    below + if b == 0 { 0 } else { u64::from((bits[w] & ((1u64 << b) - 1)).count_ones()) }
+}
+
+/// The position of the `r`-th set bit of `bits` (there must be more than `r`).
+#[inline]
+fn select(bits: &[u64], mut r: u64) -> u64 {
+    for (w, &x) in bits.iter().enumerate() {
+        let n = u64::from(x.count_ones());
+        if r < n {
+            let mut x = x;
+            for _ in 0..r {
+                x &= x - 1;
+            }
+            return w as u64 * 64 + u64::from(x.trailing_zeros());
+        }
+        r -= n;
+    }
+    unreachable!("select past the last set bit")
 }
 
 /// Logical page → physical slot.
 pub struct L2p {
     leaves: Vec<Option<Box<[u64; LEAF]>>>,
+    units: u64,
     mapped: u64,
+    layout: Option<Arc<Layout>>,
 }
 
 impl L2p {
@@ -26,22 +259,38 @@ impl L2p {
         let n = units.div_ceil(LEAF as u64) as usize;
         let mut leaves = Vec::with_capacity(n);
         leaves.resize_with(n, || None);
-        L2p { leaves, mapped: 0 }
+        L2p { leaves, units, mapped: 0, layout: None }
+    }
+
+    /// Maps every unit as `layout` places it (on a map with nothing mapped).
+    pub fn install(&mut self, layout: Arc<Layout>) {
+        debug_assert_eq!(self.mapped, 0);
+        self.mapped = layout.placed();
+        self.layout = Some(layout);
+    }
+
+    #[inline]
+    fn base(&self, lpn: u64) -> u64 {
+        self.layout.as_ref().map_or(UNMAPPED, |l| l.slot_of(lpn))
     }
 
     #[inline]
     pub fn get(&self, lpn: u64) -> u64 {
-        match &self.leaves[(lpn >> LEAF_BITS) as usize] {
+        let s = match &self.leaves[(lpn >> LEAF_BITS) as usize] {
             Some(leaf) => leaf[(lpn as usize) & (LEAF - 1)],
-            None => UNMAPPED,
-        }
+            None => BASE,
+        };
+        if s == BASE { self.base(lpn) } else { s }
     }
 
     /// Sets the slot of `lpn` and returns the previous one.
     #[inline]
     pub fn set(&mut self, lpn: u64, slot: u64) -> u64 {
         let leaf = self.leaves[(lpn >> LEAF_BITS) as usize].get_or_insert_with(new_leaf);
-        let old = std::mem::replace(&mut leaf[(lpn as usize) & (LEAF - 1)], slot);
+        let mut old = std::mem::replace(&mut leaf[(lpn as usize) & (LEAF - 1)], slot);
+        if old == BASE {
+            old = self.base(lpn);
+        }
         match (old == UNMAPPED, slot == UNMAPPED) {
             (true, false) => self.mapped += 1,
             (false, true) => self.mapped -= 1,
@@ -50,90 +299,197 @@ impl L2p {
         old
     }
 
-    /// Maps an `lpn` known to be unmapped (bulk construction: a store, no read of the old slot).
-    #[inline]
-    pub fn insert_new(&mut self, lpn: u64, slot: u64) {
-        let leaf = self.leaves[(lpn >> LEAF_BITS) as usize].get_or_insert_with(new_leaf);
-        leaf[(lpn as usize) & (LEAF - 1)] = slot;
-        self.mapped += 1;
-    }
-
     /// Logical pages currently mapped.
     pub fn mapped(&self) -> u64 {
         self.mapped
     }
 
-    /// Bytes held by allocated leaves and the directory.
+    /// Bytes held by allocated leaves, the directory and the layout.
     pub fn heap_bytes(&self) -> usize {
-        self.leaves.len() * 8 + self.leaves.iter().filter(|l| l.is_some()).count() * LEAF * 8
+        self.leaves.len() * 8 + self.leaves.iter().filter(|l| l.is_some()).count() * LEAF * 8 + self.layout.as_ref().map_or(0, |l| l.heap_bytes())
     }
 
     /// Every mapped `(lpn, slot)` (for integrity checks).
     pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.leaves.iter().enumerate().filter_map(|(i, l)| l.as_ref().map(|l| (i, l))).flat_map(|(i, leaf)| {
-            leaf.iter().enumerate().filter(|(_, s)| **s != UNMAPPED).map(move |(j, s)| (((i as u64) << LEAF_BITS) + j as u64, *s))
+        (0..self.units).filter_map(|lpn| {
+            let s = self.get(lpn);
+            (s != UNMAPPED).then_some((lpn, s))
         })
     }
 }
 
-/// Physical slot → logical page, kept only for blocks that hold data: one chunk of
-/// `slots_per_block` entries per written block, recycled when the block is erased.
+/// Physical slot → logical page: a chunk of `slots_per_block` entries for each block written
+/// during the run (recycled when it is erased), and for each block the layout filled a bit per
+/// slot that says whether the unit placed there is still valid.
 pub struct P2l {
     chunk: usize,
     index: Vec<u32>,
     pool: Vec<u64>,
     spare: Vec<u32>,
+    layout: Option<Arc<Layout>>,
+    /// Per layout block: its valid placed slots, `words` words each.
+    valid: Vec<u64>,
+    words: usize,
 }
 
 const NO_CHUNK: u32 = u32::MAX;
+/// Marks an index entry as a layout block's (its bitmap number in the low bits).
+const LAID: u32 = 1 << 31;
 
 impl P2l {
     pub fn new(blocks: usize, slots_per_block: usize) -> Self {
-        P2l { chunk: slots_per_block, index: vec![NO_CHUNK; blocks], pool: Vec::new(), spare: Vec::new() }
+        P2l { chunk: slots_per_block, index: vec![NO_CHUNK; blocks], pool: Vec::new(), spare: Vec::new(), layout: None, valid: Vec::new(), words: slots_per_block.div_ceil(64) }
     }
 
-    /// Gives `block` an all-invalid chunk (when it is opened for writing).
-    pub fn open(&mut self, block: u32) {
-        let c = if let Some(c) = self.spare.pop() {
+    /// Takes the layout's blocks as filled as it says (they must hold nothing yet).
+    pub fn install(&mut self, layout: Arc<Layout>) {
+        let n = layout.blocks().len();
+        self.valid = vec![0; n * self.words];
+        for (i, &b) in layout.blocks().iter().enumerate() {
+            debug_assert_eq!(self.index[b as usize], NO_CHUNK);
+            layout.placed_bits(i, &mut self.valid[i * self.words..(i + 1) * self.words]);
+            self.index[b as usize] = LAID | i as u32;
+        }
+        self.layout = Some(layout);
+    }
+
+    fn new_chunk(&mut self) -> u32 {
+        if let Some(c) = self.spare.pop() {
             let s = c as usize * self.chunk;
             self.pool[s..s + self.chunk].fill(UNMAPPED);
             c
         } else {
             self.pool.resize(self.pool.len() + self.chunk, UNMAPPED);
             (self.pool.len() / self.chunk - 1) as u32
-        };
-        self.index[block as usize] = c;
+        }
     }
 
-    /// Releases the chunk of an erased block.
+    /// Gives `block` an all-invalid chunk (when it is opened for writing).
+    pub fn open(&mut self, block: u32) {
+        debug_assert_eq!(self.index[block as usize], NO_CHUNK);
+        self.index[block as usize] = self.new_chunk();
+    }
+
+    /// Releases the chunk (or bitmap) of an erased block.
     pub fn close(&mut self, block: u32) {
         let c = std::mem::replace(&mut self.index[block as usize], NO_CHUNK);
-        if c != NO_CHUNK {
+        if c != NO_CHUNK && c & LAID == 0 {
             self.spare.push(c);
         }
     }
 
     #[inline]
-    fn at(&self, block: u32) -> usize {
-        self.index[block as usize] as usize * self.chunk
+    fn laid(&self, i: usize, block: u32, offset: u32) -> u64 {
+        let o = offset as usize;
+        if self.valid[i * self.words + o / 64] >> (o % 64) & 1 == 0 {
+            return UNMAPPED;
+        }
+        self.layout.as_ref().map_or(UNMAPPED, |l| l.unit_at(i, block, offset))
     }
 
     #[inline]
     pub fn get(&self, block: u32, offset: u32) -> u64 {
-        if self.index[block as usize] == NO_CHUNK {
-            return UNMAPPED;
+        let c = self.index[block as usize];
+        if c == NO_CHUNK {
+            UNMAPPED
+        } else if c & LAID != 0 {
+            self.laid((c & !LAID) as usize, block, offset)
+        } else {
+            self.pool[c as usize * self.chunk + offset as usize]
         }
-        self.pool[self.at(block) + offset as usize]
     }
 
     #[inline]
     pub fn set(&mut self, block: u32, offset: u32, lpn: u64) {
-        let at = self.at(block) + offset as usize;
-        self.pool[at] = lpn;
+        let mut c = self.index[block as usize];
+        if c & LAID != 0 && c != NO_CHUNK {
+            let i = (c & !LAID) as usize;
+            if lpn == UNMAPPED {
+                let o = offset as usize;
+                self.valid[i * self.words + o / 64] &= !(1 << (o % 64));
+                return;
+            }
+            // A layout block written again (the open block a fill left): give it a chunk.
+            let chunk = self.new_chunk();
+            for o in 0..self.chunk as u32 {
+                self.pool[chunk as usize * self.chunk + o as usize] = self.laid(i, block, o);
+            }
+            self.index[block as usize] = chunk;
+            c = chunk;
+        }
+        self.pool[c as usize * self.chunk + offset as usize] = lpn;
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.index.len() * 4 + self.pool.capacity() * 8 + self.spare.capacity() * 4
+        self.index.len() * 4 + self.pool.capacity() * 8 + self.spare.capacity() * 4 + self.valid.capacity() * 8
+    }
+}
+
+/// A keyed pseudo-random bijection of `[0, n)`: a four-round Feistel network on the smallest
+/// even number of bits that covers `n`, walking cycles until the value falls below `n`.
+pub struct Permutation {
+    n: u64,
+    half: u32,
+    keys: [u64; 4],
+}
+
+impl Permutation {
+    pub fn new(n: u64, seed: u64) -> Self {
+        let bits = 64 - n.max(2).saturating_sub(1).leading_zeros();
+        let half = bits.div_ceil(2).max(1);
+        let keys = [0, 1, 2, 3].map(|i| stream_seed(seed, 0xFE15_0000 + i) as u64);
+        Permutation { n, half, keys }
+    }
+
+    #[inline]
+    fn round(x: u64, key: u64) -> u64 {
+        let mut z = x ^ key;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    #[inline]
+    fn once(&self, x: u64) -> u64 {
+        let mask = (1u64 << self.half) - 1;
+        let (mut l, mut r) = (x >> self.half, x & mask);
+        for key in self.keys {
+            let t = l ^ (Self::round(r, key) & mask);
+            l = r;
+            r = t;
+        }
+        (l << self.half) | r
+    }
+
+    #[inline]
+    fn once_inverse(&self, y: u64) -> u64 {
+        let mask = (1u64 << self.half) - 1;
+        let (mut l, mut r) = (y >> self.half, y & mask);
+        for key in self.keys.into_iter().rev() {
+            let t = r ^ (Self::round(l, key) & mask);
+            r = l;
+            l = t;
+        }
+        (l << self.half) | r
+    }
+
+    pub fn apply(&self, mut x: u64) -> u64 {
+        loop {
+            x = self.once(x);
+            if x < self.n {
+                return x;
+            }
+        }
+    }
+
+    /// The `x` with `apply(x) == y`.
+    pub fn invert(&self, mut y: u64) -> u64 {
+        loop {
+            y = self.once_inverse(y);
+            if y < self.n {
+                return y;
+            }
+        }
     }
 }
 
@@ -144,7 +500,7 @@ mod tests {
     #[test]
     fn sparse_map_allocates_only_touched_leaves() {
         let mut m = L2p::new(1 << 32); // 16 TiB of 4 KiB pages
-        assert!(m.heap_bytes() < 9 << 20);
+        assert!(m.heap_bytes() <= 32 << 20, "a directory entry per 1024 units");
         assert_eq!(m.get(123_456_789), UNMAPPED);
         assert_eq!(m.set(123_456_789, 7), UNMAPPED);
         assert_eq!(m.set(123_456_789, 8), 7);
@@ -153,6 +509,30 @@ mod tests {
         assert_eq!(m.iter().collect::<Vec<_>>(), vec![(123_456_789, 8)]);
         m.set(123_456_789, UNMAPPED);
         assert_eq!(m.mapped(), 0);
+    }
+
+    #[test]
+    fn permutation_inverts() {
+        for n in [1u64, 2, 3, 1000, 4097] {
+            let p = Permutation::new(n, 9);
+            let mut seen = vec![false; n as usize];
+            for k in 0..n {
+                let v = p.apply(k);
+                assert!(v < n && !seen[v as usize], "n {n}: {k} -> {v}");
+                seen[v as usize] = true;
+                assert_eq!(p.invert(v), k);
+            }
+        }
+    }
+
+    #[test]
+    fn rank_and_select_agree() {
+        let bits = [0b1011u64, 0, 1 << 63 | 1];
+        let set: Vec<u64> = (0..192).filter(|&o| bits[o / 64] >> (o % 64) & 1 == 1).map(|o| o as u64).collect();
+        for (r, &o) in set.iter().enumerate() {
+            assert_eq!(select(&bits, r as u64), o);
+            assert_eq!(rank(&bits, o as u32), r as u64);
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The flash translation layer: a page-level (mapping-unit) FTL, functional and fast.
 //!
-//! Models: a sparse logical-to-physical map (memory follows the touched footprint), physical
+//! Models: a sparse logical-to-physical map whose memory follows what was written (a sequential
+//! fill or replica aging is a computed layout, see `map.rs`), physical
 //! slots (mapping units) packed into flash pages and pages into blocks; out-of-place writes into
 //! an open block per plane per stream (host and GC streams apart), with planes visited in a
 //! channel-, die- or plane-first striping order; over-provisioning; TRIM; garbage collection
@@ -41,7 +42,7 @@ use rand::{RngExt, SeedableRng};
 pub use config::{Aging, FtlConfig, Precondition, Striping, Victim, SPARE_RULE_KEYS};
 pub use device::{Event, FlashDevice, FlashSummary, PreconditionReport};
 pub use pool::PoolSpec;
-use map::{L2p, P2l, UNMAPPED};
+use map::{L2p, Layout, P2l, Segment, UNMAPPED};
 use pool::{Collecting, Links, Pool, PoolId, Sizing, GC, HOST, NIL};
 
 use crate::error::{ConfigIssue, Error, Result};
@@ -828,11 +829,56 @@ impl Ftl {
         Ok(())
     }
 
-    /// Fills every exported unit once, in order (no timing).
+    /// Fills every exported unit once, in order (no timing), as host writes to a fresh drive
+    /// would: each pool's units striped page by page over the planes in striping order. The
+    /// placement is computed ([`Layout::striped`]), not stored, so a filled drive costs no map
+    /// memory per unit until units are written again. The drive must be fresh.
     pub fn fill_sequential(&mut self) -> Result<()> {
-        for lpn in (0..self.exported_units()).map(Lpn) {
-            self.write(lpn, &mut |_| {})?;
+        if self.l2p.mapped() > 0 || self.pools.iter().any(|p| p.free_count != p.blocks) {
+            return Err(Error::Invariant { component: "ftl", detail: "a sequential fill needs a fresh drive".into() });
         }
+        let segments: Vec<Segment> = self.pools.iter().map(|p| Segment { lpns: p.lpns.clone(), span: p.span.clone() }).collect();
+        let layout = std::sync::Arc::new(Layout::striped(&self.g, &self.order, segments));
+        let (spp, spb, bpp) = (u64::from(self.g.slots_per_page), u64::from(self.g.slots_per_block()), self.g.blocks_per_plane);
+        let planes = self.order.len() as u64;
+        for p in 0..self.pools.len() {
+            let units = self.pools[p].lpns.end - self.pools[p].lpns.start;
+            self.pools[p].counters.host_writes += units;
+            let pages = units.div_ceil(spp);
+            for (j, &plane) in self.order.clone().iter().enumerate() {
+                let on_plane = pages / planes + u64::from((j as u64) < pages % planes);
+                // Slots written on this plane: whole pages, less what the last page of all lacks.
+                let last = j as u64 == (pages + planes - 1) % planes && pages > 0;
+                let slots = on_plane * spp - if last { pages * spp - units } else { 0 };
+                let (full, rest) = (slots / spb, (slots % spb) as u32);
+                for n in 0..full + u64::from(rest > 0) {
+                    let b = self.pools[p].take_free(plane as usize, bpp).ok_or_else(|| Error::Invariant { component: "ftl", detail: "a sequential fill ran out of blocks".into() })?;
+                    let blk = &mut self.blocks[b as usize];
+                    blk.state = State::Open;
+                    if n < full {
+                        blk.valid = spb as u32;
+                        self.close(b);
+                    } else {
+                        blk.valid = rest;
+                        let s = &mut self.pools[p].streams[HOST];
+                        s.active[plane as usize] = b;
+                        s.written[plane as usize] = rest;
+                    }
+                }
+            }
+            // The host stream goes on where the fill stopped: at the plane of a partly filled
+            // last page, else at the next plane.
+            self.pools[p].streams[HOST].cursor = if units.is_multiple_of(spp) { pages % planes } else { (pages - 1) % planes } as usize;
+        }
+        if let Some(sh) = &mut self.shadow {
+            for lpn in 0..layout.placed() {
+                sh.next += 1;
+                sh.version.insert(lpn, sh.next);
+                sh.slot_version.insert(layout.slot_of(lpn), sh.next);
+            }
+        }
+        self.l2p.install(layout.clone());
+        self.p2l.install(layout);
         Ok(())
     }
 
@@ -984,32 +1030,21 @@ impl Ftl {
                 sum -= 1;
             }
         }
-        // Place the logical pages: the k-th valid slot in block order holds page perm(k). The map
-        // updates are collected and applied in LPN-range order (see `Scatter`).
-        let perm = Permutation::new(target, seed);
-        let mut scatter = Scatter::new(target);
-        let mut pending: Vec<(u64, u64)> = Vec::with_capacity(PLACE_CHUNK + spb as usize);
-        let mut k = 0u64;
-        for &b in &full {
-            self.p2l.open(b);
+        // Place the logical pages: the k-th valid slot in block order holds page perm(k), a
+        // placement computed on demand (`Layout::scattered`) rather than stored.
+        let words = (spb as usize).div_ceil(64);
+        let mut placed = vec![0u64; full.len() * words];
+        for (i, &b) in full.iter().enumerate() {
             let mut need = self.blocks[b as usize].valid;
+            let bits = &mut placed[i * words..(i + 1) * words];
             for offset in 0..spb {
                 if need == 0 {
                     break;
                 }
                 // Selection sampling: keep each remaining slot with probability need / left.
                 if rng.random_range(0..spb - offset) < need {
-                    let lpn = perm.apply(k);
-                    k += 1;
                     need -= 1;
-                    let slot = u64::from(b) * u64::from(spb) + u64::from(offset);
-                    pending.push((lpn, slot));
-                    self.p2l.set(b, offset, lpn);
-                    if let Some(s) = &mut self.shadow {
-                        s.next += 1;
-                        s.version.insert(lpn, s.next);
-                        s.slot_version.insert(slot, s.next);
-                    }
+                    bits[offset as usize / 64] |= 1 << (offset % 64);
                 }
             }
             let e = erases[rng.random_range(0..erases.len())];
@@ -1018,98 +1053,18 @@ impl Ftl {
             blk.state = State::Open;
             self.pools[0].max_erases = self.pools[0].max_erases.max(e);
             self.close(b);
-            if pending.len() >= PLACE_CHUNK {
-                scatter.place(&mut self.l2p, &mut pending);
+        }
+        let layout = std::sync::Arc::new(Layout::scattered(&g, full, placed, target, seed));
+        if let Some(sh) = &mut self.shadow {
+            for lpn in 0..target {
+                sh.next += 1;
+                sh.version.insert(lpn, sh.next);
+                sh.slot_version.insert(layout.slot_of(lpn), sh.next);
             }
         }
-        scatter.place(&mut self.l2p, &mut pending);
+        self.l2p.install(layout.clone());
+        self.p2l.install(layout);
         Ok((dw, waf))
-    }
-}
-
-/// Map updates collected before they are applied.
-const PLACE_CHUNK: usize = 1 << 24;
-
-/// Applies a chunk of `(lpn, slot)` updates bucketed by LPN range (a counting sort into 1024
-/// buckets), so that consecutive stores fall within a few MiB of the map instead of anywhere in
-/// it: random stores over a 2 GiB map cost a TLB miss each, bucketed ones mostly do not.
-struct Scatter {
-    shift: u32,
-    counts: Vec<usize>,
-    sorted: Vec<(u64, u64)>,
-}
-
-impl Scatter {
-    const BUCKETS: usize = 8192;
-
-    fn new(n: u64) -> Self {
-        let bits = 64 - n.max(2).saturating_sub(1).leading_zeros();
-        Scatter { shift: bits.saturating_sub(13), counts: vec![0; Self::BUCKETS + 1], sorted: Vec::new() }
-    }
-
-    fn place(&mut self, l2p: &mut L2p, pending: &mut Vec<(u64, u64)>) {
-        self.counts.fill(0);
-        for &(lpn, _) in pending.iter() {
-            self.counts[((lpn >> self.shift) as usize).min(Self::BUCKETS - 1) + 1] += 1;
-        }
-        for i in 1..=Self::BUCKETS {
-            self.counts[i] += self.counts[i - 1];
-        }
-        self.sorted.clear();
-        self.sorted.resize(pending.len(), (0, 0));
-        for &(lpn, slot) in pending.iter() {
-            let b = ((lpn >> self.shift) as usize).min(Self::BUCKETS - 1);
-            self.sorted[self.counts[b]] = (lpn, slot);
-            self.counts[b] += 1;
-        }
-        for &(lpn, slot) in &self.sorted {
-            l2p.insert_new(lpn, slot);
-        }
-        pending.clear();
-    }
-}
-
-/// A keyed pseudo-random bijection of `[0, n)`: a four-round Feistel network on the smallest
-/// even number of bits that covers `n`, walking cycles until the value falls below `n`.
-struct Permutation {
-    n: u64,
-    half: u32,
-    keys: [u64; 4],
-}
-
-impl Permutation {
-    fn new(n: u64, seed: u64) -> Self {
-        let bits = 64 - n.max(2).saturating_sub(1).leading_zeros();
-        let half = bits.div_ceil(2).max(1);
-        let keys = [0, 1, 2, 3].map(|i| stream_seed(seed, 0xFE15_0000 + i) as u64);
-        Permutation { n, half, keys }
-    }
-
-    fn round(x: u64, key: u64) -> u64 {
-        let mut z = x ^ key;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn once(&self, x: u64) -> u64 {
-        let mask = (1u64 << self.half) - 1;
-        let (mut l, mut r) = (x >> self.half, x & mask);
-        for key in self.keys {
-            let t = l ^ (Self::round(r, key) & mask);
-            l = r;
-            r = t;
-        }
-        (l << self.half) | r
-    }
-
-    fn apply(&self, mut x: u64) -> u64 {
-        loop {
-            x = self.once(x);
-            if x < self.n {
-                return x;
-            }
-        }
     }
 }
 
@@ -1169,19 +1124,6 @@ mod tests {
         let blocks: Vec<BlockId> = ops.iter().map(|o| if let FlashOp::Program { block, .. } = o { *block } else { BlockId(NIL) }).collect();
         assert_ne!(f.geometry().plane_of(blocks[0]), f.geometry().plane_of(blocks[1]));
         f.verify().unwrap();
-    }
-
-    #[test]
-    fn feistel_permutation_is_a_bijection() {
-        for n in [1u64, 2, 3, 1000, 4097] {
-            let p = Permutation::new(n, 9);
-            let mut seen = vec![false; n as usize];
-            for k in 0..n {
-                let v = p.apply(k);
-                assert!(v < n && !seen[v as usize], "n {n}: {k} -> {v}");
-                seen[v as usize] = true;
-            }
-        }
     }
 
     #[test]
