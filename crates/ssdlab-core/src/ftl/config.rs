@@ -93,6 +93,14 @@ config_struct! {
         /// behind host reads on each die; reads that find their data there are served from DRAM
         /// (0 = off). Default: `128KiB`.
         read_ahead: Bytes = Bytes(128 << 10),
+        /// Cached mapping table (DFTL): the map lives in flash as translation pages and this
+        /// much DRAM caches them, whole pages, least recently used out first; a read whose
+        /// page is not cached waits for one flash read of it, and evicting a changed page
+        /// writes it back (0 = the whole map in DRAM). Default: `0`.
+        map_cache: Bytes = Bytes(0),
+        /// Bytes per entry of a translation page (a page maps page size / this many units).
+        /// Default: `4B`.
+        map_entry: Bytes = Bytes(4),
         /// State before the run: `clean`, `sequential` or `aged`. Default: `"clean"`.
         precondition: Precondition = Precondition::Clean,
         /// Aged preconditioning: stop after this many drive writes of random overwrites even if
@@ -155,6 +163,8 @@ impl FtlConfig {
             self.bg_gc_target,
             format!("must be less than 0.5 and >= ftl.gc_trigger = {}", self.gc_trigger),
         );
+        issues.check(self.map_cache.0 == 0 || self.map_cache.0 >= 4096, "ftl.map_cache", self.map_cache, "must be 0 (the whole map in DRAM) or at least 4KiB");
+        issues.check((1..=64).contains(&self.map_entry.0), "ftl.map_entry", self.map_entry, "must be between 1B and 64B");
         issues.check(self.read_ahead.0 <= 64 << 20, "ftl.read_ahead", self.read_ahead, "must be at most 64MiB (0 = off)");
         issues.check(self.aging_replica_blocks >= 1024, "ftl.aging_replica_blocks", self.aging_replica_blocks, "must be at least 1024");
         issues.check(

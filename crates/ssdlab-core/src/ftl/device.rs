@@ -11,11 +11,17 @@
 //!
 //! Sequential streams are read ahead ([`super::read_ahead`]).
 //!
-//! Leaves out: sharing one page read between requests, multi-plane reads,
-//! mapping-table caching, and GC that interleaves with host writes (flash-under-load issue).
+//! With a cached map (`ftl.map_cache`), a read whose translation page is not in DRAM (or is on
+//! its way there) waits for that page's load before its page reads go to the dies; the loads and
+//! write-backs that writes and GC moves cause run in the background. Units in the write buffer,
+//! read ahead, or never written need no map entry from flash.
+//!
+//! Leaves out: sharing one page read between requests and multi-plane reads.
 
 use std::collections::VecDeque;
 use std::time::Instant;
+
+use rustc_hash::FxHashMap;
 
 use super::read_ahead::{Lookup, ReadAhead};
 use super::{FlashOp, Ftl, FtlCounters, Precondition};
@@ -104,6 +110,30 @@ pub struct FlashDevice {
     /// Scratch: the page reads of one command.
     page_reads: Vec<PageRead>,
     ahead: ReadAhead,
+    /// Reads waiting for their translation pages (map cache misses): loads outstanding, the
+    /// longest load's media time, and the page reads to issue after.
+    map_wait: FxHashMap<CmdId, MapWait>,
+    /// Reads issued after a map load: the load's media time (part of the read's media time)
+    /// and the page reads still to land.
+    map_crit: FxHashMap<CmdId, (SimDuration, usize)>,
+    /// Scratch: the flash operations of one command's map lookups.
+    map_ops: Vec<FlashOp>,
+    /// Translation-page loads that host reads wait for, by token (`None`: a free token), and
+    /// the token of each page being loaded.
+    loads: Vec<Option<Loading>>,
+    loading: FxHashMap<u64, u32>,
+}
+
+/// A translation-page load and the reads that wait for it.
+struct Loading {
+    tpage: u64,
+    waiters: Vec<CmdId>,
+}
+
+struct MapWait {
+    loads: u32,
+    service: SimDuration,
+    reads: Vec<PageRead>,
 }
 
 /// How a unit of a read is served without a flash read of its own.
@@ -145,6 +175,7 @@ impl FlashDevice {
         report.free_blocks = ftl.free_blocks();
         report.valid_fraction = ftl.full_valid_fraction();
         ftl.reset_counters();
+        ftl.enable_map_cache();
         let g = ftl.geometry().clone();
         let mut array = NandArray::new(&config.media.nand, g.clone());
         for b in (0..g.blocks()).map(BlockId) {
@@ -169,6 +200,11 @@ impl FlashDevice {
             buffer_hits: 0,
             unmapped_reads: 0,
             page_reads: Vec::new(),
+            map_wait: FxHashMap::default(),
+            map_crit: FxHashMap::default(),
+            map_ops: Vec::new(),
+            loads: Vec::new(),
+            loading: FxHashMap::default(),
             ahead: ReadAhead::new(config.ftl.read_ahead.0, unit, g.slots_per_page),
             precondition: report,
         })
@@ -265,6 +301,30 @@ impl FlashDevice {
         }
     }
 
+    /// Makes read `id` wait for the translation page of `lpn`: the load under way, else a new
+    /// one. `loads` counts the loads the read waits for.
+    fn wait_for_map(&mut self, id: CmdId, lpn: u64, now: SimTime, loads: &mut u32) {
+        let Some(tpage) = self.ftl.map_page(Lpn(lpn)) else { return };
+        let token = if let Some(&t) = self.loading.get(&tpage) {
+            t
+        } else {
+            let t = self.loads.iter().position(Option::is_none).unwrap_or_else(|| {
+                self.loads.push(None);
+                self.loads.len() - 1
+            }) as u32;
+            self.loads[t as usize] = Some(Loading { tpage, waiters: Vec::new() });
+            self.loading.insert(tpage, t);
+            self.array.submit_map_load(t, tpage, now, &mut self.out);
+            t
+        };
+        if let Some(l) = &mut self.loads[token as usize] {
+            if !l.waiters.contains(&id) {
+                l.waiters.push(id);
+                *loads += 1;
+            }
+        }
+    }
+
     /// Reads units `lpns` ahead, one page read per run of units that share a page (units read
     /// ahead already, unwritten, or still in the write buffer are skipped).
     fn read_ahead(&mut self, lpns: std::ops::Range<u64>, now: SimTime) {
@@ -301,28 +361,65 @@ impl FlashDevice {
     fn apply(&mut self, ctx: &mut Ctx) {
         let mut freed = false;
         let mut out = std::mem::take(&mut self.out);
-        for o in out.drain(..) {
-            match o {
-                nand::Output::At(t, e) => ctx.at(t, SimEvent::Media(MediaEvent::Flash(Event::Nand(e)))),
-                nand::Output::ReadReady { cmd, bytes, at, service } => {
-                    ctx.cmds[cmd].crit_media = service;
-                    ctx.at(ctx.now, SimEvent::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len: bytes, at } }));
-                }
-                nand::Output::Prefetched { token } => {
-                    for (cmd, len, at) in self.ahead.landed(token) {
-                        ctx.at(ctx.now + self.buffer_latency, SimEvent::Media(MediaEvent::Flash(Event::Buffered { cmd, len, at })));
-                    }
-                }
-                nand::Output::Programmed { units } => {
-                    self.buffer_used = self.buffer_used.saturating_sub(u64::from(units));
-                    freed = true;
-                }
+        // Outputs may submit more work (reads after their map loads): handle its outputs too.
+        while !out.is_empty() {
+            for o in out.drain(..) {
+                freed |= self.apply_one(ctx, o);
             }
+            std::mem::swap(&mut out, &mut self.out);
         }
-        self.out = out;
+        // Both are empty now: keep the buffer that has grown.
+        if out.capacity() > self.out.capacity() {
+            self.out = out;
+        }
         if freed {
             self.admit_writes(ctx);
         }
+    }
+
+    /// Acts on one output of the array; true if it freed write-buffer space.
+    fn apply_one(&mut self, ctx: &mut Ctx, o: nand::Output) -> bool {
+        match o {
+            nand::Output::At(t, e) => ctx.at(t, SimEvent::Media(MediaEvent::Flash(Event::Nand(e)))),
+            nand::Output::ReadReady { cmd, bytes, at, service } => {
+                let mut service = service;
+                if let Some((map, left)) = self.map_crit.get_mut(&cmd) {
+                    service += *map;
+                    *left -= 1;
+                    if *left == 0 {
+                        self.map_crit.remove(&cmd);
+                    }
+                }
+                ctx.cmds[cmd].crit_media = service;
+                ctx.at(ctx.now, SimEvent::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len: bytes, at } }));
+            }
+            nand::Output::Prefetched { token } => {
+                for (cmd, len, at) in self.ahead.landed(token) {
+                    ctx.at(ctx.now + self.buffer_latency, SimEvent::Media(MediaEvent::Flash(Event::Buffered { cmd, len, at })));
+                }
+            }
+            nand::Output::MapLoaded { token, service } => {
+                let Some(l) = self.loads.get_mut(token as usize).and_then(Option::take) else { return false };
+                self.loading.remove(&l.tpage);
+                for cmd in l.waiters {
+                    let Some(w) = self.map_wait.get_mut(&cmd) else { continue };
+                    w.loads -= 1;
+                    w.service = w.service.max(service);
+                    if w.loads == 0 {
+                        let w = self.map_wait.remove(&cmd).unwrap_or_else(|| unreachable!("just found"));
+                        self.map_crit.insert(cmd, (w.service, w.reads.len()));
+                        for r in &w.reads {
+                            self.array.submit_read(cmd, r.block, r.page, r.bytes, r.at, ctx.now, &mut self.out);
+                        }
+                    }
+                }
+            }
+            nand::Output::Programmed { units } => {
+                self.buffer_used = self.buffer_used.saturating_sub(u64::from(units));
+                return true;
+            }
+        }
+        false
     }
 }
 
@@ -348,6 +445,9 @@ impl Medium for FlashDevice {
         reads.clear();
         let mut immediate: Vec<(u32, u32, Served)> = Vec::new();
         let mut waiting = 0;
+        let mut map_ops = std::mem::take(&mut self.map_ops);
+        map_ops.clear();
+        let mut loads = 0u32;
         while at < end {
             let lpn = at / self.unit;
             let next = ((lpn + 1) * self.unit).min(end);
@@ -362,7 +462,14 @@ impl Medium for FlashDevice {
                     let (block, page) = self.ftl.locate(slot);
                     if !self.array.is_programmed(block, page) {
                         immediate.push((bytes, within, Served::WriteBuffer));
-                    } else if let Some(r) = reads.last_mut().filter(|r| r.block == block && r.page == page && r.at + r.bytes == within) {
+                        at = next;
+                        continue;
+                    }
+                    // To the flash: the controller needs the unit's map entry first.
+                    if !self.ftl.translate(Lpn(lpn), &mut |op| map_ops.push(op)) || self.ftl.map_page(Lpn(lpn)).is_some_and(|t| self.loading.contains_key(&t)) {
+                        self.wait_for_map(id, lpn, now, &mut loads);
+                    }
+                    if let Some(r) = reads.last_mut().filter(|r| r.block == block && r.page == page && r.at + r.bytes == within) {
                         r.bytes += bytes;
                     } else {
                         reads.push(PageRead { block, page, bytes, at: within });
@@ -372,8 +479,20 @@ impl Medium for FlashDevice {
             at = next;
         }
         ctx.cmds[id].pieces_left = (reads.len() + immediate.len() + waiting) as u64;
-        for r in &reads {
-            self.array.submit_read(id, r.block, r.page, r.bytes, r.at, now, &mut self.out);
+        // Map cache write-backs go to the dies; the loads were queued by `wait_for_map`, and
+        // the page reads wait for them.
+        for &op in &map_ops {
+            if matches!(op, FlashOp::MapWrite { .. }) {
+                self.array.submit_flash(op, now, &mut self.out);
+            }
+        }
+        self.map_ops = map_ops;
+        if loads > 0 {
+            self.map_wait.insert(id, MapWait { loads, service: SimDuration::ZERO, reads: reads.clone() });
+        } else {
+            for r in &reads {
+                self.array.submit_read(id, r.block, r.page, r.bytes, r.at, now, &mut self.out);
+            }
         }
         self.page_reads = reads;
         if let Some(lpns) = self.ahead.on_read(ctx.cmds[id].job, offset, len, self.unit) {
@@ -445,6 +564,12 @@ impl Medium for FlashDevice {
         m.count("nand.erases", "erases", "block erases on the dies", n.erases);
         m.count("nand.suspends", "suspends", "program or erase suspensions for reads", n.suspends);
         m.count("nand.prefetch_reads", "reads", "page reads for read-ahead", n.prefetch_reads);
+        m.count("nand.map_reads", "reads", "translation-page reads (map cache misses)", n.map_reads);
+        m.count("nand.map_programs", "programs", "translation-page write-backs (dirty map cache evictions)", n.map_programs);
+        let mc = self.ftl.map_cache_counters();
+        m.count("ftl.map_cache.hits", "lookups", "map lookups and updates that found their translation page cached", mc.hits);
+        m.count("ftl.map_cache.misses", "lookups", "map lookups and updates that loaded their translation page", mc.misses);
+        m.count("ftl.map_cache.writebacks", "pages", "changed translation pages written back on eviction", mc.writebacks);
         m.count("ftl.read_ahead.hits", "units", "read units found in DRAM, read ahead", self.ahead.hits);
         m.count("ftl.read_ahead.waits", "units", "read units that waited for their read-ahead page read", self.ahead.waits);
         m.count("ftl.read_ahead.pages", "reads", "read-ahead page reads issued", self.ahead.pages);
@@ -484,6 +609,8 @@ impl Medium for FlashDevice {
             erases: m.int("nand.erases"),
             suspends: m.int("nand.suspends"),
             prefetch_reads: m.int("nand.prefetch_reads"),
+            map_reads: m.int("nand.map_reads"),
+            map_programs: m.int("nand.map_programs"),
         };
         let t = window.as_ps().max(1) as f64;
         Some(FlashSummary {

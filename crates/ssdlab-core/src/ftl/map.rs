@@ -196,9 +196,11 @@ impl Layout {
                 } else {
                     self.spb as u32
                 };
+                let end = end as usize;
                 bits.fill(0);
-                for o in 0..end as usize {
-                    bits[o / 64] |= 1 << (o % 64);
+                bits[..end / 64].fill(u64::MAX);
+                if !end.is_multiple_of(64) {
+                    bits[end / 64] = (1u64 << (end % 64)) - 1;
                 }
             }
         }

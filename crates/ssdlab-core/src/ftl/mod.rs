@@ -23,7 +23,10 @@
 //! page reads, erases) to a sink, and the NAND timing model turns them into die and channel
 //! work. Preconditioning runs the same code with a sink that ignores them.
 //!
-//! Leaves out: mapping-table caching (DFTL), block-level or hybrid mapping, multi-stream
+//! With `ftl.map_cache` set, map lookups and updates go through a cache of translation pages
+//! (`map_cache.rs`), and report the flash reads and writes its misses cost.
+//!
+//! Leaves out: block-level or hybrid mapping, multi-stream
 //! hot/cold separation by the host, read disturb and retention, bad blocks; and, for pools,
 //! blocks moving between pools, pools over a subset of planes, routing other than by LPN range,
 //! a config to set pools up, and replica aging of more than one pool (several pools age by
@@ -32,6 +35,7 @@
 mod config;
 mod device;
 pub mod map;
+pub mod map_cache;
 mod read_ahead;
 mod pool;
 
@@ -43,6 +47,7 @@ pub use config::{Aging, FtlConfig, Precondition, Striping, Victim, SPARE_RULE_KE
 pub use device::{Event, FlashDevice, FlashSummary, PreconditionReport};
 pub use pool::PoolSpec;
 use map::{L2p, Layout, P2l, Segment, UNMAPPED};
+use map_cache::{MapCache, MapCacheCounters};
 use pool::{Collecting, Links, Pool, PoolId, Sizing, GC, HOST, NIL};
 
 use crate::error::{ConfigIssue, Error, Result};
@@ -133,6 +138,10 @@ pub enum FlashOp {
     Read { block: BlockId, page: u32 },
     /// Erase `block`.
     Erase { block: BlockId },
+    /// Load translation page `tpage` into the map cache (a page read).
+    MapRead { tpage: u64 },
+    /// Write translation page `tpage` back (a page program).
+    MapWrite { tpage: u64 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -230,6 +239,8 @@ pub struct Ftl {
     shadow: Option<Shadow>,
     /// GC scratch: (offset, lpn) of a victim's valid units.
     moving: Vec<(u32, u64)>,
+    /// The cached mapping table, when the map does not live in DRAM.
+    map_cache: Option<MapCache>,
 }
 
 impl Ftl {
@@ -289,6 +300,7 @@ impl Ftl {
             rng: Rng::from_seed(stream_seed(seed, 0xF7F7).to_le_bytes()),
             shadow: None,
             moving: Vec::new(),
+            map_cache: None,
             cfg: cfg.clone(),
             g,
         })
@@ -419,6 +431,47 @@ impl Ftl {
         if n == 0 { 0.0 } else { v / n as f64 }
     }
 
+    /// Caches the map as `ftl.map_cache` says, from now on (the cache starts empty): map
+    /// lookups and updates then go through [`MapCache`], and report the translation-page
+    /// reads and write-backs they cost. Preconditioning runs without it.
+    pub fn enable_map_cache(&mut self) {
+        if self.cfg.map_cache.0 > 0 {
+            let pages = (self.cfg.map_cache.0 / self.g.page_size.max(1)) as usize;
+            self.map_cache = Some(MapCache::new(pages, self.g.page_size / self.cfg.map_entry.0.max(1)));
+        }
+    }
+
+    /// Map cache counters (zero without one).
+    pub fn map_cache_counters(&self) -> MapCacheCounters {
+        self.map_cache.as_ref().map_or_else(MapCacheCounters::default, |c| c.counters)
+    }
+
+    /// Looks `lpn`'s map entry up for a read: true if it is in DRAM, else its translation page
+    /// is loaded (a [`FlashOp::MapRead`], maybe after a [`FlashOp::MapWrite`] of the page it
+    /// evicts) and the read must wait for it.
+    pub fn translate(&mut self, lpn: Lpn, sink: &mut impl FnMut(FlashOp)) -> bool {
+        self.touch_map(lpn.0, false, sink)
+    }
+
+    /// The translation page that maps `lpn`, when the map is cached.
+    pub fn map_page(&self, lpn: Lpn) -> Option<u64> {
+        self.map_cache.as_ref().map(|c| c.tpage(lpn.0))
+    }
+
+    /// Passes a map access through the cache, if there is one; true on a hit.
+    #[inline]
+    fn touch_map(&mut self, lpn: u64, dirty: bool, sink: &mut impl FnMut(FlashOp)) -> bool {
+        let Some(c) = &mut self.map_cache else { return true };
+        let a = c.access(lpn, dirty);
+        if let Some(tpage) = a.writeback {
+            sink(FlashOp::MapWrite { tpage });
+        }
+        if !a.hit {
+            sink(FlashOp::MapRead { tpage: c.tpage(lpn) });
+        }
+        a.hit
+    }
+
     /// The physical slot of `lpn`, if mapped.
     #[inline]
     pub fn lookup(&self, lpn: Lpn) -> Option<u64> {
@@ -445,6 +498,7 @@ impl Ftl {
         let lpn = lpn.0;
         let p = self.pool_of(lpn);
         self.pools[p].counters.host_writes += 1;
+        self.touch_map(lpn, true, sink);
         let version = self.shadow.as_mut().map(|s| {
             s.next += 1;
             s.version.insert(lpn, s.next);
@@ -695,6 +749,7 @@ impl Ftl {
         let slot = self.allocate(p, GC, sink)?;
         self.l2p.set(lpn, slot);
         self.record(lpn, slot, version);
+        self.touch_map(lpn, true, sink);
         self.pools[p].counters.gc_writes += 1;
         Ok(())
     }

@@ -13,6 +13,9 @@
 //! data moves out of the cache register meanwhile; with cache program, the next page's data moves
 //! in while the array programs, and reads and erases wait for the array.
 //!
+//! Translation pages of the cached map (`ftl.map_cache`) are read and programmed like data
+//! pages, at fixed places spread over the dies; a read that a host command waits for goes first.
+//!
 //! Leaves out: ONFI timing below command granularity, copyback
 //! (GC data goes through the controller), read retry and ECC time, and GC data dependencies
 //! (a moved page's program may start before its read finishes: GC work is charged as load in
@@ -41,6 +44,23 @@ pub enum Work {
     Program { gc: bool, gen: u16 },
     /// A block erase.
     Erase,
+    /// A translation-page read into the map cache: one that host reads wait for, named
+    /// `token`, or one in the background (for a write or a GC move) when `None`.
+    MapLoad { token: Option<u32> },
+    /// A translation-page write-back.
+    MapProgram,
+}
+
+impl Work {
+    /// Whether the die's array only senses (a read of some kind).
+    fn is_read(self) -> bool {
+        matches!(self, Work::HostRead { .. } | Work::GcRead | Work::Prefetch { .. } | Work::MapLoad { .. })
+    }
+
+    /// Whether a host command waits for it (so it goes first under read-priority).
+    fn is_urgent(self) -> bool {
+        matches!(self, Work::HostRead { .. } | Work::MapLoad { token: Some(_) })
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -101,6 +121,8 @@ enum Target {
     Gc,
     /// Into the read-ahead buffer.
     Prefetch(u32),
+    /// Into the map cache (a load host reads wait for, or one in the background).
+    Map(Option<u32>),
 }
 
 /// A cache read's data on its way out: where it goes, the bytes, and the read's media time.
@@ -132,6 +154,9 @@ pub enum Output {
     Programmed { units: u32 },
     /// The read-ahead `token` is in the controller's DRAM.
     Prefetched { token: u32 },
+    /// The translation-page load `token` that host reads wait for is in the map cache;
+    /// `service` is its media time without waits.
+    MapLoaded { token: u32, service: SimDuration },
 }
 
 /// NAND operation counters.
@@ -145,6 +170,10 @@ pub struct NandCounters {
     pub suspends: u64,
     /// Page reads for read-ahead.
     pub prefetch_reads: u64,
+    /// Translation-page reads (map cache misses).
+    pub map_reads: u64,
+    /// Translation-page write-backs.
+    pub map_programs: u64,
 }
 
 /// The flash array.
@@ -252,6 +281,14 @@ impl NandArray {
                 self.programmed[b] = 0;
                 Op { work: Work::Erase, block, page: 0, seq: 0 }
             }
+            FlashOp::MapRead { tpage } => {
+                let (block, page) = self.map_place(tpage);
+                Op { work: Work::MapLoad { token: None }, block, page, seq: 0 }
+            }
+            FlashOp::MapWrite { tpage } => {
+                let (block, page) = self.map_place(tpage);
+                Op { work: Work::MapProgram, block, page, seq: 0 }
+            }
         };
         self.submit(op, now, out);
     }
@@ -260,6 +297,21 @@ impl NandArray {
     #[allow(clippy::too_many_arguments)]
     pub fn submit_read(&mut self, cmd: CmdId, block: BlockId, page: u32, bytes: u32, at: u32, now: SimTime, out: &mut Vec<Output>) {
         self.submit(Op { work: Work::HostRead { cmd, bytes, at }, block, page, seq: 0 }, now, out);
+    }
+
+    /// Where translation page `tpage` lives: spread over the dies, then planes, then pages (the
+    /// block is the plane's first; only its die, plane and page type matter for timing).
+    fn map_place(&self, tpage: u64) -> (BlockId, u32) {
+        let (dies, planes) = (u64::from(self.g.dies()), u64::from(self.g.planes));
+        let plane = (tpage % dies) * planes + (tpage / dies) % planes;
+        let page = (tpage / (dies * planes)) % u64::from(self.g.pages_per_block);
+        (BlockId(plane as u32 * self.g.blocks_per_plane), page as u32)
+    }
+
+    /// Queues the load `token` of translation page `tpage`, which host reads wait for.
+    pub fn submit_map_load(&mut self, token: u32, tpage: u64, now: SimTime, out: &mut Vec<Output>) {
+        let (block, page) = self.map_place(tpage);
+        self.submit(Op { work: Work::MapLoad { token: Some(token) }, block, page, seq: 0 }, now, out);
     }
 
     /// Queues a read-ahead of `bytes` from `page` of `block` into DRAM, behind host reads.
@@ -272,7 +324,7 @@ impl NandArray {
         self.seq += 1;
         let die = self.g.die_of(op.block);
         let d = &mut self.dies[die.index()];
-        let host_read = matches!(op.work, Work::HostRead { .. });
+        let host_read = op.work.is_urgent();
         if host_read && self.read_first {
             d.reads.push_back(op);
         } else {
@@ -287,7 +339,7 @@ impl NandArray {
                     self.start(die, now, out);
                 }
             }
-            Some(r) if host_read && self.read_first && r.phase == Phase::Array && !matches!(r.op.work, Work::HostRead { .. } | Work::GcRead | Work::Prefetch { .. }) => {
+            Some(r) if host_read && self.read_first && r.phase == Phase::Array && !r.op.work.is_read() => {
                 // A program or erase is in the array: suspend it for the read, if allowed.
                 if let Some(s) = self.suspend {
                     if r.end > now {
@@ -343,7 +395,7 @@ impl NandArray {
         };
         if self.cache_program && !matches!(op.work, Work::Program { .. }) && d.array_free > now {
             // A read or erase needs the array, still programming: try again when it is free.
-            if matches!(op.work, Work::HostRead { .. }) && read_first {
+            if op.work.is_urgent() && read_first {
                 d.reads.push_front(op);
             } else {
                 d.other.push_front(op);
@@ -353,8 +405,9 @@ impl NandArray {
         }
         let ch = self.g.channel_of_die(die) as usize;
         let (planes, chan_bytes, array) = match op.work {
-            Work::HostRead { .. } | Work::GcRead | Work::Prefetch { .. } => (1, 0, self.read_time(op.page)),
+            Work::HostRead { .. } | Work::GcRead | Work::Prefetch { .. } | Work::MapLoad { .. } => (1, 0, self.read_time(op.page)),
             Work::Erase => (1, 0, self.erase),
+            Work::MapProgram => (1, self.g.page_size, self.program_time(op.page)),
             Work::Program { .. } => {
                 let mut planes = 1;
                 if self.multiplane {
@@ -439,6 +492,15 @@ impl NandArray {
                         self.counters.gc_reads += 1;
                         self.cached_read_out(die, Target::Gc, self.g.page_size as u32, r.service, now, out);
                     }
+                    Work::MapLoad { token } if self.cache_read => {
+                        self.cached_read_out(die, Target::Map(token), self.g.page_size as u32, r.service, now, out);
+                    }
+                    Work::MapLoad { .. } => self.transfer_out(die, &mut r, self.g.page_size, now, out),
+                    Work::MapProgram => {
+                        self.counters.map_programs += 1;
+                        self.dies[die.index()].running = None;
+                        self.start(die, now, out);
+                    }
                     Work::HostRead { bytes, .. } | Work::Prefetch { bytes, .. } => {
                         self.transfer_out(die, &mut r, u64::from(bytes), now, out);
                     }
@@ -470,6 +532,7 @@ impl NandArray {
                 match r.op.work {
                     Work::HostRead { cmd, bytes, at } => self.deliver(Target::Host(cmd, at), bytes, r.service, out),
                     Work::Prefetch { token, bytes } => self.deliver(Target::Prefetch(token), bytes, r.service, out),
+                    Work::MapLoad { token } => self.deliver(Target::Map(token), 0, r.service, out),
                     _ => {}
                 }
                 self.start(die, now, out);
@@ -497,6 +560,12 @@ impl NandArray {
             Target::Prefetch(token) => {
                 self.counters.prefetch_reads += 1;
                 out.push(Output::Prefetched { token });
+            }
+            Target::Map(token) => {
+                self.counters.map_reads += 1;
+                if let Some(token) = token {
+                    out.push(Output::MapLoaded { token, service });
+                }
             }
             Target::Gc => {}
         }
