@@ -80,7 +80,8 @@ pub struct FlashSummary {
     pub precondition: PreconditionReport,
     /// Busy fraction of each die.
     pub die_utilisation: Vec<f64>,
-    /// Free blocks over time: `[seconds, blocks]` at the start and after GC activations.
+    /// Free blocks over time: `[seconds, blocks]` at the start and after erases (host-driven),
+    /// thinned to a bounded number of points.
     pub free_blocks_over_time: Vec<(f64, u32)>,
 }
 
@@ -103,8 +104,8 @@ pub struct FlashDevice {
     bg_target: f64,
     last_activity: SimTime,
     bg_armed: bool,
-    /// Foreground GC activations seen so far (each new one is reported to the probe).
-    last_gc_runs: u64,
+    /// Erases seen so far (each new one is reported to the probe with the free blocks).
+    last_erases: u64,
     buffer_hits: u64,
     unmapped_reads: u64,
     /// Scratch: the page reads of one command.
@@ -196,7 +197,7 @@ impl FlashDevice {
             bg_target: config.ftl.bg_gc_target,
             last_activity: SimTime::ZERO,
             bg_armed: false,
-            last_gc_runs: 0,
+            last_erases: 0,
             buffer_hits: 0,
             unmapped_reads: 0,
             page_reads: Vec::new(),
@@ -287,10 +288,10 @@ impl FlashDevice {
             }
             self.ops = ops;
             self.submit_ops(now);
-            let runs = self.ftl.counters().gc_runs;
-            if runs != self.last_gc_runs {
-                self.last_gc_runs = runs;
-                ctx.probe.record(now, Record::GcRun { runs, free_blocks: self.ftl.free_blocks() });
+            let erases = self.ftl.counters().erases;
+            if erases != self.last_erases {
+                self.last_erases = erases;
+                ctx.probe.record(now, Record::Reclaimed { erases, free_blocks: self.ftl.free_blocks() });
             }
             let latency = self.buffer_latency;
             let c = &mut ctx.cmds[id];
@@ -429,7 +430,7 @@ impl Medium for FlashDevice {
     }
 
     fn start(&mut self, ctx: &mut Ctx) {
-        ctx.probe.record(ctx.now, Record::GcRun { runs: 0, free_blocks: self.precondition.free_blocks });
+        ctx.probe.record(ctx.now, Record::Reclaimed { erases: 0, free_blocks: self.precondition.free_blocks });
     }
 
     /// Sends each unit of a read to the flash, the write buffer, or (unmapped) straight back.

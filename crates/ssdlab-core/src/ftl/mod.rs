@@ -241,6 +241,10 @@ pub struct Ftl {
     moving: Vec<(u32, u64)>,
     /// The cached mapping table, when the map does not live in DRAM.
     map_cache: Option<MapCache>,
+    /// Untimed ageing: GC reclaims whole victims at the trigger instead of pacing moves by
+    /// host writes (no timing to interleave with, and a whole victim's map updates can be
+    /// fetched together).
+    bulk_gc: bool,
 }
 
 impl Ftl {
@@ -301,6 +305,7 @@ impl Ftl {
             shadow: None,
             moving: Vec::new(),
             map_cache: None,
+            bulk_gc: false,
             cfg: cfg.clone(),
             g,
         })
@@ -657,13 +662,27 @@ impl Ftl {
 
     /// Foreground GC, paced by host writes. Once free blocks fall below the trigger, GC
     /// collects victims unit by unit: each host write earns the moves that keep free blocks
-    /// level while the current victim is collected (valid / (slots - valid) of it), a quarter
-    /// more above the trigger and half more below it, so that free blocks climb back to the
-    /// reclaim threshold; then GC rests. Erasing a collected victim costs no credit. Only when
-    /// free blocks fall to half the trigger does GC collect without waiting for credit. So GC
-    /// work reaches the dies spread over host writes, as real FTLs interleave it, rather than
-    /// in bursts of whole victims.
+    /// level while the current victim is collected (valid / (slots - valid) of it), scaled by
+    /// how far free blocks are from the middle of the trigger-reclaim band (1.5x at the
+    /// trigger, 1x in the middle, 0.5x at the reclaim threshold, nothing half a band above
+    /// it: a proportional controller), so that under steady writes free blocks settle in the
+    /// band and GC runs at the rate writes need, not in cycles of catching up and resting. GC
+    /// rests once free blocks are half a band above the reclaim threshold (after TRIMs or
+    /// idle-time GC), and starts again below the trigger. Erasing a collected victim costs
+    /// no credit. Only when free blocks fall to half the trigger does GC collect without
+    /// waiting for credit. So GC work reaches the dies spread over host writes, as real FTLs
+    /// interleave it, rather than in bursts of whole victims.
     fn collect_if_needed(&mut self, p: usize, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
+        if self.bulk_gc {
+            if self.pools[p].free_count < self.pools[p].trigger {
+                self.pools[p].counters.gc_runs += 1;
+                while self.pools[p].free_count < self.pools[p].reclaim {
+                    let Some(victim) = self.pick_victim(p) else { break };
+                    self.reclaim_block(victim, sink)?;
+                }
+            }
+            return Ok(());
+        }
         let pool = &mut self.pools[p];
         if !pool.gc_active {
             if pool.free_count >= pool.trigger {
@@ -673,12 +692,14 @@ impl Ftl {
             pool.counters.gc_runs += 1;
         }
         let floor = (pool.trigger / 2).max(1);
-        let boost = if pool.free_count < pool.trigger { 1.5 } else { 1.25 };
+        let band = f64::from(pool.reclaim.saturating_sub(pool.trigger).max(1));
+        let level = (f64::from(pool.free_count) - f64::from(pool.trigger)) / band;
+        let boost = (1.5 - level).clamp(0.0, 2.0);
         pool.credit += pool.collecting.map_or(1.0, |c| c.pace) * boost;
         loop {
             let pool = &mut self.pools[p];
             if pool.collecting.is_none() {
-                if pool.free_count >= pool.reclaim {
+                if pool.free_count >= pool.reclaim + pool.reclaim.saturating_sub(pool.trigger) / 2 {
                     pool.gc_active = false;
                     pool.credit = 0.0;
                     return Ok(());
@@ -947,6 +968,25 @@ impl Ftl {
         if self.l2p.mapped() < exported {
             self.fill_sequential()?;
         }
+        self.bulk_gc = self.pools.iter().all(|p| p.collecting.is_none());
+        let aged = self.age_writes(exported, drive_writes, seed);
+        self.bulk_gc = false;
+        self.steady_gc();
+        aged
+    }
+
+    /// Leaves an aged drive in the regime of steady random writes: foreground GC under way in
+    /// every pool whose free blocks are not above the band where it rests (untimed ageing
+    /// stops GC at the reclaim threshold, a state that steady writes never leave).
+    fn steady_gc(&mut self) {
+        for pool in &mut self.pools {
+            if pool.free_count < pool.reclaim + pool.reclaim.saturating_sub(pool.trigger) / 2 {
+                pool.gc_active = true;
+            }
+        }
+    }
+
+    fn age_writes(&mut self, exported: u64, drive_writes: f64, seed: u64) -> Result<(f64, f64)> {
         let mut rng = Rng::from_seed(stream_seed(seed, 0xA6E).to_le_bytes());
         let step = (exported / 8).max(1);
         let limit = if drive_writes > 0.0 { (drive_writes * exported as f64) as u64 } else { 30 * exported };
@@ -1119,6 +1159,7 @@ impl Ftl {
         }
         self.l2p.install(layout.clone());
         self.p2l.install(layout);
+        self.steady_gc();
         Ok((dw, waf))
     }
 }

@@ -118,9 +118,9 @@ pub struct IoRecord<'a> {
 /// What a block reports as it works (besides the counters it publishes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Record {
-    /// The FTL's garbage collection was activated (its `runs`-th time; 0 is the initial
-    /// state), leaving `free_blocks` erased blocks.
-    GcRun { runs: u64, free_blocks: u32 },
+    /// The FTL erased a block (its `erases`-th of the run; 0 is the initial state), leaving
+    /// `free_blocks` erased blocks.
+    Reclaimed { erases: u64, free_blocks: u32 },
 }
 
 /// Anything that watches I/Os finish.
@@ -260,8 +260,8 @@ pub struct Stats {
     extra_percentiles: Vec<f64>,
     log: Option<IoLog>,
     series: Option<Series>,
-    /// Free blocks after GC activations: `(seconds, blocks)`, every `gc_step`-th activation,
-    /// thinned to at most `SERIES_MAX` points.
+    /// Free blocks after erases: `(seconds, blocks)`, every `gc_step`-th erase, thinned to at
+    /// most `SERIES_MAX` points.
     free_blocks: Vec<(f64, u32)>,
     gc_step: u64,
 }
@@ -303,8 +303,8 @@ impl Stats {
     /// Takes a block's record.
     pub fn record(&mut self, now: SimTime, r: Record) {
         match r {
-            Record::GcRun { runs, free_blocks } => {
-                if !runs.is_multiple_of(self.gc_step) {
+            Record::Reclaimed { erases, free_blocks } => {
+                if !erases.is_multiple_of(self.gc_step) {
                     return;
                 }
                 self.free_blocks.push((now.as_secs_f64(), free_blocks));

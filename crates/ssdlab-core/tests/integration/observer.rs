@@ -206,6 +206,25 @@ fn until_steady_stops_at_the_first_pts_window_whatever_the_run_length() {
 }
 
 #[test]
+fn an_aged_drive_reaches_a_steady_waf_that_does_not_depend_on_the_run_length() {
+    // A 12 GiB aged TLC drive under 4 KiB random writes at QD32, in 2 s rounds (each holds
+    // about a hundred GC victims, so a round's WAF is not one victim's). GC paces itself to
+    // the free-block level, so rounds do not swing between collecting and resting.
+    let aged = |ios: &str| {
+        run("tlc-aged", &[("media.nand.blocks_per_plane", "48"), ("workload.number_ios", ios), ("stats.interval", "\"2s\""), ("stats.steady_metric", "\"ftl.waf\"")])
+    };
+    let (short, long) = (aged("300000"), aged("450000"));
+    let (a, b) = (short.steady_state.as_ref().unwrap(), long.steady_state.as_ref().unwrap());
+    assert!(a.reached && b.reached, "{a:?} {b:?}");
+    assert!((a.average / b.average - 1.0).abs() < 0.03, "steady WAF {} vs {}", a.average, b.average);
+    let (fa, fb) = (short.flash.as_ref().unwrap(), long.flash.as_ref().unwrap());
+    assert!((fa.waf / fb.waf - 1.0).abs() < 0.05, "run WAF {} vs {}", fa.waf, fb.waf);
+    assert!((fb.waf / b.average - 1.0).abs() < 0.05, "the whole run's WAF {} is the steady one {}", fb.waf, b.average);
+    // Preconditioning aged the drive to the same state (its GC reclaims whole victims).
+    assert!((b.average / fb.precondition.waf - 1.0).abs() < 0.10, "steady {} vs preconditioned {}", b.average, fb.precondition.waf);
+}
+
+#[test]
 fn a_steady_metric_needs_an_interval_and_a_known_name() {
     let Err(e) = ssdlab_core::config::build(Some("default"), None, &[("stats.steady_metric".into(), "\"iops\"".into())]) else { panic!("no interval") };
     assert!(e.to_string().contains("stats.steady_metric = \"iops\": needs stats.interval"), "{e}");
