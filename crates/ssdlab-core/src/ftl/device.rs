@@ -178,9 +178,10 @@ impl FlashDevice {
         ftl.reset_counters();
         ftl.enable_map_cache();
         let g = ftl.geometry().clone();
-        let mut array = NandArray::new(&config.media.nand, g.clone());
+        let mut array = NandArray::new(&config.media.nand, g.clone(), seed);
         for b in (0..g.blocks()).map(BlockId) {
             array.set_programmed(b, ftl.written_pages(b));
+            array.add_wear(b, ftl.erases(b));
         }
         let unit = config.ftl.mapping_unit.0;
         Ok(FlashDevice {
@@ -565,6 +566,7 @@ impl Medium for FlashDevice {
         m.count("nand.erases", "erases", "block erases on the dies", n.erases);
         m.count("nand.suspends", "suspends", "program or erase suspensions for reads", n.suspends);
         m.count("nand.prefetch_reads", "reads", "page reads for read-ahead", n.prefetch_reads);
+        m.count("nand.read_retries", "steps", "read-retry steps: pages sensed again with shifted read voltages", n.read_retries);
         m.count("nand.map_reads", "reads", "translation-page reads (map cache misses)", n.map_reads);
         m.count("nand.map_programs", "programs", "translation-page write-backs (dirty map cache evictions)", n.map_programs);
         let mc = self.ftl.map_cache_counters();
@@ -612,6 +614,7 @@ impl Medium for FlashDevice {
             prefetch_reads: m.int("nand.prefetch_reads"),
             map_reads: m.int("nand.map_reads"),
             map_programs: m.int("nand.map_programs"),
+            read_retries: m.int("nand.read_retries"),
         };
         let t = window.as_ps().max(1) as f64;
         Some(FlashSummary {

@@ -392,6 +392,11 @@ impl Ftl {
             + self.pools.iter().flat_map(|p| &p.free).map(|f| f.capacity() * 4).sum::<usize>()
     }
 
+    /// Erases of `block` so far.
+    pub fn erases(&self, block: BlockId) -> u32 {
+        self.blocks[block.index()].erases
+    }
+
     /// Erase counts: (min, max, mean) over all blocks.
     pub fn erase_spread(&self) -> (u32, u32, f64) {
         let min = self.blocks.iter().map(|b| b.erases).min().unwrap_or(0);

@@ -69,6 +69,19 @@ config_struct! {
         suspend: bool = false,
         /// Time to suspend a program or erase, and to resume it. Default: unset.
         suspend_latency: Option<SimDuration> = None,
+        /// LDPC decode of a page read in the controller's ECC engine, after its data leaves
+        /// the die (the die is free meanwhile). Default: `0ns`.
+        ecc_decode: SimDuration = SimDuration::ZERO,
+        /// Read retry: mean extra read steps (the page sensed again with shifted read
+        /// voltages, its data moved out and decoded again) per 1000 P/E cycles of the block.
+        /// Each read draws its steps from a geometric distribution with that mean, so most
+        /// reads need none and a few need several (0 = off). Default: `0`.
+        read_retry_per_kpe: f64 = 0.0,
+        /// Most retry steps a read takes (then soft decoding succeeds). Default: `8`.
+        read_retry_max: u32 = 8,
+        /// P/E cycles every block had before preconditioning (the drive's age); the blocks'
+        /// own erases add to it. Default: `0`.
+        pe_cycles: u32 = 0,
     }
 }
 
@@ -193,6 +206,15 @@ impl NandConfig {
         );
         issues.check(self.channel_mts > 0, "media.nand.channel_mts", self.channel_mts, "must be greater than zero");
         issues.check([8, 16].contains(&self.channel_width), "media.nand.channel_width", self.channel_width, "must be 8 or 16 bits");
+        issues.check(
+            self.read_retry_per_kpe >= 0.0 && self.read_retry_per_kpe <= 100.0,
+            "media.nand.read_retry_per_kpe",
+            self.read_retry_per_kpe,
+            "must be between 0 and 100 (mean retry steps per 1000 P/E cycles)",
+        );
+        issues.check(self.read_retry_max <= 64, "media.nand.read_retry_max", self.read_retry_max, "must be at most 64");
+        issues.check(self.pe_cycles <= 1_000_000, "media.nand.pe_cycles", self.pe_cycles, "must be at most 1000000");
+        issues.check(self.ecc_decode <= SimDuration::from_us(10_000), "media.nand.ecc_decode", self.ecc_decode, "must be at most 10ms");
         if self.suspend {
             issues.check(self.suspend_latency.is_some(), "media.nand.suspend", self.suspend, "needs media.nand.suspend_latency (no suspend latency is set)");
             issues.check(!self.cache_program, "media.nand.suspend", self.suspend, "is not modelled together with media.nand.cache_program");

@@ -16,8 +16,15 @@
 //! Translation pages of the cached map (`ftl.map_cache`) are read and programmed like data
 //! pages, at fixed places spread over the dies; a read that a host command waits for goes first.
 //!
+//! Every read's data goes through the controller's ECC engine (`ecc_decode`, the die free
+//! meanwhile). A read may need retry steps, each sensing the page again with shifted read
+//! voltages, moving it out and decoding it, before it decodes: their number is drawn per read
+//! (geometric, its mean growing with the block's P/E cycles), so read tails come from wear.
+//!
 //! Leaves out: ONFI timing below command granularity, copyback
-//! (GC data goes through the controller), read retry and ECC time, and GC data dependencies
+//! (GC data goes through the controller), retention and read disturb as causes of retries
+//! apart from wear, soft-decision decoding, retry steps' own channel time (the die holds the
+//! time), and GC data dependencies
 //! (a moved page's program may start before its read finishes: GC work is charged as load in
 //! issue order).
 
@@ -29,7 +36,9 @@ use super::config::{DieScheduler, NandConfig};
 use crate::ftl::{FlashOp, Geometry};
 use crate::ids::{BlockId, DieId};
 use crate::nvme::CmdId;
-use crate::sim::{SimDuration, SimTime, Timeline};
+use crate::sim::{stream_seed, Rng, SimDuration, SimTime, Timeline};
+
+use rand::{RngExt, SeedableRng};
 
 /// What an operation is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,6 +150,9 @@ pub enum Event {
     ReadOut { die: DieId },
     /// Cache program: the oldest program in the array of `die` ends.
     ProgramDone { die: DieId },
+    /// The ECC engine has decoded the oldest read it holds (decodes take the same time, so
+    /// they finish in the order they start).
+    Decoded,
 }
 
 /// What the array tells the simulation.
@@ -174,6 +186,8 @@ pub struct NandCounters {
     pub map_reads: u64,
     /// Translation-page write-backs.
     pub map_programs: u64,
+    /// Read-retry steps (extra senses of a page).
+    pub read_retries: u64,
 }
 
 /// The flash array.
@@ -197,10 +211,19 @@ pub struct NandArray {
     counters: NandCounters,
     /// Ops submitted so far.
     seq: u64,
+    /// Read retry: the continuation probability of the geometric step count per P/E cycle's
+    /// worth of mean, the cap, the P/E cycles of each block, and the source of retry draws.
+    retry_per_pe: f64,
+    retry_max: u32,
+    /// ECC decode of each page read, in the controller, and the reads being decoded.
+    ecc: SimDuration,
+    decoding: VecDeque<Outgoing>,
+    wear: Vec<u32>,
+    rng: Rng,
 }
 
 impl NandArray {
-    pub fn new(c: &NandConfig, g: Geometry) -> Self {
+    pub fn new(c: &NandConfig, g: Geometry, seed: u64) -> Self {
         let blocks = g.blocks() as usize;
         let bytes_per_sec = f64::from(c.channel_mts) * 1e6 * f64::from(c.channel_width) / 8.0;
         NandArray {
@@ -220,6 +243,12 @@ impl NandArray {
             gen: vec![0; blocks],
             counters: NandCounters::default(),
             seq: 0,
+            retry_per_pe: c.read_retry_per_kpe / 1000.0,
+            retry_max: c.read_retry_max,
+            ecc: c.ecc_decode,
+            decoding: VecDeque::new(),
+            wear: vec![c.pe_cycles; blocks],
+            rng: Rng::from_seed(stream_seed(seed, 0x2E72).to_le_bytes()),
             g,
         }
     }
@@ -259,6 +288,34 @@ impl NandArray {
         self.programmed[block.index()] = pages.min(u32::from(u16::MAX)) as u16;
     }
 
+    /// Bytes a read moves out of the die.
+    fn read_bytes(&self, w: Work) -> u64 {
+        match w {
+            Work::HostRead { bytes, .. } | Work::Prefetch { bytes, .. } => u64::from(bytes),
+            _ => self.g.page_size,
+        }
+    }
+
+    /// Adds `erases` P/E cycles to `block` (those preconditioning did).
+    pub fn add_wear(&mut self, block: BlockId, erases: u32) {
+        self.wear[block.index()] += erases;
+    }
+
+    /// Retry steps of one read of `block`: geometric with mean `read_retry_per_kpe` per 1000
+    /// P/E cycles (each further step with probability m / (1 + m)), at most `read_retry_max`.
+    fn retries(&mut self, block: BlockId) -> u32 {
+        let mean = self.retry_per_pe * f64::from(self.wear[block.index()]);
+        if mean <= 0.0 {
+            return 0;
+        }
+        let more = mean / (1.0 + mean);
+        let mut k = 0;
+        while k < self.retry_max && self.rng.random_bool(more) {
+            k += 1;
+        }
+        k
+    }
+
     /// Busy time of each die, in picoseconds.
     pub fn die_busy(&self) -> Vec<u64> {
         self.dies.iter().map(|d| d.busy.as_ps()).collect()
@@ -279,6 +336,7 @@ impl NandArray {
                 let b = block.index();
                 self.gen[b] = self.gen[b].wrapping_add(1);
                 self.programmed[b] = 0;
+                self.wear[b] += 1;
                 Op { work: Work::Erase, block, page: 0, seq: 0 }
             }
             FlashOp::MapRead { tpage } => {
@@ -405,7 +463,13 @@ impl NandArray {
         }
         let ch = self.g.channel_of_die(die) as usize;
         let (planes, chan_bytes, array) = match op.work {
-            Work::HostRead { .. } | Work::GcRead | Work::Prefetch { .. } | Work::MapLoad { .. } => (1, 0, self.read_time(op.page)),
+            Work::HostRead { .. } | Work::GcRead | Work::Prefetch { .. } | Work::MapLoad { .. } => {
+                // Each retry step senses the page again, moves it out and decodes it again.
+                let k = self.retries(op.block);
+                self.counters.read_retries += u64::from(k);
+                let step = self.read_time(op.page) + self.transfer_time(self.read_bytes(op.work)) + self.ecc;
+                (1, 0, self.read_time(op.page) + step * u64::from(k))
+            }
             Work::Erase => (1, 0, self.erase),
             Work::MapProgram => (1, self.g.page_size, self.program_time(op.page)),
             Work::Program { .. } => {
@@ -530,16 +594,21 @@ impl NandArray {
                 let d = &mut self.dies[die.index()];
                 let Some(r) = d.running.take() else { return };
                 match r.op.work {
-                    Work::HostRead { cmd, bytes, at } => self.deliver(Target::Host(cmd, at), bytes, r.service, out),
-                    Work::Prefetch { token, bytes } => self.deliver(Target::Prefetch(token), bytes, r.service, out),
-                    Work::MapLoad { token } => self.deliver(Target::Map(token), 0, r.service, out),
+                    Work::HostRead { cmd, bytes, at } => self.read_out(Target::Host(cmd, at), bytes, r.service, now, out),
+                    Work::Prefetch { token, bytes } => self.read_out(Target::Prefetch(token), bytes, r.service, now, out),
+                    Work::MapLoad { token } => self.read_out(Target::Map(token), 0, r.service, now, out),
                     _ => {}
                 }
                 self.start(die, now, out);
             }
             Event::ReadOut { die } => {
                 let Some((target, bytes, service)) = self.dies[die.index()].outgoing.pop_front() else { return };
-                self.deliver(target, bytes, service, out);
+                self.read_out(target, bytes, service, now, out);
+            }
+            Event::Decoded => {
+                if let Some((target, bytes, service)) = self.decoding.pop_front() {
+                    self.deliver(target, bytes, service, out);
+                }
             }
             Event::ProgramDone { die } => {
                 let ops = self.dies[die.index()].in_array.pop_front().unwrap_or_default();
@@ -550,7 +619,19 @@ impl NandArray {
         }
     }
 
-    /// A read's data has left the die: to its host command, or into the read-ahead buffer.
+    /// A read's data has left the die: it goes through the ECC engine (when decoding takes
+    /// time), then on.
+    fn read_out(&mut self, target: Target, bytes: u32, service: SimDuration, now: SimTime, out: &mut Vec<Output>) {
+        if self.ecc > SimDuration::ZERO {
+            self.decoding.push_back((target, bytes, service + self.ecc));
+            out.push(Output::At(now + self.ecc, Event::Decoded));
+        } else {
+            self.deliver(target, bytes, service, out);
+        }
+    }
+
+    /// A read's data is decoded: to its host command, the read-ahead buffer, the GC buffer or
+    /// the map cache.
     fn deliver(&mut self, target: Target, bytes: u32, service: SimDuration, out: &mut Vec<Output>) {
         match target {
             Target::Host(cmd, at) => {

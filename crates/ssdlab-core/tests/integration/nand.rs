@@ -79,6 +79,44 @@ fn with_a_cached_map_a_read_that_misses_costs_one_extra_flash_read() {
 }
 
 #[test]
+fn read_retries_grow_with_wear_and_give_qd1_reads_a_tail() {
+    // SLC (one page type, tR 25 us) so that only retries spread the latency. A retry step
+    // senses the page again (tR), moves it out (4 KiB at 800 MB/s) and decodes it (2 us); the
+    // last decode follows the data out. Steps are geometric with mean 1 per 1000 P/E cycles,
+    // at most 8: E[steps] = sum_{j=1..8} q^j with q = m / (1 + m).
+    let qd1 = |pe: &'static str, per_kpe: &'static str| {
+        run(
+            "slc",
+            &[
+                ("workload.iodepth", "1"),
+                ("workload.number_ios", "4000"),
+                ("media.nand.pe_cycles", pe),
+                ("media.nand.read_retry_per_kpe", per_kpe),
+                ("media.nand.ecc_decode", "\"2us\""),
+            ],
+        )
+    };
+    let xfer = 4096.0 / 800e6 * 1e6;
+    let base = 0.1 + 25.0 + xfer + 2.0;
+    let step = 25.0 + xfer + 2.0;
+    let media = |s: &Summary| s.read.breakdown_us.0[Component::Media as usize];
+    let fresh = qd1("0", "1.0");
+    assert_eq!(flash(&fresh).nand.read_retries, 0);
+    assert!((media(&fresh) - base).abs() < 1e-6, "{}", media(&fresh));
+    assert!((fresh.read.latency_us.p99 - fresh.read.latency_us.p50).abs() < 0.01, "no retries, no spread");
+    for (pe, m) in [("1000", 1.0f64), ("3000", 3.0)] {
+        let s = qd1(pe, "1.0");
+        let per_read = flash(&s).nand.read_retries as f64 / 4000.0;
+        let q = m / (1.0 + m);
+        let want = (1..=8).map(|j| q.powi(j)).sum::<f64>();
+        assert!((per_read / want - 1.0).abs() < 0.06, "{pe} P/E: {per_read} steps per read, model {want}");
+        // Every microsecond of the extra media time is a retry step.
+        assert!((media(&s) - base - per_read * step).abs() < 1e-6, "{pe} P/E: media {} us", media(&s));
+        assert!(s.read.latency_us.p99 > s.read.latency_us.p50 + 2.0 * step, "{pe} P/E: p50 {} p99 {}", s.read.latency_us.p50, s.read.latency_us.p99);
+    }
+}
+
+#[test]
 fn sequential_reads_hit_read_ahead_and_cost_far_less_than_random_ones() {
     let qd1 = |rw: &'static str, ahead: &'static str| run("tlc", &[("workload.iodepth", "1"), ("workload.rw", rw), ("workload.number_ios", "3000"), ("ftl.read_ahead", ahead)]);
     let rand = qd1("randread", "128KiB");
