@@ -134,6 +134,24 @@ def test_timeseries_metrics_and_tenants_are_dataframes() -> None:
     assert ssdlab.run("default", workload={"numjobs": 1, "number_ios": 100}).timeseries is None
 
 
+def test_timeseries_plot_has_a_panel_per_column_and_shades_the_steady_window(tmp_path) -> None:
+    r = ssdlab.run("ops-isolation", workload={"number_ios": 6000}, set={"stats.interval": "50ms", "stats.steady_metric": "ftl.waf"})
+    fig = ssdlab.plot_timeseries(r, tmp_path / "gc.png")
+    assert (tmp_path / "gc.png").stat().st_size > 10_000
+    labels = [ax.get_ylabel() for ax in fig.axes]
+    assert labels == ["IOPS", "p99 latency (us)", "WAF (interval)", "free blocks", "GC units moved"]
+    if r.summary["steady_state"]["reached"]:
+        assert all(ax.patches for ax in fig.axes), "the PTS window is shaded"
+    fig = ssdlab.plot_timeseries(r, tmp_path / "iops.svg", columns=["iops"])
+    assert len(fig.axes) == 1 and (tmp_path / "iops.svg").exists()
+    with pytest.raises(ssdlab.ConfigError, match="columns = nope"):
+        ssdlab.plot_timeseries(r, columns=["nope"])
+    with pytest.raises(ssdlab.ConfigError, match="stats.interval"):
+        ssdlab.plot_timeseries(ssdlab.run("default", workload=SMALL))
+    with pytest.raises(ssdlab.ConfigError, match="png or .svg"):
+        ssdlab.plot_timeseries(r, tmp_path / "gc.pdf")
+
+
 def test_metrics_describe_every_name_a_run_reports() -> None:
     m = ssdlab.metrics("tlc")
     assert {"unit", "kind", "description"} <= set(m.columns)

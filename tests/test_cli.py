@@ -194,3 +194,15 @@ def test_until_steady_reports_the_rounds_and_stops(cli):
     p = cli("run", "--until-steady", "iops")
     assert p.returncode == 2 and "needs a round" in p.stderr
     no_traceback(p)
+
+
+def test_plot_series_writes_the_gc_time_series(cli, tmp_path):
+    png = tmp_path / "gc.png"
+    p = cli("run", "ops-isolation", "-w", "number_ios=3000", "--set", "stats.interval=50ms", "--plot-series", str(png))
+    assert p.returncode == 0, p.stderr
+    assert png.stat().st_size > 10_000
+    p = cli("run", "ops-isolation", "--plot-series", str(png))
+    assert p.returncode == 2 and "needs intervals" in p.stderr
+    no_traceback(p)
+    p = cli("run", "ops-isolation", "--set", "stats.interval=50ms", "--plot-series", "gc.pdf")
+    assert p.returncode == 2 and "--plot-series 'gc.pdf'" in p.stderr

@@ -13,6 +13,7 @@ from ssdlab._core import __version__
 from ssdlab.api import Config, Result, components, load_config, metrics, presets, run
 from ssdlab.decompose import decompose, plot_decomposition
 from ssdlab.exceptions import ConfigError, InputError, SimulationError, SsdlabError, TraceError, WorkloadError
+from ssdlab.series import plot_timeseries
 
 __all__ = [
     "Config",
@@ -29,6 +30,7 @@ __all__ = [
     "load_config",
     "metrics",
     "plot_decomposition",
+    "plot_timeseries",
     "presets",
     "run",
 ]

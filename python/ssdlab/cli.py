@@ -23,6 +23,7 @@ from rich.table import Table
 
 from ssdlab import _core, api, ats
 from ssdlab.decompose import SEED001_MEDIA, SEED001_PARTS, plot_decomposition
+from ssdlab.series import plot_timeseries
 from ssdlab.decompose import decompose as run_decomposition
 from ssdlab.exceptions import SsdlabError, issues
 
@@ -69,9 +70,9 @@ def _ctrl_c_exits_130(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _check_plot(path: Optional[str]) -> None:
+def _check_plot(path: Optional[str], flag: str = "--plot") -> None:
     if path and not path.lower().endswith((".png", ".svg")):
-        raise UsageError(f"--plot {path!r}: write a .png or .svg file")
+        raise UsageError(f"{flag} {path!r}: write a .png or .svg file")
 
 
 def _pairs(items: list[str], option: str, prefix: str = "") -> list[tuple[str, str]]:
@@ -225,7 +226,7 @@ def _print_summary(result: api.Result) -> None:
     st = s.get("steady_state")
     if st:
         rounds = st["rounds"]
-        shown = "  ".join(f"{v:,.4g}" for v in rounds[-12:])
+        shown = "  ".join("-" if v is None else f"{v:,.4g}" for v in rounds[-12:])
         out.print(f"rounds of {escape(st['metric'])}{' (last 12)' if len(rounds) > 12 else ''}: {shown}")
         if st["reached"]:
             out.print(
@@ -267,6 +268,7 @@ def run(
     until_steady: Optional[str] = typer.Option(
         None, "--until-steady", help="Stop at the SNIA PTS steady state of this metric (iops, bandwidth_mib_s, ftl.waf, ...); each --set stats.interval=T is a round."
     ),
+    plot_series: Optional[str] = typer.Option(None, "--plot-series", help="Plot the time series (IOPS, p99, WAF, free blocks, GC moves) to a .png or .svg file; needs --set stats.interval=T."),
 ) -> None:
     """Run a simulation and report throughput, latency and where the time went.
 
@@ -278,6 +280,10 @@ def run(
     options (`ssdlab run --rw=randread --bs=4k --iodepth=32`), which replace the device's workload.
     """
     settings = _pairs(workload, "--workload", "workload.") + _pairs(set_, "--set")
+    if plot_series is not None:
+        _check_plot(plot_series, "--plot-series")
+        if not any(k == "stats.interval" for k, _ in settings):
+            raise UsageError("--plot-series needs intervals: --set stats.interval=10ms (for example)")
     if until_steady is not None:
         if not any(k == "stats.interval" for k, _ in settings):
             raise UsageError("--until-steady needs a round: --set stats.interval=10ms (for example)")
@@ -311,6 +317,8 @@ def run(
         return
     with _Bar("simulating") as bar:
         result = api.run(cfg, progress=bar)
+    if plot_series is not None:
+        plot_timeseries(result, plot_series)
     if json_:
         out.file.write(json.dumps(result.summary, indent=2) + "\n")
     else:

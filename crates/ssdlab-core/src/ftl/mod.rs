@@ -731,6 +731,13 @@ impl Ftl {
         self.blocks[victim as usize].state = State::Victim;
         self.pools[p].counters.gc_victims += 1;
         let spb = self.g.slots_per_block();
+        // Touch the map entries of the victim's valid units now: independent loads whose cache
+        // misses overlap, where the moves one by one would take them in turn.
+        let touched = (0..spb).fold(0u64, |a, offset| {
+            let lpn = self.p2l.get(victim, offset);
+            if lpn == UNMAPPED { a } else { a ^ self.l2p.get(lpn) }
+        });
+        std::hint::black_box(touched);
         let pace = f64::from(valid) / f64::from(spb.saturating_sub(valid).max(1));
         self.pools[p].collecting = Some(Collecting { block: victim, next: 0, page_read: NIL, pace });
         true
