@@ -41,6 +41,9 @@ def test_shares_follow_seed001(frames):
     # The medium's own latency shows in NVM; the rest of the path does not depend on it.
     assert fw.loc["tlc", "NVM"] - fw.loc["mram", "NVM"] == pytest.approx(450 - 0.065, abs=0.01)
     assert fw.loc["tlc", "Translation"] == pytest.approx(fw.loc["mram", "Translation"])
+    # Every category is there: the firmware takes each doorbell and dispatches its queue.
+    assert (fw > 0).all().all(), fw
+    assert (fw["Queue/Doorbells"] > hw["Queue/Doorbells"]).all(), "automation handles doorbells faster"
 
 
 def test_the_same_numbers_as_the_command_line(frames, cli):

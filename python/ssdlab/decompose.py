@@ -31,8 +31,8 @@ SEED001_MEDIA: dict[str, str] = {"tlc": "450us", "mlc": "150us", "slc": "25us", 
 
 # Seed 001's decomposition categories, each a sum of breakdown components.
 SEED001_PARTS: dict[str, list[str]] = {
-    "Fetching": ["doorbell_fetch"],
-    "Queue/Doorbells": ["queueing"],
+    "Fetching": ["fetch"],
+    "Queue/Doorbells": ["doorbell", "queueing"],
     "PRP": ["prp"],
     "Translation": ["controller", "translation"],
     "NVM": ["media", "transfer"],

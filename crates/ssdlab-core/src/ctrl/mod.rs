@@ -229,7 +229,8 @@ fn next_internal(c: &Command, step: Step) -> Option<Step> {
 /// Where a step's time goes in the breakdown.
 fn component(step: Step) -> Component {
     match step {
-        Step::Fetch => Component::DoorbellFetch,
+        // Taking the doorbell and dispatching the queue, up to issuing the SQE read.
+        Step::Fetch => Component::Doorbell,
         Step::Parse | Step::Translate => Component::Controller,
         Step::Prp | Step::PrpList => Component::Prp,
         Step::Completion => Component::Completion,

@@ -224,18 +224,18 @@ impl Link {
         let (next, at) = match tlp {
             Tlp::SqDoorbell => {
                 c.account(Component::Queueing, g.start);
-                c.account(Component::DoorbellFetch, g.end + prop);
+                c.account(Component::Doorbell, g.end + prop);
                 (SimEvent::Nvme(nvme::Event::Doorbell { queue: c.queue, cmd: id }), g.end + prop)
             }
             Tlp::SqeRead | Tlp::PrpRead => {
-                let (cat, next) = if tlp == Tlp::SqeRead { (Component::DoorbellFetch, Tlp::SqeData) } else { (Component::Prp, Tlp::PrpData) };
+                let (cat, next) = if tlp == Tlp::SqeRead { (Component::Fetch, Tlp::SqeData) } else { (Component::Prp, Tlp::PrpData) };
                 c.account(Component::Queueing, g.start);
                 let back = g.end + prop + mem;
                 c.account(cat, back);
                 (SimEvent::Pcie(Event::Send { cmd: id, tlp: next }), back)
             }
             Tlp::SqeData | Tlp::PrpData => {
-                let (cat, step) = if tlp == Tlp::SqeData { (Component::DoorbellFetch, Step::Parse) } else { (Component::Prp, Step::PrpList) };
+                let (cat, step) = if tlp == Tlp::SqeData { (Component::Fetch, Step::Parse) } else { (Component::Prp, Step::PrpList) };
                 c.account(Component::Queueing, g.start);
                 c.account(cat, g.end + prop);
                 (SimEvent::Ctrl(ctrl::Event::Step { cmd: id, step }), g.end + prop)

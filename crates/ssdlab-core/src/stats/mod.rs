@@ -40,31 +40,35 @@ pub enum Component {
     /// Waiting in the link and device: for a link direction, an SQ slot to be fetched (tags,
     /// arbitration), a core or engine, a media unit, the internal bus.
     Queueing = 2,
-    /// SQ doorbell write, doorbell handling, SQE fetch round trip.
-    DoorbellFetch = 3,
+    /// Queue and doorbell handling: the SQ doorbell write over the link, and the controller
+    /// taking the doorbell and dispatching the queue (seed 001's "Queue/Doorbells").
+    Doorbell = 3,
+    /// The SQE fetch: read request to host memory and the entry back (seed 001's "Fetching").
+    Fetch = 4,
     /// PRP handling and PRP-list fetch.
-    Prp = 4,
+    Prp = 5,
     /// Controller work: SQE decode and address translation.
-    Controller = 5,
+    Controller = 6,
     /// Media access and internal bus.
-    Media = 6,
+    Media = 7,
     /// Data over `PCIe` (including host memory latency for writes).
-    Transfer = 7,
+    Transfer = 8,
     /// CQE post, interrupt (or its coalescing delay) until the host sees it.
-    Completion = 8,
+    Completion = 9,
     /// Waiting for address translations (ATS requests on ATC misses).
-    Translation = 9,
+    Translation = 10,
 }
 
 /// Number of [`Component`]s.
-pub const COMPONENTS: usize = 10;
+pub const COMPONENTS: usize = 11;
 
 impl Component {
     pub const ALL: [Component; COMPONENTS] = [
         Component::HostSoftware,
         Component::HostQueueing,
         Component::Queueing,
-        Component::DoorbellFetch,
+        Component::Doorbell,
+        Component::Fetch,
         Component::Prp,
         Component::Controller,
         Component::Media,
@@ -78,7 +82,8 @@ impl Component {
             Component::HostSoftware => "host_software",
             Component::HostQueueing => "host_queueing",
             Component::Queueing => "queueing",
-            Component::DoorbellFetch => "doorbell_fetch",
+            Component::Doorbell => "doorbell",
+            Component::Fetch => "fetch",
             Component::Prp => "prp",
             Component::Controller => "controller",
             Component::Media => "media",

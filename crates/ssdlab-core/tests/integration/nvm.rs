@@ -113,7 +113,7 @@ fn seed_001_decomposition_firmware_dominates_fast_media_and_automation_removes_i
     // Seed 001's media (its read latencies) under the OpenExpress-like controller, QD1.
     let media = [("tlc", "\"450us\""), ("mlc", "\"150us\""), ("slc", "\"25us\""), ("znand", "\"3us\""), ("pram", "\"120ns\""), ("mram", "\"65ns\"")];
     let device = |s: &Summary, parts: &[Component]| parts.iter().map(|&c| s.read.breakdown_us.0[c as usize]).sum::<f64>();
-    let ctrl = [Component::DoorbellFetch, Component::Prp, Component::Controller];
+    let ctrl = [Component::Doorbell, Component::Fetch, Component::Prp, Component::Controller];
     for (name, lat) in media {
         let fw = run("openexpress-fw", &[("media.nvm.read_latency", lat), ("workload.iodepth", "1"), ("workload.number_ios", "300")]);
         let hw = run("openexpress-hw", &[("media.nvm.read_latency", lat), ("workload.iodepth", "1"), ("workload.number_ios", "300")]);
