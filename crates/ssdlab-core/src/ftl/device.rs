@@ -16,7 +16,10 @@
 //! write-backs that writes and GC moves cause run in the background. Units in the write buffer,
 //! read ahead, or never written need no map entry from flash.
 //!
-//! Leaves out: sharing one page read between requests and multi-plane reads.
+//! The page reads of one command are queued together, so that those of one page offset on a
+//! die's planes can be sensed at once (multi-plane read).
+//!
+//! Leaves out: sharing one page read between requests.
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -410,9 +413,7 @@ impl FlashDevice {
                     if w.loads == 0 {
                         let w = self.map_wait.remove(&cmd).unwrap_or_else(|| unreachable!("just found"));
                         self.map_crit.insert(cmd, (w.service, w.reads.len()));
-                        for r in &w.reads {
-                            self.array.submit_read(cmd, r.block, r.page, r.bytes, r.at, ctx.now, &mut self.out);
-                        }
+                        self.array.submit_reads(cmd, w.reads.iter().map(|r| (r.block, r.page, r.bytes, r.at)), ctx.now, &mut self.out);
                     }
                 }
             }
@@ -492,9 +493,7 @@ impl Medium for FlashDevice {
         if loads > 0 {
             self.map_wait.insert(id, MapWait { loads, service: SimDuration::ZERO, reads: reads.clone() });
         } else {
-            for r in &reads {
-                self.array.submit_read(id, r.block, r.page, r.bytes, r.at, now, &mut self.out);
-            }
+            self.array.submit_reads(id, reads.iter().map(|r| (r.block, r.page, r.bytes, r.at)), now, &mut self.out);
         }
         self.page_reads = reads;
         if let Some(lpns) = self.ahead.on_read(ctx.cmds[id].job, offset, len, self.unit) {
@@ -563,6 +562,7 @@ impl Medium for FlashDevice {
         m.count("nand.gc_reads", "reads", "page reads for garbage collection", n.gc_reads);
         m.count("nand.programs", "programs", "page programs", n.programs);
         m.count("nand.multiplane_programs", "programs", "programs that joined a multi-plane program", n.multiplane_programs);
+        m.count("nand.multiplane_reads", "reads", "host reads that sensed two or more planes of a die at once", n.multiplane_reads);
         m.count("nand.erases", "erases", "block erases on the dies", n.erases);
         m.count("nand.suspends", "suspends", "program or erase suspensions for reads", n.suspends);
         m.count("nand.prefetch_reads", "reads", "page reads for read-ahead", n.prefetch_reads);
@@ -615,6 +615,7 @@ impl Medium for FlashDevice {
             map_reads: m.int("nand.map_reads"),
             map_programs: m.int("nand.map_programs"),
             read_retries: m.int("nand.read_retries"),
+            multiplane_reads: m.int("nand.multiplane_reads"),
         };
         let t = window.as_ps().max(1) as f64;
         Some(FlashSummary {

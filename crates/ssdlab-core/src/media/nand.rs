@@ -4,7 +4,9 @@
 //! Models: a read sends command cycles on the channel, occupies the die for tR of its page
 //! type, then moves its data out over the channel; a program moves its data in over the channel
 //! and occupies the die for tPROG (with multi-plane on, programs of the same page offset on the
-//! die's other planes that are already queued join it); an erase sends command cycles and
+//! die's other planes that are already queued join it, and host reads of one page offset on the
+//! die's planes, queued together, are sensed in one tR and moved out in turn, under
+//! read-priority without cache read); an erase sends command cycles and
 //! occupies the die for tBERS. Each die serves its queue FIFO, or reads first (read-priority),
 //! and can suspend a program or erase for a host read (paying the suspend latency on the way
 //! out and back). The die stays busy while its page register is emptied over the channel.
@@ -188,6 +190,8 @@ pub struct NandCounters {
     pub map_programs: u64,
     /// Read-retry steps (extra senses of a page).
     pub read_retries: u64,
+    /// Multi-plane reads (host reads of two or more planes sensed together).
+    pub multiplane_reads: u64,
 }
 
 /// The flash array.
@@ -351,12 +355,6 @@ impl NandArray {
         self.submit(op, now, out);
     }
 
-    /// Queues a host read of `bytes` from `page` of `block` (`at`: where they go in the I/O).
-    #[allow(clippy::too_many_arguments)]
-    pub fn submit_read(&mut self, cmd: CmdId, block: BlockId, page: u32, bytes: u32, at: u32, now: SimTime, out: &mut Vec<Output>) {
-        self.submit(Op { work: Work::HostRead { cmd, bytes, at }, block, page, seq: 0 }, now, out);
-    }
-
     /// Where translation page `tpage` lives: spread over the dies, then planes, then pages (the
     /// block is the plane's first; only its die, plane and page type matter for timing).
     fn map_place(&self, tpage: u64) -> (BlockId, u32) {
@@ -377,13 +375,29 @@ impl NandArray {
         self.submit(Op { work: Work::Prefetch { token, bytes }, block, page, seq: 0 }, now, out);
     }
 
-    fn submit(&mut self, mut op: Op, now: SimTime, out: &mut Vec<Output>) {
+    fn submit(&mut self, op: Op, now: SimTime, out: &mut Vec<Output>) {
+        let die = self.enqueue(op);
+        self.kick(die, op.work.is_urgent(), now, out);
+    }
+
+    /// Queues the page reads of host command `cmd` (block, page, bytes, where they go) before
+    /// any of them starts, so that reads of one page offset on a die's planes can go together.
+    pub fn submit_reads(&mut self, cmd: CmdId, reads: impl Iterator<Item = (BlockId, u32, u32, u32)> + Clone, now: SimTime, out: &mut Vec<Output>) {
+        for (block, page, bytes, at) in reads.clone() {
+            self.enqueue(Op { work: Work::HostRead { cmd, bytes, at }, block, page, seq: 0 });
+        }
+        for (block, ..) in reads {
+            self.kick(self.g.die_of(block), true, now, out);
+        }
+    }
+
+    /// Puts `op` in its die's queue; returns the die.
+    fn enqueue(&mut self, mut op: Op) -> DieId {
         op.seq = self.seq;
         self.seq += 1;
         let die = self.g.die_of(op.block);
         let d = &mut self.dies[die.index()];
-        let host_read = op.work.is_urgent();
-        if host_read && self.read_first {
+        if op.work.is_urgent() && self.read_first {
             d.reads.push_back(op);
         } else {
             d.other.push_back(op);
@@ -391,6 +405,13 @@ impl NandArray {
                 d.programs.entry(op.page).or_default().push_back(op);
             }
         }
+        die
+    }
+
+    /// Lets `die` act on a new op: start it if idle, or suspend a program or erase for an
+    /// urgent read (`host_read`).
+    fn kick(&mut self, die: DieId, host_read: bool, now: SimTime, out: &mut Vec<Output>) {
+        let d = &self.dies[die.index()];
         match d.running {
             None => {
                 if d.suspended.is_none() {
@@ -464,11 +485,42 @@ impl NandArray {
         let ch = self.g.channel_of_die(die) as usize;
         let (planes, chan_bytes, array) = match op.work {
             Work::HostRead { .. } | Work::GcRead | Work::Prefetch { .. } | Work::MapLoad { .. } => {
-                // Each retry step senses the page again, moves it out and decodes it again.
-                let k = self.retries(op.block);
+                // Multi-plane read: queued host reads of the same page offset on the die's other
+                // planes are sensed with this one (one tR), their data moved out after its.
+                let mut planes = 1;
+                // (Not while a suspended multi-plane program keeps its partners.)
+                if self.multiplane && read_first && !self.cache_read && matches!(op.work, Work::HostRead { .. }) && self.dies[die.index()].merged.is_empty() {
+                    let d = &mut self.dies[die.index()];
+                    let plane = |o: &Op| o.block.0 / self.g.blocks_per_plane % self.g.planes;
+                    let mut taken = vec![plane(&op)];
+                    let mut i = 0;
+                    while i < d.reads.len() && planes < self.g.planes {
+                        let o = d.reads[i];
+                        if o.page == op.page && matches!(o.work, Work::HostRead { .. }) && !taken.contains(&plane(&o)) {
+                            taken.push(plane(&o));
+                            planes += 1;
+                            d.reads.remove(i);
+                            d.merged.push(o);
+                        } else {
+                            i += 1;
+                        }
+                    }
+                    if planes > 1 {
+                        self.counters.multiplane_reads += 1;
+                    }
+                }
+                // Each retry step senses the pages again, moves them out and decodes them
+                // again; the die holds for the read that needs the most.
+                let mut k = self.retries(op.block);
                 self.counters.read_retries += u64::from(k);
+                for i in 0..self.dies[die.index()].merged.len() {
+                    let o = self.dies[die.index()].merged[i];
+                    let ko = self.retries(o.block);
+                    self.counters.read_retries += u64::from(ko);
+                    k = k.max(ko);
+                }
                 let step = self.read_time(op.page) + self.transfer_time(self.read_bytes(op.work)) + self.ecc;
-                (1, 0, self.read_time(op.page) + step * u64::from(k))
+                (planes, 0, self.read_time(op.page) + step * u64::from(k))
             }
             Work::Erase => (1, 0, self.erase),
             Work::MapProgram => (1, self.g.page_size, self.program_time(op.page)),
@@ -529,7 +581,7 @@ impl NandArray {
         d.busy += end.since(now);
         let service = g.end.since(g.start) + array;
         d.running = Some(Running { op, end, phase: Phase::Array, service });
-        if planes > 1 {
+        if planes > 1 && matches!(op.work, Work::Program { .. }) {
             self.counters.multiplane_programs += 1;
         }
         out.push(Output::At(end, Event::ArrayDone { die, gen: d.gen }));
@@ -598,6 +650,15 @@ impl NandArray {
                     Work::Prefetch { token, bytes } => self.read_out(Target::Prefetch(token), bytes, r.service, now, out),
                     Work::MapLoad { token } => self.read_out(Target::Map(token), 0, r.service, now, out),
                     _ => {}
+                }
+                // A multi-plane read: the next plane's data goes out; its media time is the
+                // shared sensing and its own transfer.
+                if matches!(r.op.work, Work::HostRead { .. }) && self.dies[die.index()].merged.first().is_some_and(|o| matches!(o.work, Work::HostRead { .. })) {
+                    let o = self.dies[die.index()].merged.remove(0);
+                    let sensed = r.service - self.transfer_time(self.read_bytes(r.op.work));
+                    let mut next = Running { op: o, end: now, phase: Phase::Array, service: sensed };
+                    self.transfer_out(die, &mut next, self.read_bytes(o.work), now, out);
+                    return;
                 }
                 self.start(die, now, out);
             }

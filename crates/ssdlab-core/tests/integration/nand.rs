@@ -50,6 +50,25 @@ fn a_read_inside_one_page_costs_one_tr_plus_its_transfer() {
 }
 
 #[test]
+fn a_read_across_the_planes_of_a_die_senses_them_together() {
+    // Plane-first striping puts a 32 KiB read's two 16 KiB pages on the two planes of one die,
+    // at the same page offset: a multi-plane read senses both in one tR (25 us, plus 0.1 us of
+    // command cycles), then moves them out one after the other. Without it the die reads them
+    // in turn, and the read takes one tR and command more.
+    let qd1 = |mp: &'static str| {
+        run("slc", &[("workload.iodepth", "1"), ("workload.bs", "32k"), ("workload.number_ios", "500"), ("ftl.striping", "\"plane-first\""), ("media.nand.multiplane", mp)])
+    };
+    let (on, off) = (qd1("true"), qd1("false"));
+    assert_eq!(flash(&on).nand.multiplane_reads, 500);
+    assert_eq!((flash(&on).nand.host_reads, flash(&off).nand.host_reads, flash(&off).nand.multiplane_reads), (1000, 1000, 0));
+    let saved = off.read.latency_us.mean - on.read.latency_us.mean;
+    assert!((saved - 25.1).abs() < 1e-3, "saved {saved} us");
+    // The second plane's media time is the shared sensing and its own transfer.
+    let media = on.read.breakdown_us.0[Component::Media as usize];
+    assert!((media - (0.1 + 25.0 + 16384.0 / 800e6 * 1e6)).abs() < 1e-6, "{media}");
+}
+
+#[test]
 fn with_a_cached_map_a_read_that_misses_costs_one_extra_flash_read() {
     // SLC: tR 25 us, 16 KiB pages, 800 MT/s x8 channels, 0.1 us of command cycles. The map
     // cache holds one translation page (16 KiB / 4 B = 4096 units) of the 4 GiB drive's 256,
