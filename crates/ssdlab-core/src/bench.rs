@@ -26,6 +26,8 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario { name: "tlc-randread-4k-qd16", preset: "tlc", settings: &[("workload.numjobs", "1"), ("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.iodepth", "16"), ("workload.number_ios", "1000000")] },
     Scenario { name: "tlc-seqread-128k-qd8", preset: "tlc", settings: &[("workload.numjobs", "1"), ("workload.rw", "read"), ("workload.bs", "128k"), ("workload.iodepth", "8"), ("workload.number_ios", "100000")] },
     Scenario { name: "tlc-aged-randwrite-4k-qd32", preset: "tlc-aged", settings: &[("workload.numjobs", "1"), ("workload.rw", "randwrite"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "300000")] },
+    Scenario { name: "mqsim-randread-4k-qd32", preset: "mqsim", settings: &[("workload.number_ios", "500000")] },
+    Scenario { name: "mqsim-cmt-randread-4k-qd32", preset: "mqsim", settings: &[("workload.number_ios", "500000"), ("ftl.map_cache", "\"2MiB\"")] },
 ];
 
 /// The measurement of one scenario. `wall_s` times the run only; preconditioning (functional,
