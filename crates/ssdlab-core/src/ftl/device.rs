@@ -562,6 +562,7 @@ impl Medium for FlashDevice {
         m.count("nand.gc_reads", "reads", "page reads for garbage collection", n.gc_reads);
         m.count("nand.programs", "programs", "page programs", n.programs);
         m.count("nand.multiplane_programs", "programs", "programs that joined a multi-plane program", n.multiplane_programs);
+        m.count("nand.register_hits", "reads", "reads served from a plane's page register without a tR", n.register_hits);
         m.count("nand.multiplane_reads", "reads", "host reads that sensed two or more planes of a die at once", n.multiplane_reads);
         m.count("nand.erases", "erases", "block erases on the dies", n.erases);
         m.count("nand.suspends", "suspends", "program or erase suspensions for reads", n.suspends);
@@ -616,6 +617,7 @@ impl Medium for FlashDevice {
             map_programs: m.int("nand.map_programs"),
             read_retries: m.int("nand.read_retries"),
             multiplane_reads: m.int("nand.multiplane_reads"),
+            register_hits: m.int("nand.register_hits"),
         };
         let t = window.as_ps().max(1) as f64;
         Some(FlashSummary {

@@ -69,6 +69,10 @@ config_struct! {
         suspend: bool = false,
         /// Time to suspend a program or erase, and to resume it. Default: unset.
         suspend_latency: Option<SimDuration> = None,
+        /// Page-register reuse: a read of the page a plane read last (no program or erase on the
+        /// die since) moves its data out again without sensing it (ONFI change read column), so
+        /// a stream of small reads inside a page pays one tR. Default: `false`.
+        register_reuse: bool = false,
         /// LDPC decode of a page read in the controller's ECC engine, after its data leaves
         /// the die (the die is free meanwhile). Default: `0ns`.
         ecc_decode: SimDuration = SimDuration::ZERO,

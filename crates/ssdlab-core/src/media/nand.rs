@@ -6,7 +6,8 @@
 //! and occupies the die for tPROG (with multi-plane on, programs of the same page offset on the
 //! die's other planes that are already queued join it, and host reads of one page offset on the
 //! die's planes, queued together, are sensed in one tR and moved out in turn, under
-//! read-priority without cache read); an erase sends command cycles and
+//! read-priority without cache read; with register reuse, a read of the page a plane sensed
+//! last skips the tR); an erase sends command cycles and
 //! occupies the die for tBERS. Each die serves its queue FIFO, or reads first (read-priority),
 //! and can suspend a program or erase for a host read (paying the suspend latency on the way
 //! out and back). The die stays busy while its page register is emptied over the channel.
@@ -121,6 +122,9 @@ struct Die {
     in_array: VecDeque<Vec<Op>>,
     /// Cache read: reads whose data is moving out, oldest first.
     outgoing: VecDeque<Outgoing>,
+    /// Per plane: the page its page register holds since its last read (until a program or
+    /// erase on the die overwrites the registers).
+    registers: Vec<Option<(BlockId, u32)>>,
 }
 
 /// Where a read's data goes.
@@ -192,6 +196,8 @@ pub struct NandCounters {
     pub read_retries: u64,
     /// Multi-plane reads (host reads of two or more planes sensed together).
     pub multiplane_reads: u64,
+    /// Reads served from a plane's page register (the page sensed by the read before, no tR).
+    pub register_hits: u64,
 }
 
 /// The flash array.
@@ -219,6 +225,8 @@ pub struct NandArray {
     /// worth of mean, the cap, the P/E cycles of each block, and the source of retry draws.
     retry_per_pe: f64,
     retry_max: u32,
+    /// Page-register reuse (see [`NandConfig::register_reuse`]).
+    register_reuse: bool,
     /// ECC decode of each page read, in the controller, and the reads being decoded.
     ecc: SimDuration,
     decoding: VecDeque<Outgoing>,
@@ -231,7 +239,7 @@ impl NandArray {
         let blocks = g.blocks() as usize;
         let bytes_per_sec = f64::from(c.channel_mts) * 1e6 * f64::from(c.channel_width) / 8.0;
         NandArray {
-            dies: (0..g.dies()).map(|_| Die::default()).collect(),
+            dies: (0..g.dies()).map(|_| Die { registers: vec![None; g.planes as usize], ..Die::default() }).collect(),
             channels: vec![Timeline::default(); g.channels as usize],
             read: c.read_latency.clone(),
             program: c.program_latency.clone(),
@@ -250,6 +258,7 @@ impl NandArray {
             retry_per_pe: c.read_retry_per_kpe / 1000.0,
             retry_max: c.read_retry_max,
             ecc: c.ecc_decode,
+            register_reuse: c.register_reuse,
             decoding: VecDeque::new(),
             wear: vec![c.pe_cycles; blocks],
             rng: Rng::from_seed(stream_seed(seed, 0x2E72).to_le_bytes()),
@@ -290,6 +299,11 @@ impl NandArray {
     /// Marks the first `pages` pages of `block` programmed (after preconditioning).
     pub fn set_programmed(&mut self, block: BlockId, pages: u32) {
         self.programmed[block.index()] = pages.min(u32::from(u16::MAX)) as u16;
+    }
+
+    /// The plane (within its die) of a block.
+    fn plane_of(&self, block: BlockId) -> usize {
+        (block.0 / self.g.blocks_per_plane % self.g.planes) as usize
     }
 
     /// Bytes a read moves out of the die.
@@ -446,7 +460,8 @@ impl NandArray {
         let next = if read_first { d.reads.pop_front() } else { None };
         let op = if let Some(op) = next { op } else {
             if let Some((mut r, remaining)) = d.suspended.take() {
-                // Resume the suspended program/erase.
+                // Resume the suspended program/erase (it takes the page registers again).
+                d.registers.fill(None);
                 let resume = self.suspend.unwrap_or(SimDuration::ZERO);
                 r.end = now + resume + remaining;
                 d.busy += resume + remaining;
@@ -484,6 +499,14 @@ impl NandArray {
         }
         let ch = self.g.channel_of_die(die) as usize;
         let (planes, chan_bytes, array) = match op.work {
+            Work::HostRead { .. } | Work::GcRead | Work::Prefetch { .. } | Work::MapLoad { .. }
+                if self.register_reuse && !self.cache_read && self.dies[die.index()].registers[self.plane_of(op.block)] == Some((op.block, op.page)) =>
+            {
+                // The page is still in its plane's page register: its data goes out again
+                // without sensing (a change of read column, no tR).
+                self.counters.register_hits += 1;
+                (1, 0, SimDuration::ZERO)
+            }
             Work::HostRead { .. } | Work::GcRead | Work::Prefetch { .. } | Work::MapLoad { .. } => {
                 // Multi-plane read: queued host reads of the same page offset on the die's other
                 // planes are sensed with this one (one tR), their data moved out after its.
@@ -520,11 +543,25 @@ impl NandArray {
                     k = k.max(ko);
                 }
                 let step = self.read_time(op.page) + self.transfer_time(self.read_bytes(op.work)) + self.ecc;
+                let p = self.plane_of(op.block);
+                let d = &mut self.dies[die.index()];
+                d.registers[p] = Some((op.block, op.page));
+                for i in 0..d.merged.len() {
+                    let o = d.merged[i];
+                    d.registers[o.block.0 as usize / self.g.blocks_per_plane as usize % self.g.planes as usize] = Some((o.block, o.page));
+                }
                 (planes, 0, self.read_time(op.page) + step * u64::from(k))
             }
-            Work::Erase => (1, 0, self.erase),
-            Work::MapProgram => (1, self.g.page_size, self.program_time(op.page)),
+            Work::Erase => {
+                self.dies[die.index()].registers.fill(None);
+                (1, 0, self.erase)
+            }
+            Work::MapProgram => {
+                self.dies[die.index()].registers.fill(None);
+                (1, self.g.page_size, self.program_time(op.page))
+            }
             Work::Program { .. } => {
+                self.dies[die.index()].registers.fill(None);
                 let mut planes = 1;
                 if self.multiplane {
                     // Same page offset, other planes of this die, already queued: program together.

@@ -69,6 +69,22 @@ fn a_read_across_the_planes_of_a_die_senses_them_together() {
 }
 
 #[test]
+fn with_register_reuse_a_stream_of_small_reads_pays_one_tr_per_page() {
+    // SLC, read-ahead off, QD1 sequential 4 KiB reads: four reads per 16 KiB page. The first
+    // senses the page (25 us); the next three find it in the plane's page register and only
+    // move their 4 KiB out. Without reuse each pays its tR.
+    let qd1 = |reuse: &'static str| {
+        run("slc", &[("workload.iodepth", "1"), ("workload.rw", "read"), ("workload.number_ios", "4000"), ("ftl.read_ahead", "0"), ("media.nand.register_reuse", reuse)])
+    };
+    let media = |s: &Summary| s.read.breakdown_us.0[Component::Media as usize];
+    let xfer = 4096.0 / 800e6 * 1e6;
+    let (on, off) = (qd1("true"), qd1("false"));
+    assert_eq!((flash(&on).nand.register_hits, flash(&off).nand.register_hits), (3000, 0));
+    assert!((media(&on) - (0.1 + xfer + 25.0 / 4.0)).abs() < 1e-6, "{}", media(&on));
+    assert!((media(&off) - (0.1 + xfer + 25.0)).abs() < 1e-6, "{}", media(&off));
+}
+
+#[test]
 fn with_a_cached_map_a_read_that_misses_costs_one_extra_flash_read() {
     // SLC: tR 25 us, 16 KiB pages, 800 MT/s x8 channels, 0.1 us of command cycles. The map
     // cache holds one translation page (16 KiB / 4 B = 4096 units) of the 4 GiB drive's 256,
