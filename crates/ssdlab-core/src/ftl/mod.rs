@@ -714,6 +714,15 @@ impl Ftl {
                 }
                 continue;
             }
+            // A victim with nothing valid left is erased at once: erasing costs no credit.
+            if let Some(c) = pool.collecting {
+                if self.blocks[c.block as usize].valid == 0 {
+                    self.pools[p].collecting = None;
+                    self.erase_victim(c.block, p, sink);
+                    continue;
+                }
+            }
+            let pool = &mut self.pools[p];
             if pool.free_count > floor && pool.credit < 1.0 {
                 return Ok(());
             }
@@ -922,7 +931,7 @@ impl Ftl {
     /// placement is computed ([`Layout::striped`]), not stored, so a filled drive costs no map
     /// memory per unit until units are written again. The drive must be fresh.
     pub fn fill_sequential(&mut self) -> Result<()> {
-        if self.l2p.mapped() > 0 || self.pools.iter().any(|p| p.free_count != p.blocks) {
+        if self.l2p.mapped() > 0 || self.pools.iter().any(|p| p.free_count != p.blocks || p.listed_free() != p.fresh.iter().map(|&f| (p.span.end - f) as usize).sum::<usize>() || p.fresh.iter().any(|&f| f != p.span.start)) {
             return Err(Error::Invariant { component: "ftl", detail: "a sequential fill needs a fresh drive".into() });
         }
         let segments: Vec<Segment> = self.pools.iter().map(|p| Segment { lpns: p.lpns.clone(), span: p.span.clone() }).collect();
@@ -933,14 +942,26 @@ impl Ftl {
             let units = self.pools[p].lpns.end - self.pools[p].lpns.start;
             self.pools[p].counters.host_writes += units;
             let pages = units.div_ceil(spp);
-            for (j, &plane) in self.order.clone().iter().enumerate() {
-                let on_plane = pages / planes + u64::from((j as u64) < pages % planes);
-                // Slots written on this plane: whole pages, less what the last page of all lacks.
-                let last = j as u64 == (pages + planes - 1) % planes && pages > 0;
-                let slots = on_plane * spp - if last { pages * spp - units } else { 0 };
-                let (full, rest) = (slots / spb, (slots % spb) as u32);
-                for n in 0..full + u64::from(rest > 0) {
-                    let b = self.pools[p].take_free(plane as usize, bpp).ok_or_else(|| Error::Invariant { component: "ftl", detail: "a sequential fill ran out of blocks".into() })?;
+            // Per plane (in striping order): its full blocks and the slots of its open one.
+            let filled: Vec<(u64, u32)> = (0..self.order.len())
+                .map(|j| {
+                    let on_plane = pages / planes + u64::from((j as u64) < pages % planes);
+                    // Slots written on this plane: whole pages, less what the last page of all lacks.
+                    let last = j as u64 == (pages + planes - 1) % planes && pages > 0;
+                    let slots = on_plane * spp - if last { pages * spp - units } else { 0 };
+                    (slots / spb, (slots % spb) as u32)
+                })
+                .collect();
+            // Blocks close in the order writes would close them: the n-th block of every plane
+            // (in striping order) before the next of any.
+            let rows = filled.iter().map(|&(full, rest)| full + u64::from(rest > 0)).max().unwrap_or(0);
+            for n in 0..rows {
+                for (j, &(full, rest)) in filled.iter().enumerate() {
+                    if n >= full + u64::from(rest > 0) {
+                        continue;
+                    }
+                    let plane = self.order[j] as usize;
+                    let b = self.pools[p].take_free(plane, bpp).ok_or_else(|| Error::Invariant { component: "ftl", detail: "a sequential fill ran out of blocks".into() })?;
                     let blk = &mut self.blocks[b as usize];
                     blk.state = State::Open;
                     if n < full {
@@ -949,8 +970,8 @@ impl Ftl {
                     } else {
                         blk.valid = rest;
                         let s = &mut self.pools[p].streams[HOST];
-                        s.active[plane as usize] = b;
-                        s.written[plane as usize] = rest;
+                        s.active[plane] = b;
+                        s.written[plane] = rest;
                     }
                 }
             }

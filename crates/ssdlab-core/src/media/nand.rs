@@ -231,6 +231,7 @@ pub struct NandArray {
     ecc: SimDuration,
     decoding: VecDeque<Outgoing>,
     wear: Vec<u32>,
+    pe_base: u32,
     rng: Rng,
 }
 
@@ -261,6 +262,7 @@ impl NandArray {
             register_reuse: c.register_reuse,
             decoding: VecDeque::new(),
             wear: vec![c.pe_cycles; blocks],
+            pe_base: c.pe_cycles,
             rng: Rng::from_seed(stream_seed(seed, 0x2E72).to_le_bytes()),
             g,
         }
@@ -321,8 +323,10 @@ impl NandArray {
 
     /// Retry steps of one read of `block`: geometric with mean `read_retry_per_kpe` per 1000
     /// P/E cycles (each further step with probability m / (1 + m)), at most `read_retry_max`.
-    fn retries(&mut self, block: BlockId) -> u32 {
-        let mean = self.retry_per_pe * f64::from(self.wear[block.index()]);
+    /// A translation page's wear is the drive's age (`pe_cycles`): its place is nominal.
+    fn retries(&mut self, op: &Op) -> u32 {
+        let wear = if matches!(op.work, Work::MapLoad { .. }) { self.pe_base } else { self.wear[op.block.index()] };
+        let mean = self.retry_per_pe * f64::from(wear);
         if mean <= 0.0 {
             return 0;
         }
@@ -499,7 +503,7 @@ impl NandArray {
         }
         let ch = self.g.channel_of_die(die) as usize;
         let (planes, chan_bytes, array) = match op.work {
-            Work::HostRead { .. } | Work::GcRead | Work::Prefetch { .. } | Work::MapLoad { .. }
+            Work::HostRead { .. } | Work::GcRead | Work::Prefetch { .. }
                 if self.register_reuse && !self.cache_read && self.dies[die.index()].registers[self.plane_of(op.block)] == Some((op.block, op.page)) =>
             {
                 // The page is still in its plane's page register: its data goes out again
@@ -534,18 +538,19 @@ impl NandArray {
                 }
                 // Each retry step senses the pages again, moves them out and decodes them
                 // again; the die holds for the read that needs the most.
-                let mut k = self.retries(op.block);
+                let mut k = self.retries(&op);
                 self.counters.read_retries += u64::from(k);
                 for i in 0..self.dies[die.index()].merged.len() {
                     let o = self.dies[die.index()].merged[i];
-                    let ko = self.retries(o.block);
+                    let ko = self.retries(&o);
                     self.counters.read_retries += u64::from(ko);
                     k = k.max(ko);
                 }
                 let step = self.read_time(op.page) + self.transfer_time(self.read_bytes(op.work)) + self.ecc;
                 let p = self.plane_of(op.block);
                 let d = &mut self.dies[die.index()];
-                d.registers[p] = Some((op.block, op.page));
+                // A translation page's place is nominal: it leaves the register unknown.
+                d.registers[p] = if matches!(op.work, Work::MapLoad { .. }) { None } else { Some((op.block, op.page)) };
                 for i in 0..d.merged.len() {
                     let o = d.merged[i];
                     d.registers[o.block.0 as usize / self.g.blocks_per_plane as usize % self.g.planes as usize] = Some((o.block, o.page));
