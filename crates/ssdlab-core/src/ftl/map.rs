@@ -127,14 +127,6 @@ impl Layout {
         &self.blocks
     }
 
-    /// The k-th unit of replica aging's placement.
-    pub fn scattered_unit(&self, k: u64) -> Option<u64> {
-        match &self.kind {
-            Kind::Scattered { perm, .. } => Some(perm.apply(k)),
-            Kind::Striped { .. } => None,
-        }
-    }
-
     /// The slot the layout gave `lpn` (`UNMAPPED` if none).
     #[inline]
     pub fn slot_of(&self, lpn: u64) -> u64 {
@@ -204,13 +196,6 @@ impl Layout {
                 }
             }
         }
-    }
-
-    /// Slots the layout filled in the `index`-th block.
-    pub fn placed_in(&self, index: usize) -> u32 {
-        let mut bits = vec![0u64; self.spb.div_ceil(64) as usize];
-        self.placed_bits(index, &mut bits);
-        bits.iter().map(|w| w.count_ones()).sum()
     }
 
     fn heap_bytes(&self) -> usize {

@@ -704,7 +704,7 @@ impl Ftl {
         loop {
             let pool = &mut self.pools[p];
             if pool.collecting.is_none() {
-                if pool.free_count >= pool.reclaim + pool.reclaim.saturating_sub(pool.trigger) / 2 {
+                if pool.free_count >= pool.rest_level() {
                     pool.gc_active = false;
                     pool.credit = 0.0;
                     return Ok(());
@@ -1013,7 +1013,7 @@ impl Ftl {
     /// stops GC at the reclaim threshold, a state that steady writes never leave).
     fn steady_gc(&mut self) {
         for pool in &mut self.pools {
-            if pool.free_count < pool.reclaim + pool.reclaim.saturating_sub(pool.trigger) / 2 {
+            if pool.free_count < pool.rest_level() {
                 pool.gc_active = true;
             }
         }

@@ -259,6 +259,12 @@ impl Pool {
         }
     }
 
+    /// Free blocks at which foreground GC rests: half the trigger-reclaim band above the
+    /// reclaim threshold (see `Ftl::collect_if_needed`).
+    pub fn rest_level(&self) -> u32 {
+        self.reclaim + self.reclaim.saturating_sub(self.trigger) / 2
+    }
+
     /// Takes a free block of `plane`: a recycled one, else a never-used one.
     #[inline]
     pub fn take_free(&mut self, plane: usize, blocks_per_plane: u32) -> Option<u32> {

@@ -325,6 +325,10 @@ impl NandArray {
     /// P/E cycles (each further step with probability m / (1 + m)), at most `read_retry_max`.
     /// A translation page's wear is the drive's age (`pe_cycles`): its place is nominal.
     fn retries(&mut self, op: &Op) -> u32 {
+        if self.retry_per_pe <= 0.0 {
+            // Off: no lookup of the block's wear on every read.
+            return 0;
+        }
         let wear = if matches!(op.work, Work::MapLoad { .. }) { self.pe_base } else { self.wear[op.block.index()] };
         let mean = self.retry_per_pe * f64::from(wear);
         if mean <= 0.0 {
