@@ -181,7 +181,7 @@ impl FlashDevice {
         ftl.reset_counters();
         ftl.enable_map_cache();
         let g = ftl.geometry().clone();
-        let mut array = NandArray::new(&config.media.nand, g.clone(), seed);
+        let mut array = NandArray::new(&config.media.nand, &config.media.ecc, g.clone(), seed);
         for b in (0..g.blocks()).map(BlockId) {
             array.set_programmed(b, ftl.written_pages(b));
             array.add_wear(b, ftl.erases(b));
@@ -568,6 +568,7 @@ impl Medium for FlashDevice {
         m.count("nand.suspends", "suspends", "program or erase suspensions for reads", n.suspends);
         m.count("nand.prefetch_reads", "reads", "page reads for read-ahead", n.prefetch_reads);
         m.count("nand.read_retries", "steps", "read-retry steps: pages sensed again with shifted read voltages", n.read_retries);
+        m.count("media.ecc.soft_decodes", "reads", "reads with a codeword beyond hard-decision decoding (soft-decision path)", n.soft_decodes);
         m.count("nand.map_reads", "reads", "translation-page reads (map cache misses)", n.map_reads);
         m.count("nand.map_programs", "programs", "translation-page write-backs (dirty map cache evictions)", n.map_programs);
         let mc = self.ftl.map_cache_counters();
@@ -618,6 +619,7 @@ impl Medium for FlashDevice {
             read_retries: m.int("nand.read_retries"),
             multiplane_reads: m.int("nand.multiplane_reads"),
             register_hits: m.int("nand.register_hits"),
+            soft_decodes: m.int("media.ecc.soft_decodes"),
         };
         let t = window.as_ps().max(1) as f64;
         Some(FlashSummary {

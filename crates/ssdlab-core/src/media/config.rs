@@ -1,3 +1,4 @@
+use super::ecc::EccConfig;
 use crate::config::load::Issues;
 use crate::config::units::{Bandwidth, Bytes};
 use crate::sim::SimDuration;
@@ -145,11 +146,14 @@ config_struct! {
         /// NAND parameters (used when `kind = "nand"`; the capacity then follows from the
         /// geometry and `ftl.op_ratio`).
         nand: NandConfig = NandConfig::default(),
+        /// ECC decoding of reads: hard-decision limit and the soft-decision slow path.
+        ecc: EccConfig = EccConfig::default(),
     }
 }
 
 impl MediaConfig {
     pub fn validate(&self, issues: &mut Issues) {
+        self.ecc.validate(issues);
         if self.kind == MediaKind::Nand {
             self.nand.validate(issues);
             return;

@@ -15,6 +15,7 @@
 //! compiler inlines each medium's hot path into the event loop.
 
 mod config;
+pub mod ecc;
 pub mod nand;
 pub mod nvm;
 
@@ -148,7 +149,7 @@ impl Medium for Device {
 /// Builds the medium a config describes (flash media precondition here, without timing).
 pub fn build(config: &Config) -> Result<Device> {
     Ok(match config.media.kind {
-        MediaKind::Nvm => Device::Nvm(NvmArray::new(&config.media)),
+        MediaKind::Nvm => Device::Nvm(NvmArray::new(&config.media, config.workload.randseed)),
         MediaKind::Nand => Device::Flash(Box::new(crate::ftl::FlashDevice::new(config)?)),
     })
 }

@@ -23,10 +23,12 @@
 //! meanwhile). A read may need retry steps, each sensing the page again with shifted read
 //! voltages, moving it out and decoding it, before it decodes: their number is drawn per read
 //! (geometric, its mean growing with the block's P/E cycles), so read tails come from wear.
+//! A read whose codeword has more raw bit errors than hard decoding corrects takes the soft
+//! decoding path ([`super::ecc`]), so tails come from the raw error rate too.
 //!
 //! Leaves out: ONFI timing below command granularity, copyback
 //! (GC data goes through the controller), retention and read disturb as causes of retries
-//! apart from wear, soft-decision decoding, retry steps' own channel time (the die holds the
+//! apart from wear, retry steps' own channel time (the die holds the
 //! time), and GC data dependencies
 //! (a moved page's program may start before its read finishes: GC work is charged as load in
 //! issue order).
@@ -36,6 +38,7 @@ use std::collections::VecDeque;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::config::{DieScheduler, NandConfig};
+use super::ecc::{Ecc, EccConfig};
 use crate::ftl::{FlashOp, Geometry};
 use crate::ids::{BlockId, DieId};
 use crate::nvme::CmdId;
@@ -159,6 +162,8 @@ pub enum Event {
     /// The ECC engine has decoded the oldest read it holds (decodes take the same time, so
     /// they finish in the order they start).
     Decoded,
+    /// The oldest read on the slow (soft-decision) decode path is decoded.
+    SoftDecoded,
 }
 
 /// What the array tells the simulation.
@@ -198,6 +203,8 @@ pub struct NandCounters {
     pub multiplane_reads: u64,
     /// Reads served from a plane's page register (the page sensed by the read before, no tR).
     pub register_hits: u64,
+    /// Reads that needed soft-decision decoding.
+    pub soft_decodes: u64,
 }
 
 /// The flash array.
@@ -230,13 +237,16 @@ pub struct NandArray {
     /// ECC decode of each page read, in the controller, and the reads being decoded.
     ecc: SimDuration,
     decoding: VecDeque<Outgoing>,
+    /// Which reads need soft decoding, and those on that path (all take the same time).
+    soft: Ecc,
+    soft_decoding: VecDeque<Outgoing>,
     wear: Vec<u32>,
     pe_base: u32,
     rng: Rng,
 }
 
 impl NandArray {
-    pub fn new(c: &NandConfig, g: Geometry, seed: u64) -> Self {
+    pub fn new(c: &NandConfig, ecc: &EccConfig, g: Geometry, seed: u64) -> Self {
         let blocks = g.blocks() as usize;
         let bytes_per_sec = f64::from(c.channel_mts) * 1e6 * f64::from(c.channel_width) / 8.0;
         NandArray {
@@ -261,6 +271,8 @@ impl NandArray {
             ecc: c.ecc_decode,
             register_reuse: c.register_reuse,
             decoding: VecDeque::new(),
+            soft: Ecc::new(ecc, seed),
+            soft_decoding: VecDeque::new(),
             wear: vec![c.pe_cycles; blocks],
             pe_base: c.pe_cycles,
             rng: Rng::from_seed(stream_seed(seed, 0x2E72).to_le_bytes()),
@@ -269,7 +281,7 @@ impl NandArray {
     }
 
     pub fn counters(&self) -> NandCounters {
-        self.counters
+        NandCounters { soft_decodes: self.soft.soft_decodes, ..self.counters }
     }
 
     /// Time `bytes` take on a channel.
@@ -717,6 +729,11 @@ impl NandArray {
                     self.deliver(target, bytes, service, out);
                 }
             }
+            Event::SoftDecoded => {
+                if let Some((target, bytes, service)) = self.soft_decoding.pop_front() {
+                    self.deliver(target, bytes, service, out);
+                }
+            }
             Event::ProgramDone { die } => {
                 let ops = self.dies[die.index()].in_array.pop_front().unwrap_or_default();
                 for o in ops {
@@ -729,7 +746,12 @@ impl NandArray {
     /// A read's data has left the die: it goes through the ECC engine (when decoding takes
     /// time), then on.
     fn read_out(&mut self, target: Target, bytes: u32, service: SimDuration, now: SimTime, out: &mut Vec<Output>) {
-        if self.ecc > SimDuration::ZERO {
+        let soft = self.soft.draw(u64::from(bytes));
+        if soft > SimDuration::ZERO {
+            let t = self.ecc + soft;
+            self.soft_decoding.push_back((target, bytes, service + t));
+            out.push(Output::At(now + t, Event::SoftDecoded));
+        } else if self.ecc > SimDuration::ZERO {
             self.decoding.push_back((target, bytes, service + self.ecc));
             out.push(Output::At(now + self.ecc, Event::Decoded));
         } else {

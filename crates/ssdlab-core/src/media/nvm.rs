@@ -13,9 +13,13 @@
 //! unaligned accesses touch two chunks, concurrent accesses to one chunk serialise at its bank,
 //! bandwidth saturates at the interleaving degree, reads and writes contend for banks.
 //!
+//! A chunk read whose codeword exceeds the hard decoder's limit takes the soft-decoding path
+//! on its way to the link ([`super::ecc`]), the source of read tails at low load.
+//!
 //! Leaves out: row-buffer hits (every access is a full chunk access), refresh, bank
 //! conflicts inside a controller's scheduler (banks are FIFO).
 
+use super::ecc::Ecc;
 use super::{Event as MediaEvent, Interconnect, MediaConfig, Medium};
 use crate::ctrl::transfer::Transfer;
 use crate::nvme::CmdId;
@@ -53,10 +57,13 @@ pub struct NvmArray {
     gap_bank: Vec<u32>,
     /// Start-gap moves done.
     pub gap_moves: u64,
+    /// Which chunk reads need soft-decision decoding (boxed: rarely touched, and it keeps the
+    /// media enum's variants of similar size).
+    ecc: Box<Ecc>,
 }
 
 impl NvmArray {
-    pub fn new(c: &MediaConfig) -> Self {
+    pub fn new(c: &MediaConfig, seed: u64) -> Self {
         let n = &c.nvm;
         let degree = if n.interleave == 0 { n.controllers } else { n.interleave };
         let groups = u64::from(n.controllers / degree.max(1)).max(1);
@@ -77,6 +84,7 @@ impl NvmArray {
             writes: vec![0; n.controllers as usize],
             gap_bank: vec![0; n.controllers as usize],
             gap_moves: 0,
+            ecc: Box::new(Ecc::new(&c.ecc, seed)),
         }
     }
 
@@ -197,7 +205,7 @@ mod tests {
     #[test]
     fn pieces_split_at_chunks_and_interleave_over_controllers_and_banks() {
         let c = MediaConfig { nvm: NvmConfig { controllers: 4, banks: 2, chunk: Bytes(4096), ..NvmConfig::default() }, capacity: Bytes(1 << 30), ..MediaConfig::default() };
-        let m = NvmArray::new(&c);
+        let m = NvmArray::new(&c, 1);
         let p: Vec<Piece> = m.cut(4096 * 3 + 512, 8192).collect();
         // Chunks 3, 4, 5: controllers 3, 0, 1; banks 0, 1, 1.
         assert_eq!(
@@ -207,7 +215,7 @@ mod tests {
         assert_eq!(m.piece_count(4096 * 3 + 512, 8192), 3);
         // Degree 2: the first half of the capacity lives on controllers 0-1, the second on 2-3.
         let c2 = MediaConfig { nvm: NvmConfig { controllers: 4, interleave: 2, ..NvmConfig::default() }, capacity: Bytes(1 << 30), ..MediaConfig::default() };
-        let m2 = NvmArray::new(&c2);
+        let m2 = NvmArray::new(&c2, 1);
         let units: Vec<u32> = (0..4).map(|k| m2.cut(k * 4096, 4096).next().unwrap().unit).collect();
         assert_eq!(units, vec![0, 1, 0, 1]);
         assert_eq!(m2.cut(1 << 29, 4096).next().unwrap().unit, 2);
@@ -216,7 +224,7 @@ mod tests {
     #[test]
     fn banks_are_fifo_partial_writes_read_modify_write_and_rings_add_hops() {
         let c = MediaConfig { nvm: NvmConfig { interconnect: Interconnect::Ring, controllers: 8, hop_latency: SimDuration::from_ns(10), ..NvmConfig::default() }, ..MediaConfig::default() };
-        let mut m = NvmArray::new(&c);
+        let mut m = NvmArray::new(&c, 1);
         let a = m.access(0, SimTime(0), false, true);
         let b = m.access(0, SimTime(0), false, false);
         assert_eq!((a.end, b.start), (SimTime(48_000), a.end), "sub-chunk reads still take a whole access");
@@ -232,7 +240,7 @@ mod tests {
     #[test]
     fn start_gap_moves_cost_bank_time() {
         let c = MediaConfig { nvm: NvmConfig { controllers: 1, start_gap_interval: 4, ..NvmConfig::default() }, ..MediaConfig::default() };
-        let mut m = NvmArray::new(&c);
+        let mut m = NvmArray::new(&c, 1);
         for _ in 0..8 {
             m.access(0, SimTime(0), true, false);
         }
@@ -338,8 +346,10 @@ impl Medium for NvmArray {
         match ev {
             Event::ReadBus { cmd, unit, len, at } => {
                 let g = self.transfer(unit, ctx.now, u64::from(len));
-                ctx.cmds[cmd].crit_media = self.access_time(false, false) + g.end.since(g.start);
-                ctx.at(g.end, SimEvent::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len, at } }));
+                // The whole chunk is read and decoded, whatever part of it the piece needs.
+                let soft = self.ecc.draw(self.chunk);
+                ctx.cmds[cmd].crit_media = self.access_time(false, false) + g.end.since(g.start) + soft;
+                ctx.at(g.end + soft, SimEvent::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len, at } }));
             }
             Event::WriteUnit { cmd, unit, len } => self.write_unit(ctx, cmd, unit, len),
         }
@@ -351,6 +361,7 @@ impl Medium for NvmArray {
         m.gauge("media.units", "units", "media units (NVM banks over all memory controllers)", self.unit_count() as f64);
         m.count("media.bus.busy", "ps", "busy time summed over the internal interconnect's links", bus.as_ps());
         m.gauge("media.bus.units", "links", "internal interconnect links (1, or one per controller for a crossbar)", self.link_count() as f64);
+        m.count("media.ecc.soft_decodes", "reads", "reads with a codeword beyond hard-decision decoding (soft-decision path)", self.ecc.soft_decodes);
         m.count("nvm.start_gap.moves", "moves", "start-gap wear-levelling gap moves (each reads and writes one chunk)", self.gap_moves);
     }
 
