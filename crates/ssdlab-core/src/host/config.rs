@@ -93,8 +93,22 @@ config_struct! {
         /// Request tags: `"lockfree"` (per-CPU hint, no shared state) or `"lock"` (one lock
         /// shared by all jobs, held `lock_hold`; waiters spin). Default: `"lockfree"`.
         tags: Tags = Tags::LockFree,
-        /// Time the tag lock is held per request (cache-line transfer included). Default: `1.3us`.
+        /// Time the tag lock is held per request, on a warm cache. Default: `1.3us`.
         lock_hold: SimDuration = SimDuration::from_ns(1300),
+        /// With `scheduler = "thread"`: the request queue's lock (Linux's single request queue
+        /// before blk-mq), held this long on a warm cache by each of the submitting CPU
+        /// (inserting the request), the scheduler thread (dispatching it) and the completing CPU
+        /// (ending it). Default: `0.2us`.
+        queue_lock_hold: SimDuration = SimDuration::from_ns(200),
+        /// One cache-line transfer between CPUs. A shared lock's lines move when it changes
+        /// CPU, and each handover of a ticket lock waits a transfer per CPU spinning on it
+        /// (0 = locks cost their hold only). Default: `0ns`.
+        lock_transfer: SimDuration = SimDuration::ZERO,
+        /// Cache lines the queue lock's critical sections touch, the lock's own included (they
+        /// move when the lock changes CPU). Default: `12`.
+        queue_lock_lines: u32 = 12,
+        /// Cache lines the tag lock's critical section touches. Default: `2`.
+        tag_lock_lines: u32 = 2,
         /// Copy data between the application and a kernel buffer (writes before submission,
         /// reads after completion) instead of DMA to the application's pages. Default: `false`.
         copy: bool = false,
@@ -111,6 +125,8 @@ impl HostConfig {
         // Costs may be zero (an ideal host); the layout needs room.
         issues.check(self.memory.0 >= 1 << 24, "host.memory", self.memory, "must be at least 16MiB");
         issues.check((1..=1024).contains(&self.vms), "host.vms", self.vms, "must be between 1 and 1024");
+        issues.check(self.queue_lock_lines <= 4096, "host.queue_lock_lines", self.queue_lock_lines, "must be at most 4096");
+        issues.check(self.tag_lock_lines <= 4096, "host.tag_lock_lines", self.tag_lock_lines, "must be at most 4096");
         issues.check(self.copy_bandwidth.0 > 0.0, "host.copy_bandwidth", self.copy_bandwidth, "must be greater than zero");
         issues.check(self.buffer_pool.0 >= 4096 && self.buffer_pool.0 <= self.memory.0, "host.buffer_pool", self.buffer_pool, "must be at least 4KiB and at most host.memory");
     }

@@ -5,7 +5,10 @@
 //! submitting an I/O, and finishing one after its interrupt or poll, each take a software cost
 //! on that CPU, so a busy thread delays its own interrupt handling and vice versa. Submission
 //! may pass a tag lock shared by all threads (the thread spins while it waits) and a hand-off
-//! to one I/O scheduler thread (two context switches); write data may be copied into a kernel
+//! to one I/O scheduler thread (two context switches) through a request queue whose lock is
+//! taken to insert, dispatch and end each request. Both locks are ticket spinlocks whose lines
+//! move between CPUs ([`lock`]), so they cost little to one thread and collapse under many;
+//! write data may be copied into a kernel
 //! buffer and read data out of one. Completion is by interrupt and wake-up, by spin-polling, or
 //! hybrid (spin below a size). Jobs draw I/Os from their generators (closed loop at `iodepth`,
 //! or open loop at a rate, with a backlog), or from a replayed trace. Host memory answers
@@ -16,6 +19,7 @@
 
 mod config;
 pub mod dma;
+pub mod lock;
 
 use std::collections::VecDeque;
 
@@ -31,6 +35,7 @@ use crate::simulation::{Command, Ctx, Event as SimEvent};
 use crate::stats::{Component, Metrics};
 use crate::workload::replay::Replay;
 use crate::workload::{Io, JobGen, Op};
+use lock::SpinLock;
 
 /// Open-loop arrivals a job may hold back before the run fails as unsustainable.
 const MAX_BACKLOG: usize = 1 << 22;
@@ -48,8 +53,14 @@ pub enum Event {
     CqeSeen { cmd: CmdId },
     /// The request reaches the tag lock.
     TagLock { cmd: CmdId },
+    /// The submitting CPU inserts the request into the request queue (under its lock).
+    Insert { cmd: CmdId },
     /// The request reaches the I/O scheduler thread.
     Schedule { cmd: CmdId },
+    /// The scheduler thread dispatches the request (under the queue lock).
+    Dispatch { cmd: CmdId },
+    /// The completing CPU ends the request in the request queue (under its lock).
+    EndRequest { cmd: CmdId, ring_cq: bool },
     /// The host has finished `cmd`: the application sees it complete.
     Complete { cmd: CmdId, ring_cq: bool },
 }
@@ -58,8 +69,16 @@ pub enum Event {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum SubmitStage {
     Cpu,
-    Lock,
+    Insert,
     Scheduler,
+    Lock,
+}
+
+/// The host's shared locks.
+#[derive(Clone, Copy)]
+enum LockKind {
+    Tag,
+    Queue,
 }
 
 /// One thread: its generator, tenant, and I/Os in flight or held back.
@@ -77,9 +96,10 @@ struct Job {
 /// The host block.
 pub struct Host {
     cpus: Vec<Timeline>,
-    /// The tag lock (`tags = "lock"`), held `lock_hold`.
-    lock: Timeline,
-    tag_lock: Option<SimDuration>,
+    /// The tag lock (`tags = "lock"`).
+    tag_lock: Option<SpinLock>,
+    /// The request queue's lock (`scheduler = "thread"`).
+    queue_lock: Option<SpinLock>,
     /// The I/O scheduler thread (`scheduler = "thread"`).
     scheduler: Option<Timeline>,
     scheduler_service: SimDuration,
@@ -130,8 +150,8 @@ impl Host {
         let n = jobs.len();
         Ok(Host {
             cpus: vec![Timeline::default(); n],
-            lock: Timeline::default(),
-            tag_lock: (h.tags == Tags::Lock).then_some(h.lock_hold),
+            tag_lock: (h.tags == Tags::Lock).then(|| SpinLock::new(h.lock_hold, h.lock_transfer, h.tag_lock_lines)),
+            queue_lock: (h.scheduler == Scheduler::Thread).then(|| SpinLock::new(h.queue_lock_hold, h.lock_transfer, h.queue_lock_lines)),
             scheduler: (h.scheduler == Scheduler::Thread).then(Timeline::default),
             scheduler_service: h.context_switch + h.scheduler_cost,
             context_switch: h.context_switch,
@@ -200,7 +220,13 @@ impl Host {
         let cpu = self.cpus.iter().fold(SimDuration::ZERO, |a, c| a + c.busy());
         m.count("host.cpu.busy", "ps", "CPU time the jobs' CPUs spent on I/O (submission and completion paths)", cpu.as_ps());
         m.count("host.scheduler.busy", "ps", "CPU time of the I/O scheduler thread", self.scheduler.as_ref().map_or(0, |s| s.busy().as_ps()));
-        m.count("host.spin", "ps", "CPU time spent spinning on the tag lock or polling for completions", self.spin.as_ps());
+        m.count("host.spin", "ps", "CPU time spent spinning on the tag or queue lock or polling for completions", self.spin.as_ps());
+        for (name, lock) in [("tag_lock", &self.tag_lock), ("queue_lock", &self.queue_lock)] {
+            let Some(l) = lock else { continue };
+            m.count(&format!("host.{name}.busy"), "ps", "time the lock was held (warm hold, lines moved in, handovers behind spinners)", l.busy.as_ps());
+            m.count(&format!("host.{name}.acquisitions"), "acquisitions", "times the lock was taken", l.acquisitions);
+            m.count(&format!("host.{name}.migrations"), "acquisitions", "acquisitions that found the lock's lines on another CPU", l.migrations);
+        }
         m.gauge("host.cpus", "CPUs", "host CPUs running jobs (one per job)", self.cpus.len() as f64);
     }
 
@@ -240,7 +266,10 @@ impl Host {
                 self.finish(ctx, cmd, self.poll_cost, true);
             }
             Event::TagLock { cmd } => self.on_tag_lock(ctx, cmd),
+            Event::Insert { cmd } => self.on_insert(ctx, cmd),
             Event::Schedule { cmd } => self.on_schedule(ctx, cmd),
+            Event::Dispatch { cmd } => self.on_dispatch(ctx, cmd),
+            Event::EndRequest { cmd, ring_cq } => self.on_end_request(ctx, cmd, ring_cq),
             Event::Interrupt { .. } | Event::Complete { .. } => unreachable!("routed by the simulation"),
         }
     }
@@ -354,37 +383,78 @@ impl Host {
         self.copy_ps_per_byte.map_or(SimDuration::ZERO, |p| SimDuration::from_ps((len as f64 * p).round() as u64))
     }
 
-    /// The rest of submission after `done`: the tag lock, the scheduler thread, then the
-    /// driver's SQ write and doorbell.
+    /// The rest of submission after `done`: with the scheduler, the insert into the request
+    /// queue and the scheduler thread's dispatch; the tag lock; then the driver's SQ write and
+    /// doorbell.
     fn after_submit(&mut self, ctx: &mut Ctx, id: CmdId, at: SimTime, done: SubmitStage) {
-        if done == SubmitStage::Cpu && self.tag_lock.is_some() {
-            ctx.at(at, SimEvent::Host(Event::TagLock { cmd: id }));
-            return;
-        }
-        if done != SubmitStage::Scheduler && self.scheduler.is_some() {
-            ctx.at(at, SimEvent::Host(Event::Schedule { cmd: id }));
+        let next = match done {
+            SubmitStage::Cpu if self.queue_lock.is_some() => Some(Event::Insert { cmd: id }),
+            SubmitStage::Insert => Some(Event::Schedule { cmd: id }),
+            SubmitStage::Cpu | SubmitStage::Scheduler if self.tag_lock.is_some() => Some(Event::TagLock { cmd: id }),
+            _ => None,
+        };
+        if let Some(ev) = next {
+            ctx.at(at, SimEvent::Host(ev));
             return;
         }
         ctx.cmds[id].submitted = at;
         ctx.at(at, SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: pcie::Tlp::SqDoorbell }));
     }
 
-    /// The tag lock: shared by every job, held `lock_hold`; the thread spins while it waits.
-    fn on_tag_lock(&mut self, ctx: &mut Ctx, id: CmdId) {
-        let hold = self.tag_lock.unwrap_or(SimDuration::ZERO);
-        let g = self.lock.reserve(ctx.now, hold);
-        self.spin += g.wait;
-        self.cpus[ctx.cmds[id].job.index()].reserve(ctx.now, hold);
+    /// The thread of `id`'s job (or the scheduler thread, `by_scheduler`) takes a lock for it:
+    /// it spins until the grant and holds the lock. Returns the grant.
+    fn take(&mut self, ctx: &mut Ctx, id: CmdId, which: LockKind, by_scheduler: bool) -> Grant {
+        // The scheduler thread runs where the request's submitter woke it (wake-affine), so
+        // the lock's lines stay on that CPU when one thread submits alone.
+        let cpu = ctx.cmds[id].job.index();
+        let lock = match which {
+            LockKind::Tag => self.tag_lock.as_mut(),
+            LockKind::Queue => self.queue_lock.as_mut(),
+        };
+        let Some(lock) = lock else { return Grant { start: ctx.now, end: ctx.now, wait: SimDuration::ZERO } };
+        let g = lock.acquire(ctx.now, cpu as u32);
+        let hold = g.end.since(g.start);
+        if !by_scheduler {
+            self.spin += g.wait;
+            self.cpus[cpu].reserve(g.start, hold);
+        } else if let Some(s) = &mut self.scheduler {
+            // The scheduler thread spins on its own CPU: it does nothing else meanwhile.
+            s.reserve(ctx.now, g.wait + hold);
+        }
         Self::account(ctx, id, g);
+        g
+    }
+
+    /// The tag lock: shared by every job; the thread spins while it waits.
+    fn on_tag_lock(&mut self, ctx: &mut Ctx, id: CmdId) {
+        let g = self.take(ctx, id, LockKind::Tag, false);
         self.after_submit(ctx, id, g.end, SubmitStage::Lock);
     }
 
-    /// The scheduler thread: wakes (a context switch), does its work, issues the request.
+    /// The submitting CPU inserts the request into the queue, under the queue lock.
+    fn on_insert(&mut self, ctx: &mut Ctx, id: CmdId) {
+        let g = self.take(ctx, id, LockKind::Queue, false);
+        self.after_submit(ctx, id, g.end, SubmitStage::Insert);
+    }
+
+    /// The scheduler thread: wakes (a context switch) and does its work, then dispatches.
     fn on_schedule(&mut self, ctx: &mut Ctx, id: CmdId) {
         let Some(s) = &mut self.scheduler else { return };
         let g = s.reserve(ctx.now, self.scheduler_service);
         Self::account(ctx, id, g);
+        ctx.at(g.end, SimEvent::Host(Event::Dispatch { cmd: id }));
+    }
+
+    /// The scheduler thread takes the queue lock to dispatch the request to the driver.
+    fn on_dispatch(&mut self, ctx: &mut Ctx, id: CmdId) {
+        let g = self.take(ctx, id, LockKind::Queue, true);
         self.after_submit(ctx, id, g.end, SubmitStage::Scheduler);
+    }
+
+    /// The completing CPU ends the request under the queue lock; then the application sees it.
+    fn on_end_request(&mut self, ctx: &mut Ctx, id: CmdId, ring_cq: bool) {
+        let g = self.take(ctx, id, LockKind::Queue, false);
+        ctx.at(g.end, SimEvent::Host(Event::Complete { cmd: id, ring_cq }));
     }
 
     /// An interrupt covering `batch` reached the host: each is finished in turn, and the last
@@ -406,7 +476,8 @@ impl Host {
         let cost = if op == Op::Read { cost + self.copy_time(len) } else { cost };
         let g = self.cpus[job].reserve(ctx.now, cost);
         Self::account(ctx, cmd, g);
-        ctx.at(g.end, SimEvent::Host(Event::Complete { cmd, ring_cq }));
+        let ev = if self.queue_lock.is_some() { Event::EndRequest { cmd, ring_cq } } else { Event::Complete { cmd, ring_cq } };
+        ctx.at(g.end, SimEvent::Host(ev));
     }
 
     /// The application has seen `id` complete (its statistics are recorded): the slot frees,
