@@ -93,6 +93,11 @@ config_struct! {
         /// Transfer engine for reads (NVM media): pieces (chunks) in flight at once over all
         /// commands; 0 = no engine, every piece goes at once. Default: `0`.
         transfer_window: u32 = 0,
+        /// Host-memory reads the controller has in flight at once: SQE fetches, PRP-list
+        /// fetches and write-data fetches share them, each held from its request until its last
+        /// completion has arrived; 1 serialises every payload coming into the device
+        /// (0 = unlimited). Default: `0`.
+        fetch_engines: u32 = 0,
         /// Transfer engine order: `"fifo"` or `"rr"`. Default: `"fifo"`.
         split: Split = Split::Fifo,
         /// Costs in firmware mode.
@@ -105,6 +110,7 @@ config_struct! {
 impl CtrlConfig {
     pub fn validate(&self, issues: &mut Issues) {
         issues.check((1..=65_536).contains(&self.max_inflight), "ctrl.max_inflight", self.max_inflight, "must be between 1 and 65536");
+        issues.check(self.fetch_engines <= 65_536, "ctrl.fetch_engines", self.fetch_engines, "must be at most 65536 (0 = unlimited)");
         let fw = &self.firmware;
         issues.check((1..=256).contains(&fw.cores), "ctrl.firmware.cores", fw.cores, "must be between 1 and 256");
         issues.check(fw.clock.0 > 0, "ctrl.firmware.clock", fw.clock, "must be greater than zero");

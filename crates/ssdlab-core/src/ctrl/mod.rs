@@ -70,6 +70,8 @@ pub struct Ctrl {
     pub transfer: transfer::Transfer,
     /// The DMA engines.
     pub dma: transfer::Dma,
+    /// The fetch engines (reads of host memory).
+    pub fetch: transfer::Fetch,
 }
 
 impl Ctrl {
@@ -95,6 +97,7 @@ impl Ctrl {
             inflight: 0,
             transfer: transfer::Transfer::new(c),
             dma: transfer::Dma::new(c),
+            fetch: transfer::Fetch::new(c),
         }
     }
 
@@ -142,6 +145,7 @@ impl Ctrl {
     pub fn publish(&self, m: &mut Metrics) {
         m.count("ctrl.busy", "ps", "busy time summed over firmware cores (or hardware engines)", self.busy().as_ps());
         m.gauge("ctrl.units", "units", "firmware cores (firmware mode) or step engines (hardware mode)", self.units() as f64);
+        m.count("ctrl.fetch.waits", "fetches", "reads of host memory (SQE, PRP list, write data) that waited for a fetch engine", self.fetch.waits);
     }
 
     pub fn mode(&self) -> Mode {
@@ -293,4 +297,6 @@ pub enum Event {
     Step { cmd: CmdId, step: Step },
     /// A piece left the transfer engine: it may take the next.
     EngineFree,
+    /// A fetch's data has arrived: its fetch engine may take the next.
+    FetchDone,
 }

@@ -1,7 +1,8 @@
 //! The controller's data movers: the transfer engine that feeds media pieces of reads into
-//! the datapath a window at a time (FIFO or round robin over commands), and the DMA engines
+//! the datapath a window at a time (FIFO or round robin over commands), the DMA engines
 //! that data crosses on its way to and from the link (none, one shared, or one for reads and
-//! one for writes).
+//! one for writes), and the fetch engines that read host memory (SQEs, PRP lists, write data),
+//! each busy for a whole round trip.
 //!
 //! Leaves out: the engines' own internal pipelines (each is one FIFO server), and write data,
 //! which is fetched whole and does not pass the transfer engine.
@@ -104,5 +105,49 @@ impl Dma {
             _ => return None,
         };
         Some(&mut self.engines[e])
+    }
+}
+
+/// The fetch engines: reads of host memory in flight at once (`ctrl.fetch_engines`; none =
+/// unlimited). A fetch that finds every engine busy waits, in order.
+pub struct Fetch {
+    limit: u32,
+    busy: u32,
+    waiting: VecDeque<(CmdId, Tlp)>,
+    /// Fetches that had to wait for an engine.
+    pub waits: u64,
+}
+
+impl Fetch {
+    pub fn new(c: &CtrlConfig) -> Self {
+        Fetch { limit: c.fetch_engines, busy: 0, waiting: VecDeque::new(), waits: 0 }
+    }
+
+    /// Whether `tlp` is a read of host memory that needs an engine.
+    #[inline]
+    pub fn gated(&self, tlp: Tlp) -> bool {
+        self.limit > 0 && matches!(tlp, Tlp::SqeRead | Tlp::PrpRead | Tlp::DataRead)
+    }
+
+    /// Takes an engine for the fetch `(id, tlp)`, or queues it: true if it may go now.
+    pub fn start(&mut self, id: CmdId, tlp: Tlp) -> bool {
+        if self.busy < self.limit {
+            self.busy += 1;
+            true
+        } else {
+            self.waits += 1;
+            self.waiting.push_back((id, tlp));
+            false
+        }
+    }
+
+    /// A fetch's data has arrived: its engine takes the next waiting fetch, if any (returned,
+    /// to be sent now).
+    pub fn done(&mut self) -> Option<(CmdId, Tlp)> {
+        let next = self.waiting.pop_front();
+        if next.is_none() {
+            self.busy = self.busy.saturating_sub(1);
+        }
+        next
     }
 }

@@ -156,6 +156,9 @@ pub enum Sent {
     DataOut { end: SimTime, last: bool },
     /// The CQE has left at `end`.
     Cqe { end: SimTime },
+    /// The data of a read of host memory (SQE, PRP list, write data) has arrived at `end`;
+    /// its next step is scheduled.
+    Fetched { end: SimTime },
 }
 
 impl Link {
@@ -167,6 +170,17 @@ impl Link {
     /// Puts `tlps` on direction `dir` at `now` (the moment they are ready to go). The grant
     /// ends when the last byte has left; add [`LinkParams::propagation`] for arrival.
     pub fn send(&mut self, dir: Dir, now: SimTime, tlps: Tlps) -> Grant {
+        self.put(dir, now, tlps, false)
+    }
+
+    /// As [`Link::send`], for read requests: they are their own flow-control class, so the
+    /// transmitter slips them between the TLPs of data already queued on the direction (they
+    /// wait at most for the data TLP on the wire, and delay the data behind them).
+    pub fn send_request(&mut self, dir: Dir, now: SimTime, tlps: Tlps) -> Grant {
+        self.put(dir, now, tlps, true)
+    }
+
+    fn put(&mut self, dir: Dir, now: SimTime, tlps: Tlps, cut_in: bool) -> Grant {
         let p = &self.params;
         let (this, other) = match dir {
             Dir::Down => (&mut self.down, &mut self.up),
@@ -180,6 +194,10 @@ impl Link {
         this.tlps += tlps.count;
         this.wire_bytes += tlps.wire_bytes;
         other.dllp_debt += tlps.count as f64 * p.dllps_per_tlp * DLLP_BYTES;
+        if cut_in {
+            let one_tlp = p.serialise((p.mps + p.req_header + p.tlp_extra) as f64);
+            return this.wire.cut_in(now, p.serialise(bytes), one_tlp);
+        }
         this.wire.reserve(now, p.serialise(bytes))
     }
 
@@ -217,6 +235,7 @@ impl Link {
                 e.occupy(g.start, g.end);
                 Grant { start: g.start, end: g.end, wait: g.start.since(now) }
             }
+            None if matches!(tlp, Tlp::SqeRead | Tlp::PrpRead | Tlp::DataRead) => self.send_request(dir, now, tlps),
             None => self.send(dir, now, tlps),
         };
         let mem = self.host_memory;
@@ -277,6 +296,9 @@ impl Link {
             }
         };
         ctx.at(at, next);
+        if matches!(tlp, Tlp::SqeData | Tlp::PrpData | Tlp::DataIn) {
+            return Sent::Fetched { end: at };
+        }
         Sent::Scheduled
     }
 

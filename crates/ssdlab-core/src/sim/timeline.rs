@@ -36,6 +36,18 @@ impl Timeline {
         Grant { start, end, wait: start.since(arrival) }
     }
 
+    /// Serves a short request that may pass the queued backlog: it waits at most `max_wait`
+    /// (what is in service when it arrives) and the backlog behind it is delayed by `service`
+    /// (a link arbiter slipping a request between the TLPs of queued data).
+    #[inline]
+    pub fn cut_in(&mut self, arrival: SimTime, service: SimDuration, max_wait: SimDuration) -> Grant {
+        let start = arrival.max(self.free_at).min(arrival + max_wait);
+        let end = start + service;
+        self.free_at = self.free_at.max(arrival) + service;
+        self.busy += service;
+        Grant { start, end, wait: start.since(arrival) }
+    }
+
     /// Marks the server busy over `[start, end)` (for a service whose start and end another
     /// resource decided); a later start than `free_at` leaves the gap idle.
     pub fn occupy(&mut self, start: SimTime, end: SimTime) {

@@ -250,6 +250,12 @@ impl Simulation {
                 }
             }
             Event::Ctrl(ctrl::Event::Step { cmd, step }) => self.ctrl.run_steps(&mut ctx!(self), cmd, step),
+            Event::Ctrl(ctrl::Event::FetchDone) => {
+                // The freed engine takes the next waiting fetch.
+                if let Some((cmd, tlp)) = self.ctrl.fetch.done() {
+                    self.translate_and_transmit(cmd, tlp);
+                }
+            }
             Event::Ctrl(ctrl::Event::EngineFree) => {
                 self.ctrl.transfer.freed();
                 self.medium.pump(&mut ctx!(self), &mut self.ctrl.transfer);
@@ -263,6 +269,14 @@ impl Simulation {
     /// A command's TLPs are ready: the device's DMAs first look up their translations (and
     /// are logged, when asked).
     fn send(&mut self, id: CmdId, tlp: Tlp) {
+        // A read of host memory first needs a fetch engine (when they are limited).
+        if self.ctrl.fetch.gated(tlp) && !self.ctrl.fetch.start(id, tlp) {
+            return;
+        }
+        self.translate_and_transmit(id, tlp);
+    }
+
+    fn translate_and_transmit(&mut self, id: CmdId, tlp: Tlp) {
         let mut wait = SimDuration::ZERO;
         if let Some(memory) = &self.host.memory {
             let mut list = std::mem::take(&mut self.accesses);
@@ -293,6 +307,11 @@ impl Simulation {
         let ctx = &mut ctx!(self);
         match self.link.transmit(ctx, id, tlp, translated, self.ctrl.dma.engine(tlp)) {
             Sent::Scheduled => {}
+            Sent::Fetched { end } => {
+                if self.ctrl.fetch.gated(Tlp::SqeRead) {
+                    ctx.at(end, Event::Ctrl(ctrl::Event::FetchDone));
+                }
+            }
             Sent::DataOut { end, last } => {
                 if self.ctrl.transfer.enabled() {
                     ctx.at(end, Event::Ctrl(ctrl::Event::EngineFree));
