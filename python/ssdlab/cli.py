@@ -463,6 +463,39 @@ def decompose(
 
 @app.command()
 @_ctrl_c_exits_130
+def validate(
+    devices: Optional[list[str]] = typer.Argument(None, help="Drives of the device library (default: all of them)."),
+    output: Optional[str] = typer.Option(None, "-o", "--output", help="Write the tables as Markdown to this file."),
+    json_: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
+) -> None:
+    """Compare each drive of the device library with its published performance figures."""
+    from ssdlab import validate as v
+
+    v.figures(devices)  # unknown names fail before any run
+    if output is not None and not os.path.isdir(os.path.dirname(os.path.abspath(output))):
+        raise UsageError(f"-o {output}: its directory does not exist")
+    with _Bar("validating") as bar:
+        rows = v.validate(devices, progress=bar)
+    if output is not None:
+        cmd = "ssdlab validate" + ("" if not devices else " " + " ".join(devices)) + f" -o {output}"
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(v.markdown(rows, cmd))
+    if json_:
+        out.file.write(json.dumps(v.as_records(rows), indent=2) + "\n")
+        return
+    t = Table(title="Published figures against ssdlab", title_justify="left")
+    for c in ("drive", "figure", "published", "ssdlab", "error"):
+        t.add_column(c, justify="left" if c in ("drive", "figure") else "right")
+    for r in rows:
+        unit = v.UNITS[r.figure.metric]
+        err_pct = 100 * r.error
+        style = "red" if abs(err_pct) > 25 else ""
+        t.add_row(r.device, escape(r.figure.name), f"{v.num(r.figure.published, r.figure.metric)} {unit}", f"{v.num(r.measured, r.figure.metric)} {unit}", f"[{style}]{err_pct:+.0f} %[/{style}]" if style else f"{err_pct:+.0f} %")
+    out.print(t)
+
+
+@app.command()
+@_ctrl_c_exits_130
 def presets() -> None:
     """List the preset library."""
     t = Table(title="Presets (use a name as CONFIG, or `extends = \"NAME\"` in a file)", title_justify="left")
