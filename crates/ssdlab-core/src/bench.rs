@@ -28,6 +28,12 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario { name: "tlc-aged-randwrite-4k-qd32", preset: "tlc-aged", settings: &[("workload.numjobs", "1"), ("workload.rw", "randwrite"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "300000")] },
     Scenario { name: "mqsim-randread-4k-qd32", preset: "mqsim", settings: &[("workload.number_ios", "500000")] },
     Scenario { name: "mqsim-cmt-randread-4k-qd32", preset: "mqsim", settings: &[("workload.number_ios", "500000"), ("ftl.map_cache", "\"2MiB\"")] },
+    Scenario { name: "moneta-16-threads-4k", preset: "moneta", settings: &[("workload.numjobs", "16"), ("workload.number_ios", "60000")] },
+    Scenario {
+        name: "openexpress-hw-randwrite-16k",
+        preset: "openexpress-hw",
+        settings: &[("workload.numjobs", "10"), ("nvme.io_queues", "10"), ("workload.iodepth", "8"), ("workload.rw", "randwrite"), ("workload.bs", "16k"), ("workload.number_ios", "60000")],
+    },
 ];
 
 /// The measurement of one scenario. `wall_s` times the run only; preconditioning (functional,

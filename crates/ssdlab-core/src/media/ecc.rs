@@ -85,6 +85,8 @@ pub struct Ecc {
     p_codeword: f64,
     soft: SimDuration,
     rng: Rng,
+    /// The last read size and its slow-path probability (reads mostly have one size).
+    last: (u64, f64),
     /// Reads that needed soft decoding.
     pub soft_decodes: u64,
 }
@@ -92,7 +94,7 @@ pub struct Ecc {
 impl Ecc {
     pub fn new(c: &EccConfig, seed: u64) -> Self {
         let p_codeword = binomial_tail(c.codeword.0 * 8, c.rber, u64::from(c.hard_limit));
-        Ecc { codeword: c.codeword.0, p_codeword, soft: c.soft_decode, rng: Rng::from_seed(stream_seed(seed, 0xECC).to_le_bytes()), soft_decodes: 0 }
+        Ecc { codeword: c.codeword.0, p_codeword, soft: c.soft_decode, rng: Rng::from_seed(stream_seed(seed, 0xECC).to_le_bytes()), last: (0, 0.0), soft_decodes: 0 }
     }
 
     /// P(a read of `bytes` needs the slow path): 1 − (1 − P(K > t))^codewords.
@@ -108,7 +110,10 @@ impl Ecc {
         if self.p_codeword <= 0.0 {
             return SimDuration::ZERO;
         }
-        if self.rng.random_bool(self.p_read(bytes).min(1.0)) {
+        if self.last.0 != bytes {
+            self.last = (bytes, self.p_read(bytes).min(1.0));
+        }
+        if self.rng.random_bool(self.last.1) {
             self.soft_decodes += 1;
             self.soft
         } else {
