@@ -72,6 +72,11 @@ config_struct! {
         /// Cost of finishing one I/O found by polling: CQE processing and return to the
         /// application. Default: `0.9us`.
         poll_complete_cost: SimDuration = SimDuration::from_ns(900),
+        /// Cost of each further I/O an interrupt's handler finds completed in its queue after
+        /// the first: the block layer's completion and the event's return to the application.
+        /// The interrupt, the wake-up and the return to user space are paid once per handler
+        /// run, in `complete_cost`. Default: `0.8us`.
+        batch_complete_cost: SimDuration = SimDuration::from_ns(800),
         /// Host memory latency seen by a device read: from the read request reaching the root
         /// port to its first completion leaving it (root complex and DRAM). Default: `250ns`.
         memory_latency: SimDuration = SimDuration::from_ns(250),

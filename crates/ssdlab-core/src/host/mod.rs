@@ -3,19 +3,22 @@
 //! Each job is one thread pinned to its own CPU, with its own `NVMe` queue pair (as Linux
 //! nvme-pci gives one queue pair per CPU), and belongs to a tenant. The CPU is a FIFO timeline:
 //! submitting an I/O, and finishing one after its interrupt or poll, each take a software cost
-//! on that CPU, so a busy thread delays its own interrupt handling and vice versa. Submission
-//! may pass a tag lock shared by all threads (the thread spins while it waits) and a hand-off
-//! to one I/O scheduler thread (two context switches) through a request queue whose lock is
-//! taken to insert, dispatch and end each request. Both locks are ticket spinlocks whose lines
-//! move between CPUs ([`lock`]), so they cost little to one thread and collapse under many;
-//! write data may be copied into a kernel
-//! buffer and read data out of one. Completion is by interrupt and wake-up, by spin-polling, or
-//! hybrid (spin below a size). Jobs draw I/Os from their generators (closed loop at `iodepth`,
-//! or open loop at a rate, with a backlog), or from a replayed trace. Host memory answers
-//! device reads after a fixed latency; [`dma::HostMemory`] gives each DMA its address.
+//! on that CPU, so a busy thread delays its own interrupt handling and vice versa.
 //!
-//! Leaves out: interrupt steering to other CPUs, NUMA, the page cache's behaviour, and DRAM
-//! contention.
+//! Submission may pass a tag lock shared by all threads (the thread spins while it waits) and a
+//! hand-off to one I/O scheduler thread (two context switches) through a request queue whose
+//! lock is taken to insert, dispatch and end each request. Both locks are ticket spinlocks whose
+//! lines move between CPUs ([`lock`]), so they cost little to one thread and collapse under
+//! many. Write data may be copied into a kernel buffer and read data out of one.
+//!
+//! Completion is by interrupt and wake-up, by spin-polling, or hybrid (spin below a size). An
+//! interrupt's handler runs when its CPU is free and finishes every CQE signalled by then,
+//! paying the interrupt and the wake-up once. Jobs draw I/Os from their generators (closed loop
+//! at `iodepth`, or open loop at a rate, with a backlog), or from a replayed trace. Host memory
+//! answers device reads after a fixed latency; [`dma::HostMemory`] gives each DMA its address.
+//!
+//! Leaves out: interrupt steering to other CPUs, NUMA, the page cache's behaviour, DRAM
+//! contention, and batched submission (one system call per I/O).
 
 mod config;
 pub mod dma;
@@ -49,6 +52,9 @@ pub enum Event {
     TraceArrival,
     /// An MSI-X interrupt reaches the host, covering `count` CQEs of `queue`.
     Interrupt { queue: QueueId, count: u32 },
+    /// The interrupt handler of `queue` runs (when its CPU is free): it finishes every CQE
+    /// signalled on the queue so far.
+    Handler { queue: QueueId },
     /// A polling thread finds the CQE of `cmd`.
     CqeSeen { cmd: CmdId },
     /// The request reaches the tag lock.
@@ -110,6 +116,7 @@ pub struct Host {
     spun_until: Vec<SimTime>,
     submit_cost: SimDuration,
     complete_cost: SimDuration,
+    batch_complete_cost: SimDuration,
     poll_cost: SimDuration,
     completion: Completion,
     hybrid_threshold: u64,
@@ -159,6 +166,7 @@ impl Host {
             spun_until: vec![SimTime::ZERO; n],
             submit_cost: h.submit_cost,
             complete_cost: h.complete_cost,
+            batch_complete_cost: h.batch_complete_cost,
             poll_cost: h.poll_complete_cost,
             completion: h.completion,
             hybrid_threshold: h.hybrid_threshold.0,
@@ -270,7 +278,7 @@ impl Host {
             Event::Schedule { cmd } => self.on_schedule(ctx, cmd),
             Event::Dispatch { cmd } => self.on_dispatch(ctx, cmd),
             Event::EndRequest { cmd, ring_cq } => self.on_end_request(ctx, cmd, ring_cq),
-            Event::Interrupt { .. } | Event::Complete { .. } => unreachable!("routed by the simulation"),
+            Event::Interrupt { .. } | Event::Handler { .. } | Event::Complete { .. } => unreachable!("routed by the simulation"),
         }
     }
 
@@ -457,14 +465,22 @@ impl Host {
         ctx.at(g.end, SimEvent::Host(Event::Complete { cmd: id, ring_cq }));
     }
 
-    /// An interrupt covering `batch` reached the host: each is finished in turn, and the last
-    /// rings the CQ head doorbell.
+    /// When the interrupt handler of `queue` can run: its job's CPU is free (a busy thread
+    /// finishes what it is doing first, and the CQEs posted meanwhile wait for the same run).
+    pub fn handler_at(&self, queue: QueueId, now: SimTime) -> SimTime {
+        self.cpus.get(usize::from(queue.0)).map_or(now, |c| c.free_at().max(now))
+    }
+
+    /// The interrupt handler found `batch` completed: the first pays the interrupt, wake-up
+    /// and return (`complete_cost`), each further one its own completion
+    /// (`batch_complete_cost`); the last rings the CQ head doorbell.
     pub fn interrupt(&mut self, ctx: &mut Ctx, batch: &[CmdId]) {
         let last = batch.len().saturating_sub(1);
         for (i, &cmd) in batch.iter().enumerate() {
             let now = ctx.now;
             ctx.cmds[cmd].account(Component::Completion, now);
-            self.finish(ctx, cmd, self.complete_cost, i == last);
+            let cost = if i == 0 { self.complete_cost } else { self.batch_complete_cost };
+            self.finish(ctx, cmd, cost, i == last);
         }
     }
 

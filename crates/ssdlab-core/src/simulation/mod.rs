@@ -221,11 +221,17 @@ impl Simulation {
 
     fn handle(&mut self, ev: Event) {
         match ev {
-            Event::Host(host::Event::Interrupt { queue, count }) => {
+            Event::Host(host::Event::Interrupt { queue, .. }) => {
+                let at = self.host.handler_at(queue, self.now);
+                self.queue.push(at, Event::Host(host::Event::Handler { queue }));
+            }
+            Event::Host(host::Event::Handler { queue }) => {
                 let mut batch = std::mem::take(&mut self.scratch);
                 batch.clear();
-                batch.extend(self.nvme.take_signalled(queue, count as usize));
-                self.host.interrupt(&mut ctx!(self), &batch);
+                batch.extend(self.nvme.take_signalled(queue));
+                if !batch.is_empty() {
+                    self.host.interrupt(&mut ctx!(self), &batch);
+                }
                 self.scratch = batch;
             }
             Event::Host(host::Event::Complete { cmd, ring_cq }) => {

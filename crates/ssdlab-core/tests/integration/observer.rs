@@ -189,14 +189,15 @@ fn a_series_that_would_grow_without_bound_stops_with_a_config_error() {
 
 #[test]
 fn until_steady_stops_at_the_first_pts_window_whatever_the_run_length() {
-    // The default device is host-CPU bound at 4 / 5.8 us = 689 655 IOPS once its queues fill.
+    // The default device is host-CPU bound once its queues fill: four CPUs, each always busy.
     let steady = |ios: &str, stop: &str| run("default", &[("workload.number_ios", ios), ("stats.interval", "\"1ms\""), ("stats.steady_metric", "\"iops\""), ("stats.steady_stop", stop)]);
     let short = steady("20000", "true");
     let long = steady("200000", "true");
     let (a, b) = (short.steady_state.as_ref().unwrap(), long.steady_state.as_ref().unwrap());
     assert!(a.reached && b.reached);
     assert_eq!((a.first, a.last), (b.first, b.last), "the same rounds, whatever the run length");
-    assert!((a.average - b.average).abs() < 1e-6 * a.average && (a.average / 689_655.0 - 1.0).abs() < 0.02, "{}", a.average);
+    let bound = 4e6 / long.host.cpu_us_per_io;
+    assert!((a.average - b.average).abs() < 1e-6 * a.average && (a.average / bound - 1.0).abs() < 0.02, "{} vs {bound}", a.average);
     assert!(long.ios < 4 * 200_000 / 10, "the run stopped once steady: {} I/Os", long.ios);
     // Without the stop the run goes on, and the same first window is reported.
     let full = steady("20000", "false");
