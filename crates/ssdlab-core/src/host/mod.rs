@@ -478,7 +478,7 @@ impl Host {
         let last = batch.len().saturating_sub(1);
         for (i, &cmd) in batch.iter().enumerate() {
             let now = ctx.now;
-            ctx.cmds[cmd].account(Component::Completion, now);
+            ctx.cmds[cmd].account(Component::HostQueueing, now);
             let cost = if i == 0 { self.complete_cost } else { self.batch_complete_cost };
             self.finish(ctx, cmd, cost, i == last);
         }

@@ -127,6 +127,12 @@ impl Nvme {
         n
     }
 
+    /// The CQEs signalled on `q` and not yet taken by a handler.
+    #[inline]
+    pub fn signalled(&self, q: QueueId) -> impl Iterator<Item = CmdId> + '_ {
+        self.qps[usize::from(q.0)].cq_signalled.iter().copied()
+    }
+
     /// The host's interrupt handler takes every CQE signalled on `q` so far (an interrupt
     /// whose CQEs an earlier handler run already took finds none).
     #[inline]

@@ -222,6 +222,11 @@ impl Simulation {
     fn handle(&mut self, ev: Event) {
         match ev {
             Event::Host(host::Event::Interrupt { queue, .. }) => {
+                // The CQEs it covers have reached the host: their completion step ends here,
+                // and what follows until the handler runs is waiting for the CPU.
+                for cmd in self.nvme.signalled(queue) {
+                    self.cmds[cmd].account(Component::Completion, self.now);
+                }
                 let at = self.host.handler_at(queue, self.now);
                 self.queue.push(at, Event::Host(host::Event::Handler { queue }));
             }
