@@ -127,19 +127,26 @@ impl Nvme {
         n
     }
 
-    /// The CQEs signalled on `q` and not yet taken by a handler.
+    /// The CQEs signalled on `q` and not yet taken by a handler, in the order they were posted
+    /// (the order they reach host memory).
     #[inline]
     pub fn signalled(&self, q: QueueId) -> impl Iterator<Item = CmdId> + '_ {
         self.qps[usize::from(q.0)].cq_signalled.iter().copied()
     }
 
-    /// The host's interrupt handler takes every CQE signalled on `q` so far (an interrupt
-    /// whose CQEs an earlier handler run already took finds none).
+    /// The host's interrupt handler takes the CQEs signalled on `q` that have reached host
+    /// memory (`landed`), in order; later ones wait for their own interrupt.
     #[inline]
-    pub fn take_signalled(&mut self, q: QueueId) -> impl Iterator<Item = CmdId> + '_ {
-        self.qps[usize::from(q.0)].cq_signalled.drain(..)
+    pub fn take_landed(&mut self, q: QueueId, mut landed: impl FnMut(CmdId) -> bool, out: &mut Vec<CmdId>) {
+        let sig = &mut self.qps[usize::from(q.0)].cq_signalled;
+        while let Some(&cmd) = sig.front() {
+            if !landed(cmd) {
+                break;
+            }
+            sig.pop_front();
+            out.push(cmd);
+        }
     }
-
 }
 
 #[cfg(test)]
@@ -170,7 +177,11 @@ mod tests {
         assert_eq!(n.post_cqe(q, CmdId(3)), (true, None));
         assert_eq!(n.signal(q), 3);
         assert!(!n.timer_fires(q, 0), "the timer armed before the interrupt is stale");
-        assert_eq!(n.take_signalled(q).map(|c| c.0).collect::<Vec<_>>(), vec![1, 2, 3]);
+        let mut out = Vec::new();
+        n.take_landed(q, |c| c.0 < 3, &mut out);
+        assert_eq!(out.iter().map(|c| c.0).collect::<Vec<_>>(), vec![1, 2], "the third has not landed yet");
+        n.take_landed(q, |_| true, &mut out);
+        assert_eq!(out.len(), 3);
     }
 }
 

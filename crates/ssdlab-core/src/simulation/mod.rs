@@ -224,8 +224,13 @@ impl Simulation {
             Event::Host(host::Event::Interrupt { queue, .. }) => {
                 // The CQEs it covers have reached the host: their completion step ends here,
                 // and what follows until the handler runs is waiting for the CPU.
+                // (Only those whose CQE has landed: a later one is still on the link.)
                 for cmd in self.nvme.signalled(queue) {
-                    self.cmds[cmd].account(Component::Completion, self.now);
+                    let c = &mut self.cmds[cmd];
+                    if c.mark > self.now {
+                        break;
+                    }
+                    c.account(Component::Completion, self.now);
                 }
                 let at = self.host.handler_at(queue, self.now);
                 self.queue.push(at, Event::Host(host::Event::Handler { queue }));
@@ -233,7 +238,8 @@ impl Simulation {
             Event::Host(host::Event::Handler { queue }) => {
                 let mut batch = std::mem::take(&mut self.scratch);
                 batch.clear();
-                batch.extend(self.nvme.take_signalled(queue));
+                let (cmds, now) = (&self.cmds, self.now);
+                self.nvme.take_landed(queue, |cmd| cmds[cmd].mark <= now, &mut batch);
                 if !batch.is_empty() {
                     self.host.interrupt(&mut ctx!(self), &batch);
                 }
