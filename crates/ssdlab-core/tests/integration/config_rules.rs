@@ -159,8 +159,7 @@ fn presets_load_extend_and_list() {
     assert!(err.to_string().contains("no preset or file by that name"), "{err}");
 
     // A file extending a file, relative to its own directory.
-    let dir = std::env::temp_dir().join(format!("ssdlab-extends-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch_dir("extends");
     std::fs::write(dir.join("base.toml"), "extends = \"default\"\n[pcie]\ngen = 3\n").unwrap();
     std::fs::write(dir.join("top.toml"), "extends = \"base.toml\"\n[pcie]\nlanes = 2\n").unwrap();
     let c = Config::load(dir.join("top.toml").to_str().unwrap()).unwrap();

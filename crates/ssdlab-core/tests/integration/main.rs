@@ -18,6 +18,14 @@ mod trace;
 use ssdlab_core::config::build;
 use ssdlab_core::{Config, Simulation, Summary};
 
+/// A directory for a test's files, under cargo's scratch space for integration tests (in
+/// `target/`, not the system's temporary directory, so nothing is left behind there).
+pub fn scratch_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    dir
+}
+
 /// The `default` preset with one job (the tests' baseline) and `key=value` settings applied.
 pub fn config(settings: &[(&str, &str)]) -> Config {
     let mut all = vec![("workload.numjobs", "1")];

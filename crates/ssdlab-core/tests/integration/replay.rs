@@ -8,8 +8,7 @@ use ssdlab_core::Simulation;
 use crate::config;
 
 fn write(name: &str, body: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ssdlab-replay-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch_dir("replay");
     let p = dir.join(name);
     std::fs::write(&p, body).unwrap();
     p

@@ -131,8 +131,7 @@ fn detection_tells_the_formats_apart() {
         let Some(p) = sample(name) else { return };
         assert_eq!(detect(&p).unwrap(), f, "{name}");
     }
-    let dir = std::env::temp_dir().join(format!("ssdlab-detect-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch_dir("detect");
     for (body, f) in [
         ("0,303567,3584,w,0.000000\n0,303575,512,r,0.01\n", Format::Spc),
         ("0,R,126703661056,4096,1577808000000046\n", Format::Alibaba),
