@@ -65,6 +65,8 @@ pub enum Event {
     Schedule { cmd: CmdId },
     /// The scheduler thread dispatches the request (under the queue lock).
     Dispatch { cmd: CmdId },
+    /// The scheduler thread has dispatched a request and takes the next.
+    SchedulerFree,
     /// The completing CPU ends the request in the request queue (under its lock).
     EndRequest { cmd: CmdId, ring_cq: bool },
     /// The host has finished `cmd`: the application sees it complete.
@@ -109,6 +111,9 @@ pub struct Host {
     /// The I/O scheduler thread (`scheduler = "thread"`).
     scheduler: Option<Timeline>,
     scheduler_service: SimDuration,
+    /// Requests waiting for the scheduler thread, and whether it is at work on one.
+    sched_waiting: VecDeque<CmdId>,
+    sched_busy: bool,
     context_switch: SimDuration,
     /// CPU time spent spinning (on the lock, or polling for completions).
     spin: SimDuration,
@@ -161,6 +166,8 @@ impl Host {
             queue_lock: (h.scheduler == Scheduler::Thread).then(|| SpinLock::new(h.queue_lock_hold, h.lock_transfer, h.queue_lock_lines)),
             scheduler: (h.scheduler == Scheduler::Thread).then(Timeline::default),
             scheduler_service: h.context_switch + h.scheduler_cost,
+            sched_waiting: VecDeque::new(),
+            sched_busy: false,
             context_switch: h.context_switch,
             spin: SimDuration::ZERO,
             spun_until: vec![SimTime::ZERO; n],
@@ -277,6 +284,7 @@ impl Host {
             Event::Insert { cmd } => self.on_insert(ctx, cmd),
             Event::Schedule { cmd } => self.on_schedule(ctx, cmd),
             Event::Dispatch { cmd } => self.on_dispatch(ctx, cmd),
+            Event::SchedulerFree => self.sched_next(ctx),
             Event::EndRequest { cmd, ring_cq } => self.on_end_request(ctx, cmd, ring_cq),
             Event::Interrupt { .. } | Event::Handler { .. } | Event::Complete { .. } => unreachable!("routed by the simulation"),
         }
@@ -420,11 +428,13 @@ impl Host {
             LockKind::Queue => self.queue_lock.as_mut(),
         };
         let Some(lock) = lock else { return Grant { start: ctx.now, end: ctx.now, wait: SimDuration::ZERO } };
-        let g = lock.acquire(ctx.now, cpu as u32);
+        let mut g = lock.acquire(ctx.now, cpu as u32);
         let hold = g.end.since(g.start);
         if !by_scheduler {
+            // The critical section runs on the thread's CPU: if the CPU is still busy (a
+            // handler run finishing other completions), the request goes on when both are done.
             self.spin += g.wait;
-            self.cpus[cpu].reserve(g.start, hold);
+            g.end = g.end.max(self.cpus[cpu].reserve(g.start, hold).end);
         } else if let Some(s) = &mut self.scheduler {
             // The scheduler thread spins on its own CPU: it does nothing else meanwhile.
             s.reserve(ctx.now, g.wait + hold);
@@ -446,17 +456,32 @@ impl Host {
     }
 
     /// The scheduler thread: wakes (a context switch) and does its work, then dispatches.
+    /// One request at a time: the others wait in its queue.
     fn on_schedule(&mut self, ctx: &mut Ctx, id: CmdId) {
-        let Some(s) = &mut self.scheduler else { return };
+        self.sched_waiting.push_back(id);
+        if !self.sched_busy {
+            self.sched_next(ctx);
+        }
+    }
+
+    /// The scheduler thread takes its next request: wakes, does its work, then dispatches.
+    fn sched_next(&mut self, ctx: &mut Ctx) {
+        let (Some(s), Some(id)) = (&mut self.scheduler, self.sched_waiting.pop_front()) else {
+            self.sched_busy = false;
+            return;
+        };
+        self.sched_busy = true;
         let g = s.reserve(ctx.now, self.scheduler_service);
         Self::account(ctx, id, g);
         ctx.at(g.end, SimEvent::Host(Event::Dispatch { cmd: id }));
     }
 
-    /// The scheduler thread takes the queue lock to dispatch the request to the driver.
+    /// The scheduler thread takes the queue lock to dispatch the request to the driver, then
+    /// turns to its next request.
     fn on_dispatch(&mut self, ctx: &mut Ctx, id: CmdId) {
         let g = self.take(ctx, id, LockKind::Queue, true);
         self.after_submit(ctx, id, g.end, SubmitStage::Scheduler);
+        ctx.at(g.end, SimEvent::Host(Event::SchedulerFree));
     }
 
     /// The completing CPU ends the request under the queue lock; then the application sees it.

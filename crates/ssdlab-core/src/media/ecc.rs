@@ -69,7 +69,8 @@ pub fn binomial_tail(n: u64, p: f64, t: u64) -> f64 {
     loop {
         let term = log_pmf.exp();
         sum += term;
-        if k >= n || (term < sum * 1e-17 && (k as f64) > n as f64 * p) {
+        // Past the mode, stop once terms no longer count (or underflow to nothing).
+        if k >= n || ((term < sum * 1e-17 || term == 0.0) && (k as f64) > n as f64 * p) {
             break;
         }
         log_pmf += ((n - k) as f64 / (k + 1) as f64).ln() + lp - lq;
@@ -85,7 +86,8 @@ pub struct Ecc {
     p_codeword: f64,
     soft: SimDuration,
     rng: Rng,
-    /// The last read size and its slow-path probability (reads mostly have one size).
+    /// The last read size and its slow-path probability (reads mostly have one size; a read
+    /// of 0 bytes, as a translation page's is reported, counts as one codeword).
     last: (u64, f64),
     /// Reads that needed soft decoding.
     pub soft_decodes: u64,
@@ -94,7 +96,7 @@ pub struct Ecc {
 impl Ecc {
     pub fn new(c: &EccConfig, seed: u64) -> Self {
         let p_codeword = binomial_tail(c.codeword.0 * 8, c.rber, u64::from(c.hard_limit));
-        Ecc { codeword: c.codeword.0, p_codeword, soft: c.soft_decode, rng: Rng::from_seed(stream_seed(seed, 0xECC).to_le_bytes()), last: (0, 0.0), soft_decodes: 0 }
+        Ecc { codeword: c.codeword.0, p_codeword, soft: c.soft_decode, rng: Rng::from_seed(stream_seed(seed, 0xECC).to_le_bytes()), last: (0, p_codeword), soft_decodes: 0 }
     }
 
     /// P(a read of `bytes` needs the slow path): 1 − (1 − P(K > t))^codewords.

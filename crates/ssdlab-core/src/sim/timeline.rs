@@ -23,6 +23,8 @@ pub struct Grant {
 pub struct Timeline {
     free_at: SimTime,
     busy: SimDuration,
+    /// When the last request that cut in ends (requests that cut in do not overlap each other).
+    cut_free: SimTime,
 }
 
 impl Timeline {
@@ -41,8 +43,9 @@ impl Timeline {
     /// (a link arbiter slipping a request between the TLPs of queued data).
     #[inline]
     pub fn cut_in(&mut self, arrival: SimTime, service: SimDuration, max_wait: SimDuration) -> Grant {
-        let start = arrival.max(self.free_at).min(arrival + max_wait);
+        let start = arrival.max(self.free_at).min(arrival + max_wait).max(self.cut_free);
         let end = start + service;
+        self.cut_free = end;
         self.free_at = self.free_at.max(arrival) + service;
         self.busy += service;
         Grant { start, end, wait: start.since(arrival) }
