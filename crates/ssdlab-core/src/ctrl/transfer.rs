@@ -123,10 +123,16 @@ impl Fetch {
         Fetch { limit: c.fetch_engines, busy: 0, waiting: VecDeque::new(), waits: 0 }
     }
 
+    /// Whether fetch engines are limited at all.
+    #[inline]
+    pub fn limited(&self) -> bool {
+        self.limit > 0
+    }
+
     /// Whether `tlp` is a read of host memory that needs an engine.
     #[inline]
     pub fn gated(&self, tlp: Tlp) -> bool {
-        self.limit > 0 && matches!(tlp, Tlp::SqeRead | Tlp::PrpRead | Tlp::DataRead)
+        self.limited() && matches!(tlp, Tlp::SqeRead | Tlp::PrpRead | Tlp::DataRead)
     }
 
     /// Takes an engine for the fetch `(id, tlp)`, or queues it: true if it may go now.

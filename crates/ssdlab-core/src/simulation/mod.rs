@@ -232,19 +232,15 @@ impl Simulation {
                     }
                     c.account(Component::Completion, self.now);
                 }
+                // A free CPU runs the handler at once; a busy one when it is done.
                 let at = self.host.handler_at(queue, self.now);
-                self.queue.push(at, Event::Host(host::Event::Handler { queue }));
-            }
-            Event::Host(host::Event::Handler { queue }) => {
-                let mut batch = std::mem::take(&mut self.scratch);
-                batch.clear();
-                let (cmds, now) = (&self.cmds, self.now);
-                self.nvme.take_landed(queue, |cmd| cmds[cmd].mark <= now, &mut batch);
-                if !batch.is_empty() {
-                    self.host.interrupt(&mut ctx!(self), &batch);
+                if at == self.now {
+                    self.run_handler(queue);
+                } else {
+                    self.queue.push(at, Event::Host(host::Event::Handler { queue }));
                 }
-                self.scratch = batch;
             }
+            Event::Host(host::Event::Handler { queue }) => self.run_handler(queue),
             Event::Host(host::Event::Complete { cmd, ring_cq }) => {
                 if ring_cq {
                     self.link.cq_doorbell(self.now);
@@ -281,6 +277,18 @@ impl Simulation {
             Event::Media(media::Event::WriteStart { cmd }) => self.medium.write(&mut ctx!(self), cmd),
             Event::Media(e) => self.medium.handle(&mut ctx!(self), e, &mut self.ctrl.transfer),
         }
+    }
+
+    /// The interrupt handler of `queue` finishes every CQE that has reached host memory.
+    fn run_handler(&mut self, queue: QueueId) {
+        let mut batch = std::mem::take(&mut self.scratch);
+        batch.clear();
+        let (cmds, now) = (&self.cmds, self.now);
+        self.nvme.take_landed(queue, |cmd| cmds[cmd].mark <= now, &mut batch);
+        if !batch.is_empty() {
+            self.host.interrupt(&mut ctx!(self), &batch);
+        }
+        self.scratch = batch;
     }
 
     /// A command's TLPs are ready: the device's DMAs first look up their translations (and
@@ -325,7 +333,7 @@ impl Simulation {
         match self.link.transmit(ctx, id, tlp, translated, self.ctrl.dma.engine(tlp)) {
             Sent::Scheduled => {}
             Sent::Fetched { end } => {
-                if self.ctrl.fetch.gated(Tlp::SqeRead) {
+                if self.ctrl.fetch.limited() {
                     ctx.at(end, Event::Ctrl(ctrl::Event::FetchDone));
                 }
             }
