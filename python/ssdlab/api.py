@@ -167,7 +167,10 @@ class Result:
 
     @property
     def tenants(self) -> "pd.DataFrame":
-        """One row per tenant: I/Os, IOPS, bandwidth and latency per direction."""
+        """One row per tenant: I/Os, IOPS, bandwidth and latency per direction; its weight, class,
+        weight ratio and proportionality (bandwidth over the smallest-weight tenant's); on a
+        NAND drive shared by tenants, its WAF and the units GC moved on its behalf (its own and
+        the others'); and per SLO the share of series intervals that met it."""
         import pandas as pd
 
         rows = {}
@@ -178,6 +181,13 @@ class Result:
                 row[f"{op}_ios"] = o["ios"]
                 for k in ("mean", "p50", "p99", "max"):
                     row[f"{op}_{k}_us"] = o["latency_us"][k]
+            for k in ("weight", "class", "weight_ratio", "proportionality"):
+                row[k] = t[k]
+            for k, v in (t.get("flash") or {}).items():
+                row[k] = v
+            for slo in t.get("slo", []):
+                row[f"slo_{slo['kind']}_target"] = slo["target"]
+                row[f"slo_{slo['kind']}_compliance"] = slo["compliance"]
             rows[t["name"]] = row
         return pd.DataFrame.from_dict(rows, orient="index").rename_axis("tenant")
 

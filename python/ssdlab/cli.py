@@ -175,12 +175,30 @@ def _print_summary(result: api.Result) -> None:
         out.print(jt)
     if len(s.get("tenants", [])) > 1:
         tt = Table(title="Per tenant", title_justify="left")
-        for col in ("tenant", "I/Os", "IOPS", "MiB/s", "read mean us", "read p99 us", "write mean us", "write p99 us"):
+        flash_t = all(t.get("flash") for t in s["tenants"])
+        slos = any(t.get("slo") for t in s["tenants"])
+        dirs = [op for op in ("read", "write") if any(t[op]["ios"] for t in s["tenants"])]
+        cols = ["tenant", "weight", "I/Os", "IOPS", "MiB/s", "BW ratio", "weight ratio"]
+        cols += [f"{op} {k} us" for op in dirs for k in ("mean", "p99")]
+        if flash_t:
+            cols += ["WAF", "GC moved own", "GC moved others"]
+        if slos:
+            cols += ["SLO met"]
+        for col in cols:
             tt.add_column(col, justify="right")
         for t in s["tenants"]:
-            lat = [(_fmt(t[op]["latency_us"]["mean"]), _fmt(t[op]["latency_us"]["p99"])) if t[op]["ios"] else ("-", "-") for op in ("read", "write")]
-            tt.add_row(escape(t["name"]), f"{t['ios']:,}", _fmt(t["iops"], 0), _fmt(t["bandwidth_mib_s"], 1), *lat[0], *lat[1])
+            lat = [x for op in dirs for x in ((_fmt(t[op]["latency_us"]["mean"], 0), _fmt(t[op]["latency_us"]["p99"], 0)) if t[op]["ios"] else ("-", "-"))]
+            row = [escape(t["name"]), str(t["weight"]), f"{t['ios']:,}", _fmt(t["iops"], 0), _fmt(t["bandwidth_mib_s"], 2),
+                   f"{t['proportionality']:.2f}", f"{t['weight_ratio']:.2f}", *lat]
+            if flash_t:
+                f = t["flash"]
+                row += [f"{f['waf']:.2f}", f"{f['gc_paid_own']:,}", f"{f['gc_paid_others']:,}"]
+            if slos:
+                row += [", ".join(f"{x['kind']} {100 * x['compliance']:.0f}%" for x in t.get("slo", [])) or "-"]
+            tt.add_row(*row)
         out.print(tt)
+        if flash_t:
+            out.print("  GC moved own/others: units GC moved on behalf of the tenant's writes, its own and other tenants'")
     b = Table(title="Where the time goes (mean us)", title_justify="left")
     b.add_column("component")
     ops = [op for op in ("read", "write") if s[op]["ios"] > 0]

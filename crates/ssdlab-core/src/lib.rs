@@ -56,6 +56,7 @@ pub mod trace;
 pub mod sim;
 pub mod simulation;
 pub mod stats;
+pub mod tenant;
 pub mod workload;
 
 pub use config::Config;

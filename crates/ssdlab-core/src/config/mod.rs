@@ -43,6 +43,8 @@ config_struct! {
         /// PCIe ATS and the device's Address Translation Cache.
         ats: crate::ats::AtsConfig = crate::ats::AtsConfig::default(),
         workload: WorkloadConfig = WorkloadConfig::default(),
+        /// The tenants sharing the drive (`[[tenants]]`); none: one tenant, `default`.
+        tenants: Vec<crate::tenant::TenantConfig> = Vec::new(),
         stats: StatsConfig = StatsConfig::default(),
     }
 }
@@ -97,6 +99,7 @@ impl Config {
             self.ftl.validate(issues);
         }
         self.workload.validate(issues);
+        self.validate_tenants(issues);
         self.stats.validate(issues);
         if self.ats.enabled {
             self.ats.validate(issues);
@@ -109,7 +112,7 @@ impl Config {
         let w = &self.workload;
         let flagged: Vec<String> = issues.0.iter().map(|i| i.path.clone()).collect();
         let ok = |paths: &[&str]| !paths.iter().any(|p| flagged.iter().any(|f| f == p));
-        let jobs = w.job_configs();
+        let jobs = self.jobs();
         issues.check(
             !ok(&["workload.numjobs", "nvme.io_queues"]) || jobs.len() as u64 <= u64::from(self.nvme.io_queues),
             "workload.numjobs",
@@ -117,7 +120,7 @@ impl Config {
             format!("gives {} jobs; must be <= nvme.io_queues = {} (each job has its own queue pair)", jobs.len(), self.nvme.io_queues),
         );
         let mut seen = std::collections::HashSet::new();
-        for (_, path, job) in &jobs {
+        for (_, path, job, _) in &jobs {
             if !seen.insert(path.clone()) {
                 continue;
             }
@@ -152,6 +155,9 @@ impl Config {
             );
             if divides && ok(crate::ftl::SPARE_RULE_KEYS) {
                 self.ftl.validate_spare(&self.media.nand, issues);
+                if !self.tenants.is_empty() && ok(&["tenants", "ftl.ops_split", "ftl.pools"]) {
+                    self.validate_pools(issues);
+                }
             }
         }
         if !ok(&["workload.offset", "workload.size", "workload.bs", "workload.bssplit", "media.capacity", "ftl.op_ratio", "ftl.mapping_unit"]) {
@@ -159,7 +165,7 @@ impl Config {
         }
         let cap = self.exported_capacity();
         let mut seen = std::collections::HashSet::new();
-        for (_, path, job) in &jobs {
+        for (_, path, job, _) in &jobs {
             if !seen.insert(path.clone()) {
                 continue;
             }
@@ -173,6 +179,26 @@ impl Config {
                 );
             } else if size < job.max_bs() {
                 issues.push(&format!("{path}.size"), units::format_size(size), format!("must hold at least one block of the largest block size ({})", units::format_size(job.max_bs())));
+            }
+        }
+    }
+
+    /// Isolated pools: each must hold its GC margin.
+    fn validate_pools(&self, issues: &mut Issues) {
+        let layout = match self.tenant_layout() {
+            Ok(l) => l,
+            Err(issue) => {
+                issues.0.push(issue);
+                return;
+            }
+        };
+        let g = crate::ftl::Geometry::new(&self.media.nand, self.ftl.mapping_unit.0);
+        for (i, spec) in layout.pools.iter().flatten().enumerate() {
+            if let Some(mut issue) = crate::ftl::pool_spare_issue(&g, spec) {
+                issue.path = "ftl.ops_split".into();
+                issue.value = format!("{} (tenant {:?}: {} blocks per plane, {:.2} % spare)", self.ftl.ops_split, layout.names[i], spec.blocks_per_plane, spec.op_ratio * 100.0);
+                issue.rule = format!("gives this tenant's pool too little spare space: it {}", issue.rule);
+                issues.0.push(issue);
             }
         }
     }

@@ -179,10 +179,16 @@ pub fn parse_transfer_rate(s: &str) -> Result<f64, String> {
     Ok(v * mult)
 }
 
+/// `v` in the largest of `units` that shows it exactly (to six decimals), so that the text
+/// reads back as the same value.
 fn format_decimal(v: f64, units: &[(&str, f64)]) -> String {
-    for &(unit, scale) in units {
+    for (i, &(unit, scale)) in units.iter().enumerate() {
         if v >= scale {
-            return format!("{}{unit}", trim_float(v / scale));
+            let text = trim_float(v / scale);
+            let exact = text.parse::<f64>().is_ok_and(|x| (x * scale - v).abs() <= v.abs() * 1e-15);
+            if exact || i + 1 == units.len() {
+                return format!("{text}{unit}");
+            }
         }
     }
     format!("{}{}", trim_float(v / units.last().map_or(1.0, |u| u.1)), units.last().map_or("", |u| u.0))

@@ -55,6 +55,28 @@ config_enum! {
     }
 }
 
+config_enum! {
+    /// How the blocks are shared among tenants (`[[tenants]]`).
+    pub enum PoolMode {
+        /// One pool: every tenant's pages mix in the same blocks, and GC moves them together.
+        Shared = "shared",
+        /// A pool per tenant: its blocks, spare space included, hold only its pages.
+        Isolated = "isolated",
+    }
+}
+
+config_enum! {
+    /// How isolated pools split the spare blocks (the over-provisioned space).
+    pub enum OpsSplit {
+        /// Equal parts.
+        Equal = "equal",
+        /// In proportion to the tenants' weights.
+        Weight = "weight",
+        /// In proportion to the tenants' capacities.
+        Capacity = "capacity",
+    }
+}
+
 config_struct! {
     /// The flash translation layer: page-level mapping, allocation, garbage collection,
     /// over-provisioning and wear levelling.
@@ -101,6 +123,16 @@ config_struct! {
         /// Bytes per entry of a translation page (a page maps page size / this many units).
         /// Default: `4B`.
         map_entry: Bytes = Bytes(4),
+        /// Tenants' blocks: `"shared"` (one pool) or `"isolated"` (a pool per tenant).
+        /// Default: `"shared"`.
+        pools: PoolMode = PoolMode::Shared,
+        /// Isolated pools: how the spare blocks are split, `"equal"`, `"weight"` or
+        /// `"capacity"`. Default: `"equal"`.
+        ops_split: OpsSplit = OpsSplit::Equal,
+        /// Isolated pools: whether each pool also owns a part of the write buffer (split like
+        /// the spare blocks), so that one tenant's writes waiting for space never hold up
+        /// another's. Default: `false` (one buffer, first come first served).
+        buffer_split: bool = false,
         /// State before the run: `clean`, `sequential` or `aged`. Default: `"clean"`.
         precondition: Precondition = Precondition::Clean,
         /// Aged preconditioning: stop after this many drive writes of random overwrites even if

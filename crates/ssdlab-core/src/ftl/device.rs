@@ -93,11 +93,13 @@ pub struct FlashDevice {
     ftl: Ftl,
     array: NandArray,
     unit: u64,
-    buffer_units: u64,
-    buffer_used: u64,
+    /// The write buffer's parts (one, or one per pool with `ftl.buffer_split`): units each
+    /// holds and units in use.
+    buffer_units: Vec<u64>,
+    buffer_used: Vec<u64>,
     buffer_latency: SimDuration,
-    /// Writes waiting for buffer space, oldest first.
-    waiting: VecDeque<CmdId>,
+    /// Per buffer part: writes waiting for space, oldest first.
+    waiting: Vec<VecDeque<CmdId>>,
     ops: Vec<FlashOp>,
     out: Vec<nand::Output>,
     precondition: PreconditionReport,
@@ -163,7 +165,14 @@ impl FlashDevice {
     /// The FTL and array of a NAND config, preconditioned as it asks (without timing).
     pub fn new(config: &Config) -> Result<Self> {
         let seed = config.workload.randseed;
-        let mut ftl = Ftl::new(&config.media.nand, &config.ftl, seed)?;
+        let layout = config.tenant_layout().map_err(|issue| crate::error::Error::Config(vec![issue]))?;
+        let g = super::Geometry::new(&config.media.nand, config.ftl.mapping_unit.0);
+        let mut ftl = match &layout.pools {
+            Some(specs) => Ftl::with_pools(g, &config.ftl, seed, specs)?,
+            None => Ftl::with_geometry(g, &config.ftl, seed)?,
+        };
+        let unit = config.ftl.mapping_unit.0;
+        ftl.set_tenants(layout.ranges.iter().map(|r| r.start / unit).collect());
         let t0 = Instant::now();
         let mut report = PreconditionReport { state: config.ftl.precondition.as_str().to_string(), waf: 1.0, ..PreconditionReport::default() };
         match config.ftl.precondition {
@@ -180,21 +189,29 @@ impl FlashDevice {
         report.valid_fraction = ftl.full_valid_fraction();
         ftl.reset_counters();
         ftl.enable_map_cache();
+        let total = (config.ftl.write_buffer.0 / unit).max(1);
+        let buffer_parts: Vec<u64> = match &layout.pools {
+            Some(specs) if config.ftl.buffer_split => {
+                // Split like the spare blocks: in proportion to each pool's share of them.
+                let spare: Vec<f64> = specs.iter().map(|p| (p.op_ratio * f64::from(p.blocks_per_plane)).max(1e-9)).collect();
+                crate::tenant::apportion(total, &spare).into_iter().map(|u| u.max(1)).collect()
+            }
+            _ => vec![total],
+        };
         let g = ftl.geometry().clone();
         let mut array = NandArray::new(&config.media.nand, &config.media.ecc, g.clone(), seed);
         for b in (0..g.blocks()).map(BlockId) {
             array.set_programmed(b, ftl.written_pages(b));
             array.add_wear(b, ftl.erases(b));
         }
-        let unit = config.ftl.mapping_unit.0;
         Ok(FlashDevice {
             ftl,
             array,
             unit,
-            buffer_units: (config.ftl.write_buffer.0 / unit).max(1),
-            buffer_used: 0,
+            buffer_units: buffer_parts.clone(),
+            buffer_used: vec![0; buffer_parts.len()],
             buffer_latency: config.ftl.buffer_latency,
-            waiting: VecDeque::new(),
+            waiting: vec![VecDeque::new(); buffer_parts.len()],
             ops: Vec::new(),
             out: Vec::new(),
             bg_idle: config.ftl.bg_gc_idle,
@@ -271,15 +288,30 @@ impl FlashDevice {
     /// larger than the whole buffer goes in alone when the buffer is empty). The FTL places
     /// each unit (running foreground GC as it needs), and the write completes from DRAM.
     fn admit_writes(&mut self, ctx: &mut Ctx) {
+        for part in 0..self.waiting.len() {
+            self.admit_part(ctx, part);
+        }
+    }
+
+    /// The buffer part of a write at `offset` (its pool's, with a split buffer).
+    fn part_of(&self, offset: u64) -> usize {
+        if self.waiting.len() == 1 {
+            0
+        } else {
+            self.ftl.pool_of_lpn(Lpn(offset / self.unit))
+        }
+    }
+
+    fn admit_part(&mut self, ctx: &mut Ctx, part: usize) {
         let now = ctx.now;
-        while let Some(&id) = self.waiting.front() {
+        while let Some(&id) = self.waiting[part].front() {
             let c = &ctx.cmds[id];
             let units = c.pieces;
-            if self.buffer_used > 0 && self.buffer_used + units > self.buffer_units {
+            if self.buffer_used[part] > 0 && self.buffer_used[part] + units > self.buffer_units[part] {
                 return;
             }
-            self.waiting.pop_front();
-            self.buffer_used += units;
+            self.waiting[part].pop_front();
+            self.buffer_used[part] += units;
             let first = c.offset / self.unit;
             let mut ops = std::mem::take(&mut self.ops);
             ops.clear();
@@ -417,8 +449,9 @@ impl FlashDevice {
                     }
                 }
             }
-            nand::Output::Programmed { units } => {
-                self.buffer_used = self.buffer_used.saturating_sub(u64::from(units));
+            nand::Output::Programmed { block, units } => {
+                let part = if self.buffer_used.len() == 1 { 0 } else { self.ftl.pool_of_block(block) };
+                self.buffer_used[part] = self.buffer_used[part].saturating_sub(u64::from(units));
                 return true;
             }
         }
@@ -519,7 +552,8 @@ impl Medium for FlashDevice {
     /// Write data has arrived: into the write buffer if there is room, else wait for it.
     fn write(&mut self, ctx: &mut Ctx, id: CmdId) {
         let bg = self.note_activity(ctx.now);
-        self.waiting.push_back(id);
+        let part = self.part_of(ctx.cmds[id].offset);
+        self.waiting[part].push_back(id);
         Self::arm_background_gc(ctx, bg);
         self.admit_writes(ctx);
     }
@@ -557,6 +591,23 @@ impl Medium for FlashDevice {
         m.gauge("ftl.erase_count.max", "erases", "most erases of any block", f64::from(emax));
         m.gauge("ftl.erase_count.mean", "erases", "mean erases per block", emean);
         m.gauge("ftl.map.heap_bytes", "B", "memory held by the mapping tables", self.ftl.heap_bytes() as f64);
+        if let Some(a) = self.ftl.attribution() {
+            let n = a.tenants();
+            let own: Vec<u64> = (0..n).map(|t| a.moved_by(t, t)).collect();
+            let others: Vec<u64> = (0..n).map(|t| (0..n).filter(|&o| o != t).map(|o| a.moved_by(t, o)).sum()).collect();
+            let moved: Vec<u64> = (0..n).map(|o| (0..=n).map(|p| a.moved_by(p, o)).sum()).collect();
+            m.counts("ftl.tenant.host_writes", "units", "mapping units each tenant wrote", &a.host);
+            m.counts("ftl.tenant.gc_paid_own", "units", "units GC moved on behalf of each tenant's writes that were its own", &own);
+            m.counts("ftl.tenant.gc_paid_others", "units", "units GC moved on behalf of each tenant's writes that belonged to other tenants", &others);
+            m.counts("ftl.tenant.gc_moved", "units", "units of each tenant that GC moved, whoever's writes (or idle time) paid", &moved);
+            let free: Vec<u64> = (0..self.ftl.pool_count()).map(|p| u64::from(self.ftl.pool_free_blocks(p))).collect();
+            if free.len() == n {
+                m.gauge("ftl.tenant.pools", "pools", "isolated pools (one per tenant)", n as f64);
+                for (t, f) in free.iter().enumerate() {
+                    m.gauge(&format!("ftl.pool{t}.free_blocks"), "blocks", "erased blocks of one tenant's pool", *f as f64);
+                }
+            }
+        }
         let n = self.array.counters();
         m.count("nand.host_reads", "reads", "page reads for the host", n.host_reads);
         m.count("nand.gc_reads", "reads", "page reads for garbage collection", n.gc_reads);

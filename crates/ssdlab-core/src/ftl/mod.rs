@@ -43,7 +43,7 @@ use std::collections::HashMap;
 
 use rand::{RngExt, SeedableRng};
 
-pub use config::{Aging, FtlConfig, Precondition, Striping, Victim, SPARE_RULE_KEYS};
+pub use config::{Aging, FtlConfig, OpsSplit, PoolMode, Precondition, Striping, Victim, SPARE_RULE_KEYS};
 pub use device::{Event, FlashDevice, FlashSummary, PreconditionReport};
 pub use pool::PoolSpec;
 use map::{L2p, Layout, P2l, Segment, UNMAPPED};
@@ -245,6 +245,51 @@ pub struct Ftl {
     /// host writes (no timing to interleave with, and a whole victim's map updates can be
     /// fetched together).
     bulk_gc: bool,
+    /// Who pays for GC, when the drive has several tenants.
+    attribution: Option<Box<Attribution>>,
+}
+
+/// GC attribution among tenants: every unit GC moves is counted by the tenant whose write
+/// earned the move (or idle time, for background GC) and by the tenant that owns the unit.
+/// Tenants own contiguous LPN ranges, so a unit's owner follows from its LPN.
+#[derive(Clone, Debug)]
+pub struct Attribution {
+    /// First LPN of every tenant's range, ascending.
+    starts: Vec<u64>,
+    /// Host units written, per tenant.
+    pub host: Vec<u64>,
+    /// Units moved, `moved[payer * tenants + owner]`; the payer row `tenants` is background GC.
+    pub moved: Vec<u64>,
+    /// The tenant paying for the GC work under way.
+    payer: usize,
+}
+
+impl Attribution {
+    fn new(starts: Vec<u64>) -> Self {
+        let n = starts.len();
+        Attribution { starts, host: vec![0; n], moved: vec![0; (n + 1) * n], payer: 0 }
+    }
+
+    /// Tenants.
+    pub fn tenants(&self) -> usize {
+        self.starts.len()
+    }
+
+    #[inline]
+    fn owner(&self, lpn: u64) -> usize {
+        self.starts.partition_point(|&s| s <= lpn).saturating_sub(1)
+    }
+
+    /// Units that GC moved on behalf of `payer` (a tenant, or `tenants()` for background GC)
+    /// and that belong to `owner`.
+    pub fn moved_by(&self, payer: usize, owner: usize) -> u64 {
+        self.moved[payer * self.tenants() + owner]
+    }
+
+    fn reset(&mut self) {
+        self.host.iter_mut().for_each(|x| *x = 0);
+        self.moved.iter_mut().for_each(|x| *x = 0);
+    }
 }
 
 impl Ftl {
@@ -306,6 +351,7 @@ impl Ftl {
             moving: Vec::new(),
             map_cache: None,
             bulk_gc: false,
+            attribution: None,
             cfg: cfg.clone(),
             g,
         })
@@ -338,6 +384,20 @@ impl Ftl {
         for p in &mut self.pools {
             p.counters = FtlCounters::default();
         }
+        if let Some(a) = &mut self.attribution {
+            a.reset();
+        }
+    }
+
+    /// Attributes GC among tenants whose LPN ranges start at `starts` (ascending, the first
+    /// at 0); each tenant's range ends where the next begins.
+    pub fn set_tenants(&mut self, starts: Vec<u64>) {
+        self.attribution = (starts.len() > 1).then(|| Box::new(Attribution::new(starts)));
+    }
+
+    /// GC attribution among tenants, if set.
+    pub fn attribution(&self) -> Option<&Attribution> {
+        self.attribution.as_deref()
     }
 
     /// Free blocks, over every pool.
@@ -371,6 +431,10 @@ impl Ftl {
     }
 
     /// The pool that holds `lpn`.
+    pub fn pool_of_lpn(&self, lpn: Lpn) -> usize {
+        self.pool_of(lpn.0)
+    }
+
     #[inline]
     fn pool_of(&self, lpn: u64) -> usize {
         if self.pools.len() == 1 {
@@ -508,6 +572,11 @@ impl Ftl {
         let lpn = lpn.0;
         let p = self.pool_of(lpn);
         self.pools[p].counters.host_writes += 1;
+        if let Some(a) = &mut self.attribution {
+            let t = a.owner(lpn);
+            a.payer = t;
+            a.host[t] += 1;
+        }
         self.touch_map(lpn, true, sink);
         let version = self.shadow.as_mut().map(|s| {
             s.next += 1;
@@ -793,12 +862,19 @@ impl Ftl {
         self.record(lpn, slot, version);
         self.touch_map(lpn, true, sink);
         self.pools[p].counters.gc_writes += 1;
+        if let Some(a) = &mut self.attribution {
+            let (n, owner) = (a.tenants(), a.owner(lpn));
+            a.moved[a.payer * n + owner] += 1;
+        }
         Ok(())
     }
 
     /// Background GC: reclaims one victim in the first pool (in order) that has fewer than
     /// `target` of its blocks free. Returns whether it did (and so whether more may be wanted).
     pub fn collect_background(&mut self, target: f64, sink: &mut impl FnMut(FlashOp)) -> Result<bool> {
+        if let Some(a) = &mut self.attribution {
+            a.payer = a.tenants();
+        }
         for p in 0..self.pools.len() {
             let want = (f64::from(self.pools[p].blocks) * target).ceil() as u32;
             if self.pools[p].free_count >= want {
@@ -1212,6 +1288,11 @@ pub fn exported_units(g: &Geometry, op_ratio: f64) -> u64 {
 pub fn spare_space_issue(g: &Geometry, cfg: &FtlConfig) -> Option<ConfigIssue> {
     let whole = PoolSpec::from_config(g.blocks_per_plane, cfg);
     Sizing::new(g.blocks(), g.all_planes(), g.slots_per_block(), &whole).spare_issue(cfg.op_ratio)
+}
+
+/// The spare-space rule of one pool of a split drive (see [`spare_space_issue`]).
+pub fn pool_spare_issue(g: &Geometry, spec: &PoolSpec) -> Option<ConfigIssue> {
+    Sizing::new(spec.blocks_per_plane * g.all_planes(), g.all_planes(), g.slots_per_block(), spec).spare_issue(spec.op_ratio)
 }
 
 #[cfg(test)]

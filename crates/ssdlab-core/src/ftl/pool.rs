@@ -29,13 +29,15 @@ pub struct PoolSpec {
     pub op_ratio: f64,
     pub gc_trigger: f64,
     pub gc_reclaim: f64,
+    /// Logical units the pool exports, when set (else the raw slots less `op_ratio`).
+    pub exported: Option<u64>,
 }
 
 impl PoolSpec {
     /// A pool of `blocks_per_plane` blocks per plane with the config's spare fraction and
     /// thresholds.
     pub fn from_config(blocks_per_plane: u32, cfg: &super::FtlConfig) -> Self {
-        PoolSpec { blocks_per_plane, op_ratio: cfg.op_ratio, gc_trigger: cfg.gc_trigger, gc_reclaim: cfg.gc_reclaim }
+        PoolSpec { blocks_per_plane, op_ratio: cfg.op_ratio, gc_trigger: cfg.gc_trigger, gc_reclaim: cfg.gc_reclaim, exported: None }
     }
 }
 
@@ -57,7 +59,7 @@ pub(super) struct Sizing {
 impl Sizing {
     /// A pool of `blocks` blocks spread over `planes` planes, `slots_per_block` units a block.
     pub fn new(blocks: u32, planes: u32, slots_per_block: u32, spec: &PoolSpec) -> Self {
-        let exported = units_of(u64::from(blocks) * u64::from(slots_per_block), spec.op_ratio);
+        let exported = spec.exported.unwrap_or_else(|| units_of(u64::from(blocks) * u64::from(slots_per_block), spec.op_ratio));
         let trigger = ((f64::from(blocks) * spec.gc_trigger).ceil() as u32).max(1);
         let reclaim = ((f64::from(blocks) * spec.gc_reclaim).ceil() as u32).max(trigger);
         let spare = u64::from(blocks).saturating_sub(exported.div_ceil(u64::from(slots_per_block.max(1))));

@@ -55,6 +55,18 @@ config_enum! {
     }
 }
 
+config_enum! {
+    /// How the host shares the device among tenants (cgroup v2 I/O controllers; see `share.rs`).
+    pub enum ShareMode {
+        /// No controller: every I/O goes on at once.
+        None = "none",
+        /// `io.weight` under the `io.cost` controller (blk-iocost).
+        Weight = "weight",
+        /// `io.max` limits (blk-throttle).
+        Max = "max",
+    }
+}
+
 config_struct! {
     /// The host: application threads and the kernel/driver path, as fixed per-I/O costs.
     pub struct HostConfig {
@@ -122,6 +134,37 @@ config_struct! {
         /// Virtual machines sharing the device: job `j` runs in VM `j mod vms`, each VM its own
         /// address space (PASID) and memory layout. Default: `1`.
         vms: u32 = 1,
+        /// The share of the device among tenants: `"none"`, `"weight"` (`io.weight`, priced
+        /// by the `cost_*` model) or `"max"` (each tenant's `io.max` limits). Default: `"none"`.
+        share: ShareMode = ShareMode::None,
+        /// `io.cost.model`: sequential read bandwidth, in bytes per second. Default: `3102524156`
+        /// (Linux blk-iocost's built-in model for fast SSDs, `AUTOP_SSD_FAST`).
+        cost_rbps: crate::config::units::Bandwidth = crate::config::units::Bandwidth(3_102_524_156.0),
+        /// `io.cost.model`: sequential 4 KiB read IOPS. Default: `724816` (`AUTOP_SSD_FAST`).
+        cost_rseqiops: f64 = 724_816.0,
+        /// `io.cost.model`: random 4 KiB read IOPS. Default: `778122` (`AUTOP_SSD_FAST`).
+        cost_rrandiops: f64 = 778_122.0,
+        /// `io.cost.model`: sequential write bandwidth. Default: `1742780862` (`AUTOP_SSD_FAST`).
+        cost_wbps: crate::config::units::Bandwidth = crate::config::units::Bandwidth(1_742_780_862.0),
+        /// `io.cost.model`: sequential 4 KiB write IOPS. Default: `425702` (`AUTOP_SSD_FAST`).
+        cost_wseqiops: f64 = 425_702.0,
+        /// `io.cost.model`: random 4 KiB write IOPS. Default: `443193` (`AUTOP_SSD_FAST`).
+        cost_wrandiops: f64 = 443_193.0,
+        /// How far ahead of the global virtual clock a tenant may run (its burst, and the most
+        /// an idle tenant can bank), in model time. Default: `1ms`.
+        cost_margin: SimDuration = SimDuration::from_ms(1),
+        /// `io.cost.qos`: completion-latency target that steers vrate (0 = vrate stays 1).
+        /// Default: `0`.
+        cost_qos_latency: SimDuration = SimDuration::ZERO,
+        /// `io.cost.qos`: the latency percentile held to the target. Default: `95`.
+        cost_qos_percentile: f64 = 95.0,
+        /// How often QoS looks at the latencies and moves vrate. Default: `50ms`.
+        cost_qos_period: SimDuration = SimDuration::from_ms(50),
+        /// `io.cost.qos` `min`: the lowest vrate. Default: `0.01`.
+        cost_qos_min: f64 = 0.01,
+        /// `io.max`: a token bucket holds this long of a limit's tokens (blk-throttle's slice).
+        /// Default: `100ms`.
+        throttle_slice: SimDuration = SimDuration::from_ms(100),
     }
 }
 
@@ -133,6 +176,13 @@ impl HostConfig {
         issues.check(self.queue_lock_lines <= 4096, "host.queue_lock_lines", self.queue_lock_lines, "must be at most 4096");
         issues.check(self.tag_lock_lines <= 4096, "host.tag_lock_lines", self.tag_lock_lines, "must be at most 4096");
         issues.check(self.copy_bandwidth.0 > 0.0, "host.copy_bandwidth", self.copy_bandwidth, "must be greater than zero");
+        for (k, v) in [("cost_rbps", self.cost_rbps.0), ("cost_rseqiops", self.cost_rseqiops), ("cost_rrandiops", self.cost_rrandiops), ("cost_wbps", self.cost_wbps.0), ("cost_wseqiops", self.cost_wseqiops), ("cost_wrandiops", self.cost_wrandiops)] {
+            issues.check(v.is_finite() && v >= 1.0, &format!("host.{k}"), v, "must be at least 1");
+        }
+        issues.check(self.cost_qos_percentile > 0.0 && self.cost_qos_percentile < 100.0, "host.cost_qos_percentile", self.cost_qos_percentile, "must be between 0 and 100");
+        issues.check(self.cost_qos_period > SimDuration::ZERO, "host.cost_qos_period", self.cost_qos_period, "must be greater than zero");
+        issues.check(self.cost_qos_min > 0.0 && self.cost_qos_min <= 1.0, "host.cost_qos_min", self.cost_qos_min, "must be in (0, 1]");
+        issues.check(self.throttle_slice > SimDuration::ZERO, "host.throttle_slice", self.throttle_slice, "must be greater than zero");
         issues.check(self.buffer_pool.0 >= 4096 && self.buffer_pool.0 <= self.memory.0, "host.buffer_pool", self.buffer_pool, "must be at least 4KiB and at most host.memory");
     }
 }

@@ -23,10 +23,11 @@
 mod config;
 pub mod dma;
 pub mod lock;
+pub mod share;
 
 use std::collections::VecDeque;
 
-pub use config::{Completion, DmaLayout, HostConfig, Scheduler, Tags};
+pub use config::{Completion, DmaLayout, HostConfig, Scheduler, ShareMode, Tags};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -71,12 +72,19 @@ pub enum Event {
     EndRequest { cmd: CmdId, ring_cq: bool },
     /// The host has finished `cmd`: the application sees it complete.
     Complete { cmd: CmdId, ring_cq: bool },
+    /// The request reaches the cgroup I/O controller (`host.share`).
+    ShareOffer { cmd: CmdId },
+    /// A tenant's requests held by the controller may go.
+    ShareWake { tenant: crate::ids::TenantId },
+    /// The controller's QoS period ends.
+    QosTick,
 }
 
 /// Where a request is on its way out of the host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum SubmitStage {
     Cpu,
+    Share,
     Insert,
     Scheduler,
     Lock,
@@ -131,6 +139,10 @@ pub struct Host {
     jobs: Vec<Job>,
     tenants: Vec<String>,
     rate_iops: u64,
+    /// The cgroup I/O controller among tenants (`host.share`).
+    share: Option<Box<share::Share>>,
+    /// Scratch: requests the controller releases.
+    released: Vec<CmdId>,
     /// Trace replay (`workload.replay.trace`), and its next record (timed replay).
     replay: Option<Box<Replay>>,
     replay_next: Option<(usize, Io)>,
@@ -143,13 +155,11 @@ impl Host {
         let h = &config.host;
         let w = &config.workload;
         let mut tenants: Vec<String> = Vec::new();
-        let job_tenants = w.job_tenants();
-        let jobs = w
-            .job_configs()
+        let jobs = config
+            .jobs()
             .into_iter()
-            .zip(job_tenants)
             .enumerate()
-            .map(|(j, ((name, _, jw), tenant))| {
+            .map(|(j, (name, _, jw, tenant))| {
                 let region = config.region_size_of(&jw);
                 let t = tenants.iter().position(|n| *n == tenant).unwrap_or_else(|| {
                     tenants.push(tenant);
@@ -179,6 +189,8 @@ impl Host {
             hybrid_threshold: h.hybrid_threshold.0,
             copy_ps_per_byte: h.copy.then(|| 1e12 / h.copy_bandwidth.0),
             page_size: config.nvme.page_size.0,
+            share: share::Share::new(h, &config.tenants).map(Box::new),
+            released: Vec::new(),
             jobs,
             tenants,
             rate_iops: w.rate_iops,
@@ -200,6 +212,11 @@ impl Host {
     /// The tenant of every job.
     pub fn job_tenants(&self) -> Vec<TenantId> {
         self.jobs.iter().map(|j| j.tenant).collect()
+    }
+
+    /// The NVMe arbitration class of every job's queue pair (its tenant's).
+    pub fn job_classes(&self, config: &Config) -> Vec<crate::tenant::WrrClass> {
+        self.jobs.iter().map(|j| config.tenants.get(j.tenant.index()).map_or(crate::tenant::WrrClass::Medium, |t| t.class)).collect()
     }
 
     /// Tenant names, by [`TenantId`].
@@ -243,10 +260,18 @@ impl Host {
             m.count(&format!("host.{name}.migrations"), "acquisitions", "acquisitions that found the lock's lines on another CPU", l.migrations);
         }
         m.gauge("host.cpus", "CPUs", "host CPUs running jobs (one per job)", self.cpus.len() as f64);
+        if let Some(sh) = &self.share {
+            m.count("host.share.held", "I/Os", "I/Os the cgroup controller held back for their tenant's share or limit", sh.held);
+            m.count("host.share.held_time", "ps", "time I/Os spent held back by the cgroup controller", sh.held_time.as_ps());
+            m.gauge("host.share.vrate", "ratio", "io.cost vrate: the device speed the controller allows, relative to its model", sh.vrate());
+        }
     }
 
     /// Starts every job: closed-loop jobs fill their queue depth, open-loop jobs arm arrivals.
     pub fn start(&mut self, ctx: &mut Ctx) {
+        if let Some(sh) = self.share.as_ref().filter(|s| s.has_qos()) {
+            ctx.at(SimTime::ZERO + sh.qos_period, SimEvent::Host(Event::QosTick));
+        }
         if self.replay.is_some() {
             self.start_replay(ctx);
             return;
@@ -286,6 +311,9 @@ impl Host {
             Event::Dispatch { cmd } => self.on_dispatch(ctx, cmd),
             Event::SchedulerFree => self.sched_next(ctx),
             Event::EndRequest { cmd, ring_cq } => self.on_end_request(ctx, cmd, ring_cq),
+            Event::ShareOffer { cmd } => self.on_share_offer(ctx, cmd),
+            Event::ShareWake { tenant } => self.on_share_wake(ctx, tenant),
+            Event::QosTick => self.on_qos_tick(ctx),
             Event::Interrupt { .. } | Event::Handler { .. } | Event::Complete { .. } => unreachable!("routed by the simulation"),
         }
     }
@@ -404,9 +432,10 @@ impl Host {
     /// doorbell.
     fn after_submit(&mut self, ctx: &mut Ctx, id: CmdId, at: SimTime, done: SubmitStage) {
         let next = match done {
-            SubmitStage::Cpu if self.queue_lock.is_some() => Some(Event::Insert { cmd: id }),
+            SubmitStage::Cpu if self.share.is_some() => Some(Event::ShareOffer { cmd: id }),
+            SubmitStage::Cpu | SubmitStage::Share if self.queue_lock.is_some() => Some(Event::Insert { cmd: id }),
             SubmitStage::Insert => Some(Event::Schedule { cmd: id }),
-            SubmitStage::Cpu | SubmitStage::Scheduler if self.tag_lock.is_some() => Some(Event::TagLock { cmd: id }),
+            SubmitStage::Cpu | SubmitStage::Share | SubmitStage::Scheduler if self.tag_lock.is_some() => Some(Event::TagLock { cmd: id }),
             _ => None,
         };
         if let Some(ev) = next {
@@ -415,6 +444,69 @@ impl Host {
         }
         ctx.cmds[id].submitted = at;
         ctx.at(at, SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: pcie::Tlp::SqDoorbell }));
+    }
+
+    /// The request reaches the cgroup controller: it goes on, or waits for its tenant's share.
+    fn on_share_offer(&mut self, ctx: &mut Ctx, id: CmdId) {
+        let Some(sh) = self.share.as_mut() else { return };
+        let c = &ctx.cmds[id];
+        match sh.offer(c.tenant, id, ctx.now, (c.op, c.offset, c.len)) {
+            share::Admit::Go => self.after_submit(ctx, id, ctx.now, SubmitStage::Share),
+            share::Admit::Wait(at) => {
+                if let Some(at) = at {
+                    ctx.at(at, SimEvent::Host(Event::ShareWake { tenant: c.tenant }));
+                }
+            }
+        }
+    }
+
+    /// A tenant's wake-up: the requests its share now allows go on (their wait is host queueing).
+    fn on_share_wake(&mut self, ctx: &mut Ctx, tenant: TenantId) {
+        let Some(sh) = self.share.as_mut() else { return };
+        let mut out = std::mem::take(&mut self.released);
+        let cmds = &ctx.cmds;
+        if let Some(at) = sh.wake(tenant, ctx.now, |id| (cmds[id].op, cmds[id].offset, cmds[id].len), &mut out) {
+            ctx.at(at, SimEvent::Host(Event::ShareWake { tenant }));
+        }
+        self.go_released(ctx, &mut out);
+        self.released = out;
+    }
+
+    /// Requests the controller released now: they go on, after their wait.
+    fn go_released(&mut self, ctx: &mut Ctx, out: &mut Vec<CmdId>) {
+        let now = ctx.now;
+        for id in out.drain(..) {
+            if let Some(sh) = self.share.as_mut() {
+                sh.held += 1;
+                sh.held_time += now.since(ctx.cmds[id].mark);
+            }
+            ctx.cmds[id].account(Component::HostQueueing, now);
+            self.after_submit(ctx, id, now, SubmitStage::Share);
+        }
+    }
+
+    fn on_qos_tick(&mut self, ctx: &mut Ctx) {
+        let Some(sh) = self.share.as_mut() else { return };
+        sh.qos_tick(ctx.now);
+        let period = sh.qos_period;
+        // Requests held under the old vrate are looked at again under the new one.
+        self.revisit_share(ctx);
+        if self.jobs.iter().any(|j| j.inflight > 0 || j.gen.may_issue(ctx.now)) {
+            ctx.at(ctx.now + period, SimEvent::Host(Event::QosTick));
+        }
+    }
+
+    fn revisit_share(&mut self, ctx: &mut Ctx) {
+        let Some(sh) = self.share.as_mut() else { return };
+        let mut out = std::mem::take(&mut self.released);
+        let mut arms = Vec::new();
+        let cmds = &ctx.cmds;
+        sh.revisit(ctx.now, |id| (cmds[id].op, cmds[id].offset, cmds[id].len), &mut out, &mut arms);
+        for (tenant, at) in arms {
+            ctx.at(at, SimEvent::Host(Event::ShareWake { tenant }));
+        }
+        self.go_released(ctx, &mut out);
+        self.released = out;
     }
 
     /// The thread of `id`'s job (or the scheduler thread, `by_scheduler`) takes a lock for it:
@@ -531,7 +623,12 @@ impl Host {
         if let Some(m) = &mut self.memory {
             m.release(c);
         }
+        let idle = self.share.as_mut().is_some_and(|sh| sh.completed(c.tenant, now.since(c.submitted)));
         ctx.cmds.remove(id);
+        if idle {
+            // A tenant went idle: the others' shares grow.
+            self.revisit_share(ctx);
+        }
         let state = &mut self.jobs[job];
         state.inflight -= 1;
         match state.backlog.pop_front() {

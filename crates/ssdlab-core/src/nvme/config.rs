@@ -8,6 +8,9 @@ config_enum! {
     pub enum Arbitration {
         /// Round robin over the submission queues that have commands.
         RoundRobin = "rr",
+        /// Weighted round robin with urgent priority: urgent queues first, then the high,
+        /// medium and low classes by `wrr_weights` (NVMe Base Specification 2.0, 3.4.4.2).
+        Wrr = "wrr",
     }
 }
 
@@ -20,8 +23,14 @@ config_struct! {
         /// Entries per queue, 2 to 65536 (a queue holds one entry less than its size).
         /// Default: `1024` (Linux nvme-pci).
         queue_depth: u32 = 1024,
-        /// Arbitration among submission queues: `"rr"`. Default: `"rr"`.
+        /// Arbitration among submission queues: `"rr"` or `"wrr"`. Default: `"rr"`.
         arbitration: Arbitration = Arbitration::RoundRobin,
+        /// WRR: commands per round of the high, medium and low classes, 1 to 256 each (the
+        /// Set Features Arbitration fields HPW, MPW and LPW plus one). Default: `[4, 2, 1]`.
+        wrr_weights: Vec<u32> = vec![4, 2, 1],
+        /// Arbitration burst: most commands fetched from a queue each time it wins arbitration,
+        /// a power of two up to 128, or 0 for no limit (AB = 111b). Default: `1`.
+        arbitration_burst: u32 = 1,
         /// Host memory page size for PRPs (CC.MPS): a power of two from 4 KiB to 128 MiB.
         /// Default: `4KiB`.
         page_size: Bytes = Bytes(4096),
@@ -43,6 +52,18 @@ impl NvmeConfig {
             "nvme.page_size",
             self.page_size,
             "must be a power of two from 4KiB to 128MiB",
+        );
+        issues.check(
+            self.wrr_weights.len() == 3 && self.wrr_weights.iter().all(|w| (1..=256).contains(w)),
+            "nvme.wrr_weights",
+            format!("{:?}", self.wrr_weights),
+            "must be three weights [high, medium, low], each between 1 and 256",
+        );
+        issues.check(
+            self.arbitration_burst == 0 || (self.arbitration_burst.is_power_of_two() && self.arbitration_burst <= 128),
+            "nvme.arbitration_burst",
+            self.arbitration_burst,
+            "must be a power of two up to 128, or 0 (no limit)",
         );
         issues.check(self.irq_coalesce_threshold <= 256, "nvme.irq_coalesce_threshold", self.irq_coalesce_threshold, "must be between 0 and 256");
         issues.check(

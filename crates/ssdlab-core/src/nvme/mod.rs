@@ -1,22 +1,30 @@
 //! The `NVMe` queue interface: submission/completion queue pairs in host memory, the doorbells
-//! that announce new entries, round-robin arbitration among submission queues, and interrupt
-//! aggregation (coalescing) per completion queue.
+//! that announce new entries, arbitration among submission queues (round robin, or weighted
+//! round robin with urgent priority), and interrupt aggregation (coalescing) per completion
+//! queue.
 //!
 //! Models: a submission queue is a FIFO of commands the host has written; an entry becomes
 //! visible to the controller when the SQ tail doorbell carrying it arrives (the queue holds
 //! only visible entries). The controller
-//! fetches one 64 B SQE per read request. Completion entries (16 B) are posted in order; an
+//! fetches one 64 B SQE per read request. Arbitration follows NVMe Base Specification 2.0,
+//! 3.4.4: a queue that wins takes up to `arbitration_burst` commands in a row; under WRR,
+//! urgent queues win before any other, then the high, medium and low classes share rounds of
+//! `wrr_weights` commands (a class that overdraws its round with a burst starts the next one
+//! that much short, so long-run shares are the weights exactly), each class going round robin
+//! over its queues. Completion entries (16 B) are posted in order; an
 //! MSI-X interrupt goes out per CQE, or, with coalescing, when `irq_coalesce_threshold` CQEs
 //! are waiting or `irq_coalesce_time` has passed since the first of them.
 //!
-//! Leaves out: admin commands, weighted round robin with urgent priority, burst fetch of
-//! several SQEs per read, SGLs, and the phase tag (completion order is tracked directly).
+//! Leaves out: admin commands (and their strict priority), vendor-specific arbitration, fetch
+//! of several SQEs per read request, SGLs, and the phase tag (completion order is tracked
+//! directly).
 
 mod config;
 
 use std::collections::VecDeque;
 
 pub use config::{Arbitration, NvmeConfig};
+pub use crate::tenant::WrrClass;
 
 /// Bytes of a submission queue entry.
 pub const SQE_BYTES: u64 = 64;
@@ -54,17 +62,53 @@ pub struct QueuePair {
 /// All I/O queue pairs and the arbitration state.
 pub struct Nvme {
     qps: Vec<QueuePair>,
-    rr_next: usize,
+    /// Whether arbitration is weighted round robin (else round robin over every queue).
+    wrr: bool,
+    /// The queues of each group in queue order: urgent, high, medium, low under WRR; every
+    /// queue in group 0 under round robin.
+    groups: [Vec<usize>; 4],
+    /// Each queue's group.
+    group_of: Vec<u8>,
+    /// Per group: where its round robin looks first.
+    next: [usize; 4],
+    /// WRR: commands per round of the high, medium and low classes, and what is left of the
+    /// current round (negative: overdrawn by a burst).
+    weights: [i64; 3],
+    credit: [i64; 3],
+    /// Most commands per win (`u32::MAX`: no limit).
+    burst: u32,
+    /// The queue that won last, and the commands its burst may still take.
+    current: usize,
+    burst_left: u32,
     /// Whether CQEs are held back for coalescing.
     coalescing: bool,
     threshold: u32,
 }
 
 impl Nvme {
-    pub fn new(c: &NvmeConfig, queue_pairs: usize) -> Self {
+    /// Queue pairs whose classes are `classes` (one per queue).
+    pub fn new(c: &NvmeConfig, classes: &[WrrClass]) -> Self {
+        let wrr = c.arbitration == Arbitration::Wrr;
+        let mut groups: [Vec<usize>; 4] = Default::default();
+        let mut group_of = Vec::with_capacity(classes.len());
+        for (q, class) in classes.iter().enumerate() {
+            let g = if wrr { class.weighted_index().map_or(0, |i| i + 1) } else { 0 };
+            groups[g].push(q);
+            group_of.push(g as u8);
+        }
+        let w = |i: usize| i64::from(c.wrr_weights.get(i).copied().unwrap_or(1));
+        let weights = [w(0), w(1), w(2)];
         Nvme {
-            qps: (0..queue_pairs).map(|_| QueuePair::default()).collect(),
-            rr_next: 0,
+            qps: (0..classes.len()).map(|_| QueuePair::default()).collect(),
+            wrr,
+            groups,
+            group_of,
+            next: [0; 4],
+            weights,
+            credit: weights,
+            burst: if c.arbitration_burst == 0 { u32::MAX } else { c.arbitration_burst },
+            current: 0,
+            burst_left: 0,
             coalescing: c.coalescing(),
             threshold: c.irq_coalesce_threshold,
         }
@@ -76,18 +120,78 @@ impl Nvme {
         self.qps[usize::from(q.0)].sq.push_back(cmd);
     }
 
-    /// Round robin: the next visible command, from the queue after the last one served.
+    /// The next visible command in arbitration order: the current burst's queue while its
+    /// burst lasts, else the queue that wins arbitration.
     #[inline]
     pub fn arbitrate(&mut self) -> Option<(QueueId, CmdId)> {
-        let n = self.qps.len();
+        if self.burst_left > 0 {
+            if let Some(cmd) = self.qps[self.current].sq.pop_front() {
+                self.burst_left -= 1;
+                self.charge(self.current);
+                return Some((QueueId(self.current as u16), cmd));
+            }
+            self.burst_left = 0;
+        }
+        let q = if self.wrr { self.wrr_winner()? } else { self.round_robin(0)? };
+        let cmd = self.qps[q].sq.pop_front()?;
+        self.current = q;
+        self.burst_left = self.burst - 1;
+        self.charge(q);
+        Some((QueueId(q as u16), cmd))
+    }
+
+    /// The next queue of group `g` with a visible command, round robin.
+    #[inline]
+    fn round_robin(&mut self, g: usize) -> Option<usize> {
+        let members = &self.groups[g];
+        let n = members.len();
         for i in 0..n {
-            let q = (self.rr_next + i) % n;
-            if let Some(cmd) = self.qps[q].sq.pop_front() {
-                self.rr_next = (q + 1) % n;
-                return Some((QueueId(q as u16), cmd));
+            let k = (self.next[g] + i) % n;
+            let q = members[k];
+            if !self.qps[q].sq.is_empty() {
+                self.next[g] = (k + 1) % n;
+                return Some(q);
             }
         }
         None
+    }
+
+    fn has_work(&self, g: usize) -> bool {
+        self.groups[g].iter().any(|&q| !self.qps[q].sq.is_empty())
+    }
+
+    /// WRR: an urgent queue, else a queue of the first weighted class with commands and
+    /// credit left in this round; when none has both, a new round starts (classes without
+    /// commands start it at zero credit; one overdrawn by a burst starts it short).
+    fn wrr_winner(&mut self) -> Option<usize> {
+        if let Some(q) = self.round_robin(0) {
+            return Some(q);
+        }
+        loop {
+            for c in 0..3 {
+                if self.credit[c] > 0 {
+                    if let Some(q) = self.round_robin(c + 1) {
+                        return Some(q);
+                    }
+                }
+            }
+            if !(1..4).any(|g| self.has_work(g)) {
+                return None;
+            }
+            for c in 0..3 {
+                self.credit[c] = if self.has_work(c + 1) { self.credit[c].min(0) + self.weights[c] } else { 0 };
+            }
+        }
+    }
+
+    /// Charges a command of queue `q` to its class's round.
+    #[inline]
+    fn charge(&mut self, q: usize) {
+        if self.wrr {
+            if let Some(c) = usize::from(self.group_of[q]).checked_sub(1) {
+                self.credit[c] -= 1;
+            }
+        }
     }
 
     /// A CQE for `cmd` was posted. Returns whether an interrupt must go out now, and, if a
@@ -156,7 +260,7 @@ mod tests {
 
     #[test]
     fn round_robin_serves_queues_in_turn_and_only_visible_entries() {
-        let mut n = Nvme::new(&NvmeConfig::default(), 3);
+        let mut n = Nvme::new(&NvmeConfig::default(), &[WrrClass::Medium; 3]);
         for (q, c) in [(0, 10), (0, 11), (2, 20)] {
             n.doorbell(QueueId(q), CmdId(c));
         }
@@ -167,10 +271,64 @@ mod tests {
         assert_eq!(n.arbitrate(), Some((QueueId(1), CmdId(30))));
     }
 
+    /// Fetches `n` commands from queues kept backlogged; returns the count per queue.
+    fn serve_backlogged(n: &mut Nvme, queues: usize, fetches: usize) -> Vec<usize> {
+        let mut next = 0u32;
+        for q in 0..queues {
+            for _ in 0..4 {
+                n.doorbell(QueueId(q as u16), CmdId(next));
+                next += 1;
+            }
+        }
+        let mut count = vec![0; queues];
+        for _ in 0..fetches {
+            let (q, _) = n.arbitrate().expect("backlogged");
+            count[usize::from(q.0)] += 1;
+            n.doorbell(q, CmdId(next));
+            next += 1;
+        }
+        count
+    }
+
+    #[test]
+    fn wrr_shares_rounds_by_weight_and_urgent_goes_first() {
+        let c = NvmeConfig { arbitration: Arbitration::Wrr, wrr_weights: vec![8, 4, 2], ..NvmeConfig::default() };
+        let mut n = Nvme::new(&c, &[WrrClass::High, WrrClass::Medium, WrrClass::Low, WrrClass::Low]);
+        // Rounds of 14: high 8, medium 4, and the low class's 2 split between its two queues.
+        assert_eq!(serve_backlogged(&mut n, 4, 1400), vec![800, 400, 100, 100]);
+        let mut u = Nvme::new(&c, &[WrrClass::High, WrrClass::Urgent]);
+        assert_eq!(serve_backlogged(&mut u, 2, 50), vec![0, 50], "urgent starves the weighted classes while it has commands");
+    }
+
+    #[test]
+    fn a_burst_overdraws_its_round_and_the_next_round_pays() {
+        // Burst 8 with weights 4:2:1: each win takes 8 commands, so a round is overdrawn, but
+        // the deficit carries over and long-run shares stay 4:2:1 within a burst plus a weight.
+        let c = NvmeConfig { arbitration: Arbitration::Wrr, wrr_weights: vec![4, 2, 1], arbitration_burst: 8, ..NvmeConfig::default() };
+        let mut n = Nvme::new(&c, &[WrrClass::High, WrrClass::Medium, WrrClass::Low]);
+        let total = 7000;
+        let got = serve_backlogged(&mut n, 3, total);
+        for (q, w) in [4usize, 2, 1].into_iter().enumerate() {
+            let want = total * w / 7;
+            assert!(got[q].abs_diff(want) <= 8 + w, "queue {q}: {} against {want}", got[q]);
+        }
+    }
+
+    #[test]
+    fn round_robin_bursts_take_several_commands_from_the_winner() {
+        let c = NvmeConfig { arbitration_burst: 2, ..NvmeConfig::default() };
+        let mut n = Nvme::new(&c, &[WrrClass::Medium; 2]);
+        for (q, cmd) in [(0, 1), (0, 2), (0, 3), (1, 10), (1, 11)] {
+            n.doorbell(QueueId(q), CmdId(cmd));
+        }
+        let order: Vec<u32> = std::iter::from_fn(|| n.arbitrate().map(|(_, c)| c.0)).collect();
+        assert_eq!(order, vec![1, 2, 10, 11, 3]);
+    }
+
     #[test]
     fn coalescing_fires_at_threshold() {
         let c = NvmeConfig { irq_coalesce_threshold: 3, irq_coalesce_time: SimDuration::from_us(100), ..NvmeConfig::default() };
-        let mut n = Nvme::new(&c, 1);
+        let mut n = Nvme::new(&c, &[WrrClass::Medium]);
         let q = QueueId(0);
         assert_eq!(n.post_cqe(q, CmdId(1)), (false, Some(0)));
         assert_eq!(n.post_cqe(q, CmdId(2)), (false, None));

@@ -48,6 +48,9 @@ impl SimDuration {
     pub const fn from_us(us: u64) -> Self {
         SimDuration(us * PS_PER_US)
     }
+    pub const fn from_ms(ms: u64) -> Self {
+        SimDuration(ms * 1000 * PS_PER_US)
+    }
     /// `n` cycles of a clock at `hz` hertz, rounded to the nearest picosecond.
     pub fn cycles(n: u64, hz: u64) -> Self {
         if hz == 0 {

@@ -106,7 +106,7 @@ impl Simulation {
             cmds: Commands::default(),
             stats: Stats::new(&config.stats, from),
             metrics: Metrics::default(),
-            nvme: Nvme::new(&config.nvme, host.job_count()),
+            nvme: Nvme::new(&config.nvme, &host.job_classes(&config)),
             host,
             link,
             ctrl,
@@ -143,7 +143,8 @@ impl Simulation {
             if !m.is_empty() && !IO_COLUMNS.contains(&m.as_str()) && !tracked.contains(m) && !derived_waf {
                 return Err(Error::config("stats.steady_metric", format!("{m:?}"), format!("must be one of {} or a tracked metric ({})", IO_COLUMNS.join(", "), if tracked.is_empty() { "none here".to_string() } else { tracked.join(", ") })));
             }
-            let series = Series::new(s.interval, from, sim.host.tenant_names(), tracked);
+            let slo: Vec<Option<f64>> = (0..sim.host.tenant_names().len()).map(|t| sim.config.tenants.get(t).filter(|c| c.slo_latency > crate::sim::SimDuration::ZERO).map(|c| c.slo_percentile)).collect();
+            let series = Series::new(s.interval, from, sim.host.tenant_names(), tracked).with_slo_percentiles(slo);
             sim.stats.set_series(series);
         }
         sim.schedule_observer();

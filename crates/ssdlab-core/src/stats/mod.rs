@@ -403,6 +403,7 @@ impl Stats {
                     bandwidth_mib_s: mib_s,
                     read: self.summarise(&ops[0]),
                     write: self.summarise(&ops[1]),
+                    ..TenantSummary::default()
                 }
             })
             .collect()
@@ -599,6 +600,51 @@ pub struct TenantSummary {
     pub bandwidth_mib_s: f64,
     pub read: OpSummary,
     pub write: OpSummary,
+    /// Its I/O weight and NVMe class (`[[tenants]]`; 100 and medium without tenants).
+    pub weight: u32,
+    pub class: String,
+    /// Its weight over the smallest tenant weight, and its bandwidth over that of the tenant
+    /// with the smallest weight (the first such): the two agree when bandwidth follows weights.
+    pub weight_ratio: f64,
+    pub proportionality: f64,
+    /// NAND runs with several tenants: what its writes cost the flash.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flash: Option<TenantFlash>,
+    /// Its SLOs and how often they were met (runs with `stats.interval`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub slo: Vec<SloResult>,
+}
+
+/// A tenant's share of the FTL's work.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TenantFlash {
+    /// Mapping units it wrote.
+    pub host_writes: u64,
+    /// Units GC moved on behalf of its writes: its own, and other tenants'.
+    pub gc_paid_own: u64,
+    pub gc_paid_others: u64,
+    /// Its units that GC moved, whoever paid.
+    pub gc_moved: u64,
+    /// (host writes + units moved on its behalf) / host writes.
+    pub waf: f64,
+    /// The share of the units moved on its behalf that were its own.
+    pub own_fraction: f64,
+}
+
+/// One SLO of a tenant over the series intervals.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SloResult {
+    /// `iops`, `bandwidth` or `latency`.
+    pub kind: String,
+    /// The target (IOPS, bytes per second, or microseconds at `percentile`).
+    pub target: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub percentile: Option<f64>,
+    /// Intervals with I/O of the run, and those in which the target was met.
+    pub intervals: u64,
+    pub met: u64,
+    /// met / intervals.
+    pub compliance: f64,
 }
 
 /// Everything a run reports (the document `ssdlab run --json` prints).

@@ -39,6 +39,9 @@ pub struct Row {
     /// Mean and 99th percentile latency of the I/Os completed in the interval (0 if none).
     pub lat_mean_us: f64,
     pub lat_p99_us: f64,
+    /// Tenant rows of a tenant with a latency SLO: latency at the SLO's percentile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lat_slo_us: Option<f64>,
     /// Device rows: the tracked metrics over the interval.
     #[serde(flatten)]
     pub metrics: BTreeMap<String, f64>,
@@ -76,6 +79,12 @@ impl Acc {
         Acc { ios: 0, reads: 0, bytes: 0, lat_sum: 0, hist: Histogram::new_with_bounds(1, super::HIST_MAX_NS, 2).expect("valid HDR bounds") }
     }
 
+    fn row_at(&self, tenant: &str, start: SimTime, end: SimTime, slo_pct: Option<f64>) -> Row {
+        let mut r = self.row(tenant, start, end);
+        r.lat_slo_us = slo_pct.map(|p| if self.ios == 0 { 0.0 } else { self.hist.value_at_quantile(p / 100.0).min(self.hist.max()) as f64 / 1e3 });
+        r
+    }
+
     fn row(&self, tenant: &str, start: SimTime, end: SimTime) -> Row {
         let secs = end.since(start).as_secs_f64();
         let per_sec = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
@@ -91,6 +100,7 @@ impl Acc {
             bandwidth_mib_s: per_sec(self.bytes as f64) / 1_048_576.0,
             lat_mean_us: mean,
             lat_p99_us: p99,
+            lat_slo_us: None,
             metrics: BTreeMap::new(),
         }
     }
@@ -108,13 +118,22 @@ pub struct Series {
     /// Tracked metrics' values at the start of the open interval.
     prev: Vec<f64>,
     rows: Vec<Row>,
+    /// Per tenant: the percentile of its latency SLO, if it has one.
+    slo_pct: Vec<Option<f64>>,
 }
 
 impl Series {
     /// A series of `interval` rows from `start` (the end of the ramp).
     pub fn new(interval: SimDuration, start: SimTime, tenants: &[String], tracked: Vec<String>) -> Self {
         let n = tracked.len();
-        Series { interval, start, tenants: tenants.to_vec(), acc: vec![Acc::new(); tenants.len()], all: Acc::new(), tracked, prev: vec![0.0; n], rows: Vec::new() }
+        Series { interval, start, tenants: tenants.to_vec(), acc: vec![Acc::new(); tenants.len()], all: Acc::new(), tracked, prev: vec![0.0; n], rows: Vec::new(), slo_pct: vec![None; tenants.len()] }
+    }
+
+    /// Records, for each tenant with a latency SLO, its latency at the SLO's percentile.
+    #[must_use]
+    pub fn with_slo_percentiles(mut self, pct: Vec<Option<f64>>) -> Self {
+        self.slo_pct = pct;
+        self
     }
 
     /// The tracked device metrics.
@@ -141,7 +160,7 @@ impl Series {
 
     /// The rows of the interval `[start, end)` with the metrics as they are at `end`.
     fn interval_rows(&self, end: SimTime, m: &Metrics) -> Vec<Row> {
-        let mut rows: Vec<Row> = self.tenants.iter().zip(&self.acc).map(|(t, a)| a.row(t, self.start, end)).collect();
+        let mut rows: Vec<Row> = self.tenants.iter().zip(&self.acc).enumerate().map(|(i, (t, a))| a.row_at(t, self.start, end, self.slo_pct.get(i).copied().flatten())).collect();
         let mut all = self.all.row(ALL, self.start, end);
         let mut delta = BTreeMap::new();
         for (name, prev) in self.tracked.iter().zip(&self.prev) {

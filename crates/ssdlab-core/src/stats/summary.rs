@@ -101,9 +101,65 @@ impl Stats {
             }),
             timeseries: self.series().map(|s| Timeseries { interval_s: x.config.stats.interval.as_secs_f64(), metrics: s.tracked().to_vec(), rows: s.rows(x.now, m) }),
         };
+        tenant_results(&mut summary, x.config, m);
         let extra: Vec<(String, f64)> = derived(&summary).into_iter().map(|(name, _, _, v)| (name, v)).collect();
         summary.metrics.extend(extra);
         summary
+    }
+}
+
+/// Fills in what the tenants' results need besides their I/Os: weights and proportionality,
+/// the FTL's work per tenant, and SLO compliance over the series.
+fn tenant_results(s: &mut Summary, config: &Config, m: &Metrics) {
+    let cfg = |t: usize| config.tenants.get(t);
+    for (t, ts) in s.tenants.iter_mut().enumerate() {
+        ts.weight = cfg(t).map_or(100, |c| c.weight);
+        ts.class = cfg(t).map_or(crate::tenant::WrrClass::Medium, |c| c.class).as_str().to_string();
+    }
+    // The reference: the first tenant with the smallest weight.
+    let reference = s.tenants.iter().enumerate().min_by_key(|(i, t)| (t.weight, *i)).map(|(i, t)| (i, f64::from(t.weight), t.bandwidth_mib_s));
+    if let Some((_, w0, bw0)) = reference {
+        for ts in &mut s.tenants {
+            ts.weight_ratio = f64::from(ts.weight) / w0;
+            ts.proportionality = if bw0 > 0.0 { ts.bandwidth_mib_s / bw0 } else { 0.0 };
+        }
+    }
+    let host = m.ints("ftl.tenant.host_writes");
+    if host.len() == s.tenants.len() {
+        let (own, others, moved) = (m.ints("ftl.tenant.gc_paid_own"), m.ints("ftl.tenant.gc_paid_others"), m.ints("ftl.tenant.gc_moved"));
+        for (t, ts) in s.tenants.iter_mut().enumerate() {
+            let paid = own[t] + others[t];
+            ts.flash = Some(crate::stats::TenantFlash {
+                host_writes: host[t],
+                gc_paid_own: own[t],
+                gc_paid_others: others[t],
+                gc_moved: moved[t],
+                waf: if host[t] > 0 { (host[t] + paid) as f64 / host[t] as f64 } else { 1.0 },
+                own_fraction: if paid > 0 { own[t] as f64 / paid as f64 } else { 1.0 },
+            });
+        }
+    }
+    let Some(ts) = &s.timeseries else { return };
+    for (t, tenant) in s.tenants.iter_mut().enumerate() {
+        let Some(c) = cfg(t) else { continue };
+        let rows: Vec<&crate::stats::Row> = ts.rows.iter().filter(|r| r.tenant == tenant.name).collect();
+        let mut push = |kind: &str, target: f64, percentile: Option<f64>, met: &dyn Fn(&crate::stats::Row) -> Option<bool>| {
+            let verdicts: Vec<bool> = rows.iter().filter_map(|r| met(r)).collect();
+            let n = verdicts.len() as u64;
+            let ok = verdicts.iter().filter(|&&v| v).count() as u64;
+            tenant.slo.push(crate::stats::SloResult { kind: kind.into(), target, percentile, intervals: n, met: ok, compliance: if n > 0 { ok as f64 / n as f64 } else { 0.0 } });
+        };
+        if c.slo_iops > 0.0 {
+            push("iops", c.slo_iops, None, &|r| Some(r.iops >= c.slo_iops));
+        }
+        if c.slo_bandwidth.0 > 0.0 {
+            let target = c.slo_bandwidth.0;
+            push("bandwidth", target, None, &|r| Some(r.bandwidth_mib_s * 1_048_576.0 >= target));
+        }
+        if c.slo_latency > SimDuration::ZERO {
+            let us = c.slo_latency.as_us_f64();
+            push("latency", us, Some(c.slo_percentile), &|r| (r.ios > 0).then(|| r.lat_slo_us.unwrap_or(r.lat_p99_us) <= us));
+        }
     }
 }
 

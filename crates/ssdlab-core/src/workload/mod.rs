@@ -16,7 +16,7 @@
 mod config;
 pub mod replay;
 
-pub use config::{BlockSizes, BsSplit, DeviceMap, Distribution, LbaMode, RateProcess, ReplayConfig, ReplayMode, Rw, WorkloadConfig, DEFAULT_TENANT};
+pub use config::{BlockSizes, BsSplit, DeviceMap, Distribution, JobOverride, LbaMode, RateProcess, ReplayConfig, ReplayMode, Rw, WorkloadConfig, DEFAULT_TENANT};
 
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution as _, Exp, Zipf};

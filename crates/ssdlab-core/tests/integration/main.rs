@@ -13,6 +13,7 @@ mod nvm;
 mod observer;
 mod replay;
 mod robustness;
+mod tenants;
 mod trace;
 
 use ssdlab_core::config::build;
