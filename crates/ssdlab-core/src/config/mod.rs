@@ -158,6 +158,9 @@ impl Config {
                 if !self.tenants.is_empty() && ok(&["tenants", "ftl.ops_split", "ftl.pools"]) {
                     self.validate_pools(issues);
                 }
+                if self.ftl.placement == crate::ftl::Placement::Fdp {
+                    self.validate_fdp(issues);
+                }
             }
         }
         if !ok(&["workload.offset", "workload.size", "workload.bs", "workload.bssplit", "media.capacity", "ftl.op_ratio", "ftl.mapping_unit"]) {
@@ -181,6 +184,31 @@ impl Config {
                 issues.push(&format!("{path}.size"), units::format_size(size), format!("must hold at least one block of the largest block size ({})", units::format_size(job.max_bs())));
             }
         }
+    }
+
+    /// FDP: tenants to place, one shared pool, and spare blocks for every stream's open blocks.
+    fn validate_fdp(&self, issues: &mut Issues) {
+        let n = self.tenants.len();
+        if n < 2 {
+            issues.push("ftl.placement", "\"fdp\"", "places each tenant's data apart: name two or more [[tenants]]");
+            return;
+        }
+        if self.ftl.pools == crate::ftl::PoolMode::Isolated {
+            issues.push("ftl.placement", "\"fdp\"", "FDP shares one pool's spare space: use ftl.pools = \"shared\" with it");
+            return;
+        }
+        let g = crate::ftl::Geometry::new(&self.media.nand, self.ftl.mapping_unit.0);
+        let streams = 1 + n + if self.ftl.ruh_type == crate::ftl::RuhType::Persistent { n } else { 1 };
+        let exported = crate::ftl::exported_units(&g, self.ftl.op_ratio);
+        let spare = u64::from(g.blocks()).saturating_sub(exported.div_ceil(u64::from(g.slots_per_block())));
+        let reclaim = (f64::from(g.blocks()) * self.ftl.gc_reclaim).ceil() as u64;
+        let need = reclaim + (streams as u64 - 1) * u64::from(g.all_planes()) + 1;
+        issues.check(
+            spare >= need,
+            "ftl.op_ratio",
+            self.ftl.op_ratio,
+            format!("leaves {spare} spare blocks; FDP's {} write streams need at least {need} (ftl.gc_reclaim plus an open block per stream and plane)", streams - 1),
+        );
     }
 
     /// Isolated pools: each must hold its GC margin.

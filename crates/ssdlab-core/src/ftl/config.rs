@@ -77,6 +77,27 @@ config_enum! {
     }
 }
 
+config_enum! {
+    /// Where the host's writes are placed (NVMe Flexible Data Placement, TP4146).
+    pub enum Placement {
+        /// The device decides: every host write goes to one write stream.
+        None = "none",
+        /// FDP: each tenant writes through its own reclaim unit handle (its placement
+        /// identifier), so its data fills reclaim units of its own; the spare space stays shared.
+        Fdp = "fdp",
+    }
+}
+
+config_enum! {
+    /// FDP reclaim unit handle type: where GC puts the data it moves.
+    pub enum RuhType {
+        /// Initially isolated: moved data of every handle shares GC's reclaim units.
+        Initial = "initial",
+        /// Persistently isolated: moved data goes to reclaim units of its own handle.
+        Persistent = "persistent",
+    }
+}
+
 config_struct! {
     /// The flash translation layer: page-level mapping, allocation, garbage collection,
     /// over-provisioning and wear levelling.
@@ -133,6 +154,18 @@ config_struct! {
         /// the spare blocks), so that one tenant's writes waiting for space never hold up
         /// another's. Default: `false` (one buffer, first come first served).
         buffer_split: bool = false,
+        /// Data placement: `"none"` or `"fdp"` (each tenant a reclaim unit handle; a reclaim unit
+        /// is a stream's open block in every plane). Default: `"none"`.
+        placement: Placement = Placement::None,
+        /// FDP: reclaim unit handles that are `"initial"`ly or `"persistent"`ly isolated.
+        /// Default: `"initial"`.
+        ruh_type: RuhType = RuhType::Initial,
+        /// Isolated pools: how often the dynamic OPS controller moves free blocks between
+        /// pools toward each tenant's IOPS SLO, or its weight's share without SLOs (0 = the
+        /// split stays as `ops_split` made it). Default: `0`.
+        ops_interval: crate::sim::SimDuration = crate::sim::SimDuration::ZERO,
+        /// Most free blocks the controller moves at a step. Default: `8`.
+        ops_step: u32 = 8,
         /// State before the run: `clean`, `sequential` or `aged`. Default: `"clean"`.
         precondition: Precondition = Precondition::Clean,
         /// Aged preconditioning: stop after this many drive writes of random overwrites even if
@@ -198,6 +231,7 @@ impl FtlConfig {
         issues.check(self.map_cache.0 == 0 || self.map_cache.0 >= 4096, "ftl.map_cache", self.map_cache, "must be 0 (the whole map in DRAM) or at least 4KiB");
         issues.check((1..=64).contains(&self.map_entry.0), "ftl.map_entry", self.map_entry, "must be between 1B and 64B");
         issues.check(self.read_ahead.0 <= 64 << 20, "ftl.read_ahead", self.read_ahead, "must be at most 64MiB (0 = off)");
+        issues.check(self.ops_step >= 1, "ftl.ops_step", self.ops_step, "must be at least 1");
         issues.check(self.aging_replica_blocks >= 1024, "ftl.aging_replica_blocks", self.aging_replica_blocks, "must be at least 1024");
         issues.check(
             self.precondition_drive_writes >= 0.0 && self.precondition_drive_writes <= 100.0,

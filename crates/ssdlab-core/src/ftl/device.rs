@@ -47,6 +47,8 @@ pub enum Event {
     Buffered { cmd: CmdId, len: u32, at: u32 },
     /// Check whether background GC should run.
     BackgroundGc,
+    /// The dynamic OPS controller's step.
+    OpsResize,
     /// NAND array events.
     Nand(nand::Event),
 }
@@ -86,6 +88,9 @@ pub struct FlashSummary {
     /// Free blocks over time: `[seconds, blocks]` at the start and after erases (host-driven),
     /// thinned to a bounded number of points.
     pub free_blocks_over_time: Vec<(f64, u32)>,
+    /// Dynamic OPS (`ftl.ops_interval`): every tenant's pool at every controller step.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ops_over_time: Vec<super::ops::OpsRow>,
 }
 
 /// The FTL over the NAND array, with its write buffer.
@@ -103,6 +108,8 @@ pub struct FlashDevice {
     ops: Vec<FlashOp>,
     out: Vec<nand::Output>,
     precondition: PreconditionReport,
+    /// Dynamic OPS among isolated pools.
+    sizer: Option<Box<super::ops::OpsSizer>>,
     /// Background GC: idle time that starts it (zero = off), its target, the last host
     /// activity, and whether a check is pending.
     bg_idle: SimDuration,
@@ -173,6 +180,9 @@ impl FlashDevice {
         };
         let unit = config.ftl.mapping_unit.0;
         ftl.set_tenants(layout.ranges.iter().map(|r| r.start / unit).collect());
+        if config.ftl.placement == super::Placement::Fdp {
+            ftl.enable_placement(config.ftl.ruh_type == super::RuhType::Persistent);
+        }
         let t0 = Instant::now();
         let mut report = PreconditionReport { state: config.ftl.precondition.as_str().to_string(), waf: 1.0, ..PreconditionReport::default() };
         match config.ftl.precondition {
@@ -204,7 +214,35 @@ impl FlashDevice {
             array.set_programmed(b, ftl.written_pages(b));
             array.add_wear(b, ftl.erases(b));
         }
+        if layout.pools.is_some() {
+            let owner = (0..g.blocks()).map(|b| ftl.pool_of_block(BlockId(b)) as u16).collect();
+            array.set_pools(owner, config.tenants.iter().map(|t| f64::from(t.weight)).collect());
+        }
+        let sizer = (layout.pools.is_some() && config.ftl.ops_interval > SimDuration::ZERO).then(|| {
+            let nand = &config.media.nand;
+            let xfer = SimDuration::from_ps((nand.page_size.0 as f64 * 8.0 / (f64::from(nand.channel_mts) * 1e6 * f64::from(nand.channel_width)) * 1e12).round() as u64);
+            let jobs = config.jobs();
+            let slo = config
+                .tenants
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let bs = jobs.iter().find(|j| j.3 == layout.names[i]).map_or(unit, |j| j.2.bs.write);
+                    (t.slo_iops > 0.0).then(|| t.slo_iops * bs.div_ceil(unit) as f64)
+                })
+                .collect();
+            Box::new(super::ops::OpsSizer::new(
+                config.ftl.ops_interval,
+                config.ftl.ops_step,
+                layout.names.clone(),
+                config.tenants.iter().map(|t| f64::from(t.weight)).collect(),
+                slo,
+                (nand.read_latency[0], nand.program_latency[0], xfer, nand.erase_latency),
+                &g,
+            ))
+        });
         Ok(FlashDevice {
+            sizer,
             ftl,
             array,
             unit,
@@ -282,6 +320,19 @@ impl FlashDevice {
             ctx.at(now + self.bg_idle, SimEvent::Media(MediaEvent::Flash(Event::BackgroundGc)));
         }
         self.apply(ctx);
+    }
+
+    /// The dynamic OPS controller's step: blocks change pools (and owners at the dies); the
+    /// next step is armed while the host is still at work.
+    fn resize_ops(&mut self, ctx: &mut Ctx) {
+        let Some(s) = self.sizer.as_mut() else { return };
+        for (block, pool) in s.step(&mut self.ftl, ctx.now) {
+            self.array.set_owner(block, pool);
+        }
+        let interval = s.interval;
+        if self.last_activity + interval > ctx.now {
+            ctx.at(ctx.now + interval, SimEvent::Media(MediaEvent::Flash(Event::OpsResize)));
+        }
     }
 
     /// Moves waiting writes into the write buffer, oldest first, while they fit (a write
@@ -466,6 +517,9 @@ impl Medium for FlashDevice {
 
     fn start(&mut self, ctx: &mut Ctx) {
         ctx.probe.record(ctx.now, Record::Reclaimed { erases: 0, free_blocks: self.precondition.free_blocks });
+        if let Some(s) = &self.sizer {
+            ctx.at(ctx.now + s.interval, SimEvent::Media(MediaEvent::Flash(Event::OpsResize)));
+        }
     }
 
     /// Sends each unit of a read to the flash, the write buffer, or (unmapped) straight back.
@@ -566,6 +620,7 @@ impl Medium for FlashDevice {
                 ctx.at(ctx.now, SimEvent::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len, at } }));
             }
             Event::BackgroundGc => self.background_gc(ctx),
+            Event::OpsResize => self.resize_ops(ctx),
             Event::Nand(e) => {
                 self.array.handle(e, ctx.now, &mut self.out);
                 self.apply(ctx);
@@ -600,12 +655,19 @@ impl Medium for FlashDevice {
             m.counts("ftl.tenant.gc_paid_own", "units", "units GC moved on behalf of each tenant's writes that were its own", &own);
             m.counts("ftl.tenant.gc_paid_others", "units", "units GC moved on behalf of each tenant's writes that belonged to other tenants", &others);
             m.counts("ftl.tenant.gc_moved", "units", "units of each tenant that GC moved, whoever's writes (or idle time) paid", &moved);
+            if self.ftl.placement_handles() > 1 {
+                let (with_data, mixed) = self.ftl.mixed_blocks();
+                m.gauge("ftl.fdp.blocks_with_data", "blocks", "blocks holding valid data", with_data as f64);
+                m.gauge("ftl.fdp.mixed_blocks", "blocks", "blocks holding valid data of more than one tenant (reclaim unit handle)", mixed as f64);
+            }
             let free: Vec<u64> = (0..self.ftl.pool_count()).map(|p| u64::from(self.ftl.pool_free_blocks(p))).collect();
             if free.len() == n {
                 m.gauge("ftl.tenant.pools", "pools", "isolated pools (one per tenant)", n as f64);
                 for (t, f) in free.iter().enumerate() {
                     m.gauge(&format!("ftl.pool{t}.free_blocks"), "blocks", "erased blocks of one tenant's pool", *f as f64);
+                    m.gauge(&format!("ftl.pool{t}.blocks"), "blocks", "blocks of one tenant's pool (dynamic OPS moves them)", f64::from(self.ftl.pool_blocks(t)));
                 }
+                m.count("ftl.ops.moved_blocks", "blocks", "free blocks the dynamic OPS controller moved between pools", self.sizer.as_ref().map_or(0, |s| s.moved));
             }
         }
         let n = self.array.counters();
@@ -688,6 +750,7 @@ impl Medium for FlashDevice {
             precondition: self.precondition.clone(),
             die_utilisation: m.ints("nand.dies.busy").iter().map(|&b| b as f64 / t).collect(),
             free_blocks_over_time: Vec::new(),
+            ops_over_time: self.sizer.as_ref().map_or_else(Vec::new, |s| s.rows.clone()),
         })
     }
 }

@@ -15,9 +15,13 @@
 //! whose LPN range holds it, and GC reclaims and rewrites within a pool, so pools share no
 //! block, no GC work and no count. The maps, the per-block state (which records each block's
 //! pool), the striping order, the random source and the shadow map are shared. A config makes
-//! one pool of every block, which is the whole drive as before; [`Ftl::with_pools`] splits the
-//! planes into several (the way to model per-tenant spare or isolated namespaces), and the
-//! drive-wide accessors sum over pools.
+//! one pool of every block; with `[[tenants]]` and `ftl.pools = "isolated"` each tenant gets a
+//! pool ([`Ftl::with_pools`]), and the dynamic OPS controller (`ops.rs`) moves free blocks
+//! between them. The drive-wide accessors sum over pools. With several tenants the FTL also
+//! attributes GC: every moved unit is counted by the tenant whose write paid for the move and
+//! by the tenant that owns it. With FDP (`ftl.placement = "fdp"`) each tenant writes through
+//! a reclaim unit handle of its own (a host stream), and persistently isolated handles get a
+//! GC stream each, in one pool whose spare space they share.
 //!
 //! The FTL is timing-free: each call reports the flash operations it implies (page programs, GC
 //! page reads, erases) to a sink, and the NAND timing model turns them into die and channel
@@ -26,11 +30,12 @@
 //! With `ftl.map_cache` set, map lookups and updates go through a cache of translation pages
 //! (`map_cache.rs`), and report the flash reads and writes its misses cost.
 //!
-//! Leaves out: block-level or hybrid mapping, multi-stream
-//! hot/cold separation by the host, read disturb and retention, bad blocks; and, for pools,
-//! blocks moving between pools, pools over a subset of planes, routing other than by LPN range,
-//! a config to set pools up, and replica aging of more than one pool (several pools age by
-//! simulation).
+//! Leaves out: block-level or hybrid mapping, read disturb and retention, bad blocks; for
+//! pools, pools over a subset of planes, routing other than by LPN range, moving blocks that
+//! hold data, and replica aging of more than one pool (several pools age by simulation); for
+//! FDP, several reclaim groups, reclaim units other than a stream's open block in every plane,
+//! placement identifiers chosen per write (a tenant's writes all name its handle), and FDP
+//! events and statistics log pages.
 
 mod config;
 mod device;
@@ -38,12 +43,13 @@ pub mod map;
 pub mod map_cache;
 mod read_ahead;
 mod pool;
+pub mod ops;
 
 use std::collections::HashMap;
 
 use rand::{RngExt, SeedableRng};
 
-pub use config::{Aging, FtlConfig, OpsSplit, PoolMode, Precondition, Striping, Victim, SPARE_RULE_KEYS};
+pub use config::{Aging, FtlConfig, OpsSplit, Placement, PoolMode, Precondition, RuhType, Striping, Victim, SPARE_RULE_KEYS};
 pub use device::{Event, FlashDevice, FlashSummary, PreconditionReport};
 pub use pool::PoolSpec;
 use map::{L2p, Layout, P2l, Segment, UNMAPPED};
@@ -247,6 +253,12 @@ pub struct Ftl {
     bulk_gc: bool,
     /// Who pays for GC, when the drive has several tenants.
     attribution: Option<Box<Attribution>>,
+    /// Free blocks moved between pools so far (a moved block lies outside its pool's span).
+    moved_blocks: u64,
+    /// FDP: reclaim unit handles (one per tenant; 0 = no placement), and whether GC keeps
+    /// each handle's data apart.
+    handles: usize,
+    persistent: bool,
 }
 
 /// GC attribution among tenants: every unit GC moves is counted by the tenant whose write
@@ -352,6 +364,9 @@ impl Ftl {
             map_cache: None,
             bulk_gc: false,
             attribution: None,
+            moved_blocks: 0,
+            handles: 0,
+            persistent: false,
             cfg: cfg.clone(),
             g,
         })
@@ -395,6 +410,81 @@ impl Ftl {
         self.attribution = (starts.len() > 1).then(|| Box::new(Attribution::new(starts)));
     }
 
+    /// FDP: each tenant (set by [`Ftl::set_tenants`]) writes through its own reclaim unit
+    /// handle, a host stream of its own; `persistent` handles also get a GC stream each. Call
+    /// before any write.
+    pub fn enable_placement(&mut self, persistent: bool) {
+        let n = self.attribution.as_ref().map_or(0, |a| a.tenants());
+        if n < 2 {
+            return;
+        }
+        self.handles = n;
+        self.persistent = persistent;
+        for pool in &mut self.pools {
+            pool.add_streams(n - 1 + if persistent { n } else { 0 });
+        }
+    }
+
+    /// FDP reclaim unit handles (0 without placement).
+    pub fn placement_handles(&self) -> usize {
+        self.handles
+    }
+
+    /// The host stream of the tenant owning `lpn` (FDP), else the host stream.
+    #[inline]
+    fn host_stream(&self, lpn: u64) -> usize {
+        match (&self.attribution, self.handles) {
+            (Some(a), h) if h > 1 => match a.owner(lpn) {
+                0 => HOST,
+                t => 1 + t,
+            },
+            _ => HOST,
+        }
+    }
+
+    /// The GC stream for moving `lpn`: its handle's with persistently isolated FDP.
+    #[inline]
+    fn gc_stream(&self, lpn: u64) -> usize {
+        match &self.attribution {
+            Some(a) if self.persistent && self.handles > 1 => self.handles + 1 + a.owner(lpn),
+            _ => GC,
+        }
+    }
+
+    /// Whether `stream` holds data moved by GC.
+    #[inline]
+    fn is_gc_stream(&self, stream: usize) -> bool {
+        stream == GC || (self.handles > 1 && stream > self.handles)
+    }
+
+    /// Full or open blocks holding valid units, and those of them holding units of more than
+    /// one tenant (0 without tenants).
+    pub fn mixed_blocks(&self) -> (u64, u64) {
+        let Some(a) = &self.attribution else { return (0, 0) };
+        let spb = self.g.slots_per_block();
+        let (mut with_data, mut mixed) = (0, 0);
+        for (i, b) in self.blocks.iter().enumerate() {
+            if b.valid == 0 {
+                continue;
+            }
+            with_data += 1;
+            let mut owner = None;
+            for offset in 0..spb {
+                let lpn = self.p2l.get(i as u32, offset);
+                if lpn == UNMAPPED {
+                    continue;
+                }
+                let t = a.owner(lpn);
+                if owner.is_some_and(|o| o != t) {
+                    mixed += 1;
+                    break;
+                }
+                owner = Some(t);
+            }
+        }
+        (with_data, mixed)
+    }
+
     /// GC attribution among tenants, if set.
     pub fn attribution(&self) -> Option<&Attribution> {
         self.attribution.as_deref()
@@ -413,6 +503,71 @@ impl Ftl {
     /// The counters of pool `pool`.
     pub fn pool_counters(&self, pool: usize) -> FtlCounters {
         self.pools[pool].counters
+    }
+
+    /// Blocks of pool `pool`, over all planes.
+    pub fn pool_blocks(&self, pool: usize) -> u32 {
+        self.pools[pool].blocks
+    }
+
+    /// The valid fraction of the block pool `pool`'s GC would collect next (greedy: its full
+    /// block with the fewest valid units; none full: 0).
+    pub fn pool_victim_valid(&mut self, pool: usize) -> f64 {
+        let spb = f64::from(self.g.slots_per_block());
+        let pool = &mut self.pools[pool];
+        if pool.victims.full().is_empty() {
+            return 0.0;
+        }
+        let b = pool.victims.fewest_valid();
+        f64::from(self.blocks[b as usize].valid) / spb
+    }
+
+    /// Free blocks pool `from` can give away: those above the level at which its GC turns
+    /// synchronous (half its trigger), so that to shrink it must collect harder but never
+    /// stalls.
+    pub fn spare_free(&self, from: usize) -> u32 {
+        let pool = &self.pools[from];
+        pool.free_count.saturating_sub(pool.trigger / 2 + 1)
+    }
+
+    /// Moves up to `count` free blocks from pool `from` to pool `to` (dynamic
+    /// over-provisioning), taking them from the planes in turn: the blocks change hands
+    /// erased, the pools' GC thresholds follow their new sizes, and their exported ranges
+    /// stay. Returns the blocks moved (fewer than asked if `from` cannot spare them, see
+    /// [`Ftl::spare_free`]).
+    pub fn move_free_blocks(&mut self, from: usize, to: usize, count: u32) -> Vec<BlockId> {
+        let mut left = count.min(self.spare_free(from));
+        let mut moved = Vec::new();
+        if from == to {
+            return moved;
+        }
+        let (bpp, planes) = (self.g.blocks_per_plane, self.g.all_planes() as usize);
+        let mut dry = 0;
+        let mut plane = 0;
+        while left > 0 && dry < planes {
+            if let Some(b) = self.pools[from].take_free(plane, bpp) {
+                self.blocks[b as usize].pool = to as PoolId;
+                let dest = &mut self.pools[to];
+                dest.free[plane].push(b);
+                dest.free_count += 1;
+                moved.push(BlockId(b));
+                left -= 1;
+                dry = 0;
+            } else {
+                dry += 1;
+            }
+            plane = (plane + 1) % planes;
+        }
+        let k = moved.len() as u32;
+        self.pools[from].blocks -= k;
+        self.pools[to].blocks += k;
+        self.moved_blocks += u64::from(k);
+        for p in [from, to] {
+            let pool = &mut self.pools[p];
+            pool.trigger = ((f64::from(pool.blocks) * self.cfg.gc_trigger).ceil() as u32).max(1);
+            pool.reclaim = ((f64::from(pool.blocks) * self.cfg.gc_reclaim).ceil() as u32).max(pool.trigger);
+        }
+        moved
     }
 
     /// The free blocks of pool `pool`.
@@ -583,7 +738,8 @@ impl Ftl {
             s.version.insert(lpn, s.next);
             s.next
         });
-        let slot = self.allocate(p, HOST, sink)?;
+        let stream = self.host_stream(lpn);
+        let slot = self.allocate(p, stream, sink)?;
         let old = self.l2p.set(lpn, slot);
         if old != UNMAPPED {
             self.invalidate(old);
@@ -651,6 +807,7 @@ impl Ftl {
         let spb = self.g.slots_per_block();
         let bpp = self.g.blocks_per_plane;
         let planes = self.order.len();
+        let is_gc = self.is_gc_stream(stream);
         let pool = &mut self.pools[p];
         for _ in 0..=planes {
             let plane = self.order[pool.streams[stream].cursor] as usize;
@@ -673,7 +830,7 @@ impl Ftl {
             let written = offset + 1;
             s.written[plane] = written;
             if written.is_multiple_of(spp) {
-                sink(FlashOp::Program { block: BlockId(block), page: offset / spp, gc: stream == GC });
+                sink(FlashOp::Program { block: BlockId(block), page: offset / spp, gc: is_gc });
                 s.cursor = (s.cursor + 1) % planes;
             }
             if written == spb {
@@ -857,7 +1014,8 @@ impl Ftl {
         // The victim is no longer listed, so invalidating its copy needs no bucket moves.
         self.p2l.set(victim, offset, UNMAPPED);
         self.blocks[victim as usize].valid -= 1;
-        let slot = self.allocate(p, GC, sink)?;
+        let stream = self.gc_stream(lpn);
+        let slot = self.allocate(p, stream, sink)?;
         self.l2p.set(lpn, slot);
         self.record(lpn, slot, version);
         self.touch_map(lpn, true, sink);
@@ -976,7 +1134,8 @@ impl Ftl {
         for (i, b) in self.blocks.iter().enumerate() {
             let (block, p) = (i as u32, usize::from(b.pool));
             let plane = self.g.plane_of(BlockId(block)) as usize;
-            if p >= self.pools.len() || !self.pools[p].span.contains(&(block % self.g.blocks_per_plane)) {
+            let in_span = self.moved_blocks > 0 || self.pools.get(p).is_some_and(|pool| pool.span.contains(&(block % self.g.blocks_per_plane)));
+            if p >= self.pools.len() || !in_span {
                 return Err(format!("block {i} is in pool {p}, which does not own it"));
             }
             if b.valid != valid[i] {

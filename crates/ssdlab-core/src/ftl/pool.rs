@@ -209,7 +209,9 @@ pub(super) struct Pool {
     pub fresh: Vec<u32>,
     pub free_count: u32,
     /// The host and GC streams.
-    pub streams: [Stream; 2],
+    /// The write streams: host (0), GC (1), then with FDP the other reclaim unit handles'
+    /// host streams and, persistently isolated, a GC stream per handle.
+    pub streams: Vec<Stream>,
     pub victims: Victims,
     /// The most erases of any of the pool's blocks (for wear levelling).
     pub max_erases: u32,
@@ -250,7 +252,7 @@ impl Pool {
             trigger: sizing.trigger,
             reclaim: sizing.reclaim,
             free: vec![Vec::new(); n],
-            streams: [Stream::new(n), Stream::new(n)],
+            streams: vec![Stream::new(n), Stream::new(n)],
             victims: Victims::new(slots_per_block),
             max_erases: 0,
             wl_check: 0,
@@ -285,6 +287,12 @@ impl Pool {
     /// Free blocks its lists hold (recycled plus never used).
     pub fn listed_free(&self) -> usize {
         self.free.iter().map(Vec::len).sum::<usize>() + self.fresh.iter().map(|&f| (self.span.end - f) as usize).sum::<usize>()
+    }
+
+    /// Adds `k` write streams.
+    pub fn add_streams(&mut self, k: usize) {
+        let n = self.free.len();
+        self.streams.extend((0..k).map(|_| Stream::new(n)));
     }
 
     /// The stream that writes `block` (open in `plane`), if any.

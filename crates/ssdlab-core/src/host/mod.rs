@@ -9,7 +9,9 @@
 //! hand-off to one I/O scheduler thread (two context switches) through a request queue whose
 //! lock is taken to insert, dispatch and end each request. Both locks are ticket spinlocks whose
 //! lines move between CPUs ([`lock`]), so they cost little to one thread and collapse under
-//! many. Write data may be copied into a kernel buffer and read data out of one.
+//! many. Write data may be copied into a kernel buffer and read data out of one. With tenants,
+//! a cgroup I/O controller ([`share`]: `io.weight` or `io.max`) may hold a request back after
+//! the submitting thread's own work, before the block layer's locks and the doorbell.
 //!
 //! Completion is by interrupt and wake-up, by spin-polling, or hybrid (spin below a size). An
 //! interrupt's handler runs when its CPU is free and finishes every CQE signalled by then,

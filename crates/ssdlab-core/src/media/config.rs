@@ -74,6 +74,13 @@ config_struct! {
         /// die since) moves its data out again without sensing it (ONFI change read column), so
         /// a stream of small reads inside a page pays one tR. Default: `false`.
         register_reuse: bool = false,
+        /// With isolated pools (`ftl.pools = "isolated"`): each die shares its time among the
+        /// tenants' pools in proportion to their weights (start-time fair queueing over the
+        /// programs, erases and GC reads waiting behind host reads, each charged its nominal
+        /// array time), so that one tenant's GC delays its own writes first, as FLIN's
+        /// fairness-aware flash scheduler does (Tavakkol et al., ISCA 2018). With one shared
+        /// pool the dies cannot tell tenants apart. Default: `false` (first come first served).
+        tenant_fair: bool = false,
         /// LDPC decode of a page read in the controller's ECC engine, after its data leaves
         /// the die (the die is free meanwhile). Default: `0ns`.
         ecc_decode: SimDuration = SimDuration::ZERO,

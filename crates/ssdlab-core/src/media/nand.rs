@@ -85,6 +85,8 @@ struct Op {
     page: u32,
     /// Order of submission over the array (names the op for multi-plane merging).
     seq: u64,
+    /// The pool its block belonged to when it was queued (dies' fair share among tenants).
+    pool: u16,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -243,6 +245,58 @@ pub struct NandArray {
     wear: Vec<u32>,
     pe_base: u32,
     rng: Rng,
+    /// Die time shared among tenants' pools (`tenant_fair`), once told the pools.
+    share: Option<Box<DieShare>>,
+    tenant_fair: bool,
+}
+
+/// Die time shared among the pools of isolated tenants: per die, each pool's virtual time
+/// (array time used divided by its weight) and its ops waiting in the die's queue. The die
+/// takes its next op from the waiting pool with the least virtual time; a pool that had
+/// nothing waiting starts level with the least of the others (no credit for idling).
+struct DieShare {
+    /// Per block: its pool.
+    owner: Vec<u16>,
+    weight: Vec<f64>,
+    pools: usize,
+    /// Per die and pool.
+    vt: Vec<f64>,
+    queued: Vec<u32>,
+}
+
+impl DieShare {
+    fn owner(&self, block: BlockId) -> usize {
+        usize::from(self.owner[block.index()])
+    }
+
+    fn enqueued(&mut self, die: DieId, p: usize) {
+        let base = die.index() * self.pools;
+        if self.queued[base + p] == 0 {
+            let floor = (0..self.pools).filter(|&q| q != p && self.queued[base + q] > 0).map(|q| self.vt[base + q]).fold(f64::INFINITY, f64::min);
+            if floor.is_finite() {
+                self.vt[base + p] = self.vt[base + p].max(floor);
+            }
+        }
+        self.queued[base + p] += 1;
+    }
+
+    fn dequeued(&mut self, die: DieId, p: usize) {
+        let i = die.index() * self.pools + p;
+        self.queued[i] = self.queued[i].saturating_sub(1);
+    }
+
+    /// Where in `queue` the die's next op is: the first op of the waiting pool with the least
+    /// virtual time.
+    fn pick(&self, die: DieId, queue: &VecDeque<Op>) -> usize {
+        let base = die.index() * self.pools;
+        let waiting = (0..self.pools).filter(|&p| self.queued[base + p] > 0);
+        let Some(p) = waiting.min_by(|&a, &b| self.vt[base + a].total_cmp(&self.vt[base + b]).then(a.cmp(&b))) else { return 0 };
+        queue.iter().position(|o| usize::from(o.pool) == p).unwrap_or(0)
+    }
+
+    fn charge(&mut self, die: DieId, p: usize, time: SimDuration) {
+        self.vt[die.index() * self.pools + p] += time.as_ps() as f64 / self.weight[p];
+    }
 }
 
 impl NandArray {
@@ -276,7 +330,36 @@ impl NandArray {
             wear: vec![c.pe_cycles; blocks],
             pe_base: c.pe_cycles,
             rng: Rng::from_seed(stream_seed(seed, 0x2E72).to_le_bytes()),
+            share: None,
+            tenant_fair: c.tenant_fair,
             g,
+        }
+    }
+
+    /// Tells the array each block's pool (`owner`) and each pool's weight: with
+    /// `tenant_fair`, dies then share their time among the pools. Call before any op.
+    pub fn set_pools(&mut self, owner: Vec<u16>, weight: Vec<f64>) {
+        if !self.tenant_fair || weight.len() < 2 {
+            return;
+        }
+        let pools = weight.len();
+        let n = self.dies.len() * pools;
+        self.share = Some(Box::new(DieShare { owner, weight, pools, vt: vec![0.0; n], queued: vec![0; n] }));
+    }
+
+    /// A block moved to another pool (it must have no op queued).
+    pub fn set_owner(&mut self, block: BlockId, pool: u16) {
+        if let Some(sh) = &mut self.share {
+            sh.owner[block.index()] = pool;
+        }
+    }
+
+    /// The nominal array time of an op (what the dies' fair share charges).
+    fn nominal(&self, work: &Work) -> SimDuration {
+        match work {
+            Work::Program { .. } | Work::MapProgram => self.program[0],
+            Work::Erase => self.erase,
+            _ => self.read[0],
         }
     }
 
@@ -367,23 +450,23 @@ impl NandArray {
     /// Queues an FTL operation.
     pub fn submit_flash(&mut self, op: FlashOp, now: SimTime, out: &mut Vec<Output>) {
         let op = match op {
-            FlashOp::Program { block, page, gc } => Op { work: Work::Program { gc, gen: self.gen[block.index()] }, block, page, seq: 0 },
-            FlashOp::Read { block, page } => Op { work: Work::GcRead, block, page, seq: 0 },
+            FlashOp::Program { block, page, gc } => Op { work: Work::Program { gc, gen: self.gen[block.index()] }, block, page, seq: 0, pool: 0 },
+            FlashOp::Read { block, page } => Op { work: Work::GcRead, block, page, seq: 0, pool: 0 },
             FlashOp::Erase { block } => {
                 // From here on the block is a new incarnation: nothing of it is programmed.
                 let b = block.index();
                 self.gen[b] = self.gen[b].wrapping_add(1);
                 self.programmed[b] = 0;
                 self.wear[b] += 1;
-                Op { work: Work::Erase, block, page: 0, seq: 0 }
+                Op { work: Work::Erase, block, page: 0, seq: 0, pool: 0 }
             }
             FlashOp::MapRead { tpage } => {
                 let (block, page) = self.map_place(tpage);
-                Op { work: Work::MapLoad { token: None }, block, page, seq: 0 }
+                Op { work: Work::MapLoad { token: None }, block, page, seq: 0, pool: 0 }
             }
             FlashOp::MapWrite { tpage } => {
                 let (block, page) = self.map_place(tpage);
-                Op { work: Work::MapProgram, block, page, seq: 0 }
+                Op { work: Work::MapProgram, block, page, seq: 0, pool: 0 }
             }
         };
         self.submit(op, now, out);
@@ -401,12 +484,12 @@ impl NandArray {
     /// Queues the load `token` of translation page `tpage`, which host reads wait for.
     pub fn submit_map_load(&mut self, token: u32, tpage: u64, now: SimTime, out: &mut Vec<Output>) {
         let (block, page) = self.map_place(tpage);
-        self.submit(Op { work: Work::MapLoad { token: Some(token) }, block, page, seq: 0 }, now, out);
+        self.submit(Op { work: Work::MapLoad { token: Some(token) }, block, page, seq: 0, pool: 0 }, now, out);
     }
 
     /// Queues a read-ahead of `bytes` from `page` of `block` into DRAM, behind host reads.
     pub fn submit_prefetch(&mut self, token: u32, block: BlockId, page: u32, bytes: u32, now: SimTime, out: &mut Vec<Output>) {
-        self.submit(Op { work: Work::Prefetch { token, bytes }, block, page, seq: 0 }, now, out);
+        self.submit(Op { work: Work::Prefetch { token, bytes }, block, page, seq: 0, pool: 0 }, now, out);
     }
 
     fn submit(&mut self, op: Op, now: SimTime, out: &mut Vec<Output>) {
@@ -418,7 +501,7 @@ impl NandArray {
     /// any of them starts, so that reads of one page offset on a die's planes can go together.
     pub fn submit_reads(&mut self, cmd: CmdId, reads: impl Iterator<Item = (BlockId, u32, u32, u32)> + Clone, now: SimTime, out: &mut Vec<Output>) {
         for (block, page, bytes, at) in reads.clone() {
-            self.enqueue(Op { work: Work::HostRead { cmd, bytes, at }, block, page, seq: 0 });
+            self.enqueue(Op { work: Work::HostRead { cmd, bytes, at }, block, page, seq: 0, pool: 0 });
         }
         for (block, ..) in reads {
             self.kick(self.g.die_of(block), true, now, out);
@@ -434,6 +517,10 @@ impl NandArray {
         if op.work.is_urgent() && self.read_first {
             d.reads.push_back(op);
         } else {
+            if let Some(sh) = &mut self.share {
+                op.pool = sh.owner(op.block) as u16;
+                sh.enqueued(die, usize::from(op.pool));
+            }
             d.other.push_back(op);
             if self.multiplane && matches!(op.work, Work::Program { .. }) {
                 d.programs.entry(op.page).or_default().push_back(op);
@@ -490,7 +577,11 @@ impl NandArray {
                 return;
             }
             loop {
-                let Some(op) = d.other.pop_front() else { return };
+                let at = self.share.as_ref().map_or(0, |sh| sh.pick(die, &d.other));
+                let Some(op) = d.other.remove(at) else { return };
+                if let Some(sh) = &mut self.share {
+                    sh.dequeued(die, usize::from(op.pool));
+                }
                 if !d.taken.is_empty() && d.taken.remove(&op.seq) {
                     continue;
                 }
@@ -513,9 +604,16 @@ impl NandArray {
                 d.reads.push_front(op);
             } else {
                 d.other.push_front(op);
+                if let Some(sh) = &mut self.share {
+                    sh.enqueued(die, usize::from(op.pool));
+                }
             }
             out.push(Output::At(d.array_free, Event::Start { die }));
             return;
+        }
+        let cost = self.nominal(&op.work);
+        if let Some(sh) = &mut self.share {
+            sh.charge(die, usize::from(op.pool), cost);
         }
         let ch = self.g.channel_of_die(die) as usize;
         let (planes, chan_bytes, array) = match op.work {

@@ -228,3 +228,120 @@ fn tenant_config_errors_name_their_key() {
         assert!(err.contains(key), "{key}: {err}");
     }
 }
+
+/// Steady-state WAF of four tenants sharing a small drive, placed by `ftl`: tenants write at
+/// rates 1:2:3:4; the first rewrites its namespace sequentially (a log: its data dies in the
+/// order it was written), the second skews 80 % of its writes to a fifth of its namespace,
+/// the others write uniformly at random. Returns the WAF over the last of 8 drive writes, and
+/// the blocks holding data and those holding more than one tenant's.
+fn placement_waf(ftl: &str) -> (f64, u64, u64) {
+    use rand::{RngExt, SeedableRng};
+    use ssdlab_core::ftl::{Ftl, Geometry, Placement, RuhType};
+    use ssdlab_core::ids::Lpn;
+    let list = [("t1", 1, ""), ("t2", 2, ""), ("t3", 3, ""), ("t4", 4, "")];
+    let c = load(&format!(
+        "[media]\nkind = \"nand\"\n[media.nand]\nchannels = 2\nways = 2\nplanes = 2\nblocks_per_plane = 256\npages_per_block = 64\npage_size = \"4KiB\"\n[ftl]\nop_ratio = 0.12\n{ftl}\n{}",
+        tenants(&list, "")
+    ));
+    let layout = c.tenant_layout().expect("layout");
+    let g = Geometry::new(&c.media.nand, 4096);
+    let mut f = match &layout.pools {
+        Some(specs) => Ftl::with_pools(g, &c.ftl, 1, specs),
+        None => Ftl::with_geometry(g, &c.ftl, 1),
+    }
+    .expect("ftl");
+    f.set_tenants(layout.ranges.iter().map(|r| r.start / 4096).collect());
+    if c.ftl.placement == Placement::Fdp {
+        f.enable_placement(c.ftl.ruh_type == RuhType::Persistent);
+    }
+    f.fill_sequential().expect("fill");
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+    let units = f.exported_units();
+    let ranges: Vec<(u64, u64)> = layout.ranges.iter().map(|r| (r.start / 4096, r.end / 4096)).collect();
+    let mut cursor = ranges[0].0;
+    let mut write = |f: &mut Ftl, n: u64| {
+        for _ in 0..n {
+            let t = match rng.random_range(0..10u32) {
+                0 => 0,
+                1..=2 => 1,
+                3..=5 => 2,
+                _ => 3,
+            };
+            let (s, e) = ranges[t];
+            let len = e - s;
+            let lpn = match t {
+                0 => {
+                    cursor = if cursor + 1 >= e { s } else { cursor + 1 };
+                    cursor
+                }
+                1 if rng.random_bool(0.8) => s + rng.random_range(0..len / 5),
+                _ => s + rng.random_range(0..len),
+            };
+            f.write(Lpn(lpn), &mut |_| {}).expect("write");
+        }
+    };
+    write(&mut f, 7 * units);
+    f.reset_counters();
+    write(&mut f, units);
+    f.verify().expect("FTL invariants");
+    let (with_data, mixed) = f.mixed_blocks();
+    (f.counters().waf(), with_data, mixed)
+}
+
+#[test]
+fn fdp_keeps_each_tenants_data_in_its_own_reclaim_units() {
+    let (shared, d0, m0) = placement_waf("");
+    let (isolated, _, m1) = placement_waf("pools = \"isolated\"\nops_split = \"equal\"");
+    let (fdp, _, m2) = placement_waf("placement = \"fdp\"");
+    let (fdp_p, d3, m3) = placement_waf("placement = \"fdp\"\nruh_type = \"persistent\"");
+    println!("steady WAF: shared {shared:.2}, isolated pools {isolated:.2}, FDP initially isolated {fdp:.2}, FDP persistently isolated {fdp_p:.2}");
+    println!("mixed blocks: shared {m0}/{d0}, isolated {m1}, FDP initial {m2}, FDP persistent {m3}/{d3}");
+    assert!(m0 * 2 > d0, "one shared pool mixes the tenants in most blocks: {m0} of {d0}");
+    assert_eq!(m1, 0, "isolated pools never mix");
+    assert_eq!(m3, 0, "persistently isolated handles keep every tenant's data, moved or not, in its own reclaim units");
+    assert!(m2 > 0 && m2 < m0, "initially isolated handles mix only what GC moved: {m2}");
+    // The log tenant's reclaim units die whole once it has rewritten them, so kept apart from
+    // the random writers they need no moves: placement lowers WAF against one mixed stream,
+    // the spare space still shared. (Measured: 4.52 shared, 4.38 isolated pools, 3.88 and
+    // 3.86 with FDP. With four random writers of different rates only, placement does not
+    // help: the extra open reclaim units cost spare space and the rates alone barely separate
+    // lifetimes, 4.56 shared against 4.75 and 5.07.)
+    assert!(fdp_p < shared && fdp < shared, "FDP {fdp:.2} / {fdp_p:.2} against shared {shared:.2}");
+}
+
+/// Seed 003's drive aged, four equal tenants writing at random, each in an isolated pool with
+/// its own part of the write buffer and a fair share of every die; VM-1 asks for 220 IOPS.
+fn slo_run(dynamic: bool) -> Summary {
+    let list = [("vm1", 100, "slo_iops = 220"), ("vm2", 100, ""), ("vm3", 100, ""), ("vm4", 100, "")];
+    let ops = if dynamic { "ops_interval = \"200ms\"" } else { "" };
+    run(&format!(
+        "extends = \"ops-isolation\"\n[workload]\nruntime = \"20s\"\n[stats]\ninterval = \"1s\"\n[ftl]\nprecondition = \"aged\"\npools = \"isolated\"\nbuffer_split = true\n{ops}\n[media.nand]\ntenant_fair = true\n{}",
+        tenants(&list, "rw = \"randwrite\"\niodepth = 32")
+    ))
+}
+
+#[test]
+fn dynamic_ops_sizing_meets_an_slo_that_an_equal_split_misses() {
+    // With an equal split every pool collects victims about 91 % valid (WAF near 13) and gets
+    // a quarter of the dies: about 140 IOPS each, so VM-1's 220 is missed in every interval.
+    let fixed = slo_run(false);
+    let slo = &fixed.tenants[0].slo[0];
+    assert!(slo.compliance < 0.1, "equal split: VM-1 met its SLO in {} of {} intervals", slo.met, slo.intervals);
+    // The controller moves free blocks from the tenants without an SLO to VM-1 until it
+    // meets it: with more spare space its victims hold less valid data, each write costs its
+    // quarter of the dies less GC, and its IOPS rise (the seed's 1 / (tGC + tPROG + tXfer)).
+    let dynamic = slo_run(true);
+    let t = &dynamic.tenants[0];
+    let slo = &t.slo[0];
+    assert!(slo.compliance > 0.6, "dynamic OPS: VM-1 met its SLO in {} of {} intervals", slo.met, slo.intervals);
+    let f = dynamic.flash.as_ref().expect("flash");
+    let rows: Vec<_> = f.ops_over_time.iter().filter(|r| r.tenant == "vm1").collect();
+    let (first, last) = (rows.first().expect("rows"), rows.last().expect("rows"));
+    assert!(last.spare_fraction > first.spare_fraction + 0.01, "VM-1's spare space grew: {:.3} -> {:.3}", first.spare_fraction, last.spare_fraction);
+    let mean = |r: &[&ssdlab_core::ftl::ops::OpsRow]| r.iter().map(|x| x.model_units_s).sum::<f64>() / r.len() as f64;
+    let (early, late) = (mean(&rows[..10]), mean(&rows[rows.len() - 10..]));
+    assert!(late > early, "the seed's model predicts more IOPS for VM-1's emptier victims: {early:.0} -> {late:.0}");
+    let vm1_waf = t.flash.as_ref().map_or(0.0, |x| x.waf);
+    let others = dynamic.tenants[1..].iter().map(|x| x.flash.as_ref().map_or(0.0, |y| y.waf)).fold(f64::INFINITY, f64::min);
+    assert!(vm1_waf < others, "VM-1 now pays less GC per write ({vm1_waf:.1}) than the donors ({others:.1})");
+}
