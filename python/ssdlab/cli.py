@@ -514,6 +514,57 @@ def validate(
 
 @app.command()
 @_ctrl_c_exits_130
+def isolation(
+    base: str = typer.Argument("ops-isolation", help="Preset or TOML file of the shared drive."),
+    weights: str = typer.Option("1,2,3,4", "--weights", help="The tenants' I/O weights, comma-separated."),
+    runtime: str = typer.Option("5s", "--runtime", help="Simulated time of each case."),
+    case: Optional[list[str]] = typer.Option(None, "--case", help="Run only these cases (repeatable): clean, aged shared, aged isolated, aged FDP."),
+    set_: Optional[list[str]] = typer.Option(None, "--set", help="Override a dotted key in every case (repeatable): key=value."),
+    plot: Optional[str] = typer.Option(None, "--plot", help="Write the proportionality figure to this .png or .svg file."),
+    json_: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
+) -> None:
+    """Seed 003's study: tenants with I/O weights on a clean, aged, isolated and FDP drive."""
+    from ssdlab import isolation as iso
+
+    try:
+        w = [int(x) for x in weights.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--weights {weights!r}: give integers such as 1,2,3,4") from None
+    if not w or any(x < 1 or x > 10000 for x in w):
+        raise UsageError(f"--weights {weights!r}: give one to many integers between 1 and 10000")
+    if plot is not None and os.path.splitext(plot)[1].lower() not in (".png", ".svg"):
+        raise UsageError(f"--plot {plot}: the file must end in .png or .svg")
+    if plot is not None and not os.path.isdir(os.path.dirname(os.path.abspath(plot))):
+        raise UsageError(f"--plot {plot}: its directory does not exist")
+    known = [c[0] for c in iso.CASES]
+    for c in case or []:
+        if c not in known:
+            raise UsageError(f"--case {c!r}: choose from {', '.join(known)}")
+    settings = _pairs(set_ or [], "--set")
+    with _Bar("isolation study") as bar:
+        df = iso.study(base, w, runtime, settings=settings, cases=case, progress=bar)
+    if plot is not None:
+        iso.plot(df, plot)
+    if json_:
+        out.file.write(df.to_json(orient="records", indent=2) + "\n")
+        return
+    tenants = list(dict.fromkeys(df["tenant"]))
+    t = Table(title="Bandwidth relative to the smallest weight (weight ratio in the last row)", title_justify="left")
+    for c in ["case", *tenants, "IOPS", "WAF", "own GC"]:
+        t.add_column(c, justify="left" if c == "case" else "right")
+    for name, g in df.groupby("case", sort=False):
+        g = g.set_index("tenant")
+        t.add_row(name, *(f"{g.loc[x, 'proportionality']:.2f}" for x in tenants), f"{g['case_iops'].iloc[0]:,.0f}", f"{g['case_waf'].iloc[0]:.2f}", f"{g['gc_own_fraction'].mean():.2f}")
+    first = df[df["case"] == df["case"].iloc[0]].set_index("tenant")
+    t.add_row("[dim]weight ratio[/dim]", *(f"[dim]{first.loc[x, 'weight_ratio']:.2f}[/dim]" for x in tenants), "", "", "")
+    out.print(t)
+    out.print(f"  io.cost model: {df['case_model_iops'].iloc[0]:,.0f} write IOPS, measured on the clean drive; own GC: share of the units moved for a tenant's writes that were its own")
+    if plot is not None:
+        out.print(f"  figure: {plot}")
+
+
+@app.command()
+@_ctrl_c_exits_130
 def presets() -> None:
     """List the preset library."""
     t = Table(title="Presets (use a name as CONFIG, or `extends = \"NAME\"` in a file)", title_justify="left")

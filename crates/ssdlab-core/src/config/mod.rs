@@ -153,6 +153,12 @@ impl Config {
                 self.ftl.mapping_unit,
                 format!("must divide media.nand.page_size = {}", self.media.nand.page_size),
             );
+            issues.check(
+                self.ftl.write_cache || !ok(&["ftl.mapping_unit", "media.nand.page_size"]) || unit == page,
+                "ftl.write_cache",
+                self.ftl.write_cache,
+                format!("off needs ftl.mapping_unit = media.nand.page_size ({}), so that a write's page never waits for other writes to fill it", self.media.nand.page_size),
+            );
             if divides && ok(crate::ftl::SPARE_RULE_KEYS) {
                 self.ftl.validate_spare(&self.media.nand, issues);
                 if !self.tenants.is_empty() && ok(&["tenants", "ftl.ops_split", "ftl.pools"]) {

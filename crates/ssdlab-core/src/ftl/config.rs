@@ -129,6 +129,11 @@ config_struct! {
         /// DRAM write buffer: host writes complete once their data is in it, and wait when it is
         /// full; reads of data not yet programmed are served from it. Default: `64MiB`.
         write_buffer: Bytes = Bytes(64 << 20),
+        /// Volatile write cache: on, a write completes once its data is in the buffer; off, only
+        /// once its pages are programmed (NVMe Volatile Write Cache feature disabled; needs
+        /// `mapping_unit` = `media.nand.page_size`, so that no write waits for others to fill
+        /// its page). Default: `true`.
+        write_cache: bool = true,
         /// Time to put a mapping unit into the buffer or read it back. Default: `1us`.
         buffer_latency: crate::sim::SimDuration = crate::sim::SimDuration::from_us(1),
         /// Read-ahead: once a queue reads sequentially (a read that starts where its last one

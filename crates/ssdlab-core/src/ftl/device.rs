@@ -110,6 +110,9 @@ pub struct FlashDevice {
     precondition: PreconditionReport,
     /// Dynamic OPS among isolated pools.
     sizer: Option<Box<super::ops::OpsSizer>>,
+    /// Write cache off: the writes waiting for each page's program, and each write's pages
+    /// still to be programmed.
+    uncached: Option<Box<Uncached>>,
     /// Background GC: idle time that starts it (zero = off), its target, the last host
     /// activity, and whether a check is pending.
     bg_idle: SimDuration,
@@ -135,6 +138,13 @@ pub struct FlashDevice {
     /// the token of each page being loaded.
     loads: Vec<Option<Loading>>,
     loading: FxHashMap<u64, u32>,
+}
+
+/// Writes that complete only when programmed (`ftl.write_cache = false`).
+#[derive(Default)]
+struct Uncached {
+    by_page: FxHashMap<(u32, u32), Vec<CmdId>>,
+    pending: FxHashMap<CmdId, u32>,
 }
 
 /// A translation-page load and the reads that wait for it.
@@ -243,6 +253,7 @@ impl FlashDevice {
         });
         Ok(FlashDevice {
             sizer,
+            uncached: (!config.ftl.write_cache).then(Box::default),
             ftl,
             array,
             unit,
@@ -372,6 +383,11 @@ impl FlashDevice {
                     ctx.fail(e);
                     break;
                 }
+                if let (Some(u), Some(slot)) = (self.uncached.as_mut(), self.ftl.lookup(lpn)) {
+                    let (block, page) = self.ftl.locate(slot);
+                    u.by_page.entry((block.0, page)).or_default().push(id);
+                    *u.pending.entry(id).or_default() += 1;
+                }
             }
             self.ops = ops;
             self.submit_ops(now);
@@ -383,8 +399,10 @@ impl FlashDevice {
             let latency = self.buffer_latency;
             let c = &mut ctx.cmds[id];
             c.account(Component::Queueing, now);
-            c.account(Component::Media, now + latency);
-            ctx.at(now + latency, SimEvent::Ctrl(crate::ctrl::Event::Step { cmd: id, step: crate::ctrl::Step::Completion }));
+            if self.uncached.is_none() {
+                c.account(Component::Media, now + latency);
+                ctx.at(now + latency, SimEvent::Ctrl(crate::ctrl::Event::Step { cmd: id, step: crate::ctrl::Step::Completion }));
+            }
             self.apply(ctx);
         }
     }
@@ -500,7 +518,21 @@ impl FlashDevice {
                     }
                 }
             }
-            nand::Output::Programmed { block, units } => {
+            nand::Output::Programmed { block, page, units } => {
+                if let Some(u) = self.uncached.as_mut() {
+                    // Writes whose last page this was complete now: their media time ends here.
+                    for id in u.by_page.remove(&(block.0, page)).unwrap_or_default() {
+                        let left = u.pending.get_mut(&id).map_or(0, |n| {
+                            *n -= 1;
+                            *n
+                        });
+                        if left == 0 {
+                            u.pending.remove(&id);
+                            ctx.cmds[id].account(Component::Media, ctx.now);
+                            ctx.at(ctx.now, SimEvent::Ctrl(crate::ctrl::Event::Step { cmd: id, step: crate::ctrl::Step::Completion }));
+                        }
+                    }
+                }
                 let part = if self.buffer_used.len() == 1 { 0 } else { self.ftl.pool_of_block(block) };
                 self.buffer_used[part] = self.buffer_used[part].saturating_sub(u64::from(units));
                 return true;

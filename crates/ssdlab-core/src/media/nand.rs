@@ -176,7 +176,7 @@ pub enum Output {
     /// A host read's data is in the controller; `service` is its media time without waits.
     ReadReady { cmd: CmdId, bytes: u32, at: u32, service: SimDuration },
     /// A program finished; `units` host units (0 for GC) leave the write buffer.
-    Programmed { block: BlockId, units: u32 },
+    Programmed { block: BlockId, page: u32, units: u32 },
     /// The read-ahead `token` is in the controller's DRAM.
     Prefetched { token: u32 },
     /// The translation-page load `token` that host reads wait for is in the map cache;
@@ -912,7 +912,7 @@ impl NandArray {
                 self.programmed[b] = self.programmed[b].max((op.page + 1).min(u32::from(u16::MAX)) as u16);
             }
             if !gc {
-                out.push(Output::Programmed { block: op.block, units: self.g.slots_per_page });
+                out.push(Output::Programmed { block: op.block, page: op.page, units: self.g.slots_per_page });
             }
         }
     }
