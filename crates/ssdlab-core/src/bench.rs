@@ -34,6 +34,22 @@ pub const SCENARIOS: &[Scenario] = &[
         preset: "openexpress-hw",
         settings: &[("workload.numjobs", "10"), ("nvme.io_queues", "10"), ("workload.iodepth", "8"), ("workload.rw", "randwrite"), ("workload.bs", "16k"), ("workload.number_ios", "60000")],
     },
+    // Seed 003: four tenants (weights 1-4) writing at random into one shared pool of the aged
+    // drive, under io.weight (10000 I/Os each); each host write drags about 12 GC moves
+    // through the dies.
+    Scenario {
+        name: "seed003-4-tenants-aged",
+        preset: "ops-isolation",
+        settings: &[
+            ("workload.number_ios", "10000"),
+            ("host.share", "\"weight\""),
+            ("host.cost_wrandiops", "8865"),
+            (
+                "tenants",
+                "[{name = \"vm1\", weight = 1, workload = {iodepth = 32}}, {name = \"vm2\", weight = 2, workload = {iodepth = 32}}, {name = \"vm3\", weight = 3, workload = {iodepth = 32}}, {name = \"vm4\", weight = 4, workload = {iodepth = 32}}]",
+            ),
+        ],
+    },
 ];
 
 /// The measurement of one scenario. `wall_s` times the run only; preconditioning (functional,
