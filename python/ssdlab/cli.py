@@ -520,6 +520,7 @@ def isolation(
     runtime: str = typer.Option("5s", "--runtime", help="Simulated time of each case."),
     case: Optional[list[str]] = typer.Option(None, "--case", help="Run only these cases (repeatable): clean, aged shared, aged isolated, aged FDP."),
     set_: Optional[list[str]] = typer.Option(None, "--set", help="Override a dotted key in every case (repeatable): key=value."),
+    trace: Optional[str] = typer.Option(None, "--trace", help="Every tenant replays this block trace (closed loop at QD32, scaled onto its namespace) instead of 4 KiB random writes."),
     plot: Optional[str] = typer.Option(None, "--plot", help="Write the proportionality figure to this .png or .svg file."),
     json_: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
 ) -> None:
@@ -534,6 +535,8 @@ def isolation(
         raise UsageError(f"--weights {weights!r}: give one to many integers between 1 and 10000")
     if plot is not None and os.path.splitext(plot)[1].lower() not in (".png", ".svg"):
         raise UsageError(f"--plot {plot}: the file must end in .png or .svg")
+    if trace is not None and not os.path.isfile(trace):
+        raise UsageError(f"--trace {trace}: no such file")
     if plot is not None and not os.path.isdir(os.path.dirname(os.path.abspath(plot))):
         raise UsageError(f"--plot {plot}: its directory does not exist")
     known = [c[0] for c in iso.CASES]
@@ -542,7 +545,8 @@ def isolation(
             raise UsageError(f"--case {c!r}: choose from {', '.join(known)}")
     settings = _pairs(set_ or [], "--set")
     with _Bar("isolation study") as bar:
-        df = iso.study(base, w, runtime, settings=settings, cases=case, progress=bar)
+        workload = None if trace is None else {"iodepth": 32, "replay": {"trace": os.path.abspath(trace), "mode": "qd", "lba": "scale"}}
+        df = iso.study(base, w, runtime, workload=workload, settings=settings, cases=case, progress=bar)
     if plot is not None:
         iso.plot(df, plot)
     if json_:

@@ -80,11 +80,18 @@ def study(
         _merge(cfg, extra)
         return cfg
 
-    # Calibrate io.cost's model on the clean drive, as iocost_coef_gen.py measures a device.
+    # Calibrate io.cost's model on the clean drive, as iocost_coef_gen.py measures a device:
+    # its random 4 KiB write rate with every tenant writing at once (and, for a trace, the
+    # workload's own read and write rates on the clean drive).
     calib = api.run(config({"ftl": {"precondition": "clean"}, "host": {"share": "none"}}), settings=settings, progress=step(0))
-    bs = int(calib.summary["write"]["bytes"] / max(calib.summary["write"]["ios"], 1)) or 4096
-    iops = max(sum(t["iops"] for t in calib.summary["tenants"]), 1.0)
-    model = {"share": "weight", "cost_wrandiops": iops, "cost_wseqiops": iops, "cost_wbps": f"{iops * bs:.0f}B/s"}
+    cs = calib.summary
+    iops = max(cs["write"]["iops"], 1.0) if cs["write"]["ios"] else max(cs["iops"], 1.0)
+    bs = int(cs["write"]["bytes"] / max(cs["write"]["ios"], 1)) or 4096
+    model = {"share": "weight", "cost_wrandiops": iops, "cost_wseqiops": iops, "cost_wbps": f"{max(iops * bs, iops * 4096):.0f}B/s"}
+    if cs["read"]["ios"]:
+        riops = max(cs["read"]["iops"], 1.0)
+        rbs = int(cs["read"]["bytes"] / max(cs["read"]["ios"], 1)) or 4096
+        model.update({"cost_rrandiops": riops, "cost_rseqiops": riops, "cost_rbps": f"{max(riops * rbs, riops * 4096):.0f}B/s"})
     rows = []
     for i, (name, _, extra) in enumerate(chosen):
         r = api.run(config(_merge({"host": dict(model)}, extra)), settings=settings, progress=step(i + 1))

@@ -68,6 +68,18 @@ impl Error {
         ConfigIssue { path: path.to_string(), value: value.to_string(), rule: reason.to_string() }.to_string()
     }
 
+    /// The same error with key paths under `from` moved under `to` (a tenant's workload keys
+    /// checked by code that names them as `[workload]`'s).
+    #[must_use]
+    pub fn rebased(self, from: &str, to: &str) -> Self {
+        let re = |p: String| if let Some(rest) = p.strip_prefix(from) { format!("{to}{rest}") } else { p };
+        match self {
+            Error::Config(issues) => Error::Config(issues.into_iter().map(|i| ConfigIssue { path: re(i.path), ..i }).collect()),
+            Error::Workload { path, value, reason } => Error::Workload { path: re(path), value, reason },
+            other => other,
+        }
+    }
+
     /// A single-issue config error.
     pub fn config(path: impl Into<String>, value: impl Into<String>, rule: impl Into<String>) -> Self {
         Error::Config(vec![ConfigIssue { path: path.into(), value: value.into(), rule: rule.into() }])

@@ -12,9 +12,12 @@
 //! decides both: [`Config::tenant_layout`] gives every tenant's LBA range and, for isolated
 //! pools, the pools' sizes.
 //!
-//! Leaves out: a tenant's workload as a trace replay or fio job file of its own (the trace
-//! replays of a run are shared by all jobs), namespaces that are not contiguous, and nested
-//! cgroups (every tenant is a leaf under the root).
+//! A tenant's workload may replay a trace of its own (`[tenants.workload.replay]`), scaled,
+//! wrapped or checked against its namespace; its jobs share that replay.
+//!
+//! Leaves out: a fio job file per tenant (the Python package turns job files into workloads),
+//! namespaces that are not contiguous, and nested cgroups (every tenant is a leaf under the
+//! root).
 
 use std::ops::Range;
 
@@ -231,6 +234,9 @@ impl Config {
                 w.offset = Bytes(range.start + within);
                 let room = (range.end - range.start).saturating_sub(within);
                 w.size = Some(Bytes(t.workload.size.map_or(room, |s| s.0)));
+                if let Some(r) = &t.workload.replay {
+                    w.replay = r.clone();
+                }
                 let name = if t.numjobs > 1 { format!("{}.{k}", layout.names[i]) } else { layout.names[i].clone() };
                 out.push((name, format!("tenants[{i}].workload"), w, layout.names[i].clone()));
             }
@@ -255,6 +261,20 @@ impl Config {
         }
         for (i, t) in self.tenants.iter().enumerate() {
             t.validate_at(&format!("tenants[{i}]"), issues);
+            if t.workload.replay.is_some() && self.workload.replay.trace.is_some() {
+                issues.push(&format!("tenants[{i}].workload.replay"), "set", "workload.replay.trace already feeds every job: give each tenant its trace, or none");
+            }
+        }
+        // Each tenant's jobs by the workload rules, under the tenant's path (a problem the
+        // base [workload] has is reported there once).
+        let before: Vec<(String, String)> = issues.0.iter().map(|i| (i.rule.clone(), i.value.clone())).collect();
+        let mut seen = std::collections::HashSet::new();
+        for (_, path, w, _) in self.tenant_jobs() {
+            if seen.insert(path.clone()) {
+                let mut job = Issues::default();
+                w.validate_at(&path, &mut job);
+                issues.0.extend(job.0.into_iter().filter(|i| !before.contains(&(i.rule.clone(), i.value.clone()))));
+            }
         }
         if !self.workload.jobs.is_empty() {
             issues.push("workload.jobs", format!("{} entries", self.workload.jobs.len()), "give each tenant its workload in [[tenants]] instead (the two cannot be mixed)");
@@ -272,6 +292,8 @@ impl Config {
                 }
             }
         }
+        let n = self.tenants.len() as u32;
+        issues.check(self.host.vms == 1 || self.host.vms == n, "host.vms", self.host.vms, format!("with [[tenants]] each tenant is a VM: leave it at 1 or set it to {n}"));
         let set: f64 = self.tenants.iter().map(|t| t.share).sum();
         issues.check(set <= 1.0 + 1e-9, "tenants", format!("shares summing to {set}"), "the tenants' shares must sum to at most 1");
         let unset = self.tenants.iter().filter(|t| t.share == 0.0).count();

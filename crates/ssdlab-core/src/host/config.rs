@@ -132,7 +132,8 @@ config_struct! {
         /// memcpy bandwidth of one CPU. Default: `10GB/s`.
         copy_bandwidth: crate::config::units::Bandwidth = crate::config::units::Bandwidth(10e9),
         /// Virtual machines sharing the device: job `j` runs in VM `j mod vms`, each VM its own
-        /// address space (PASID) and memory layout. Default: `1`.
+        /// address space (PASID) and memory layout. With `[[tenants]]` each tenant is a VM (leave
+        /// this at 1 or set it to the number of tenants). Default: `1`.
         vms: u32 = 1,
         /// The share of the device among tenants: `"none"`, `"weight"` (`io.weight`, priced
         /// by the `cost_*` model) or `"max"` (each tenant's `io.max` limits). Default: `"none"`.

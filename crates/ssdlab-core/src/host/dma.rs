@@ -17,11 +17,12 @@ use crate::simulation::Command;
 /// Bytes of one host memory page.
 const PAGE: u64 = 4096;
 
-/// The DMA address spaces of the host: one layout per VM; job `j` is queue `j / vms` of VM
-/// `j mod vms`.
+/// The DMA address spaces of the host: one layout per VM. With `[[tenants]]` each tenant is a
+/// VM and its jobs its queues; otherwise job `j` is queue `j / vms` of VM `j mod vms`.
 pub struct HostMemory {
     layouts: Vec<Layout>,
-    vms: usize,
+    /// Per job: its VM (address space, PASID) and its queue there.
+    places: Vec<(usize, usize)>,
     /// Per job: SQ entries written so far (the next slot).
     tails: Vec<u64>,
     rng: crate::sim::Rng,
@@ -31,14 +32,33 @@ pub struct HostMemory {
 impl HostMemory {
     pub fn new(config: &Config, jobs: usize) -> Self {
         let h = &config.host;
-        let vms = (h.vms as usize).clamp(1, jobs.max(1));
+        let places: Vec<(usize, usize)> = if config.tenants.is_empty() {
+            let vms = (h.vms as usize).clamp(1, jobs.max(1));
+            (0..jobs).map(|j| (j % vms, j / vms)).collect()
+        } else {
+            let tenants: Vec<String> = config.jobs().into_iter().map(|j| j.3).collect();
+            let mut seen: Vec<(String, usize)> = Vec::new();
+            tenants
+                .iter()
+                .map(|t| {
+                    if let Some(i) = seen.iter().position(|(n, _)| n == t) {
+                        seen[i].1 += 1;
+                        (i, seen[i].1 - 1)
+                    } else {
+                        seen.push((t.clone(), 1));
+                        (seen.len() - 1, 0)
+                    }
+                })
+                .collect()
+        };
+        let vms = places.iter().map(|p| p.0 + 1).max().unwrap_or(1);
         let layouts = (0..vms)
             .map(|vm| {
-                let queues = jobs.div_ceil(vms) as u32;
+                let queues = places.iter().filter(|p| p.0 == vm).count() as u32;
                 Layout::new(h.dma_layout.into(), queues.max(1), h.memory.0, h.buffer_pool.0, 2 << 20, config.workload.max_bs().max(4096), config.workload.randseed, vm as u32)
             })
             .collect();
-        HostMemory { layouts, vms, tails: vec![0; jobs], rng: crate::sim::Rng::from_seed(crate::sim::stream_seed(config.workload.randseed, 0xD4A).to_le_bytes()), seq: 0 }
+        HostMemory { layouts, places, tails: vec![0; jobs], rng: crate::sim::Rng::from_seed(crate::sim::stream_seed(config.workload.randseed, 0xD4A).to_le_bytes()), seq: 0 }
     }
 
     /// The SQ and CQ ring ranges of every VM, as `(pasid, start, end)`.
@@ -58,7 +78,7 @@ impl HostMemory {
 
     /// The address space (PASID) and queue of a job.
     fn place(&self, job: usize) -> (usize, usize) {
-        (job % self.vms, job / self.vms)
+        self.places[job]
     }
 
     /// Gives a new command of `job` its SQ slot and its data buffer.

@@ -51,8 +51,8 @@ const MAX_BACKLOG: usize = 1 << 22;
 pub enum Event {
     /// An open-loop arrival for a job (or a closed-loop job done thinking).
     Arrival { job: JobId },
-    /// The next record of a timed trace replay arrives.
-    TraceArrival,
+    /// The next record of timed trace replay `source` arrives.
+    TraceArrival { source: u16 },
     /// An MSI-X interrupt reaches the host, covering `count` CQEs of `queue`.
     Interrupt { queue: QueueId, count: u32 },
     /// The interrupt handler of `queue` runs (when its CPU is free): it finishes every CQE
@@ -111,6 +111,47 @@ struct Job {
     backlog: VecDeque<(SimTime, Option<Io>)>,
 }
 
+/// The trace replays of a run and the replay each job takes its I/Os from: `workload.replay`
+/// feeds every job; otherwise each tenant with a trace of its own feeds its jobs.
+fn replay_sources(config: &Config, n: usize) -> Result<(Vec<Source>, Vec<Option<usize>>)> {
+    let w = &config.workload;
+    let mut sources = Vec::new();
+    let mut job_source = vec![None; n];
+    if let Some(r) = Replay::open(&w.replay, n, w.offset.0, config.region_size_of(w), w.number_ios, w.runtime)? {
+        job_source.fill(Some(0));
+        sources.push(Source { replay: Box::new(r), first: 0, jobs: n, next: None });
+    } else {
+        // A tenant's own trace feeds its jobs, over its namespace.
+        let all = config.jobs();
+        let mut j = 0;
+        while j < all.len() {
+            let (_, path, jw, tenant) = &all[j];
+            let count = all[j..].iter().take_while(|x| x.3 == *tenant).count();
+            let idx = config.tenants.iter().enumerate().find(|(i, t)| crate::tenant::tenant_name(t, *i) == *tenant).map(|(i, _)| i);
+            if let Some(rc) = idx.and_then(|i| config.tenants[i].workload.replay.as_ref()) {
+                let r = Replay::open(rc, count, jw.offset.0, config.region_size_of(jw), jw.number_ios, jw.runtime).map_err(|e| e.rebased("workload", path))?;
+                if let Some(r) = r {
+                    for slot in &mut job_source[j..j + count] {
+                        *slot = Some(sources.len());
+                    }
+                    sources.push(Source { replay: Box::new(r), first: j, jobs: count, next: None });
+                }
+            }
+            j += count;
+        }
+    }
+    Ok((sources, job_source))
+}
+
+/// A trace replay and the jobs it feeds (its job `k` is the host's job `first + k`), with its
+/// next record (timed replay).
+struct Source {
+    replay: Box<Replay>,
+    first: usize,
+    jobs: usize,
+    next: Option<(usize, Io)>,
+}
+
 /// The host block.
 pub struct Host {
     cpus: Vec<Timeline>,
@@ -145,9 +186,10 @@ pub struct Host {
     share: Option<Box<share::Share>>,
     /// Scratch: requests the controller releases.
     released: Vec<CmdId>,
-    /// Trace replay (`workload.replay.trace`), and its next record (timed replay).
-    replay: Option<Box<Replay>>,
-    replay_next: Option<(usize, Io)>,
+    /// Trace replays (`workload.replay.trace` for every job, or a tenant's for its jobs).
+    sources: Vec<Source>,
+    /// Per job: the replay it takes its I/Os from, if any.
+    job_source: Vec<Option<usize>>,
     /// DMA addresses of rings and buffers, when something looks at them (ATS, a DMA log).
     pub memory: Option<Box<dma::HostMemory>>,
 }
@@ -170,8 +212,8 @@ impl Host {
                 Ok(Job { gen: JobGen::new(&jw, region, j as u32)?, name, tenant: TenantId(t as u16), inflight: 0, iodepth: jw.iodepth, thinktime: jw.thinktime, backlog: VecDeque::new() })
             })
             .collect::<Result<Vec<_>>>()?;
-        let replay = Replay::open(&w.replay, jobs.len(), w.offset.0, config.region_size_of(w), w.number_ios, w.runtime)?.map(Box::new);
         let n = jobs.len();
+        let (sources, job_source) = replay_sources(config, n)?;
         Ok(Host {
             cpus: vec![Timeline::default(); n],
             tag_lock: (h.tags == Tags::Lock).then(|| SpinLock::new(h.lock_hold, h.lock_transfer, h.tag_lock_lines)),
@@ -196,8 +238,8 @@ impl Host {
             jobs,
             tenants,
             rate_iops: w.rate_iops,
-            replay,
-            replay_next: None,
+            sources,
+            job_source,
             memory: None,
         })
     }
@@ -226,17 +268,26 @@ impl Host {
         &self.tenants
     }
 
-    pub fn replay(&self) -> Option<&Replay> {
-        self.replay.as_deref()
+    /// What the replays did, added up (`None` without a trace).
+    pub fn replay_summary(&self) -> Option<crate::workload::replay::ReplaySummary> {
+        let mut it = self.sources.iter().map(|s| s.replay.summary());
+        let mut sum = it.next()?;
+        for x in it {
+            sum += x;
+        }
+        Some(sum)
     }
 
     /// Fraction of the work done, 0 to 1.
     pub fn progress(&self, now: SimTime) -> f64 {
-        if let Some(r) = &self.replay {
-            return r.progress();
-        }
         let n = self.jobs.len().max(1) as f64;
-        self.jobs.iter().map(|j| j.gen.progress(now)).sum::<f64>() / n
+        (0..self.jobs.len())
+            .map(|j| match self.job_source[j] {
+                Some(s) => self.sources[s].replay.progress(),
+                None => self.jobs[j].gen.progress(now),
+            })
+            .sum::<f64>()
+            / n
     }
 
     /// Whether the host polls for the completion of a command of `len` bytes.
@@ -274,11 +325,13 @@ impl Host {
         if let Some(sh) = self.share.as_ref().filter(|s| s.has_qos()) {
             ctx.at(SimTime::ZERO + sh.qos_period, SimEvent::Host(Event::QosTick));
         }
-        if self.replay.is_some() {
-            self.start_replay(ctx);
-            return;
+        for source in 0..self.sources.len() {
+            self.start_replay(ctx, source);
         }
         for job in 0..self.jobs.len() {
+            if self.job_source[job].is_some() {
+                continue;
+            }
             if self.jobs[job].gen.open_loop() {
                 ctx.at(SimTime::ZERO, SimEvent::Host(Event::Arrival { job: JobId(job as u32) }));
             } else {
@@ -297,7 +350,7 @@ impl Host {
     pub fn handle(&mut self, ctx: &mut Ctx, ev: Event) {
         match ev {
             Event::Arrival { job } => self.on_arrival(ctx, job.index()),
-            Event::TraceArrival => self.on_trace_arrival(ctx),
+            Event::TraceArrival { source } => self.on_trace_arrival(ctx, usize::from(source)),
             Event::CqeSeen { cmd } => {
                 // The thread spun from its submission until now (counted once per job).
                 let c = &ctx.cmds[cmd];
@@ -338,10 +391,12 @@ impl Host {
         }
     }
 
-    /// The next record of the replayed trace (`None` at its end or on an error, which stops the run).
-    fn replay_record(&mut self, ctx: &mut Ctx) -> Option<(usize, Io, SimTime)> {
-        match self.replay.as_mut()?.next(ctx.now) {
-            Ok(r) => r,
+    /// The next record of replay `source` (`None` at its end or on an error, which stops the
+    /// run), with the host's job that issues it.
+    fn replay_record(&mut self, ctx: &mut Ctx, source: usize) -> Option<(usize, Io, SimTime)> {
+        let s = self.sources.get_mut(source)?;
+        match s.replay.next(ctx.now) {
+            Ok(r) => r.map(|(job, io, at)| (s.first + job, io, at)),
             Err(e) => {
                 ctx.fail(e);
                 None
@@ -349,26 +404,27 @@ impl Host {
         }
     }
 
-    fn start_replay(&mut self, ctx: &mut Ctx) {
-        if self.replay.as_ref().is_some_and(|r| r.timed()) {
-            if let Some((job, io, at)) = self.replay_record(ctx) {
-                self.replay_next = Some((job, io));
-                ctx.at(at, SimEvent::Host(Event::TraceArrival));
+    fn start_replay(&mut self, ctx: &mut Ctx, source: usize) {
+        if self.sources[source].replay.timed() {
+            if let Some((job, io, at)) = self.replay_record(ctx, source) {
+                self.sources[source].next = Some((job, io));
+                ctx.at(at, SimEvent::Host(Event::TraceArrival { source: source as u16 }));
             }
             return;
         }
-        for job in 0..self.jobs.len() {
+        let (first, jobs) = (self.sources[source].first, self.sources[source].jobs);
+        for job in first..first + jobs {
             for _ in 0..self.jobs[job].iodepth {
-                let Some((_, io, _)) = self.replay_record(ctx) else { return };
+                let Some((_, io, _)) = self.replay_record(ctx, source) else { return };
                 self.issue_io(ctx, job, io, SimTime::ZERO);
             }
         }
     }
 
     /// A timed replay's record arrives: issued if its job has a free slot, else it waits.
-    fn on_trace_arrival(&mut self, ctx: &mut Ctx) {
+    fn on_trace_arrival(&mut self, ctx: &mut Ctx, source: usize) {
         let now = ctx.now;
-        let Some((job, io)) = self.replay_next.take() else { return };
+        let Some((job, io)) = self.sources.get_mut(source).and_then(|s| s.next.take()) else { return };
         if self.jobs[job].inflight < self.jobs[job].iodepth {
             self.issue_io(ctx, job, io, now);
         } else if self.jobs[job].backlog.len() >= MAX_BACKLOG {
@@ -380,9 +436,9 @@ impl Host {
         } else {
             self.jobs[job].backlog.push_back((now, Some(io)));
         }
-        if let Some((job, io, at)) = self.replay_record(ctx) {
-            self.replay_next = Some((job, io));
-            ctx.at(at.max(now), SimEvent::Host(Event::TraceArrival));
+        if let Some((job, io, at)) = self.replay_record(ctx, source) {
+            self.sources[source].next = Some((job, io));
+            ctx.at(at.max(now), SimEvent::Host(Event::TraceArrival { source: source as u16 }));
         }
     }
 
@@ -638,9 +694,10 @@ impl Host {
             Some((arrival, None)) => self.issue(ctx, job, arrival, true),
             // Closed-loop replay: the job takes the trace's next record (timed replay waits
             // for the record's own arrival).
-            None if self.replay.is_some() => {
-                let closed = !self.replay.as_ref().is_some_and(|r| r.timed());
-                if let Some((_, io, _)) = closed.then(|| self.replay_record(ctx)).flatten() {
+            None if self.job_source[job].is_some() => {
+                let source = self.job_source[job].unwrap_or_default();
+                let closed = !self.sources[source].replay.timed();
+                if let Some((_, io, _)) = closed.then(|| self.replay_record(ctx, source)).flatten() {
                     self.issue_io(ctx, job, io, now);
                 }
             }

@@ -462,7 +462,7 @@ impl Simulation {
             tenants: self.host.tenant_names(),
             job_tenants: self.host.job_tenants(),
             medium: &self.medium,
-            replay: self.host.replay().map(crate::workload::replay::Replay::summary),
+            replay: self.host.replay_summary(),
             ats_round_trip: self.atc.as_ref().map(|_| self.round_trip),
         })
     }

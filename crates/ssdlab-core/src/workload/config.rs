@@ -376,6 +376,9 @@ config_struct! {
         rate_process: Option<RateProcess> = None,
         thinktime: Option<SimDuration> = None,
         rw_skip: Option<i64> = None,
+        /// In a tenant's workload only: the tenant's jobs replay this trace over its
+        /// namespace (`[tenants.workload.replay]`, the keys of `workload.replay`).
+        replay: Option<ReplayConfig> = None,
     }
 }
 
@@ -446,6 +449,11 @@ impl WorkloadConfig {
 
     pub fn validate(&self, issues: &mut Issues) {
         self.validate_at("workload", issues);
+        for (i, o) in self.jobs.iter().enumerate() {
+            if o.replay.is_some() {
+                issues.push(&format!("workload.jobs[{i}].replay"), "set", "a trace per job belongs to a tenant: use [tenants.workload.replay] (or workload.replay for every job)");
+            }
+        }
         let before: Vec<(String, String)> = issues.0.iter().map(|i| (i.rule.clone(), i.value.clone())).collect();
         for (_, path, w) in self.job_configs().into_iter().filter(|(_, p, _)| p != "workload") {
             let mut job = Issues::default();
@@ -456,7 +464,7 @@ impl WorkloadConfig {
     }
 
     /// The value rules, reporting keys under `prefix`.
-    fn validate_at(&self, prefix: &str, issues: &mut Issues) {
+    pub fn validate_at(&self, prefix: &str, issues: &mut Issues) {
         let key = |k: &str| format!("{prefix}.{k}");
         issues.check(self.rwmixread <= 100, &key("rwmixread"), self.rwmixread, "must be between 0 and 100");
         if [self.bs.read, self.bs.write].iter().any(|&size| size == 0 || !size.is_multiple_of(512)) {

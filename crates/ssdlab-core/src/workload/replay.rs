@@ -38,6 +38,23 @@ pub struct ReplaySummary {
     pub devices: usize,
 }
 
+/// Two replays' summaries together (the traces named one after the other).
+impl std::ops::AddAssign for ReplaySummary {
+    fn add_assign(&mut self, x: Self) {
+        self.trace = format!("{}, {}", self.trace, x.trace);
+        self.issued += x.issued;
+        self.skipped_trims += x.skipped_trims;
+        self.skipped_flushes += x.skipped_flushes;
+        self.remapped += x.remapped;
+        self.realigned += x.realigned;
+        self.reordered += x.reordered;
+        self.lines += x.lines;
+        self.bad_lines += x.bad_lines;
+        self.zero_length += x.zero_length;
+        self.devices += x.devices;
+    }
+}
+
 /// The replay state of a run.
 pub struct Replay {
     reader: TraceReader,

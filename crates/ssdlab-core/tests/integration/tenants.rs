@@ -170,6 +170,17 @@ fn io_max_holds_each_tenant_to_its_limit() {
 }
 
 #[test]
+fn tenants_are_the_vms_of_address_translation() {
+    // With ATS on, each tenant's rings and buffers live in an address space of its own: two
+    // tenants give two PASIDs' worth of pinned ring translations.
+    let list = [("a", 1, ""), ("b", 1, "")];
+    let one = run(&format!("extends = \"dram\"\n[ats]\nenabled = true\n[workload]\nnumber_ios = 2000\n{}", tenants(&list[..1], "iodepth = 4")));
+    let two = run(&format!("extends = \"dram\"\n[ats]\nenabled = true\n[workload]\nnumber_ios = 2000\n{}", tenants(&list, "iodepth = 4")));
+    let pinned = |s: &Summary| s.ats.as_ref().map_or(0, |a| a.pinned_hits);
+    assert!(pinned(&one) > 0 && pinned(&two) > pinned(&one), "{} vs {}", pinned(&one), pinned(&two));
+}
+
+#[test]
 fn tenant_namespaces_split_the_drive_and_workloads_stay_inside() {
     let list = [("a", 100, "share = 0.25"), ("b", 100, "")];
     let c = load(&format!("extends = \"ops-isolation\"\n[ftl]\nprecondition = \"clean\"\n{}", tenants(&list, "rw = \"randwrite\"")));
@@ -213,6 +224,9 @@ fn tenant_config_errors_name_their_key() {
         (tenants(&[("a", 1, "class = \"top\"")], ""), "tenants[0].class"),
         (format!("[nvme]\narbitration_burst = 3\n{}", tenants(&[("a", 1, "")], "")), "nvme.arbitration_burst"),
         (format!("[nvme]\nwrr_weights = [4, 2]\n{}", tenants(&[("a", 1, "")], "")), "nvme.wrr_weights"),
+        (format!("[host]\nvms = 3\n{}", tenants(&[("a", 1, ""), ("b", 1, "")], "")), "host.vms"),
+        (tenants(&[("a", 1, "")], "iodepth = 0"), "tenants[0].workload.iodepth"),
+        (format!("extends = \"ops-isolation\"\n[ftl]\nplacement = \"fdp\"\n{}", tenants(&[("a", 1, "")], "")), "ftl.placement"),
         // Eight tenants of the seed's drive, all the spare blocks to the last: the others'
         // pools are left without GC's margin.
         (
@@ -344,4 +358,41 @@ fn dynamic_ops_sizing_meets_an_slo_that_an_equal_split_misses() {
     let vm1_waf = t.flash.as_ref().map_or(0.0, |x| x.waf);
     let others = dynamic.tenants[1..].iter().map(|x| x.flash.as_ref().map_or(0.0, |y| y.waf)).fold(f64::INFINITY, f64::min);
     assert!(vm1_waf < others, "VM-1 now pays less GC per write ({vm1_waf:.1}) than the donors ({others:.1})");
+}
+
+#[test]
+fn each_tenant_replays_its_own_trace_inside_its_namespace() {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/traces");
+    let (tpcc, msr) = (dir.join("mqsim_tpcc-small.trace"), dir.join("msr-cambridge1-sample.csv"));
+    if !tpcc.exists() || !msr.exists() {
+        eprintln!("skipped: ../shared/data/traces is not beside the repository");
+        return;
+    }
+    let replay = |p: &std::path::Path| format!("iodepth = 8\n[tenants.workload.replay]\ntrace = {:?}\nmode = \"qd\"\nlba = \"scale\"", p.display().to_string());
+    let text = format!(
+        "extends = \"ops-isolation\"\n[ftl]\nprecondition = \"clean\"\n[[tenants]]\nname = \"tpcc\"\nshare = 0.25\n[tenants.workload]\n{}\n[[tenants]]\nname = \"msr\"\n[tenants.workload]\n{}\n",
+        replay(&tpcc),
+        replay(&msr)
+    );
+    let c = load(&text);
+    let layout = c.tenant_layout().expect("layout");
+    let s = Simulation::new(c).and_then(|mut sim| sim.run()).expect("run");
+    let r = s.replay.as_ref().expect("replay summary");
+    assert_eq!(r.issued, s.ios, "every I/O came from a trace");
+    assert!(r.trace.contains("tpcc") && r.trace.contains("msr"), "{}", r.trace);
+    // Each trace is scaled onto its own namespace: the FTL sees each tenant write only there.
+    for t in &s.tenants {
+        assert!(t.ios > 100, "{}: {} I/Os", t.name, t.ios);
+        let f = t.flash.as_ref().expect("flash figures");
+        assert!(f.host_writes > 0, "{} wrote", t.name);
+    }
+    assert!(layout.ranges[0].end <= layout.ranges[1].start);
+    // A job has one trace: workload.replay and a tenant's own are refused together; a
+    // tenant's replay keys are checked under its path.
+    let both = format!("[workload.replay]\ntrace = {:?}\n{text}", tpcc.display().to_string());
+    let err = Config::from_toml_str(&both, "test").expect_err("two replays").to_string();
+    assert!(err.contains("tenants[0].workload.replay"), "{err}");
+    let bad = text.replace("mode = \"qd\"", "mode = \"qd\"\ntime_scale = 0");
+    let err = Config::from_toml_str(&bad, "test").expect_err("bad time scale").to_string();
+    assert!(err.contains("tenants[0].workload.replay.time_scale"), "{err}");
 }
