@@ -265,6 +265,18 @@ impl Config {
                 issues.push(&format!("tenants[{i}].workload.replay"), "set", "workload.replay.trace already feeds every job: give each tenant its trace, or none");
             }
         }
+        // A tenant's workload stays inside its namespace.
+        if let Ok(layout) = self.tenant_layout() {
+            for (i, t) in self.tenants.iter().enumerate() {
+                let room = layout.ranges[i].end - layout.ranges[i].start;
+                let (offset, size) = (t.workload.offset.map_or(0, |o| o.0), t.workload.size.map(|s| s.0));
+                let end = offset.saturating_add(size.unwrap_or(0));
+                if offset >= room || end > room {
+                    let (key, value) = if size.is_some() && offset < room { ("size", crate::config::units::format_size(size.unwrap_or(0))) } else { ("offset", crate::config::units::format_size(offset)) };
+                    issues.push(&format!("tenants[{i}].workload.{key}"), value, format!("offset + size must stay inside the tenant's namespace of {}", crate::config::units::format_size(room)));
+                }
+            }
+        }
         // Each tenant's jobs by the workload rules, under the tenant's path (a problem the
         // base [workload] has is reported there once).
         let before: Vec<(String, String)> = issues.0.iter().map(|i| (i.rule.clone(), i.value.clone())).collect();

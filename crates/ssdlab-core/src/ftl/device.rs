@@ -108,8 +108,11 @@ pub struct FlashDevice {
     ops: Vec<FlashOp>,
     out: Vec<nand::Output>,
     precondition: PreconditionReport,
-    /// Dynamic OPS among isolated pools.
+    /// Dynamic OPS among isolated pools, and whether its next step is armed.
     sizer: Option<Box<super::ops::OpsSizer>>,
+    ops_armed: bool,
+    /// Per tenant: reads and writes that reached the flash device (the controller's IOPS).
+    tenant_ios: Vec<u64>,
     /// Write cache off: the writes waiting for each page's program, and each write's pages
     /// still to be programmed.
     uncached: Option<Box<Uncached>>,
@@ -231,16 +234,7 @@ impl FlashDevice {
         let sizer = (layout.pools.is_some() && config.ftl.ops_interval > SimDuration::ZERO).then(|| {
             let nand = &config.media.nand;
             let xfer = SimDuration::from_ps((nand.page_size.0 as f64 * 8.0 / (f64::from(nand.channel_mts) * 1e6 * f64::from(nand.channel_width)) * 1e12).round() as u64);
-            let jobs = config.jobs();
-            let slo = config
-                .tenants
-                .iter()
-                .enumerate()
-                .map(|(i, t)| {
-                    let bs = jobs.iter().find(|j| j.3 == layout.names[i]).map_or(unit, |j| j.2.bs.write);
-                    (t.slo_iops > 0.0).then(|| t.slo_iops * bs.div_ceil(unit) as f64)
-                })
-                .collect();
+            let slo = config.tenants.iter().map(|t| (t.slo_iops > 0.0).then_some(t.slo_iops)).collect();
             Box::new(super::ops::OpsSizer::new(
                 config.ftl.ops_interval,
                 config.ftl.ops_step,
@@ -253,6 +247,8 @@ impl FlashDevice {
         });
         Ok(FlashDevice {
             sizer,
+            ops_armed: false,
+            tenant_ios: vec![0; layout.names.len()],
             uncached: (!config.ftl.write_cache).then(Box::default),
             ftl,
             array,
@@ -336,13 +332,22 @@ impl FlashDevice {
     /// The dynamic OPS controller's step: blocks change pools (and owners at the dies); the
     /// next step is armed while the host is still at work.
     fn resize_ops(&mut self, ctx: &mut Ctx) {
+        self.ops_armed = false;
         let Some(s) = self.sizer.as_mut() else { return };
-        for (block, pool) in s.step(&mut self.ftl, ctx.now) {
+        for (block, pool) in s.step(&mut self.ftl, ctx.now, &self.tenant_ios) {
             self.array.set_owner(block, pool);
         }
-        let interval = s.interval;
-        if self.last_activity + interval > ctx.now {
-            ctx.at(ctx.now + interval, SimEvent::Media(MediaEvent::Flash(Event::OpsResize)));
+        if self.last_activity + s.interval > ctx.now {
+            self.arm_ops(ctx);
+        }
+    }
+
+    /// Arms the dynamic OPS controller's next step, unless it is armed (host activity re-arms
+    /// it after an idle spell).
+    fn arm_ops(&mut self, ctx: &mut Ctx) {
+        if let Some(s) = self.sizer.as_ref().filter(|_| !self.ops_armed) {
+            self.ops_armed = true;
+            ctx.at(ctx.now + s.interval, SimEvent::Media(MediaEvent::Flash(Event::OpsResize)));
         }
     }
 
@@ -368,7 +373,7 @@ impl FlashDevice {
         let now = ctx.now;
         while let Some(&id) = self.waiting[part].front() {
             let c = &ctx.cmds[id];
-            let units = c.pieces;
+            let (units, tenant) = (c.pieces, c.tenant.index());
             if self.buffer_used[part] > 0 && self.buffer_used[part] + units > self.buffer_units[part] {
                 return;
             }
@@ -379,15 +384,23 @@ impl FlashDevice {
             ops.clear();
             for lpn in (first..first + units).map(Lpn) {
                 self.ahead.written(lpn);
-                if let Err(e) = self.ftl.write(lpn, &mut |op| ops.push(op)) {
-                    ctx.fail(e);
-                    break;
-                }
-                if let (Some(u), Some(slot)) = (self.uncached.as_mut(), self.ftl.lookup(lpn)) {
+                let slot = match self.ftl.write_placed(lpn, &mut |op| ops.push(op)) {
+                    Ok(slot) => slot,
+                    Err(e) => {
+                        ctx.fail(e);
+                        break;
+                    }
+                };
+                if let Some(u) = self.uncached.as_mut() {
+                    // The host page it went to (GC may have moved it on since; that page is
+                    // programmed all the same).
                     let (block, page) = self.ftl.locate(slot);
                     u.by_page.entry((block.0, page)).or_default().push(id);
                     *u.pending.entry(id).or_default() += 1;
                 }
+            }
+            if let Some(n) = self.tenant_ios.get_mut(tenant) {
+                *n += 1;
             }
             self.ops = ops;
             self.submit_ops(now);
@@ -549,9 +562,7 @@ impl Medium for FlashDevice {
 
     fn start(&mut self, ctx: &mut Ctx) {
         ctx.probe.record(ctx.now, Record::Reclaimed { erases: 0, free_blocks: self.precondition.free_blocks });
-        if let Some(s) = &self.sizer {
-            ctx.at(ctx.now + s.interval, SimEvent::Media(MediaEvent::Flash(Event::OpsResize)));
-        }
+        self.arm_ops(ctx);
     }
 
     /// Sends each unit of a read to the flash, the write buffer, or (unmapped) straight back.
@@ -561,6 +572,10 @@ impl Medium for FlashDevice {
         let now = ctx.now;
         let (offset, len) = (ctx.cmds[id].offset, ctx.cmds[id].len);
         let bg = self.note_activity(now);
+        if let Some(n) = self.tenant_ios.get_mut(ctx.cmds[id].tenant.index()) {
+            *n += 1;
+        }
+        self.arm_ops(ctx);
         let end = offset + len;
         let mut at = offset;
         let mut reads = std::mem::take(&mut self.page_reads);
@@ -638,6 +653,7 @@ impl Medium for FlashDevice {
     /// Write data has arrived: into the write buffer if there is room, else wait for it.
     fn write(&mut self, ctx: &mut Ctx, id: CmdId) {
         let bg = self.note_activity(ctx.now);
+        self.arm_ops(ctx);
         let part = self.part_of(ctx.cmds[id].offset);
         self.waiting[part].push_back(id);
         Self::arm_background_gc(ctx, bg);

@@ -524,10 +524,19 @@ impl Ftl {
 
     /// Free blocks pool `from` can give away: those above the level at which its GC turns
     /// synchronous (half its trigger), so that to shrink it must collect harder but never
-    /// stalls.
+    /// stalls; and never so many that its blocks could not hold its namespace plus the spare
+    /// GC needs (its reclaim threshold and an open block per stream and plane, as the
+    /// spare-space rule asks of a new pool).
     pub fn spare_free(&self, from: usize) -> u32 {
         let pool = &self.pools[from];
-        pool.free_count.saturating_sub(pool.trigger / 2 + 1)
+        let spb = u64::from(self.g.slots_per_block());
+        let data = (pool.lpns.end - pool.lpns.start).div_ceil(spb);
+        let open = (pool.streams.len() as u64) * u64::from(self.g.all_planes());
+        let spare = u64::from(pool.blocks).saturating_sub(data);
+        // The reclaim threshold grows with the pool; this bounds it for the pool as it is.
+        let need = u64::from(pool.reclaim) + open + 1;
+        let by_size = u32::try_from(spare.saturating_sub(need)).unwrap_or(u32::MAX);
+        pool.free_count.saturating_sub(pool.trigger / 2 + 1).min(by_size)
     }
 
     /// Moves up to `count` free blocks from pool `from` to pool `to` (dynamic
@@ -723,7 +732,14 @@ impl Ftl {
 
     /// Writes `lpn` (host stream of its pool), then runs GC if the pool's free blocks fell
     /// below its trigger.
+    #[inline]
     pub fn write(&mut self, lpn: Lpn, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
+        self.write_placed(lpn, sink).map(|_| ())
+    }
+
+    /// [`Ftl::write`], returning the slot the unit was placed in before GC ran (GC in the same
+    /// call may move it on at once).
+    pub fn write_placed(&mut self, lpn: Lpn, sink: &mut impl FnMut(FlashOp)) -> Result<u64> {
         let lpn = lpn.0;
         let p = self.pool_of(lpn);
         self.pools[p].counters.host_writes += 1;
@@ -745,7 +761,8 @@ impl Ftl {
             self.invalidate(old);
         }
         self.record(lpn, slot, version);
-        self.collect_if_needed(p, sink)
+        self.collect_if_needed(p, sink)?;
+        Ok(slot)
     }
 
     /// Unmaps `lpn`.

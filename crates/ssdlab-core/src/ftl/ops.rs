@@ -6,8 +6,9 @@
 //! the pool's next victim: collecting a victim of N pages moves u·N pages (a read, two
 //! transfers and a program each) and erases it, and frees (1 - u)·N pages, so
 //! tGC = (u·N·(tR + 2·tXfer + tPROG) + tBERS) / ((1 - u)·N). Each tenant has a target: its
-//! IOPS SLO, or without any SLO in the run, its weight's share of what the tenants wrote
-//! together in the interval. The tenant furthest below its target (measured over the interval)
+//! IOPS SLO, or without any SLO in the run, its weight's share of the I/Os the tenants did
+//! together in the interval (reads and writes that reached the flash device, which is what an
+//! IOPS SLO counts). The tenant furthest below its target (measured over the interval)
 //! takes up to `ftl.ops_step` free blocks from the tenant furthest above its own (a
 //! tenant without an SLO, when others have one, is always a donor), if that pool can spare them
 //! above its GC margin. The blocks go over erased, and each pool's GC thresholds follow its
@@ -29,13 +30,13 @@ pub struct OpsRow {
     /// Blocks of its pool, and the fraction of their slots its namespace leaves spare.
     pub blocks: u32,
     pub spare_fraction: f64,
-    /// Valid fraction of its next victim, and the model's write IOPS (in mapping units per
+    /// Valid fraction of its next victim, and the model's write rate (in mapping units per
     /// second, the whole array at this victim utilisation).
     pub victim_valid: f64,
     pub model_units_s: f64,
-    /// Mapping units it wrote per second over the interval, and its target.
-    pub measured_units_s: f64,
-    pub target_units_s: f64,
+    /// Its IOPS over the interval (reads and writes reaching the device), and its target.
+    pub measured_iops: f64,
+    pub target_iops: f64,
 }
 
 /// The controller.
@@ -44,8 +45,8 @@ pub struct OpsSizer {
     step: u32,
     names: Vec<String>,
     weights: Vec<f64>,
-    /// Per tenant: its SLO in mapping units written per second (None: no SLO).
-    slo_units: Vec<Option<f64>>,
+    /// Per tenant: its IOPS SLO (None: no SLO).
+    slo_iops: Vec<Option<f64>>,
     /// Model constants: read, program, transfer of a page, erase, pages per block, slots per
     /// page, dies.
     t_read: f64,
@@ -55,8 +56,8 @@ pub struct OpsSizer {
     pages: f64,
     slots: f64,
     dies: f64,
-    /// Host units of each tenant at the last step, and when it was.
-    last_host: Vec<u64>,
+    /// I/Os of each tenant at the last step, and when it was.
+    last_ios: Vec<u64>,
     last_at: SimTime,
     pub rows: Vec<OpsRow>,
     /// Blocks moved so far.
@@ -70,7 +71,7 @@ impl OpsSizer {
         step: u32,
         names: Vec<String>,
         weights: Vec<f64>,
-        slo_units: Vec<Option<f64>>,
+        slo_iops: Vec<Option<f64>>,
         (t_read, t_prog, t_xfer, t_erase): (SimDuration, SimDuration, SimDuration, SimDuration),
         geometry: &super::Geometry,
     ) -> Self {
@@ -80,7 +81,7 @@ impl OpsSizer {
             step,
             names,
             weights,
-            slo_units,
+            slo_iops,
             t_read: t_read.as_secs_f64(),
             t_prog: t_prog.as_secs_f64(),
             t_xfer: t_xfer.as_secs_f64(),
@@ -88,7 +89,7 @@ impl OpsSizer {
             pages: f64::from(geometry.pages_per_block),
             slots: f64::from(geometry.slots_per_page),
             dies: f64::from(geometry.dies()),
-            last_host: vec![0; n],
+            last_ios: vec![0; n],
             last_at: SimTime::ZERO,
             rows: Vec::new(),
             moved: 0,
@@ -104,19 +105,18 @@ impl OpsSizer {
         self.dies * self.slots / (t_gc + self.t_prog + self.t_xfer)
     }
 
-    /// One step at `now`: records every pool and moves blocks; returns the blocks moved and
-    /// their new pool.
-    pub fn step(&mut self, ftl: &mut Ftl, now: SimTime) -> Vec<(BlockId, u16)> {
+    /// One step at `now`, given each tenant's I/Os so far: records every pool and moves
+    /// blocks; returns the blocks moved and their new pool.
+    pub fn step(&mut self, ftl: &mut Ftl, now: SimTime, ios: &[u64]) -> Vec<(BlockId, u16)> {
         let n = self.names.len();
         let secs = now.since(self.last_at).as_secs_f64();
-        let host = ftl.attribution().map_or_else(|| vec![0; n], |a| a.host.clone());
-        let measured: Vec<f64> = (0..n).map(|t| if secs > 0.0 { host[t].saturating_sub(self.last_host[t]) as f64 / secs } else { 0.0 }).collect();
-        self.last_host = host;
+        let measured: Vec<f64> = (0..n).map(|t| if secs > 0.0 { ios.get(t).copied().unwrap_or(0).saturating_sub(self.last_ios[t]) as f64 / secs } else { 0.0 }).collect();
+        self.last_ios = (0..n).map(|t| ios.get(t).copied().unwrap_or(0)).collect();
         self.last_at = now;
-        let any_slo = self.slo_units.iter().any(Option::is_some);
+        let any_slo = self.slo_iops.iter().any(Option::is_some);
         let total: f64 = measured.iter().sum();
         let w: f64 = self.weights.iter().sum();
-        let targets: Vec<f64> = (0..n).map(|t| if any_slo { self.slo_units[t].unwrap_or(0.0) } else { total * self.weights[t] / w }).collect();
+        let targets: Vec<f64> = (0..n).map(|t| if any_slo { self.slo_iops[t].unwrap_or(0.0) } else { total * self.weights[t] / w }).collect();
         let spb = f64::from(ftl.geometry().slots_per_block());
         for t in 0..n {
             let u = ftl.pool_victim_valid(t);
@@ -130,8 +130,8 @@ impl OpsSizer {
                 spare_fraction: 1.0 - (lpns.end - lpns.start) as f64 / raw,
                 victim_valid: u,
                 model_units_s: self.model_units_s(u),
-                measured_units_s: measured[t],
-                target_units_s: targets[t],
+                measured_iops: measured[t],
+                target_iops: targets[t],
             });
         }
         if total <= 0.0 {

@@ -549,7 +549,15 @@ impl Host {
         let period = sh.qos_period;
         // Requests held under the old vrate are looked at again under the new one.
         self.revisit_share(ctx);
-        if self.jobs.iter().any(|j| j.inflight > 0 || j.gen.may_issue(ctx.now)) {
+        let now = ctx.now;
+        let active = (0..self.jobs.len()).any(|j| {
+            self.jobs[j].inflight > 0
+                || match self.job_source[j] {
+                    Some(s) => self.sources[s].replay.may_issue(now),
+                    None => self.jobs[j].gen.may_issue(now),
+                }
+        });
+        if active {
             ctx.at(ctx.now + period, SimEvent::Host(Event::QosTick));
         }
     }

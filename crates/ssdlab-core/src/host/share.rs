@@ -335,11 +335,11 @@ impl Share {
     /// tenant goes idle, the others' shares grow: returns the tenants whose queues should be
     /// looked at again now.
     pub fn completed(&mut self, t: TenantId, latency: SimDuration) -> bool {
-        let x = &mut self.tenants[t.index()];
-        x.inflight = x.inflight.saturating_sub(1);
-        if self.qos_target.is_some() {
+        if self.has_qos() {
             self.qos_lat.push(latency.as_ps());
         }
+        let x = &mut self.tenants[t.index()];
+        x.inflight = x.inflight.saturating_sub(1);
         x.inflight == 0 && x.waiting.is_empty() && self.tenants.iter().any(|o| !o.waiting.is_empty())
     }
 

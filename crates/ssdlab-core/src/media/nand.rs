@@ -85,7 +85,8 @@ struct Op {
     page: u32,
     /// Order of submission over the array (names the op for multi-plane merging).
     seq: u64,
-    /// The pool its block belonged to when it was queued (dies' fair share among tenants).
+    /// The pool its block belonged to when it was queued (dies' fair share among tenants);
+    /// `NO_POOL` for translation-page traffic, which belongs to no tenant.
     pool: u16,
 }
 
@@ -250,6 +251,9 @@ pub struct NandArray {
     tenant_fair: bool,
 }
 
+/// The pool of ops outside the tenants' fair share (translation pages).
+const NO_POOL: u16 = u16::MAX;
+
 /// Die time shared among the pools of isolated tenants: per die, each pool's virtual time
 /// (array time used divided by its weight) and its ops waiting in the die's queue. The die
 /// takes its next op from the waiting pool with the least virtual time; a pool that had
@@ -270,6 +274,9 @@ impl DieShare {
     }
 
     fn enqueued(&mut self, die: DieId, p: usize) {
+        if p >= self.pools {
+            return;
+        }
         let base = die.index() * self.pools;
         if self.queued[base + p] == 0 {
             let floor = (0..self.pools).filter(|&q| q != p && self.queued[base + q] > 0).map(|q| self.vt[base + q]).fold(f64::INFINITY, f64::min);
@@ -281,13 +288,20 @@ impl DieShare {
     }
 
     fn dequeued(&mut self, die: DieId, p: usize) {
+        if p >= self.pools {
+            return;
+        }
         let i = die.index() * self.pools + p;
         self.queued[i] = self.queued[i].saturating_sub(1);
     }
 
-    /// Where in `queue` the die's next op is: the first op of the waiting pool with the least
-    /// virtual time.
+    /// Where in `queue` the die's next op is: translation-page traffic at the head goes first
+    /// (it belongs to no tenant); else the first op of the waiting pool with the least virtual
+    /// time.
     fn pick(&self, die: DieId, queue: &VecDeque<Op>) -> usize {
+        if queue.front().is_some_and(|o| o.pool == NO_POOL) {
+            return 0;
+        }
         let base = die.index() * self.pools;
         let waiting = (0..self.pools).filter(|&p| self.queued[base + p] > 0);
         let Some(p) = waiting.min_by(|&a, &b| self.vt[base + a].total_cmp(&self.vt[base + b]).then(a.cmp(&b))) else { return 0 };
@@ -295,7 +309,15 @@ impl DieShare {
     }
 
     fn charge(&mut self, die: DieId, p: usize, time: SimDuration) {
-        self.vt[die.index() * self.pools + p] += time.as_ps() as f64 / self.weight[p];
+        self.charge_f(die, p, time.as_ps() as f64);
+    }
+
+    /// Charges `ps` of array time to pool `p` (negative: a refund).
+    fn charge_f(&mut self, die: DieId, p: usize, ps: f64) {
+        if p >= self.pools {
+            return;
+        }
+        self.vt[die.index() * self.pools + p] += ps / self.weight[p];
     }
 }
 
@@ -514,11 +536,14 @@ impl NandArray {
         self.seq += 1;
         let die = self.g.die_of(op.block);
         let d = &mut self.dies[die.index()];
+        if let Some(sh) = &self.share {
+            // Every op is charged to its pool's share of the die; translation pages to none.
+            op.pool = if matches!(op.work, Work::MapLoad { .. } | Work::MapProgram) { NO_POOL } else { sh.owner(op.block) as u16 };
+        }
         if op.work.is_urgent() && self.read_first {
             d.reads.push_back(op);
         } else {
             if let Some(sh) = &mut self.share {
-                op.pool = sh.owner(op.block) as u16;
                 sh.enqueued(die, usize::from(op.pool));
             }
             d.other.push_back(op);
@@ -711,6 +736,16 @@ impl NandArray {
                 (planes, self.g.page_size * u64::from(planes), self.program_time(op.page))
             }
         };
+        if planes > 1 {
+            // A multi-plane operation's array time is shared by the ops merged into it.
+            if let Some(sh) = &mut self.share {
+                let each = cost.as_ps() as f64 / f64::from(planes);
+                sh.charge_f(die, usize::from(op.pool), each - cost.as_ps() as f64);
+                for o in &self.dies[die.index()].merged {
+                    sh.charge_f(die, usize::from(o.pool), each);
+                }
+            }
+        }
         let on_channel = self.overhead + self.transfer_time(chan_bytes);
         let g = self.channels[ch].reserve(now, on_channel);
         if self.cache_program && matches!(op.work, Work::Program { .. }) {
