@@ -40,15 +40,6 @@ def _tenants(weights: Sequence[int], workload: Mapping[str, Any]) -> list[dict[s
     return [{"name": f"vm{i + 1}", "weight": int(w), "workload": dict(workload)} for i, w in enumerate(weights)]
 
 
-def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
-    for k, v in top.items():
-        if isinstance(v, Mapping) and isinstance(base.get(k), dict):
-            _merge(base[k], v)
-        else:
-            base[k] = dict(v) if isinstance(v, Mapping) else v
-    return base
-
-
 def study(
     base: str = "ops-isolation",
     weights: Sequence[int] = (1, 2, 3, 4),
@@ -77,7 +68,7 @@ def study(
 
     def config(extra: Mapping[str, Any]) -> dict[str, Any]:
         cfg: dict[str, Any] = {"extends": base, "workload": {"runtime": runtime}, "tenants": _tenants(weights, workload)}
-        _merge(cfg, extra)
+        api._merge(cfg, extra)
         return cfg
 
     # Calibrate io.cost's model on the clean drive, as iocost_coef_gen.py measures a device:
@@ -94,7 +85,7 @@ def study(
         model.update({"cost_rrandiops": riops, "cost_rseqiops": riops, "cost_rbps": f"{max(riops * rbs, riops * 4096):.0f}B/s"})
     rows = []
     for i, (name, _, extra) in enumerate(chosen):
-        r = api.run(config(_merge({"host": dict(model)}, extra)), settings=settings, progress=step(i + 1))
+        r = api.run(config(api._merge({"host": dict(model)}, extra)), settings=settings, progress=step(i + 1))
         s = r.summary
         waf = (s.get("flash") or {}).get("waf", 1.0)
         total = sum(t["iops"] for t in s["tenants"])

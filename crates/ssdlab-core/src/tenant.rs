@@ -93,7 +93,7 @@ config_struct! {
     }
 }
 
-pub use crate::ftl::OpsSplit;
+use crate::ftl::OpsSplit;
 
 /// Where the tenants live: each one's logical range in bytes and, with isolated pools, the
 /// pools (one per tenant, in tenant order).

@@ -204,16 +204,17 @@ impl Config {
             return;
         }
         let g = crate::ftl::Geometry::new(&self.media.nand, self.ftl.mapping_unit.0);
-        let streams = 1 + n + if self.ftl.ruh_type == crate::ftl::RuhType::Persistent { n } else { 1 };
+        // A host stream per handle, and one GC stream or one per handle.
+        let streams = n + if self.ftl.ruh_type == crate::ftl::RuhType::Persistent { n } else { 1 };
         let exported = crate::ftl::exported_units(&g, self.ftl.op_ratio);
         let spare = u64::from(g.blocks()).saturating_sub(exported.div_ceil(u64::from(g.slots_per_block())));
-        let reclaim = (f64::from(g.blocks()) * self.ftl.gc_reclaim).ceil() as u64;
-        let need = reclaim + (streams as u64 - 1) * u64::from(g.all_planes()) + 1;
+        let reclaim = (f64::from(g.blocks()) * self.ftl.gc_reclaim).ceil() as u32;
+        let need = crate::ftl::spare_need(reclaim, streams, g.all_planes());
         issues.check(
             spare >= need,
             "ftl.op_ratio",
             self.ftl.op_ratio,
-            format!("leaves {spare} spare blocks; FDP's {} write streams need at least {need} (ftl.gc_reclaim plus an open block per stream and plane)", streams - 1),
+            format!("leaves {spare} spare blocks; FDP's {streams} write streams need at least {need} (ftl.gc_reclaim plus an open block per stream and plane)"),
         );
     }
 

@@ -233,7 +233,7 @@ impl FlashDevice {
         }
         let sizer = (layout.pools.is_some() && config.ftl.ops_interval > SimDuration::ZERO).then(|| {
             let nand = &config.media.nand;
-            let xfer = SimDuration::from_ps((nand.page_size.0 as f64 * 8.0 / (f64::from(nand.channel_mts) * 1e6 * f64::from(nand.channel_width)) * 1e12).round() as u64);
+            let xfer = array.transfer_time(nand.page_size.0);
             let slo = config.tenants.iter().map(|t| (t.slo_iops > 0.0).then_some(t.slo_iops)).collect();
             Box::new(super::ops::OpsSizer::new(
                 config.ftl.ops_interval,

@@ -51,7 +51,7 @@ use rand::{RngExt, SeedableRng};
 
 pub use config::{Aging, FtlConfig, OpsSplit, Placement, PoolMode, Precondition, RuhType, Striping, Victim, SPARE_RULE_KEYS};
 pub use device::{Event, FlashDevice, FlashSummary, PreconditionReport};
-pub use pool::PoolSpec;
+pub use pool::{spare_need, PoolSpec};
 use map::{L2p, Layout, P2l, Segment, UNMAPPED};
 use map_cache::{MapCache, MapCacheCounters};
 use pool::{Collecting, Links, Pool, PoolId, Sizing, GC, HOST, NIL};
@@ -531,10 +531,9 @@ impl Ftl {
         let pool = &self.pools[from];
         let spb = u64::from(self.g.slots_per_block());
         let data = (pool.lpns.end - pool.lpns.start).div_ceil(spb);
-        let open = (pool.streams.len() as u64) * u64::from(self.g.all_planes());
         let spare = u64::from(pool.blocks).saturating_sub(data);
         // The reclaim threshold grows with the pool; this bounds it for the pool as it is.
-        let need = u64::from(pool.reclaim) + open + 1;
+        let need = spare_need(pool.reclaim, pool.streams.len(), self.g.all_planes());
         let by_size = u32::try_from(spare.saturating_sub(need)).unwrap_or(u32::MAX);
         pool.free_count.saturating_sub(pool.trigger / 2 + 1).min(by_size)
     }

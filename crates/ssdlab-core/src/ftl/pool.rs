@@ -41,6 +41,12 @@ impl PoolSpec {
     }
 }
 
+/// Spare blocks a pool's GC needs: its reclaim threshold, an open block per write stream in
+/// every plane, and one more.
+pub fn spare_need(reclaim: u32, streams: usize, planes: u32) -> u64 {
+    u64::from(reclaim) + streams as u64 * u64::from(planes) + 1
+}
+
 /// Logical units exported by `raw_slots` physical slots less a spare fraction.
 pub(super) fn units_of(raw_slots: u64, op_ratio: f64) -> u64 {
     ((raw_slots as f64) * (1.0 - op_ratio)).floor() as u64
@@ -63,7 +69,8 @@ impl Sizing {
         let trigger = ((f64::from(blocks) * spec.gc_trigger).ceil() as u32).max(1);
         let reclaim = ((f64::from(blocks) * spec.gc_reclaim).ceil() as u32).max(trigger);
         let spare = u64::from(blocks).saturating_sub(exported.div_ceil(u64::from(slots_per_block.max(1))));
-        let need = u64::from(reclaim) + 2 * u64::from(planes) + 1;
+        // A new pool writes a host and a GC stream.
+        let need = spare_need(reclaim, 2, planes);
         Sizing { exported, trigger, reclaim, spare, need }
     }
 

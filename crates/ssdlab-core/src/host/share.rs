@@ -133,8 +133,6 @@ pub struct Share {
     /// Counters: I/Os held back, and their total wait.
     pub held: u64,
     pub held_time: SimDuration,
-    /// vrate changes made by QoS, as (time, vrate).
-    pub vrate_log: Vec<(SimTime, f64)>,
 }
 
 /// Model cost in ps of an I/O at `iops` per second (the 4 KiB page's part taken out).
@@ -181,7 +179,6 @@ impl Share {
             qos_waited: false,
             held: 0,
             held_time: SimDuration::ZERO,
-            vrate_log: Vec::new(),
         })
     }
 
@@ -376,9 +373,8 @@ impl Share {
         } else {
             None
         };
-        if let Some(v) = next.filter(|v| (v - self.vrate).abs() > 1e-12) {
+        if let Some(v) = next {
             self.vrate = v;
-            self.vrate_log.push((now, v));
         }
         lat.clear();
         self.qos_lat = lat;

@@ -308,12 +308,8 @@ impl DieShare {
         queue.iter().position(|o| usize::from(o.pool) == p).unwrap_or(0)
     }
 
-    fn charge(&mut self, die: DieId, p: usize, time: SimDuration) {
-        self.charge_f(die, p, time.as_ps() as f64);
-    }
-
     /// Charges `ps` of array time to pool `p` (negative: a refund).
-    fn charge_f(&mut self, die: DieId, p: usize, ps: f64) {
+    fn charge(&mut self, die: DieId, p: usize, ps: f64) {
         if p >= self.pools {
             return;
         }
@@ -636,7 +632,7 @@ impl NandArray {
             out.push(Output::At(d.array_free, Event::Start { die }));
             return;
         }
-        let cost = self.nominal(&op.work);
+        let cost = if self.share.is_some() { self.nominal(&op.work).as_ps() as f64 } else { 0.0 };
         if let Some(sh) = &mut self.share {
             sh.charge(die, usize::from(op.pool), cost);
         }
@@ -739,10 +735,10 @@ impl NandArray {
         if planes > 1 {
             // A multi-plane operation's array time is shared by the ops merged into it.
             if let Some(sh) = &mut self.share {
-                let each = cost.as_ps() as f64 / f64::from(planes);
-                sh.charge_f(die, usize::from(op.pool), each - cost.as_ps() as f64);
+                let each = cost / f64::from(planes);
+                sh.charge(die, usize::from(op.pool), each - cost);
                 for o in &self.dies[die.index()].merged {
-                    sh.charge_f(die, usize::from(o.pool), each);
+                    sh.charge(die, usize::from(o.pool), each);
                 }
             }
         }
