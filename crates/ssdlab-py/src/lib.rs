@@ -96,6 +96,12 @@ impl Config {
     fn seed(&self) -> u64 {
         self.inner.workload.randseed
     }
+
+    /// Bytes exported to the host.
+    #[getter]
+    fn capacity(&self) -> u64 {
+        self.inner.exported_capacity()
+    }
 }
 
 /// One simulation run.

@@ -141,6 +141,10 @@ config_struct! {
         /// behind host reads on each die; reads that find their data there are served from DRAM
         /// (0 = off). Default: `128KiB`.
         read_ahead: Bytes = Bytes(128 << 10),
+        /// Read coalescing: a host read whose bytes a page read already under way for another
+        /// host read brings (same flash page, same bytes) waits for that read and is served
+        /// from the controller's buffer, instead of sensing the page again. Default: `true`.
+        read_coalesce: bool = true,
         /// Cached mapping table (DFTL): the map lives in flash as translation pages and this
         /// much DRAM caches them, whole pages, least recently used out first; a read whose
         /// page is not cached waits for one flash read of it, and evicting a changed page

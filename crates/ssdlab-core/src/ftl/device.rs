@@ -19,7 +19,12 @@
 //! The page reads of one command are queued together, so that those of one page offset on a
 //! die's planes can be sensed at once (multi-plane read).
 //!
-//! Leaves out: sharing one page read between requests.
+//! With `ftl.read_coalesce`, a host read of bytes that a page read under way for another host
+//! read brings joins that read and is served from the controller's buffer when it lands, so
+//! many readers of one hot unit cost one sense and one channel transfer.
+//!
+//! Leaves out: sharing a page read between requests that need different bytes of the page
+//! (each senses the page again), and a read cache of pages that have landed.
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -141,6 +146,20 @@ pub struct FlashDevice {
     /// the token of each page being loaded.
     loads: Vec<Option<Loading>>,
     loading: FxHashMap<u64, u32>,
+    /// Read coalescing (`ftl.read_coalesce`): host page reads under way by (block, page), and
+    /// each one's page by its `(cmd, byte of the command)`.
+    coalesce: bool,
+    shared: FxHashMap<(u32, u32), SharedRead>,
+    shared_by_piece: FxHashMap<(CmdId, u32), (u32, u32)>,
+    coalesced: u64,
+}
+
+/// A host page read under way that reads of the same bytes join.
+struct SharedRead {
+    /// Device bytes it brings.
+    bytes: std::ops::Range<u64>,
+    /// Reads that joined it: `(cmd, bytes, byte of the command)`.
+    joined: Vec<(CmdId, u32, u32)>,
 }
 
 /// Writes that complete only when programmed (`ftl.write_cache = false`).
@@ -272,6 +291,10 @@ impl FlashDevice {
             map_ops: Vec::new(),
             loads: Vec::new(),
             loading: FxHashMap::default(),
+            coalesce: config.ftl.read_coalesce,
+            shared: FxHashMap::default(),
+            shared_by_piece: FxHashMap::default(),
+            coalesced: 0,
             ahead: ReadAhead::new(config.ftl.read_ahead.0, unit, g.slots_per_page),
             precondition: report,
         })
@@ -511,6 +534,11 @@ impl FlashDevice {
                 }
                 ctx.cmds[cmd].crit_media = service;
                 ctx.at(ctx.now, SimEvent::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len: bytes, at } }));
+                if let Some(s) = self.shared_by_piece.remove(&(cmd, at)).and_then(|key| self.shared.remove(&key)) {
+                    for (cmd, len, at) in s.joined {
+                        ctx.at(ctx.now + self.buffer_latency, SimEvent::Media(MediaEvent::Flash(Event::Buffered { cmd, len, at })));
+                    }
+                }
             }
             nand::Output::Prefetched { token } => {
                 for (cmd, len, at) in self.ahead.landed(token) {
@@ -602,6 +630,14 @@ impl Medium for FlashDevice {
                         at = next;
                         continue;
                     }
+                    if let Some(s) = self.shared.get_mut(&(block.0, page)).filter(|s| s.bytes.start <= at && next <= s.bytes.end) {
+                        // Another host read is bringing these bytes: wait for it.
+                        s.joined.push((id, bytes, within));
+                        self.coalesced += 1;
+                        waiting += 1;
+                        at = next;
+                        continue;
+                    }
                     // To the flash: the controller needs the unit's map entry first.
                     if !self.ftl.translate(Lpn(lpn), &mut |op| map_ops.push(op)) || self.ftl.map_page(Lpn(lpn)).is_some_and(|t| self.loading.contains_key(&t)) {
                         self.wait_for_map(id, lpn, now, &mut loads);
@@ -624,6 +660,15 @@ impl Medium for FlashDevice {
             }
         }
         self.map_ops = map_ops;
+        if self.coalesce {
+            for r in &reads {
+                let start = offset + u64::from(r.at);
+                if let std::collections::hash_map::Entry::Vacant(e) = self.shared.entry((r.block.0, r.page)) {
+                    e.insert(SharedRead { bytes: start..start + u64::from(r.bytes), joined: Vec::new() });
+                    self.shared_by_piece.insert((id, r.at), (r.block.0, r.page));
+                }
+            }
+        }
         if loads > 0 {
             self.map_wait.insert(id, MapWait { loads, service: SimDuration::ZERO, reads: reads.clone() });
         } else {
@@ -736,6 +781,7 @@ impl Medium for FlashDevice {
         m.count("ftl.map_cache.hits", "lookups", "map lookups and updates that found their translation page cached", mc.hits);
         m.count("ftl.map_cache.misses", "lookups", "map lookups and updates that loaded their translation page", mc.misses);
         m.count("ftl.map_cache.writebacks", "pages", "changed translation pages written back on eviction", mc.writebacks);
+        m.count("ftl.read_coalesced", "units", "read units that joined another host read's page read of the same bytes", self.coalesced);
         m.count("ftl.read_ahead.hits", "units", "read units found in DRAM, read ahead", self.ahead.hits);
         m.count("ftl.read_ahead.waits", "units", "read units that waited for their read-ahead page read", self.ahead.waits);
         m.count("ftl.read_ahead.pages", "reads", "read-ahead page reads issued", self.ahead.pages);

@@ -9,6 +9,10 @@
 //! ring with per-hop latency, or a crossbar port per controller. Start-gap wear levelling moves
 //! the gap (one chunk read and written) every ψ writes to a controller.
 //!
+//! A read moves whole ECC codewords (`media.ecc.codeword`, at most the chunk) over the
+//! interconnect, because the decoder sits in the controller: a piece of part of a codeword
+//! costs the codeword's transfer.
+//!
 //! What emerges rather than being coded per workload: sub-chunk accesses cost whole chunks,
 //! unaligned accesses touch two chunks, concurrent accesses to one chunk serialise at its bank,
 //! bandwidth saturates at the interleaving degree, reads and writes contend for banks.
@@ -46,6 +50,9 @@ pub struct NvmArray {
     degree: u64,
     group_bytes: u64,
     chunk: u64,
+    /// Bytes a read moves to the controller's ECC decoder at least: the codeword, at most the
+    /// chunk.
+    codeword: u64,
     read_latency: SimDuration,
     write_latency: SimDuration,
     interconnect: Interconnect,
@@ -74,6 +81,7 @@ impl NvmArray {
             degree: u64::from(degree.max(1)),
             group_bytes: c.capacity.0.div_ceil(groups).max(n.chunk.0),
             chunk: n.chunk.0,
+            codeword: c.ecc.codeword.0.min(n.chunk.0).max(1),
             read_latency: n.read_latency,
             write_latency: n.write_latency,
             interconnect: n.interconnect,
@@ -345,7 +353,11 @@ impl Medium for NvmArray {
         let MediaEvent::Nvm(ev) = ev else { return };
         match ev {
             Event::ReadBus { cmd, unit, len, at } => {
-                let g = self.transfer(unit, ctx.now, u64::from(len));
+                // The decoder in the controller needs whole codewords: the bytes the piece
+                // needs, widened to codeword boundaries, cross the interconnect.
+                let within = (ctx.cmds[cmd].offset + u64::from(at)) % self.chunk;
+                let (first, last) = (within / self.codeword * self.codeword, (within + u64::from(len)).div_ceil(self.codeword) * self.codeword);
+                let g = self.transfer(unit, ctx.now, last.min(self.chunk) - first);
                 // The whole chunk is read and decoded, whatever part of it the piece needs.
                 let soft = self.ecc.draw(self.chunk);
                 ctx.cmds[cmd].crit_media = self.access_time(false, false) + g.end.since(g.start) + soft;

@@ -420,3 +420,25 @@ fn cache_read_overlaps_the_next_tr_with_the_data_out() {
     assert!((plain.iops * 30.22e-6 - 1.0).abs() < 0.01, "{} IOPS", plain.iops);
     assert!((cached.iops * 25.1e-6 - 1.0).abs() < 0.01, "{} IOPS", cached.iops);
 }
+
+#[test]
+fn readers_of_one_unit_share_one_page_read() {
+    // Seed 004's crowded accesses on a flash drive: 8 readers at QD1 on one 4 KiB unit. A read
+    // that arrives while another host read brings the same bytes joins it (ftl.read_coalesce):
+    // the die senses the page once for all of them. Without it, each read senses the page in
+    // turn on the one die, and the 8 readers queue there.
+    let crowd = |on: &str, size: &str| {
+        run("970pro", &[("workload.numjobs", "8"), ("workload.size", size), ("workload.number_ios", "1500"), ("ftl.read_coalesce", on)])
+    };
+    let (on, off, spread) = (crowd("true", "\"4KiB\""), crowd("false", "\"4KiB\""), crowd("true", "\"64GiB\""));
+    let lat = |s: &Summary| s.read.latency_us.mean;
+    assert!(lat(&off) > 4.0 * lat(&spread), "serialised on the die: {} vs spread {}", lat(&off), lat(&spread));
+    assert!(lat(&on) < 1.2 * lat(&spread), "coalesced: {} vs spread {}", lat(&on), lat(&spread));
+    // Every read either sensed the page or joined a read that did.
+    let joined = on.metrics["ftl.read_coalesced"];
+    let sensed = flash(&on).nand.host_reads as f64;
+    assert!(joined > 0.5 * on.read.ios as f64, "{joined} of {}", on.read.ios);
+    assert!((joined + sensed - on.read.ios as f64).abs() <= 8.0, "joined {joined} + sensed {sensed} = {} reads", on.read.ios);
+    assert!(off.metrics["ftl.read_coalesced"] < 0.5);
+    assert!(spread.metrics["ftl.read_coalesced"] < 0.5, "random reads over 64 GiB never meet");
+}

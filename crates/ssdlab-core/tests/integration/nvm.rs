@@ -372,3 +372,22 @@ fn per_job_overrides_are_validated_under_their_own_path() {
     let err = ssdlab_core::config::build(Some("default"), None, &s).unwrap_err().to_string();
     assert!(err.contains("workload.jobs[0].size"), "{err}");
 }
+
+#[test]
+fn reads_move_whole_codewords_over_the_interconnect() {
+    // A 100 MB/s bus bounds the reads (the bank's 100 ns is far shorter than a transfer). The
+    // ECC decoder is in the controller, so a 1 KiB read moves its 4 KiB codeword: it runs at the
+    // 4 KiB read's rate, 100e6 / 4096 per second. With 1 KiB codewords it moves a quarter.
+    let bus = |bs: &str, codeword: &str| {
+        media_bound(&[("media.nvm.bus_bandwidth", "\"100MB/s\""), ("media.nvm.read_latency", "\"100ns\""), ("workload.bs", bs), ("media.ecc.codeword", codeword)])
+    };
+    let full = bus("4k", "\"4KiB\"");
+    let part = bus("1k", "\"4KiB\"");
+    let small = bus("1k", "\"1KiB\"");
+    assert!((full.iops / (100e6 / 4096.0) - 1.0).abs() < 0.02, "{}", full.iops);
+    assert!((part.iops / full.iops - 1.0).abs() < 0.02, "a 1 KiB read moves 4 KiB: {} vs {}", part.iops, full.iops);
+    assert!((small.iops / (100e6 / 1024.0) - 1.0).abs() < 0.03, "1 KiB codewords: {}", small.iops);
+    // A 4 KiB read 2 KiB off alignment needs two codewords: half the aligned rate.
+    let off = media_bound(&[("media.nvm.bus_bandwidth", "\"100MB/s\""), ("media.nvm.read_latency", "\"100ns\""), ("workload.offset", "\"2k\"")]);
+    assert!((off.iops / (full.iops / 2.0) - 1.0).abs() < 0.02, "{} vs {}", off.iops, full.iops);
+}
