@@ -62,6 +62,20 @@ class Config:
     def seed(self) -> int:
         return self._native.seed
 
+    @property
+    def capacity(self) -> int:
+        """Bytes the device exports to the host."""
+        return self._native.capacity
+
+    @property
+    def table(self) -> dict[str, Any]:
+        """The resolved config as nested dicts (the TOML parsed)."""
+        try:
+            import tomllib
+        except ImportError:  # Python < 3.11
+            import tomli as tomllib  # type: ignore[no-redef]
+        return tomllib.loads(self.toml)
+
     def __repr__(self) -> str:
         return f"<ssdlab.Config {self.hash} {self.description!r}>"
 

@@ -567,6 +567,188 @@ def isolation(
         out.print(f"  figure: {plot}")
 
 
+_VERDICT_STYLE = {"holds": "green", "does not hold": "red", "inconclusive": "yellow"}
+
+
+def _probe_options(size: str, runtime: str, ramp: str, sustain: Optional[str], destroy_data: bool, keep_file: bool, ios: int) -> dict[str, Any]:
+    return {"size": size, "runtime": runtime, "ramp": ramp, "sustain": sustain, "destroy_data": destroy_data, "keep_file": keep_file, "ios": ios}
+
+
+def _load_or_probe(spec: str, profile: str, experiments: Optional[list[str]], settings: list[tuple[str, str]], opts: dict[str, Any], label: str) -> "Any":
+    """A saved probe (a .json file written by `ssdlab probe -o`), or a new probe of ``spec``."""
+    from ssdlab import probe as pr
+
+    if spec.lower().endswith(".json") and not spec.startswith("fio:"):
+        try:
+            return pr.Probe.load(spec)
+        except OSError as e:
+            raise UsageError(f"{spec}: {e.strerror or e}") from None
+        except (ValueError, KeyError, TypeError) as e:
+            raise UsageError(f"{spec}: not a probe's contract.json ({e})") from None
+    target = pr.target_of(spec, settings, **opts)
+    with _Bar(label) as bar:
+        return pr.run_probe(target, profile, experiments, progress=bar)
+
+
+def _print_contract(p: "Any") -> None:
+    t = Table(title=f"Unwritten contract of {p.target.get('target')} ({p.target.get('description', '')})", title_justify="left")
+    for c in ("#", "rule", "verdict", "measured", "threshold"):
+        t.add_column(c, overflow="fold", ratio=4 if c == "measured" else None)
+    for i, r in enumerate(p.rules, 1):
+        t.add_row(str(i), r["title"], f"[{_VERDICT_STYLE[r['verdict']]}]{r['verdict']}[/]", escape(r["figure"]), escape(r["threshold"]))
+    out.print(t)
+    il = p.interleave
+    if il is not None:
+        deg = f"{il['degree']} x 4 KiB" if il.get("degree") else "not found"
+        out.print(f"  interleaving degree: {deg} ({il['verdict']}, confidence {il['confidence']:.2f}): {escape(il['reason'])}", highlight=False)
+    out.print(f"  measured: {escape(str(p.target.get('method')))}", highlight=False)
+    if not p.complete:
+        out.print("  [yellow]stopped early[/yellow]: the rules of experiments not finished are inconclusive")
+
+
+def _write_probe(p: "Any", directory: str, fmt: str) -> list[str]:
+    os.makedirs(directory, exist_ok=True)
+    md, js = os.path.join(directory, "contract.md"), os.path.join(directory, "contract.json")
+    with open(md, "w", encoding="utf-8") as f:
+        f.write(p.to_markdown())
+    with open(js, "w", encoding="utf-8") as f:
+        json.dump(p.to_dict(), f, indent=1, allow_nan=True)
+        f.write("\n")
+    return [md, js, *p.plots(directory, fmt)]
+
+
+def _slug(text: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text.removeprefix("fio:").strip("/")).strip("_") or "target"
+
+
+@app.command()
+@_ctrl_c_exits_130
+def probe(
+    target: str = typer.Argument("p4800x", help="A preset or TOML file (simulated), fio:PATH (a real file or block device through fio), or a saved contract.json."),
+    against: Optional[str] = typer.Option(None, "--against", help="A second target (same forms): seed 004's heatmap of (L_higher - L_lower) / L_lower and both contracts."),
+    profile: str = typer.Option("quick", "--profile", help="quick or full."),
+    experiment: Optional[list[str]] = typer.Option(None, "--experiment", "-e", help="Run only these experiments (repeatable): scale, randseq, crowded, mixed, tiny, alignment, sustained, interleave."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Directory for contract.md, contract.json and the plots (created if missing)."),
+    fmt: str = typer.Option("png", "--format", help="Plot format: png or svg."),
+    set_: list[str] = typer.Option([], "--set", "-s", help="Simulated targets: any dotted key, e.g. --set media.nvm.controllers=5."),
+    json_: bool = typer.Option(False, "--json", help="Print the contract (and measurements) as JSON."),
+    ios: int = typer.Option(3000, min=100, help="Simulated targets: I/Os per point."),
+    size: str = typer.Option("1GiB", help="fio targets: bytes of the file to create (or of the device to use)."),
+    runtime: str = typer.Option("1s", help="fio targets: time of each point."),
+    ramp: str = typer.Option("200ms", help="fio targets: warm-up before each point's measurement."),
+    sustain: Optional[str] = typer.Option(None, help="fio targets: total time of the sustained writes (default 30s quick, 5m full)."),
+    destroy_data: bool = typer.Option(False, "--destroy-data", help="fio targets: allow writing over a block device or an existing non-empty file."),
+    keep_file: bool = typer.Option(False, "--keep-file", help="fio targets: keep the file the probe created."),
+) -> None:
+    """Seed 004: derive a drive's unwritten contract (seven rules and its interleaving degree)."""
+    from ssdlab import probe as pr
+
+    if profile not in pr.PROFILES:
+        raise UsageError(f"--profile {profile!r}: choose quick or full")
+    if fmt not in ("png", "svg"):
+        raise UsageError(f"--format {fmt!r}: choose png or svg")
+    for e in experiment or []:
+        if e not in pr.EXPERIMENTS:
+            raise UsageError(f"--experiment {e!r}: choose from {', '.join(pr.EXPERIMENTS)}")
+    if output is not None and os.path.exists(output) and not os.path.isdir(output):
+        raise UsageError(f"--output {output}: exists and is not a directory")
+    settings = _pairs(set_, "--set")
+    opts = _probe_options(size, runtime, ramp, sustain, destroy_data, keep_file, ios)
+    a = _load_or_probe(target, profile, experiment, settings, opts, f"probe {target}")
+    b = None
+    if against is not None and a.complete:
+        b = _load_or_probe(against, profile, experiment, settings, opts, f"probe {against}")
+    written: list[str] = []
+    if output is not None:
+        if b is None:
+            written = _write_probe(a, output, fmt)
+        else:
+            for p in (a, b):
+                written += _write_probe(p, os.path.join(output, _slug(str(p.target.get("target")))), fmt)
+    if b is not None and "scale" in a.data and "scale" in b.data:
+        if output is not None:
+            vmd = os.path.join(output, "versus.md")
+            with open(vmd, "w", encoding="utf-8") as f:
+                f.write(pr.versus_markdown(a, b))
+            vpng = os.path.join(output, f"versus.{fmt}")
+            pr.plot_versus(a, b).savefig(vpng, dpi=130)
+            written += [vmd, vpng]
+    if json_:
+        doc: dict[str, Any] = a.to_dict()
+        if b is not None:
+            doc = {"a": doc, "b": b.to_dict()}
+            if "scale" in a.data and "scale" in b.data:
+                doc["versus"] = json.loads(pr.versus(a, b).to_json(orient="index"))
+        out.file.write(json.dumps(doc, indent=1) + "\n")
+    else:
+        _print_contract(a)
+        if b is not None:
+            _print_contract(b)
+            if "scale" in a.data and "scale" in b.data:
+                v = pr.versus(a, b).sort_index(ascending=False)
+                t = Table(title=f"(L_higher - L_lower) / L_lower of random reads; > 0 where {a.target.get('target')} is faster", title_justify="left")
+                t.add_column("size \\ QD")
+                for c in v.columns:
+                    t.add_column(str(int(c)), justify="right")
+                for size_kib, row in v.iterrows():
+                    t.add_row(f"{int(size_kib)} KiB", *(f"[{'blue' if x > 0 else 'red'}]{x:+.2f}[/]" for x in row))
+                out.print(t)
+        for w in written:
+            out.print(f"  wrote {w}", highlight=False)
+    if not a.complete or (b is not None and not b.complete) or (against is not None and b is None):
+        err.print(f"interrupted: kept the finished experiments{' in ' + output if output else ''}")
+        sys.exit(130)
+
+
+@app.command()
+@_ctrl_c_exits_130
+def calibrate(
+    target: str = typer.Argument(..., help="fio:PATH (a real drive through fio), a simulated device, or a saved contract.json with the quick battery."),
+    output: str = typer.Option(..., "--output", "-o", help="The device TOML to write."),
+    base: str = typer.Option("p4800x", "--base", help="The NVM-array device the fit extends."),
+    set_: list[str] = typer.Option([], "--set", "-s", help="Dotted keys applied to the base (and to a simulated target)."),
+    json_: bool = typer.Option(False, "--json", help="Print the fit report as JSON."),
+    size: str = typer.Option("1GiB", help="fio targets: bytes of the file to create."),
+    runtime: str = typer.Option("1s", help="fio targets: time of each point."),
+    ramp: str = typer.Option("200ms", help="fio targets: warm-up before each point."),
+    destroy_data: bool = typer.Option(False, "--destroy-data", help="fio targets: allow writing over a block device or a non-empty file."),
+) -> None:
+    """Fit a simulated device to a drive's probe and write it as TOML, with the fit cell by cell."""
+    from ssdlab import calibrate as cal_mod
+
+    if not output.lower().endswith(".toml"):
+        raise UsageError(f"--output {output}: write a .toml file")
+    if not os.path.isdir(os.path.dirname(os.path.abspath(output))):
+        raise UsageError(f"--output {output}: its directory does not exist")
+    settings = _pairs(set_, "--set")
+    opts = _probe_options(size, runtime, ramp, None, destroy_data, False, 3000)
+    source = _load_or_probe(target, "quick", ["scale", "randseq", "mixed", "interleave"], settings, opts, f"probe {target}")
+    if not source.complete:
+        err.print("interrupted: the probe did not finish; nothing written")
+        sys.exit(130)
+    with _Bar("calibrate") as bar:
+        cal = cal_mod.calibrate(source, base, settings, progress=bar)
+    with open(output, "w", encoding="utf-8") as f:
+        f.write(cal.toml())
+    if json_:
+        out.file.write(json.dumps({"settings": cal.settings, "figures": cal.figures, "steps": cal.steps, "fit": json.loads(cal.fit.to_json(orient="records"))}, indent=1) + "\n")
+        return
+    t = Table(title=f"Fit of {output} to the probe of {source.target.get('target')} (random reads, quick grid)", title_justify="left")
+    for c in ("cell", "probe us", "fitted us", "error", "probe MiB/s", "fitted MiB/s", "error "):
+        t.add_column(c, justify="left" if c == "cell" else "right")
+    fit = cal.fit
+    for cell, g in fit.groupby("cell", sort=False):
+        lat, bw = g[g["metric"] == "lat_us"].iloc[0], g[g["metric"] == "bw_mib_s"].iloc[0]
+        t.add_row(str(cell), f"{lat['probe']:.1f}", f"{lat['fitted']:.1f}", f"{lat['error_pct']:+.1f} %", f"{bw['probe']:,.0f}", f"{bw['fitted']:,.0f}", f"{bw['error_pct']:+.1f} %")
+    out.print(t)
+    for step in cal.steps:
+        out.print(f"  {escape(step)}", highlight=False)
+    e = fit["error_pct"].abs()
+    out.print(f"  median error {e.median():.1f} %, worst {e.max():.1f} %; wrote {output}", highlight=False)
+
+
 @app.command()
 @_ctrl_c_exits_130
 def presets() -> None:

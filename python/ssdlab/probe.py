@@ -1,0 +1,816 @@
+"""Seed 004's method: derive a drive's unwritten contract from microbenchmarks.
+
+A probe runs a battery of experiments on a target, a simulated device or a real file or block
+device driven through fio, and derives from the measurements the seven rules Wu et al. found for
+the Optane SSD (HotStorage'19), each with the comparison that tests it, the measured figure, the
+threshold and a verdict: holds, does not hold, or inconclusive. It also finds the drive's
+interleaving degree from strided reads.
+
+The experiments (each in fio's vocabulary; ``quick`` and ``full`` profiles):
+
+- ``scale``: random reads (and in ``full`` writes), sizes 4 KiB-256 KiB x queue depths 1-64;
+- ``randseq``: random against sequential reads and writes at QD1 and QD16;
+- ``crowded``: N readers at QD1 on one 4 KiB chunk against N spread over the drive;
+- ``mixed``: random 4 KiB reads and writes at a total queue depth of 64, write share 0-100 %;
+- ``tiny``: random reads of 512 B-4 KiB at QD16, bandwidth;
+- ``alignment``: QD1 random 4 KiB reads at offsets 0-3584 B past 4 KiB alignment;
+- ``sustained``: random 4 KiB writes at QD32 on the fresh drive and after drive fills (on a
+  simulated flash drive, its aged states; on a real device, back-to-back stretches of time);
+- ``interleave``: 4 KiB reads that skip S-1 chunks after each, for a range of strides S (four
+  streams at QD8, each in its own region).
+
+Leaves out: the probe's own repetition of points to measure their noise (a real device's
+points are each one fio run), and detecting a chunk size other than the 4 KiB probe unit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Protocol, Sequence
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+KiB = 1024
+MiB = 1024 * KiB
+UNIT = 4 * KiB  # the probe's chunk: the seed's 4 KiB access and interleaving unit
+
+EXPERIMENTS = ("scale", "randseq", "crowded", "mixed", "tiny", "alignment", "sustained", "interleave")
+PROFILES = ("quick", "full")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One measurement, in fio's vocabulary: ``numjobs`` jobs of ``iodepth`` each over
+    ``[offset, offset + size)`` (``size`` None: to the end of the target)."""
+
+    rw: str
+    bs: int = UNIT
+    iodepth: int = 1
+    numjobs: int = 1
+    size: Optional[int] = None
+    offset: int = 0
+    skip: int = 0  # bytes skipped after each sequential I/O (fio's rw=read:<skip>)
+    rwmixread: int = 50
+    streams: bool = False  # each job reads its own region (strided reads: see `regions`)
+
+    @property
+    def inflight(self) -> int:
+        return self.iodepth * self.numjobs
+
+    def regions(self, capacity: int) -> list[tuple[int, int]]:
+        """Strided streams: job k reads ``[k * r, (k + 1) * r)`` with r a whole number of
+        strides (at most 1024), so that at a stride that is a multiple of the interleaving
+        degree every job's reads land on one parallel unit, and elsewhere they spread."""
+        stride = self.skip + self.bs
+        per = max(1, min(1024, capacity // (self.numjobs * stride)))
+        r = per * stride
+        return [(self.offset + k * r, r) for k in range(self.numjobs)]
+
+
+@dataclass
+class Point:
+    """A job of an experiment, with the experiment's own parameters for the tables."""
+
+    experiment: str
+    params: dict[str, Any]
+    job: Job
+    state: str = ""  # sustained: the drive state it is measured in
+
+
+def _row(p: Point, m: Mapping[str, float]) -> dict[str, Any]:
+    return {**p.params, **m}
+
+
+def battery(profile: str = "quick", experiments: Optional[Sequence[str]] = None) -> list[Point]:
+    """The points of a battery (``sustained`` is listed by its states, which targets run
+    their own way)."""
+    if profile not in PROFILES:
+        raise ValueError(f"profile {profile!r}: choose quick or full")
+    chosen = list(experiments or EXPERIMENTS)
+    bad = [e for e in chosen if e not in EXPERIMENTS]
+    if bad:
+        raise ValueError(f"unknown experiment(s) {', '.join(bad)}: choose from {', '.join(EXPERIMENTS)}")
+    full = profile == "full"
+    pts: list[Point] = []
+    if "scale" in chosen:
+        sizes = [4, 8, 16, 32, 64, 128, 256] if full else [4, 16, 64, 256]
+        depths = [1, 2, 4, 8, 16, 32, 64] if full else [1, 4, 16, 64]
+        for rw in ("randread", "randwrite") if full else ("randread",):
+            for s in sizes:
+                for q in depths:
+                    pts.append(Point("scale", {"rw": rw, "bs_kib": s, "qd": q}, Job(rw, s * KiB, q)))
+    if "randseq" in chosen:
+        for q in (1, 16):
+            for rw in ("read", "randread", "write", "randwrite"):
+                pts.append(Point("randseq", {"rw": rw, "qd": q}, Job(rw, UNIT, q)))
+    if "crowded" in chosen:
+        for n in (2, 4, 8, 16) if full else (8,):
+            pts.append(Point("crowded", {"readers": n, "layout": "crowded"}, Job("randread", UNIT, 1, n, size=UNIT)))
+            pts.append(Point("crowded", {"readers": n, "layout": "spread"}, Job("randread", UNIT, 1, n)))
+    if "mixed" in chosen:
+        for w in range(0, 101, 10 if full else 25):
+            pts.append(Point("mixed", {"write_pct": w}, Job("randrw", UNIT, 16, 4, rwmixread=100 - w)))
+    if "tiny" in chosen:
+        for b in (512, 1024, 2048, 4096):
+            pts.append(Point("tiny", {"bs": b}, Job("randread", b, 16)))
+    if "alignment" in chosen:
+        for qd in (1, 16):
+            for off in range(0, UNIT, 512) if full else (0, 512, 2048, 3584):
+                pts.append(Point("alignment", {"qd": qd, "offset": off}, Job("randread", UNIT, qd, offset=off)))
+    if "sustained" in chosen:
+        pts.append(Point("sustained", {}, Job("randwrite", UNIT, 32)))
+    if "interleave" in chosen:
+        strides = sorted(set(range(1, 65 if full else 33)) | (set(range(64, 513, 16)) if full else set()))
+        for s in strides:
+            pts.append(Point("interleave", {"stride": s}, Job("read", UNIT, 8, 4, skip=(s - 1) * UNIT, streams=True)))
+    return pts
+
+
+class Target(Protocol):
+    kind: str
+    name: str
+
+    def describe(self) -> dict[str, Any]: ...
+
+    def prepare(self, points: Sequence[Point]) -> None: ...
+
+    def measure(self, point: Point, progress: Optional[Callable[[float], None]]) -> dict[str, float]: ...
+
+    def sustained(self, point: Point, profile: str, progress: Optional[Callable[[float], None]]) -> list[dict[str, Any]]: ...
+
+    def finish(self) -> None: ...
+
+
+def _summary_row(s: Mapping[str, Any]) -> dict[str, float]:
+    """The figures of one run that the rules use, from a simulation summary."""
+    r, w = s["read"], s["write"]
+    ios = r["ios"] + w["ios"]
+    mean = (r["latency_us"]["mean"] * r["ios"] + w["latency_us"]["mean"] * w["ios"]) / max(ios, 1)
+    return {
+        "iops": s["iops"],
+        "bw_mib_s": s["bandwidth_mib_s"],
+        "lat_us": mean,
+        "read_iops": r["iops"],
+        "write_iops": w["iops"],
+        "read_lat_us": r["latency_us"]["mean"] if r["ios"] else math.nan,
+        "write_lat_us": w["latency_us"]["mean"] if w["ios"] else math.nan,
+        "read_p99_us": r["latency_us"]["p99"] if r["ios"] else math.nan,
+        "write_p99_us": w["latency_us"]["p99"] if w["ios"] else math.nan,
+    }
+
+
+class SimTarget:
+    """A simulated device: a preset, a TOML file or a config dict, with dotted settings.
+
+    Each point is one run of ``ios`` I/Os (spread over the point's jobs; at least 40 per I/O in
+    flight). A flash drive is probed sequentially written, as the seed preconditions; its
+    sustained-write experiment measures the fresh drive and the drive after drive fills of
+    random 4 KiB overwrites (the FTL's own ageing, untimed), each long enough to pass through
+    the write buffer four times.
+    """
+
+    kind = "sim"
+
+    def __init__(self, config: Any = None, settings: Optional[list[tuple[str, str]]] = None, ios: int = 3000) -> None:
+        from ssdlab import api
+
+        self.api = api
+        self.settings = list(settings or [])
+        self.base = api.load_config(config, settings=self.settings)
+        table = self.base.table
+        self.flash = table["media"]["kind"] == "nand"
+        self.capacity = self.base.capacity
+        self.name = config if isinstance(config, str) else self.base.description
+        self.ios = ios
+        # The sequential precondition of the seed (a flash drive is probed full, written in
+        # order); an NVM array has no write-order state.
+        self.device = self.api.load_config(self.base, set={"ftl.precondition": "sequential"}) if self.flash else self.base
+        self.buffer = _bytes(table["ftl"]["write_buffer"]) if self.flash else 0
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": "sim",
+            "target": str(self.name),
+            "description": self.base.description,
+            "config_hash": self.base.hash,
+            "seed": self.base.seed,
+            "capacity_bytes": self.capacity,
+            "media": "nand" if self.flash else "nvm",
+            "method": f"simulated, {self.ios} I/Os a point" + ("; flash probed sequentially written (ftl.precondition = sequential)" if self.flash else ""),
+        }
+
+    def prepare(self, points: Sequence[Point]) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+    def _workload(self, job: Job, ios: int) -> dict[str, Any]:
+        per_job = max(ios // job.numjobs, 40 * job.iodepth)
+        wl: dict[str, Any] = {
+            "rw": job.rw, "bs": f"{job.bs}B", "iodepth": job.iodepth, "numjobs": job.numjobs, "offset": f"{job.offset}B",
+            "rw_skip": f"{job.skip}B", "rwmixread": job.rwmixread, "number_ios": per_job, "jobs": [],
+            "size": f"{job.size if job.size is not None else self.capacity - job.offset}B",
+        }
+        if job.streams:
+            wl["numjobs"] = 1
+            wl["jobs"] = [{"offset": f"{o}B", "size": f"{r}B"} for o, r in job.regions(self.capacity)]
+        return wl
+
+    def run(self, config: Any, job: Job, ios: int, progress: Optional[Callable[[float], None]]) -> dict[str, Any]:
+        return self.api.run(config, workload=self._workload(job, ios), progress=progress).summary
+
+    def measure(self, point: Point, progress: Optional[Callable[[float], None]]) -> dict[str, float]:
+        return _summary_row(self.run(self.device, point.job, self.ios, progress))
+
+    def sustained(self, point: Point, profile: str, progress: Optional[Callable[[float], None]]) -> list[dict[str, Any]]:
+        job = point.job
+        if not self.flash:
+            # No drive state to age: one long run, its bandwidth over time in about 30 steps.
+            ios = 20 * self.ios
+            pilot = self.run(self.device, job, self.ios, None)
+            interval_ps = max(1, int(pilot["sim_time_s"] * 1e12 * ios / self.ios / 30))
+            cfg = self.api.load_config(self.device, set={"stats.interval": f"{interval_ps}ps"})
+            s = self.run(cfg, job, ios, progress)
+            out, written = [], 0
+            for r in (r for r in s["timeseries"]["rows"] if r["tenant"] == "all"):
+                written += r["write_ios"] * job.bs
+                out.append({"state": f"{r['end_s'] * 1e3:.1f} ms", "drive_writes": written / self.capacity, "bw_mib_s": r["bandwidth_mib_s"], "waf": 1.0})
+            return out
+        states: list[tuple[str, float, dict[str, Any]]] = [("fresh", 0.0, {"ftl.precondition": "clean"})]
+        fills = [0.5, 1.0, 2.0, 3.0] if profile == "full" else []
+        states += [(f"{k:g} fills", k, {"ftl.precondition": "aged", "ftl.precondition_drive_writes": k}) for k in fills]
+        states.append(("steady", math.nan, {"ftl.precondition": "aged", "ftl.precondition_drive_writes": 0.0}))
+        ios = max(self.ios, 4 * self.buffer // job.bs)
+        out = []
+        for i, (label, fills_done, extra) in enumerate(states):
+            step = (lambda f, i=i: progress((i + f) / len(states))) if progress else None
+            s = self.run(self.api.load_config(self.base, set=extra), job, ios, step)
+            pre = (s.get("flash") or {}).get("precondition") or {}
+            out.append({"state": label, "drive_writes": pre.get("drive_writes", fills_done), "bw_mib_s": s["write"]["bandwidth_mib_s"], "waf": (s.get("flash") or {}).get("waf", 1.0)})
+        return out
+
+
+def _bytes(text: Any) -> int:
+    """``"64MiB"``/``"65536B"``/an int -> bytes."""
+    if isinstance(text, int):
+        return text
+    t = str(text).strip()
+    units = {"KiB": KiB, "MiB": MiB, "GiB": 1024 * MiB, "TiB": 1024**4, "KB": 1000, "MB": 10**6, "GB": 10**9, "TB": 10**12, "k": KiB, "K": KiB, "m": MiB, "M": MiB, "g": 1024 * MiB, "G": 1024 * MiB, "B": 1}
+    for suffix in sorted(units, key=len, reverse=True):
+        if t.endswith(suffix):
+            return int(float(t[: -len(suffix)]) * units[suffix])
+    return int(float(t))
+
+
+# ---------------------------------------------------------------------------------------------
+# Rules: pure functions of the measurements.
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A rule's verdict from one figure: it holds at or beyond ``holds``, does not hold at or
+    beyond ``fails``, and is inconclusive between (``higher``: larger figures mean holds)."""
+
+    holds: float
+    fails: float
+    higher: bool = True
+
+    def verdict(self, value: float) -> str:
+        if value is None or not math.isfinite(value):
+            return "inconclusive"
+        if self.higher:
+            return "holds" if value >= self.holds else "does not hold" if value <= self.fails else "inconclusive"
+        return "holds" if value <= self.holds else "does not hold" if value >= self.fails else "inconclusive"
+
+    def text(self, unit: str = "") -> str:
+        a, b = ("≥", "≤") if self.higher else ("≤", "≥")
+        return f"holds {a} {self.holds:g}{unit}, does not hold {b} {self.fails:g}{unit}"
+
+
+# The thresholds, each placed from what the rule's mechanism implies and the seed's figure
+# (docs/probe.md explains each).
+THRESHOLDS = {
+    "low_request_scale": Threshold(256, 1024, higher=False),  # KiB in flight at 90 % of peak bandwidth
+    "random_ok": Threshold(1.15, 1.5, higher=False),  # worst random/sequential latency ratio
+    "crowded": Threshold(2.0, 1.3),  # crowded/spread latency (seed: 4.6x)
+    "overall_load": Threshold(1.5, 3.0, higher=False),  # worst read/write latency ratio under a mix
+    "tiny": Threshold(3.0, 1.5),  # 4 KiB bandwidth over the smallest size's (seed: 5x)
+    "alignment": Threshold(1.1, 1.03),  # worst misaligned/aligned QD1 latency (seed: 1.2x)
+    "forget_gc": Threshold(0.9, 0.7),  # sustained/fresh write bandwidth
+}
+
+RULES = (
+    ("low_request_scale", "Access with low request scale", "To get low latency, issue small requests and keep few outstanding: the drive's parallelism is used up at a low request scale, beyond which latency grows for no bandwidth."),
+    ("random_ok", "Random access is OK", "Random and sequential accesses perform the same."),
+    ("crowded", "Avoid crowded accesses", "Never issue parallel accesses to one 4 KiB chunk."),
+    ("overall_load", "Control overall load", "Reads and writes share the drive alike: control their total load, not the mix."),
+    ("tiny", "Avoid tiny accesses", "Requests smaller than 4 KiB waste bandwidth."),
+    ("alignment", "Issue 4 KiB-aligned requests", "Requests should align to 4 KiB (eight sectors)."),
+    ("forget_gc", "Forget garbage collection", "Sustained writes keep the fresh drive's bandwidth."),
+)
+
+
+def _rule(key: str, test: str, figure: str, value: float, unit: str = "", experiments: Sequence[str] = (), note: str = "") -> dict[str, Any]:
+    title, statement = next((t, s) for k, t, s in RULES if k == key)
+    th = THRESHOLDS[key]
+    verdict = th.verdict(value)
+    if note and verdict == "inconclusive" and not math.isfinite(value if value is not None else math.nan):
+        figure = note
+    return {
+        "rule": key, "title": title, "statement": statement, "test": test, "figure": figure,
+        "value": None if value is None or not math.isfinite(value) else float(value), "unit": unit,
+        "threshold": th.text(unit), "verdict": verdict, "experiments": list(experiments),
+    }
+
+
+def _missing(key: str, experiment: str) -> dict[str, Any]:
+    return _rule(key, f"needs the `{experiment}` experiment", f"not measured (`{experiment}` was not run)", math.nan, experiments=[experiment])
+
+
+def rule_low_request_scale(scale: "pd.DataFrame") -> dict[str, Any]:
+    reads = scale[scale["rw"] == "randread"] if "rw" in scale else scale
+    if reads.empty:
+        return _missing("low_request_scale", "scale")
+    peak = reads["bw_mib_s"].max()
+    inflight = reads["bs_kib"] * reads["qd"]
+    at_peak = reads[reads["bw_mib_s"] >= 0.9 * peak]
+    knee = float((at_peak["bs_kib"] * at_peak["qd"]).min())
+    # What more scale buys past the knee: latency growth against bandwidth growth.
+    knee_row = at_peak.loc[(at_peak["bs_kib"] * at_peak["qd"]).idxmin()]
+    top = reads.loc[inflight.idxmax()]
+    fig = (
+        f"random reads reach 90 % of their peak {peak:,.0f} MiB/s at {knee:g} KiB in flight "
+        f"({knee_row['bs_kib']:g} KiB x QD{knee_row['qd']:g}); at {top['bs_kib'] * top['qd']:g} KiB in flight latency is "
+        f"{top['lat_us'] / knee_row['lat_us']:.1f}x for {top['bw_mib_s'] / knee_row['bw_mib_s']:.2f}x the bandwidth"
+    )
+    if inflight.max() < THRESHOLDS["low_request_scale"].fails and knee >= inflight.max():
+        return _rule("low_request_scale", "bytes in flight where random-read bandwidth reaches 90 % of its peak", fig + " (the grid ends before the bandwidth levels off)", math.nan, " KiB", ["scale"])
+    return _rule("low_request_scale", "bytes in flight where random-read bandwidth reaches 90 % of its peak", fig, knee, " KiB", ["scale"])
+
+
+def rule_random_ok(rs: "pd.DataFrame") -> dict[str, Any]:
+    if rs.empty:
+        return _missing("random_ok", "randseq")
+    parts, worst = [], 1.0
+    for op, (seq, rnd) in {"reads": ("read", "randread"), "writes": ("write", "randwrite")}.items():
+        for qd in sorted(rs["qd"].unique()):
+            a = rs[(rs["rw"] == rnd) & (rs["qd"] == qd)]
+            b = rs[(rs["rw"] == seq) & (rs["qd"] == qd)]
+            if a.empty or b.empty:
+                continue
+            la, lb = float(a["lat_us"].iloc[0]), float(b["lat_us"].iloc[0])
+            if la <= 0 or lb <= 0:
+                continue
+            ratio = max(la / lb, lb / la)
+            worst = max(worst, ratio)
+            parts.append(f"{op} QD{qd:g}: random {la:.1f} us vs sequential {lb:.1f} us")
+    if not parts:
+        return _missing("random_ok", "randseq")
+    return _rule("random_ok", "mean latency of random against sequential 4 KiB I/O (worst ratio either way)", f"{'; '.join(parts)} (worst {worst:.2f}x)", worst, "x", ["randseq"])
+
+
+def rule_crowded(cr: "pd.DataFrame") -> dict[str, Any]:
+    if cr.empty or cr["layout"].nunique() < 2:
+        return _missing("crowded", "crowded")
+    n = int(cr["readers"].max())
+    sub = cr[cr["readers"] == n].set_index("layout")
+    c, s = float(sub.loc["crowded", "lat_us"]), float(sub.loc["spread", "lat_us"])
+    ratio = c / s if s > 0 else math.nan
+    return _rule("crowded", f"{n} readers at QD1 on one 4 KiB chunk against {n} spread over the drive", f"{n} readers on one 4 KiB chunk: {ratio:.1f}x the latency of spread reads ({c:.1f} us vs {s:.1f} us)", ratio, "x", ["crowded"])
+
+
+def rule_overall_load(mx: "pd.DataFrame") -> dict[str, Any]:
+    both = mx[(mx["write_pct"] > 0) & (mx["write_pct"] < 100)]
+    if both.empty:
+        return _missing("overall_load", "mixed")
+    ratios = (both["read_lat_us"] / both["write_lat_us"]).astype(float)
+    worst_i = (ratios.apply(lambda r: max(r, 1 / r) if r > 0 else math.inf)).idxmax()
+    r = float(ratios.loc[worst_i])
+    worst = max(r, 1 / r) if r > 0 else math.inf
+    row = both.loc[worst_i]
+    pure = mx[mx["write_pct"] == 0]
+    read_rise = f"; reads at {row['write_pct']:g} % writes take {row['read_lat_us'] / float(pure['read_lat_us'].iloc[0]):.1f}x their read-only latency" if not pure.empty else ""
+    fig = f"at {row['write_pct']:g} % writes (QD64 in total) reads take {row['read_lat_us']:.1f} us and writes {row['write_lat_us']:.1f} us ({worst:.1f}x apart){read_rise}"
+    return _rule("overall_load", "read against write latency under a mixed load at a fixed total queue depth (worst ratio either way)", fig, worst, "x", ["mixed"])
+
+
+def rule_tiny(tn: "pd.DataFrame") -> dict[str, Any]:
+    if tn.empty or UNIT not in set(tn["bs"]) or tn["bs"].min() >= UNIT:
+        return _missing("tiny", "tiny")
+    small = tn.loc[tn["bs"].idxmin()]
+    full = tn[tn["bs"] == UNIT].iloc[0]
+    ratio = float(full["bw_mib_s"] / small["bw_mib_s"]) if small["bw_mib_s"] > 0 else math.nan
+    return _rule("tiny", f"random-read bandwidth at QD16 of 4 KiB against {int(small['bs'])} B requests", f"{int(small['bs'])} B reads get {small['bw_mib_s']:.0f} MiB/s, 4 KiB reads {full['bw_mib_s']:.0f} MiB/s ({ratio:.1f}x)", ratio, "x", ["tiny"])
+
+
+def rule_alignment(al: "pd.DataFrame") -> dict[str, Any]:
+    if al.empty or 0 not in set(al["offset"]) or al["offset"].nunique() < 2:
+        return _missing("alignment", "alignment")
+    if "qd" not in al:
+        al = al.assign(qd=1)
+    worst: Optional[tuple[float, Any, float]] = None
+    parts = []
+    for qd, sub in al.groupby("qd"):
+        aligned = sub[sub["offset"] == 0]
+        mis = sub[sub["offset"] != 0]
+        if aligned.empty or mis.empty:
+            continue
+        base = float(aligned["lat_us"].iloc[0])
+        row = mis.loc[mis["lat_us"].idxmax()]
+        ratio = float(row["lat_us"]) / base
+        parts.append(f"QD{qd:g}: {int(row['offset'])} B off alignment {row['lat_us']:.2f} us against {base:.2f} us aligned ({ratio:.2f}x)")
+        if worst is None or ratio > worst[0]:
+            worst = (ratio, row, base)
+    if worst is None:
+        return _missing("alignment", "alignment")
+    return _rule("alignment", "latency of 4 KiB random reads off 4 KiB alignment against aligned ones, at QD1 and QD16 (worst offset)", "4 KiB reads " + "; ".join(parts), worst[0], "x", ["alignment"])
+
+
+def rule_forget_gc(su: "pd.DataFrame") -> dict[str, Any]:
+    if len(su) < 2:
+        return _missing("forget_gc", "sustained")
+    if str(su["state"].iloc[0]) == "fresh" or len(su) < 6:
+        # Drive states: the fresh drive against the last (steady) state.
+        fresh, last = float(su["bw_mib_s"].iloc[0]), float(su["bw_mib_s"].iloc[-1])
+    else:
+        # A timed run: its first third against its last third.
+        k = len(su) // 3
+        fresh, last = float(su["bw_mib_s"].iloc[:k].mean()), float(su["bw_mib_s"].iloc[-k:].mean())
+    ratio = last / fresh if fresh > 0 else math.nan
+    waf = su["waf"].iloc[-1] if "waf" in su else math.nan
+    waf_txt = f", WAF {waf:.2f}" if waf == waf and waf is not None else ""
+    return _rule("forget_gc", "random 4 KiB write bandwidth sustained against the fresh drive's", f"{fresh:,.0f} MiB/s fresh, {last:,.0f} MiB/s sustained ({su['state'].iloc[-1]}{waf_txt}): {ratio:.2f}x", ratio, "x", ["sustained"])
+
+
+def detect_interleave(strides: Sequence[int], bw: Sequence[float]) -> dict[str, Any]:
+    """The interleaving degree from a strided-read sweep: the spacing of its lowest dips.
+
+    A stride that is a multiple of the degree sends every read to one parallel unit, so the
+    bandwidth dips there. The lowest dips are the strides within a quarter of the way from the
+    minimum to the median; the degree is the candidate spacing d whose multiples best match
+    them (each of d's multiples in the sweep a dip, no other stride a dip), needing two
+    multiples. Confidence is that match times the dips' depth (up to a 50 % dip counts fully).
+    """
+    pts = sorted(zip((int(s) for s in strides), (float(b) for b in bw)))
+    if len(pts) < 4:
+        return {"degree": None, "confidence": 0.0, "verdict": "inconclusive", "reason": "fewer than four strides measured", "dips": []}
+    ss = [s for s, _ in pts]
+    vals = [b for _, b in pts]
+    med = sorted(vals)[len(vals) // 2]
+    low = min(vals)
+    depth = 1.0 - low / med if med > 0 else 0.0
+    if depth < 0.1:
+        return {"degree": None, "confidence": 0.0, "verdict": "inconclusive", "reason": f"no dips: the lowest stride is {depth * 100:.0f} % below the median (the degree is above {max(ss) // 2} chunks, or reads are not striped)", "dips": []}
+    cut = low + 0.25 * (med - low)
+    dips = {s for s, b in pts if b <= cut}
+    best: tuple[float, int] = (-1.0, 0)
+    for d in range(2, max(ss) // 2 + 1):
+        mult = {s for s in ss if s % d == 0}
+        if len(mult) < 2:
+            continue
+        hits = len(mult & dips)
+        false = len(dips - mult)
+        score = (hits / len(mult)) * (1.0 - false / max(len(dips), 1))
+        if score > best[0] + 1e-12:
+            best = (score, d)
+    score, d = best
+    if d == 0 or score <= 0:
+        return {"degree": None, "confidence": 0.0, "verdict": "inconclusive", "reason": "the dips follow no spacing of two or more strides", "dips": sorted(dips)}
+    confidence = score * min(1.0, depth / 0.5)
+    verdict = "detected" if confidence >= 0.6 else "inconclusive"
+    dip_bw = [b for s, b in pts if s in dips]
+    return {
+        "degree": d, "confidence": round(confidence, 3), "verdict": verdict, "dips": sorted(dips),
+        "dip_bw_mib_s": sum(dip_bw) / len(dip_bw), "median_bw_mib_s": med,
+        "reason": f"dips at strides {', '.join(str(s) for s in sorted(dips)[:8])}{'...' if len(dips) > 8 else ''} ({depth * 100:.0f} % below the median): every {d} x 4 KiB chunks, {d * UNIT // KiB} KiB",
+    }
+
+
+def derive(data: Mapping[str, "pd.DataFrame"]) -> tuple[list[dict[str, Any]], Optional[dict[str, Any]]]:
+    """The contract (seven rules) and the interleaving degree from a probe's tables."""
+    import pandas as pd
+
+    def get(name: str) -> "pd.DataFrame":
+        return data.get(name, pd.DataFrame())
+
+    rules = [
+        rule_low_request_scale(get("scale")) if not get("scale").empty else _missing("low_request_scale", "scale"),
+        rule_random_ok(get("randseq")) if not get("randseq").empty else _missing("random_ok", "randseq"),
+        rule_crowded(get("crowded")) if not get("crowded").empty else _missing("crowded", "crowded"),
+        rule_overall_load(get("mixed")) if not get("mixed").empty else _missing("overall_load", "mixed"),
+        rule_tiny(get("tiny")) if not get("tiny").empty else _missing("tiny", "tiny"),
+        rule_alignment(get("alignment")) if not get("alignment").empty else _missing("alignment", "alignment"),
+        rule_forget_gc(get("sustained")) if not get("sustained").empty else _missing("forget_gc", "sustained"),
+    ]
+    il = get("interleave")
+    inter = detect_interleave(list(il["stride"]), list(il["bw_mib_s"])) if not il.empty else None
+    return rules, inter
+
+
+# ---------------------------------------------------------------------------------------------
+# The probe.
+
+
+@dataclass
+class Probe:
+    """A probe's measurements (one DataFrame per experiment), its contract and the target's
+    description. ``complete`` is False when it was stopped before its battery ended."""
+
+    target: dict[str, Any]
+    profile: str
+    data: dict[str, "pd.DataFrame"] = field(default_factory=dict)
+    complete: bool = True
+
+    @property
+    def rules(self) -> list[dict[str, Any]]:
+        return derive(self.data)[0]
+
+    @property
+    def interleave(self) -> Optional[dict[str, Any]]:
+        return derive(self.data)[1]
+
+    @property
+    def contract(self) -> "pd.DataFrame":
+        """One row per rule: title, verdict, figure, threshold."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rules).set_index("rule")[["title", "verdict", "figure", "value", "threshold", "test"]]
+
+    def to_dict(self) -> dict[str, Any]:
+        rules, inter = derive(self.data)
+        return {
+            "target": self.target, "profile": self.profile, "complete": self.complete, "rules": rules, "interleave": inter,
+            "data": {k: json.loads(v.to_json(orient="records", double_precision=15)) for k, v in self.data.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Probe":
+        import pandas as pd
+
+        return cls(dict(d["target"]), str(d.get("profile", "quick")), {k: pd.DataFrame(v) for k, v in d.get("data", {}).items()}, bool(d.get("complete", True)))
+
+    @classmethod
+    def load(cls, path: str) -> "Probe":
+        with open(path, encoding="utf-8") as f:
+            return cls.from_dict(json.load(f))
+
+    def to_markdown(self) -> str:
+        rules, inter = derive(self.data)
+        t = self.target
+        lines = [f"# Unwritten contract: {t.get('target')}", ""]
+        lines.append(f"- device: {t.get('description', t.get('target'))}")
+        lines.append(f"- measured: {t.get('method')}")
+        lines.append(f"- battery: {self.profile}, experiments {', '.join(self.data)}" + ("" if self.complete else " (stopped early: the rules of missing experiments are inconclusive)"))
+        lines += ["", "| # | rule | verdict | measured | threshold |", "|---|---|---|---|---|"]
+        for i, r in enumerate(rules, 1):
+            lines.append(f"| {i} | {r['title']} | **{r['verdict']}** | {r['figure']} | {r['threshold']} |")
+        lines.append("")
+        if inter is not None:
+            deg = f"{inter['degree']} (x 4 KiB)" if inter.get("degree") else "not found"
+            lines.append(f"**Interleaving degree:** {deg}, {inter['verdict']}, confidence {inter['confidence']:.2f}: {inter['reason']}.")
+            lines.append("")
+        lines.append("How each rule is tested:")
+        lines.append("")
+        for r in rules:
+            lines.append(f"- *{r['title']}*: {r['test']}. {r['statement']}")
+        return "\n".join(lines) + "\n"
+
+    def plots(self, directory: str, fmt: str = "png") -> list[str]:
+        """Writes the heatmap, strided-read, mixed-load and sustained-write plots that the data
+        allow; returns their paths."""
+        import os
+
+        out = []
+        for name, fn in (("heatmap", plot_scale), ("strided", plot_strided), ("mixed", plot_mixed), ("sustained", plot_sustained)):
+            fig = fn(self)
+            if fig is not None:
+                path = os.path.join(directory, f"{name}.{fmt}")
+                fig.savefig(path, dpi=130)
+                out.append(path)
+        return out
+
+
+def run_probe(
+    target: Target,
+    profile: str = "quick",
+    experiments: Optional[Sequence[str]] = None,
+    progress: Optional[Callable[[float], None]] = None,
+    on_experiment: Optional[Callable[[str, "pd.DataFrame"], None]] = None,
+) -> Probe:
+    """Runs the battery on ``target``; Ctrl-C (KeyboardInterrupt) ends it with the finished
+    experiments kept (``Probe.complete`` False)."""
+    import pandas as pd
+
+    points = battery(profile, experiments)
+    probe = Probe(target.describe(), profile)
+    n = len(points)
+    target.prepare(points)
+    rows: dict[str, list[dict[str, Any]]] = {}
+    current = None
+    try:
+        for i, p in enumerate(points):
+            if current is not None and p.experiment != current:
+                probe.data[current] = pd.DataFrame(rows[current])
+                if on_experiment:
+                    on_experiment(current, probe.data[current])
+            current = p.experiment
+            step = (lambda f, i=i: progress((i + f) / n)) if progress else None
+            if p.experiment == "sustained":
+                rows["sustained"] = target.sustained(p, profile, step)
+            else:
+                rows.setdefault(p.experiment, []).append(_row(p, target.measure(p, step)))
+        if current is not None:
+            probe.data[current] = pd.DataFrame(rows[current])
+            if on_experiment:
+                on_experiment(current, probe.data[current])
+    except KeyboardInterrupt:
+        probe.complete = False
+    finally:
+        target.finish()
+    probe.target = target.describe()
+    return probe
+
+
+def target_of(spec: Any, settings: Optional[list[tuple[str, str]]] = None, **fio: Any) -> Target:
+    """``fio:PATH`` -> a real file or device through fio; anything else -> a simulated device."""
+    if isinstance(spec, str) and spec.startswith("fio:"):
+        from ssdlab.fiotarget import FioTarget
+
+        return FioTarget(spec[4:], **fio)
+    ios = fio.get("ios")
+    return SimTarget(spec, settings, **({"ios": ios} if ios else {}))
+
+
+def probe(
+    target: Any = "p4800x",
+    profile: str = "quick",
+    experiments: Optional[Sequence[str]] = None,
+    settings: Optional[list[tuple[str, str]]] = None,
+    progress: Optional[Callable[[float], None]] = None,
+    **fio: Any,
+) -> Probe:
+    """Probes ``target`` (a preset, TOML file or config dict, or ``"fio:PATH"``) and returns the
+    :class:`Probe`. Keywords for a real target: ``size``, ``runtime``, ``destroy_data``,
+    ``keep_file``; for a simulated one: ``ios`` per point."""
+    return run_probe(target_of(target, settings, **fio), profile, experiments, progress)
+
+
+# ---------------------------------------------------------------------------------------------
+# Two targets.
+
+
+def versus(a: Probe, b: Probe, rw: str = "randread") -> "pd.DataFrame":
+    """Seed 004's heatmap: T = (L_higher - L_lower) / L_lower for each size and queue depth,
+    positive where ``a`` has the lower latency. Rows: size (KiB); columns: queue depth."""
+    sa, sb = a.data.get("scale"), b.data.get("scale")
+    if sa is None or sb is None:
+        raise ValueError("both probes need the `scale` experiment")
+    pa = sa[sa["rw"] == rw].pivot_table(index="bs_kib", columns="qd", values="lat_us")
+    pb = sb[sb["rw"] == rw].pivot_table(index="bs_kib", columns="qd", values="lat_us")
+    lo = pa.where(pa < pb, pb)
+    t = (pb - pa).abs() / lo
+    return t.where(pa <= pb, -t)
+
+
+def contract_table(probes: Sequence[Probe]) -> "pd.DataFrame":
+    """The rules side by side: one row per rule, a verdict and figure column per probe."""
+    import pandas as pd
+
+    cols: dict[str, Any] = {}
+    titles = [t for _, t, _ in RULES]
+    for p in probes:
+        name = str(p.target.get("target"))
+        rules = p.rules
+        cols[f"{name}"] = [r["verdict"] for r in rules]
+        cols[f"{name}: measured"] = [r["figure"] for r in rules]
+    return pd.DataFrame(cols, index=pd.Index(titles, name="rule"))
+
+
+def versus_markdown(a: Probe, b: Probe) -> str:
+    t = versus(a, b)
+    na, nb = a.target.get("target"), b.target.get("target")
+    lines = [f"# {na} against {nb}", "", f"T = (L_higher - L_lower) / L_lower of random-read latency; T > 0 where {na} is faster.", ""]
+    lines.append("| size \\ QD | " + " | ".join(str(int(c)) for c in t.columns) + " |")
+    lines.append("|---|" + "---|" * len(t.columns))
+    for s, row in t.iterrows():
+        lines.append(f"| {int(s)} KiB | " + " | ".join(f"{v:+.2f}" for v in row) + " |")
+    lines += ["", "| rule | " + f"{na} | {nb} |", "|---|---|---|"]
+    for ra, rb in zip(a.rules, b.rules):
+        lines.append(f"| {ra['title']} | {ra['verdict']}: {ra['figure']} | {rb['verdict']}: {rb['figure']} |")
+    ia, ib = a.interleave, b.interleave
+    if ia or ib:
+        lines.append(f"| interleaving degree | {ia and ia.get('degree')} | {ib and ib.get('degree')} |")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Plots.
+
+
+def _figure(w: float, h: float) -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(w, h))
+
+
+def plot_scale(p: Probe) -> Any:
+    """Mean random-read latency over size and queue depth (log colour scale), values printed."""
+    sc = p.data.get("scale")
+    if sc is None or sc.empty:
+        return None
+    from matplotlib.colors import LogNorm
+
+    grid = sc[sc["rw"] == "randread"].pivot_table(index="bs_kib", columns="qd", values="lat_us")
+    return _heatmap(grid, "viridis", LogNorm(), lambda v: f"{v:.0f}" if v >= 10 else f"{v:.1f}", "white", f"{p.target.get('target')}: random-read latency (us)")
+
+
+def plot_versus(a: Probe, b: Probe) -> Any:
+    """Seed 004's heatmap of T between two probes (diverging colours, T printed in each cell)."""
+    from matplotlib.colors import TwoSlopeNorm
+
+    t = versus(a, b)
+    lim = max(1.0, float(abs(t.values).max()))
+    return _heatmap(t, "RdBu", TwoSlopeNorm(0.0, -lim, lim), lambda v: f"{v:.1f}", "black", f"(L_higher - L_lower) / L_lower, > 0: {a.target.get('target')} faster")
+
+
+def _heatmap(grid: "pd.DataFrame", cmap: str, norm: Any, label: Callable[[float], str], color: str, title: str) -> Any:
+    """A size x queue-depth grid as a heatmap, largest size on top, each cell's value printed."""
+    grid = grid.sort_index(ascending=False)
+    fig = _figure(1.6 + 0.75 * len(grid.columns), 1.0 + 0.55 * len(grid.index))
+    ax = fig.add_subplot()
+    im = ax.imshow(grid.values, cmap=cmap, norm=norm, aspect="auto")
+    for i in range(grid.shape[0]):
+        for j in range(grid.shape[1]):
+            v = float(grid.values[i, j])
+            if v == v:
+                ax.text(j, i, label(v), ha="center", va="center", fontsize=7, color=color)
+    ax.set_xticks(range(len(grid.columns)), [str(int(c)) for c in grid.columns])
+    ax.set_yticks(range(len(grid.index)), [str(int(s)) for s in grid.index])
+    ax.set_xlabel("queue depth")
+    ax.set_ylabel("request size (KiB)")
+    ax.set_title(title, fontsize=9)
+    fig.colorbar(im, ax=ax, shrink=0.8)
+    fig.tight_layout()
+    return fig
+
+
+def _panel(p: Probe, experiment: str, w: float, h: float) -> Optional[tuple["pd.DataFrame", Any, Any]]:
+    """The experiment's table, a figure and its axes; None when the probe lacks it."""
+    df = p.data.get(experiment)
+    if df is None or df.empty:
+        return None
+    fig = _figure(w, h)
+    return df, fig, fig.add_subplot()
+
+
+def _finish(p: Probe, fig: Any, ax: Any, title: str, ylabel: str, grid: str = "both") -> Any:
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"{p.target.get('target')}: {title}", fontsize=9)
+    ax.grid(axis=grid, alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def plot_strided(p: Probe) -> Any:
+    panel = _panel(p, "interleave", 6.0, 3.0)
+    if panel is None:
+        return None
+    il, fig, ax = panel
+    inter = p.interleave or {}
+    ax.plot(il["stride"], il["bw_mib_s"], marker=".", lw=1)
+    d = inter.get("degree")
+    if d:
+        for s in range(d, int(il["stride"].max()) + 1, d):
+            ax.axvline(s, color="red", alpha=0.25, lw=1)
+    ax.set_xlabel("stride (4 KiB chunks)")
+    detail = f"; interleaving degree {d} (confidence {inter['confidence']:.2f})" if d else ""
+    return _finish(p, fig, ax, "strided 4 KiB reads, 4 streams x QD8" + detail, "bandwidth (MiB/s)")
+
+
+def plot_mixed(p: Probe) -> Any:
+    panel = _panel(p, "mixed", 5.0, 3.0)
+    if panel is None:
+        return None
+    mx, fig, ax = panel
+    ax.plot(mx["write_pct"], mx["read_lat_us"], marker="o", label="reads")
+    ax.plot(mx["write_pct"], mx["write_lat_us"], marker="s", label="writes")
+    ax.set_xlabel("writes (%), total QD64")
+    ax.legend()
+    return _finish(p, fig, ax, "mixed random 4 KiB load", "mean latency (us)")
+
+
+def plot_sustained(p: Probe) -> Any:
+    panel = _panel(p, "sustained", 5.0, 3.0)
+    if panel is None:
+        return None
+    su, fig, ax = panel
+    ax.bar(range(len(su)), su["bw_mib_s"])
+    ax.set_xticks(range(len(su)), list(su["state"]), rotation=30 if len(su) > 6 else 0, fontsize=7)
+    return _finish(p, fig, ax, "sustained random 4 KiB writes, QD32", "write bandwidth (MiB/s)", grid="y")
