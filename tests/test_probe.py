@@ -86,13 +86,17 @@ def test_tiny_alignment_and_gc_thresholds():
     assert r["verdict"] == "holds" and math.isclose(r["value"], 1.2) and "QD16" in r["figure"]
     assert pr.rule_alignment(al.assign(lat_us=10.0))["verdict"] == "does not hold"
     assert pr.rule_alignment(al.assign(lat_us=[10.0, 10.5, 10.5, 10.0, 10.5, 10.5]))["verdict"] == "inconclusive"
-    states = pd.DataFrame([{"state": "fresh", "bw_mib_s": 1000.0, "waf": 1.0}, {"state": "steady", "bw_mib_s": 150.0, "waf": 9.0}])
+    states = pd.DataFrame([{"state": "fresh", "bw_mib_s": 1000.0, "waf": 1.0, "drive_writes": 0.0}, {"state": "steady", "bw_mib_s": 150.0, "waf": 9.0, "drive_writes": 2.0}])
     gc = pr.rule_forget_gc(states)
     assert gc["verdict"] == "does not hold" and "WAF 9.00" in gc["figure"]
     assert pr.rule_forget_gc(states.assign(bw_mib_s=[1000.0, 980.0]))["verdict"] == "holds"
     assert pr.rule_forget_gc(states.assign(bw_mib_s=[1000.0, 800.0]))["verdict"] == "inconclusive"
-    timed = pd.DataFrame([{"state": f"{i} s", "bw_mib_s": 1000.0 if i < 4 else 500.0} for i in range(12)])
+    timed = pd.DataFrame([{"state": f"{i} s", "bw_mib_s": 1000.0 if i < 4 else 500.0, "drive_writes": 0.05 * i} for i in range(12)])
     assert pr.rule_forget_gc(timed)["verdict"] == "does not hold"
+    # Steady bandwidth after writing less than the target cannot clear GC.
+    short = pr.rule_forget_gc(timed.assign(bw_mib_s=1000.0))
+    assert short["verdict"] == "inconclusive" and "too little" in short["figure"], short
+    assert pr.rule_forget_gc(timed.assign(bw_mib_s=1000.0, drive_writes=[0.3 * i for i in range(12)]))["verdict"] == "holds"
 
 
 def test_missing_experiments_make_every_rule_inconclusive_and_say_why():
@@ -100,6 +104,31 @@ def test_missing_experiments_make_every_rule_inconclusive_and_say_why():
     assert len(rules) == 7 and inter is None
     for r in rules:
         assert r["verdict"] == "inconclusive" and r["value"] is None and "not measured" in r["figure"], r
+
+
+def test_buffered_measurements_give_no_verdicts_and_nan_points_are_left_out():
+    crowded = pd.DataFrame([{"readers": 8, "layout": "crowded", "lat_us": 46.0}, {"readers": 8, "layout": "spread", "lat_us": 10.0}])
+    p = pr.Probe({"target": "fio:/x", "direct": False}, "quick", {"crowded": crowded})
+    r = {x["rule"]: x for x in p.rules}["crowded"]
+    assert r["verdict"] == "inconclusive" and "page cache" in r["figure"]
+    assert pr.Probe({"target": "sim"}, "quick", {"crowded": crowded}).rules[2]["verdict"] == "holds"
+    # A device that refused 512 B direct I/O: those points are NaN, the rule cannot judge.
+    tiny = pd.DataFrame([{"bs": 512, "bw_mib_s": math.nan}, {"bs": 4096, "bw_mib_s": 800.0}])
+    assert pr.rule_tiny(tiny)["verdict"] == "inconclusive"
+    mx = mixed(lambda w: math.nan, lambda w: 20.0)
+    assert pr.rule_overall_load(mx)["verdict"] == "inconclusive"
+
+
+def test_a_failing_target_ends_the_probe_with_its_error_and_the_finished_experiments():
+    class Failing(pr.SimTarget):
+        def measure(self, point, progress):
+            if point.experiment == "tiny":
+                raise InputError("fio failed on bs=512")
+            return super().measure(point, progress)
+
+    p = pr.run_probe(Failing("p4800x"), experiments=["crowded", "tiny"])
+    assert not p.complete and p.error == "fio failed on bs=512" and list(p.data) == ["crowded"]
+    assert "stopped by an error: fio failed on bs=512" in p.to_markdown()
 
 
 def test_thresholds_are_inclusive_and_nan_is_inconclusive():
@@ -130,7 +159,7 @@ def test_no_dips_one_multiple_or_scattered_dips_are_inconclusive():
     assert scattered["verdict"] == "inconclusive", scattered
 
 
-@pytest.mark.parametrize("controllers", [7, 5, 11])
+@pytest.mark.parametrize("controllers", [7, 5, 11, 8, 12])
 def test_the_probe_finds_the_simulated_drives_interleaving_degree(controllers):
     p = pr.probe("p4800x", experiments=["interleave"], settings=[("media.nvm.controllers", str(controllers))])
     il = p.interleave
@@ -326,17 +355,29 @@ def test_fio_probe_of_a_real_file_measures_and_cleans_up(tmp_path):
 
 
 @needs_fio
+def test_a_path_with_a_colon_is_one_file(tmp_path):
+    # fio reads `a:b` as two files; the probe escapes the colon.
+    path = tmp_path / "run:1.dat"
+    p = pr.probe(f"fio:{path}", experiments=["crowded"], size="64MiB", runtime="100ms", ramp="0s")
+    assert p.complete and p.error is None, p.error
+    assert os.listdir(tmp_path) == [] and not os.path.exists("1.dat")
+
+
+@needs_fio
 def test_fio_job_options_speak_fios_vocabulary(tmp_path):
     from ssdlab.fiotarget import FioTarget
 
     t = FioTarget(str(tmp_path / "x"), size="64MiB", runtime="100ms", ramp="0s")
     strided = t.job_args(pr.Job("read", 4096, 8, 4, skip=6 * 4096, streams=True))
-    assert "--rw=read:24576" in strided and "--numjobs=4" in strided and any(a.startswith("--offset_increment=") for a in strided)
+    assert "--rw=read:24576" in strided and "--numjobs=4" in strided
+    # Each stream's region holds whole strides, and its span ends on its last read.
+    inc = int(next(a for a in strided if a.startswith("--offset_increment=")).split("=")[1])
+    span = int(next(a for a in strided if a.startswith("--size=")).split("=")[1])
+    assert inc % (7 * 4096) == 0 and span == inc - 6 * 4096
     mis = t.job_args(pr.Job("randread", 4096, 1, offset=512))
-    assert "--offset=512" in mis and "--blockalign=4096" in mis
+    assert "--offset=512" in mis and "--bs=4096" in mis  # random offsets step by bs from 512
     crowded = t.job_args(pr.Job("randread", 4096, 1, 8, size=4096))
     assert "--size=4096" in crowded and "--numjobs=8" in crowded
-    assert "--allow_file_create=0" in crowded
     assert os.listdir(tmp_path) == []
 
 
@@ -353,3 +394,31 @@ def test_cli_probe_of_a_real_file_and_refusal_of_a_non_empty_one(cli, tmp_path):
     assert p.returncode == 2 and "--destroy-data" in p.stderr
     no_traceback(p)
     assert keep.read_text() == "data"
+
+
+@needs_fio
+def test_ctrl_c_stops_fio_keeps_finished_experiments_and_removes_the_file(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT
+
+    path, out = tmp_path / "p.dat", tmp_path / "out"
+    args = ["probe", f"fio:{path}", "--size", "64MiB", "--runtime", "200ms", "--ramp", "0s", "-e", "tiny", "-e", "interleave", "-o", str(out)]
+    p = subprocess.Popen([sys.executable, "-m", "ssdlab", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Wait until fio runs the strided reads (the tiny experiment is then finished).
+    deadline = time.monotonic() + 60
+    while subprocess.run(["pgrep", "-f", f"filename={path}.*--rw=read:"], capture_output=True).returncode != 0:
+        assert time.monotonic() < deadline and p.poll() is None, "fio never reached the strided reads"
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, (p.returncode, err)
+    assert "interrupted: kept the finished experiments" in err and "Traceback" not in err
+    saved = json.loads((out / "contract.json").read_text())
+    assert saved["complete"] is False
+    assert "interleave" not in saved["data"] and len(saved["data"]["tiny"]) == 4
+    assert not path.exists(), "the created file is removed"
+    assert subprocess.run(["pgrep", "-f", f"filename={path}"], capture_output=True).returncode == 1, "no fio left running"

@@ -1,13 +1,14 @@
 """Fit a simulated NVM-array drive to a probe (seed 004's measurements of a real or simulated
 drive), and report the fit cell by cell.
 
-The fit reads the architecture off the probe's experiments, in an order where each step's
-figure depends only on what is already fixed:
+The fit reads the architecture off the probe's experiments, one step after another:
 
 1. interleaving degree (strided reads) -> ``media.nvm.controllers``, 4 KiB chunks rotating over
-   all of them;
+   all of them (the strided reads measure the stripe period, so 14 channels of 4 KiB and 7 of
+   8 KiB look alike: the fit takes the probe's 4 KiB unit as the chunk);
 2. one channel's bandwidth (the bandwidth at the strided reads' dips, where every read goes to
-   one channel) -> ``media.nvm.bus_bandwidth``;
+   one channel) -> ``media.nvm.bus_bandwidth``, scaled again after step 5 by what the fitted
+   device's dip lacks (the dip also depends on the media latency);
 3. the link: the standard PCIe generation and width whose simulated peak bandwidth (256 KiB
    random reads at QD16) is nearest the probe's peak;
 4. the controller's IOPS ceiling (4 KiB random reads, 4 jobs x QD16) -> the firmware's clock,
@@ -22,6 +23,7 @@ experiments to fit, which this does not do), banks per channel and the host's so
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -47,15 +49,16 @@ class Calibration:
 
     def toml(self) -> str:
         lines = [
-            f"# Calibrated by `ssdlab calibrate` from the probe of {self.source.get('target')}",
-            f"# ({self.source.get('description', '')}; {self.source.get('method', '')}).",
+            f"# Calibrated by `ssdlab calibrate` from the probe of {_line(self.source.get('target'))}",
+            f"# ({_line(self.source.get('description', ''))}; {_line(self.source.get('method', ''))}).",
             "# Each value below comes from a figure of that probe:",
         ]
         lines += [f"#   {s}" for s in self.steps]
         if self.fit is not None and len(self.fit):
             err = self.fit["error_pct"].abs()
             lines.append(f"# Fit over the quick grid: median error {err.median():.1f} %, worst {err.max():.1f} % ({len(self.fit)} cells).")
-        lines += ["", f'extends = "{self.base}"', f'description = "calibrated from {self.source.get("target")}: {self.settings["media.nvm.controllers"]} channels x 4 KiB chunks, PCIe {self.settings["pcie.gen"]}.0 x{self.settings["pcie.lanes"]}"', ""]
+        desc = f'calibrated from {self.source.get("target")}: {self.settings["media.nvm.controllers"]} channels x 4 KiB chunks, PCIe {self.settings["pcie.gen"]}.0 x{self.settings["pcie.lanes"]}'
+        lines += ["", f"extends = {_toml_value(self.base)}", f"description = {_toml_value(desc)}", ""]
         tables: dict[str, list[str]] = {}
         for key, value in self.settings.items():
             table, _, leaf = key.rpartition(".")
@@ -67,12 +70,16 @@ class Calibration:
         return "\n".join(lines)
 
 
+def _line(v: Any) -> str:
+    return " ".join(str(v).split())
+
+
 def _toml_value(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):
         return repr(v)
-    return f'"{v}"'
+    return json.dumps(str(v))  # a TOML basic string: JSON's escapes are TOML's
 
 
 def _figures(p: Probe) -> dict[str, float]:
@@ -93,6 +100,8 @@ def _figures(p: Probe) -> dict[str, float]:
     m0 = mx[mx["write_pct"] == 0]
     if qd1.empty or w1.empty or m0.empty:
         raise InputError("calibrate: the probe lacks 4 KiB QD1 reads, QD1 random writes or the read-only mixed point")
+    if min(float(inter["dip_bw_mib_s"]), float(sc["bw_mib_s"].max()), float(m0["iops"].iloc[0])) <= 0:
+        raise InputError("calibrate: the probe measured no bandwidth at some point it needs (a dip, the peak or the IOPS ceiling is zero)")
     return {
         "degree": float(inter["degree"]),
         "channel_mib_s": float(inter["dip_bw_mib_s"]),
@@ -178,12 +187,11 @@ def calibrate(
         s["ctrl.firmware.clock"] = f"{clock:.0f}Hz"
         r = cand.run(ceiling_job)
         iops, busy = r["iops"], r["utilisation"].get("ctrl", 0.0)
-        ratio = f["iops_ceiling"] / iops
+        ratio = f["iops_ceiling"] / max(iops, 1e-9)
         tick(0.3 + 0.3 * (i + 1) / 6)
-        if abs(ratio - 1) < 0.02 or (ratio > 1 and busy < 0.85):
+        if abs(ratio - 1) < 0.02 or (ratio > 1 and busy < 0.85) or i == 5:
             break
         clock *= ratio
-    s["ctrl.firmware.clock"] = f"{clock:.0f}Hz"
     steps.append(f"ctrl.firmware.clock = {clock / 1e6:.0f} MHz: the simulated IOPS ceiling (4 jobs x QD16 4 KiB reads) {iops:,.0f} against the probe's {f['iops_ceiling']:,.0f}")
 
     # 5. Media latencies: what the candidate's QD1 latency lacks is media time.
@@ -199,6 +207,14 @@ def calibrate(
         tick(0.6 + 0.1 * (i + 1) / 3)
     s["media.nvm.read_latency"] = f"{max(rl, 5e-8) * 1e9:.0f}ns"
     s["media.nvm.write_latency"] = f"{max(wl, 5e-8) * 1e9:.0f}ns"
+    # The dips' bandwidth also depends on the latency just fitted: scale the channel once more
+    # by what the candidate's dip lacks.
+    dip = Job("read", UNIT, 8, 4, skip=(d - 1) * UNIT, streams=True)
+    got = cand.run(dip)["bandwidth_mib_s"]
+    if got > 0:
+        bus *= f["channel_mib_s"] / got
+        s["media.nvm.bus_bandwidth"] = f"{bus:.0f}B/s"
+    steps[1] = f"bus_bandwidth = {bus / 1e6:.0f} MB/s: the strided reads' bandwidth at their dips (every read on one channel)"
     steps.append(f"read_latency = {s['media.nvm.read_latency']}, write_latency = {s['media.nvm.write_latency']}: QD1 4 KiB latency {f['read_qd1_us']:.1f} us read, {f['write_qd1_us']:.1f} us write, less the rest of the path")
 
     cal = Calibration(base, dict(source.target), s, f, steps)

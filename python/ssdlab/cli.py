@@ -697,6 +697,10 @@ def probe(
                 out.print(t)
         for w in written:
             out.print(f"  wrote {w}", highlight=False)
+    failed = next((p.error for p in (a, b) if p is not None and p.error), None)
+    if failed:
+        err.print(f"[bold red]error:[/bold red] {escape(failed)}; kept the finished experiments{' in ' + output if output else ''}", highlight=False)
+        sys.exit(2)
     if not a.complete or (b is not None and not b.complete) or (against is not None and b is None):
         err.print(f"interrupted: kept the finished experiments{' in ' + output if output else ''}")
         sys.exit(130)
@@ -725,6 +729,9 @@ def calibrate(
     settings = _pairs(set_, "--set")
     opts = _probe_options(size, runtime, ramp, None, destroy_data, False, 3000)
     source = _load_or_probe(target, "quick", ["scale", "randseq", "mixed", "interleave"], settings, opts, f"probe {target}")
+    if source.error:
+        err.print(f"[bold red]error:[/bold red] {escape(source.error)}; nothing written", highlight=False)
+        sys.exit(2)
     if not source.complete:
         err.print("interrupted: the probe did not finish; nothing written")
         sys.exit(130)

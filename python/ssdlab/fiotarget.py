@@ -3,17 +3,22 @@
 Every point of the battery is one fio run (``--output-format=json``) against the one path the
 user gave, time-based for ``runtime`` after ``ramp`` of warm-up. The probe:
 
-- writes only to that path, and only with ``allow_file_create=0`` once it exists;
-- creates a new regular file of ``size`` (by a sequential fio write, which is also the seed's
-  precondition), and refuses a block device or an existing non-empty file unless
-  ``destroy_data`` is given (it then writes over the first ``size`` bytes);
+- writes only to that path: it creates a new file itself (``O_CREAT | O_EXCL | O_NOFOLLOW``),
+  every fio run has ``allow_file_create=0``, colons in the path are escaped (fio reads ``:`` as
+  a list of files), and before every run and before removing the file it checks that the path
+  is still the file (or device) it checked first;
+- fills the target by one sequential fio write (the seed's precondition), and refuses a block
+  device or an existing non-empty file unless ``destroy_data`` is given (it then writes over
+  the first ``size`` bytes), and a block device that is in use (mounted, swap, RAID) always;
 - refuses symbolic links, directories and other special files;
 - removes the file it created at the end, unless ``keep_file``;
 - uses direct I/O with io_uring, else libaio, else psync, the first the path accepts, and
   buffered psync when the file system refuses O_DIRECT; the target's description says which.
 
-Ctrl-C stops the running fio (SIGINT, then SIGKILL after 5 s) and raises KeyboardInterrupt, so
-that the probe keeps the experiments already finished.
+Ctrl-C, SIGTERM and SIGHUP stop the running fio (SIGINT, then SIGKILL after 5 s or at a second
+Ctrl-C) and raise KeyboardInterrupt, so that the probe keeps the experiments already finished.
+A point the device refuses (512 B direct I/O on a 4 KiB-sector device) is recorded as not
+measured, and its rule is inconclusive.
 
 Leaves out: trims before writing (a real device's state is what it is), and repeats of a point.
 """
@@ -85,7 +90,6 @@ class FioTarget:
         sustain: Optional[str] = None,
         destroy_data: bool = False,
         keep_file: bool = False,
-        ios: Optional[int] = None,  # noqa: ARG002 - a simulator's keyword, ignored here
     ) -> None:
         fio = fio_binary()
         if fio is None:
@@ -100,12 +104,15 @@ class FioTarget:
         self.sustain_ms = _duration_ms(sustain, "sustain") if sustain else None
         try:
             self.size = _bytes(size)
-        except ValueError:
+        except (ValueError, OverflowError):
             raise InputError(f"size = {size!r}: give a size such as 256MiB or 4GiB") from None
         if self.size < 64 * MiB or self.size % UNIT:
             raise InputError(f"size = {size!r}: at least 64 MiB, a multiple of 4 KiB")
         self.keep_file = keep_file
         self.created = False
+        self.identity: Optional[tuple[int, int]] = None
+        self.refused: list[str] = []
+        self._signals: dict[int, Any] = {}
         self.direct = True
         self.engine = "psync"
         self.version = subprocess.run([fio, "--version"], capture_output=True, text=True).stdout.strip()
@@ -115,32 +122,57 @@ class FioTarget:
 
     def _check_path(self, destroy_data: bool) -> None:
         p = self.path
-        if os.path.islink(p):
-            raise InputError(f"fio:{p}: is a symbolic link; give the real path (the probe writes only to the path it is given)")
-        if os.path.exists(p):
-            st = os.stat(p)
-            if stat.S_ISBLK(st.st_mode):
-                if not destroy_data:
-                    raise InputError(f"fio:{p}: is a block device; probing writes over its data: add --destroy-data to allow it")
-                with open(p, "rb") as f:
-                    dev_size = f.seek(0, os.SEEK_END)
-                if dev_size < self.size:
-                    raise InputError(f"fio:{p}: the device has {dev_size} bytes, fewer than size = {self.size}")
-                self.kind_of_path = "block device"
-            elif stat.S_ISREG(st.st_mode):
-                if st.st_size > 0 and not destroy_data:
-                    raise InputError(f"fio:{p}: the file exists and is not empty ({st.st_size} bytes); probing writes over it: add --destroy-data to allow it")
-                self.kind_of_path = "existing file"
-            else:
-                raise InputError(f"fio:{p}: is neither a regular file nor a block device")
-        else:
+        try:
+            st = os.lstat(p)
+        except FileNotFoundError:
+            st = None
+        except OSError as e:
+            raise InputError(f"fio:{p}: {e.strerror}") from None
+        if st is None:
             parent = os.path.dirname(p) or "."
             if not os.path.isdir(parent):
                 raise InputError(f"fio:{p}: the directory {parent} does not exist")
-            free = shutil.disk_usage(parent).free
+            try:
+                free = shutil.disk_usage(parent).free
+            except OSError as e:
+                raise InputError(f"fio:{p}: {e.strerror}") from None
             if free < self.size + 64 * MiB:
                 raise InputError(f"fio:{p}: {free} bytes free on its file system, too few for size = {self.size}")
             self.kind_of_path = "new file"
+            return
+        if stat.S_ISLNK(st.st_mode):
+            raise InputError(f"fio:{p}: is a symbolic link; give the real path (the probe writes only to the path it is given)")
+        if stat.S_ISBLK(st.st_mode):
+            if not destroy_data:
+                raise InputError(f"fio:{p}: is a block device; probing writes over its data: add --destroy-data to allow it")
+            try:
+                # O_EXCL on a block device fails while it is mounted or held (swap, RAID, LVM).
+                fd = os.open(p, os.O_RDONLY | os.O_EXCL)
+                try:
+                    dev_size = os.lseek(fd, 0, os.SEEK_END)
+                finally:
+                    os.close(fd)
+            except OSError as e:
+                raise InputError(f"fio:{p}: cannot open the device exclusively ({e.strerror}): it is in use or not yours") from None
+            if dev_size < self.size:
+                raise InputError(f"fio:{p}: the device has {dev_size} bytes, fewer than size = {self.size}")
+            self.kind_of_path = "block device"
+        elif stat.S_ISREG(st.st_mode):
+            if st.st_size > 0 and not destroy_data:
+                raise InputError(f"fio:{p}: the file exists and is not empty ({st.st_size} bytes); probing writes over it: add --destroy-data to allow it")
+            self.kind_of_path = "existing file"
+        else:
+            raise InputError(f"fio:{p}: is neither a regular file nor a block device")
+        self.identity = (st.st_dev, st.st_ino)
+
+    def _same_target(self) -> None:
+        """The path is still what was checked (no file or link swapped in since)."""
+        try:
+            st = os.lstat(self.path)
+        except OSError:
+            st = None
+        if st is None or stat.S_ISLNK(st.st_mode) or (st.st_dev, st.st_ino) != self.identity:
+            raise InputError(f"fio:{self.path}: the path changed while the probe ran (it is no longer the file or device it checked): stopped")
 
     def describe(self) -> dict[str, Any]:
         fs = self.fs
@@ -159,6 +191,7 @@ class FioTarget:
             "ioengine": self.engine,
             "fio": self.version,
             "capacity_bytes": self.size,
+            "refused": list(self.refused),
             "method": f"{self.version}, {io}, {self.runtime_ms} ms a point after {self.ramp_ms} ms of warm-up; precondition: one sequential write of the whole target",
         }
 
@@ -166,7 +199,9 @@ class FioTarget:
 
     def _run(self, args: Sequence[str], timeout_s: float) -> dict[str, Any]:
         """Runs fio with ``args`` and returns its JSON; Ctrl-C stops fio and re-raises."""
-        cmd = [self.fio, "--output-format=json", f"--filename={self.path}", *args]
+        self._same_target()
+        name = self.path.replace(":", "\\:")  # fio splits filename= at unescaped colons
+        cmd = [self.fio, "--output-format=json", f"--filename={name}", "--allow_file_create=0", *args]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:
             out, errs = proc.communicate(timeout=timeout_s)
@@ -190,20 +225,54 @@ class FioTarget:
             proc.send_signal(signal.SIGINT)
             try:
                 proc.wait(5)
-            except subprocess.TimeoutExpired:
+            except (subprocess.TimeoutExpired, KeyboardInterrupt):
                 proc.kill()
                 proc.wait()
 
+    def _hold_signals(self) -> None:
+        """SIGTERM and SIGHUP stop the probe as Ctrl-C does (so fio never outlives it)."""
+
+        def interrupt(signum: int, frame: Any) -> None:
+            raise KeyboardInterrupt
+
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                self._signals[sig] = signal.signal(sig, interrupt)
+            except ValueError:  # not the main thread: leave the handlers alone
+                break
+
+    def _release_signals(self) -> None:
+        for sig, old in self._signals.items():
+            signal.signal(sig, old)
+        self._signals.clear()
+
     def _common(self) -> list[str]:
-        return [f"--size={self.size}", f"--direct={1 if self.direct else 0}", f"--ioengine={self.engine}", "--thread", "--group_reporting", "--allow_file_create=0", "--randrepeat=0", "--norandommap"]
+        return [f"--size={self.size}", f"--direct={1 if self.direct else 0}", f"--ioengine={self.engine}", "--thread", "--group_reporting", "--randrepeat=0", "--norandommap", "--lat_percentiles=1"]
 
     def prepare(self, points: Sequence[Point]) -> None:
         """The seed's precondition (one sequential write of the whole target, which creates a
         new file), then the fastest I/O engine the path accepts."""
         if self.prepared:
             return
+        self._hold_signals()
+        if self.kind_of_path == "new file":
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            except OSError as e:
+                raise InputError(f"fio:{self.path}: cannot create it ({e.strerror})") from None
+            try:
+                # At its full size from the start: fio lays out (unlinks and re-creates) a file
+                # shorter than the job's size, which allow_file_create=0 then refuses.
+                os.ftruncate(fd, self.size)
+                st = os.fstat(fd)
+            finally:
+                os.close(fd)
+            self.identity = (st.st_dev, st.st_ino)
+            self.created = True
+        elif self.kind_of_path == "existing file" and os.stat(self.path).st_size < self.size:
+            with open(self.path, "r+b") as f:  # allowed by --destroy-data (or empty)
+                f.truncate(self.size)
         base = [f"--size={self.size}", "--name=precondition", "--rw=write", "--bs=1M", "--end_fsync=1"]
-        creating = self.kind_of_path == "new file"
         try:
             try:
                 self._run([*base, "--direct=1", "--ioengine=psync"], timeout_s=3600)
@@ -212,11 +281,9 @@ class FioTarget:
                 self._run([*base, "--direct=0", "--ioengine=psync"], timeout_s=3600)
         except _FioFailed as e:
             raise InputError(f"fio:{self.path}: the precondition write failed: {e}") from None
-        finally:
-            self.created = creating and os.path.exists(self.path)
         for engine in ("io_uring", "libaio", "psync"):
             try:
-                self._run([*self._common()[:2], f"--ioengine={engine}", "--thread", "--allow_file_create=0", "--name=engine", "--rw=randread", "--bs=4k", "--iodepth=4", "--runtime=100ms", "--time_based"], timeout_s=60)
+                self._run([*self._common()[:2], f"--ioengine={engine}", "--thread", "--name=engine", "--rw=randread", "--bs=4k", "--iodepth=4", "--runtime=100ms", "--time_based"], timeout_s=60)
             except _FioFailed:
                 continue
             self.engine = engine
@@ -224,11 +291,13 @@ class FioTarget:
         self.prepared = True
 
     def finish(self) -> None:
+        self._release_signals()
         if self.created and not self.keep_file:
             try:
+                self._same_target()
                 os.unlink(self.path)
-            except OSError:
-                pass
+            except (OSError, InputError):
+                pass  # not ours any more: leave it
             self.created = False
 
     def job_args(self, job: Job, runtime_ms: Optional[int] = None) -> list[str]:
@@ -241,16 +310,16 @@ class FioTarget:
         if job.rw == "randrw":
             args.append(f"--rwmixread={job.rwmixread}")
         if job.streams:
-            regions = job.regions(self.size)
-            args[0] = f"--size={regions[0][1]}"
-            args += [f"--offset={regions[0][0]}", f"--offset_increment={regions[0][1]}"]
+            (first, region), *_ = job.regions(self.size)
+            args[0] = f"--size={job.stream_span(region)}"
+            args += [f"--offset={first}", f"--offset_increment={region}"]
         elif job.size is not None:
             args[0] = f"--size={job.size}"
             args.append(f"--offset={job.offset}")
         elif job.offset:
-            # Random offsets from `offset` in steps of the block size (fio's blockalign).
+            # Random offsets from `offset` in steps of the block size (fio's default blockalign).
             args[0] = f"--size={self.size - UNIT}"
-            args += [f"--offset={job.offset}", f"--blockalign={job.bs}"]
+            args.append(f"--offset={job.offset}")
         ms = runtime_ms or self.runtime_ms
         args += [f"--runtime={ms}ms", "--time_based"]
         if self.ramp_ms:
@@ -261,9 +330,13 @@ class FioTarget:
         ms = runtime_ms or self.runtime_ms
         try:
             data = self._run(self.job_args(job, runtime_ms), timeout_s=60 + 3 * (ms + self.ramp_ms) / 1000)
+            return row_of_fio(data)
         except _FioFailed as e:
+            if self.direct and (job.bs % UNIT or job.offset % UNIT) and "invalid argument" in str(e).lower():
+                # A device of 4 KiB logical sectors refuses 512 B-granular direct I/O.
+                self.refused.append(f"bs={job.bs} offset={job.offset}")
+                return dict.fromkeys(("iops", "bw_mib_s", "lat_us", "read_iops", "write_iops", "read_lat_us", "write_lat_us", "read_p99_us", "write_p99_us"), math.nan)
             raise InputError(f"fio:{self.path}: fio failed on rw={job.rw} bs={job.bs} iodepth={job.iodepth}: {e}") from None
-        return row_of_fio(data)
 
     def measure(self, point: Point, progress: Optional[Callable[[float], None]]) -> dict[str, float]:
         return self._measure(point.job)
@@ -273,11 +346,12 @@ class FioTarget:
         (30 s quick, 5 min full, unless given)."""
         total = self.sustain_ms or (300_000 if profile == "full" else 30_000)
         n = max(2, total // self.runtime_ms)
-        out, written = [], 0.0
+        out, written, span = [], 0.0, (self.runtime_ms + self.ramp_ms) / 1000
         for i in range(n):
             r = self._measure(point.job)
-            written += r["write_iops"] * point.job.bs * self.runtime_ms / 1000
-            out.append({"state": f"{(i + 1) * self.runtime_ms / 1000:g} s", "drive_writes": written / self.size, "bw_mib_s": r["bw_mib_s"], "waf": math.nan})
+            # The warm-up writes too (at about the measured rate): count it.
+            written += r["write_iops"] * point.job.bs * span
+            out.append({"state": f"{(i + 1) * span:g} s", "drive_writes": written / self.size, "bw_mib_s": r["bw_mib_s"], "waf": math.nan})
             if progress:
                 progress((i + 1) / n)
         return out
@@ -297,11 +371,15 @@ def row_of_fio(data: dict[str, Any]) -> dict[str, float]:
         raise _FioFailed(f"fio reported error {j['error']}")
     r, w = j["read"], j["write"]
 
+    def total(o: dict[str, Any]) -> dict[str, Any]:
+        # Total latency (submission to completion); fio before 3.x reports only clat.
+        return o.get("lat_ns") or o.get("clat_ns") or {}
+
     def mean_us(o: dict[str, Any]) -> float:
-        return float(o["lat_ns"]["mean"]) / 1e3 if o.get("total_ios", 0) else math.nan
+        return float(total(o).get("mean", math.nan)) / 1e3 if o.get("total_ios", 0) else math.nan
 
     def p99_us(o: dict[str, Any]) -> float:
-        pct = (o.get("clat_ns") or {}).get("percentile") or {}
+        pct = total(o).get("percentile") or (o.get("clat_ns") or {}).get("percentile") or {}
         return float(pct.get("99.000000", math.nan)) / 1e3 if o.get("total_ios", 0) else math.nan
 
     nr, nw = r.get("total_ios", 0), w.get("total_ios", 0)

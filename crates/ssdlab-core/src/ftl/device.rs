@@ -21,7 +21,9 @@
 //!
 //! With `ftl.read_coalesce`, a host read of bytes that a page read under way for another host
 //! read brings joins that read and is served from the controller's buffer when it lands, so
-//! many readers of one hot unit cost one sense and one channel transfer.
+//! many readers of one hot unit cost one sense and one channel transfer. A read that joins
+//! needs no map lookup of its own: the read it joined has the unit's entry, so a cached map
+//! counts no access for it.
 //!
 //! Leaves out: sharing a page read between requests that need different bytes of the page
 //! (each senses the page again), and a read cache of pages that have landed.
