@@ -422,3 +422,17 @@ def test_ctrl_c_stops_fio_keeps_finished_experiments_and_removes_the_file(tmp_pa
     assert "interleave" not in saved["data"] and len(saved["data"]["tiny"]) == 4
     assert not path.exists(), "the created file is removed"
     assert subprocess.run(["pgrep", "-f", f"filename={path}"], capture_output=True).returncode == 1, "no fio left running"
+
+
+def test_repeats_give_medians_and_a_verdict_only_when_they_agree():
+    def crowded(rows):
+        return pd.DataFrame([{"readers": 8, "layout": lay, "repeat": k, "lat_us": v} for k, (c, sp) in enumerate(rows) for lay, v in (("crowded", c), ("spread", sp))])
+
+    agree = pr.derive({"crowded": crowded([(40.0, 10.0), (46.0, 10.0), (50.0, 10.0)])})[0][2]
+    assert agree["verdict"] == "holds" and math.isclose(agree["value"], 4.6), agree
+    split = pr.derive({"crowded": crowded([(40.0, 10.0), (12.0, 10.0), (50.0, 10.0)])})[0][2]
+    assert split["verdict"] == "inconclusive" and "repeats, which disagree: holds 2, does not hold 1" in split["figure"], split
+    assert math.isclose(split["value"], 4.0)  # the medians: 40 / 10
+    # A simulated drive repeats itself exactly.
+    p = pr.run_probe(pr.SimTarget("p4800x"), experiments=["crowded"], repeat=2)
+    assert list(p.data["crowded"]["repeat"]) == [0, 1, 0, 1] and p.rules[2]["verdict"] == "holds"

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from ssdlab.exceptions import InputError
-from ssdlab.probe import UNIT, Job, Probe, SimTarget, battery, run_probe
+from ssdlab.probe import UNIT, Job, Probe, SimTarget, _medians, battery, run_probe
 
 # PCIe generations and widths the link fit chooses from.
 LINKS = [(g, w) for g in (3, 4, 5) for w in (1, 2, 4, 8, 16)]
@@ -84,7 +84,7 @@ def _toml_value(v: Any) -> str:
 
 def _figures(p: Probe) -> dict[str, float]:
     """The probe's figures the fit needs."""
-    d = p.data
+    d = {k: _medians(v) for k, v in p.data.items()}
     need = {"scale": "the request scale grid", "interleave": "strided reads", "randseq": "QD1 writes", "mixed": "the IOPS ceiling"}
     missing = [f"`{k}` ({v})" for k, v in need.items() if k not in d or d[k].empty]
     if missing:
@@ -231,7 +231,7 @@ def fit_report(a: Probe, b: Probe) -> Any:
 
     keys = {(p.params["bs_kib"], p.params["qd"]) for p in battery("quick", ["scale"])}
     rows = []
-    sa, sb = a.data["scale"], b.data["scale"]
+    sa, sb = _medians(a.data["scale"]), _medians(b.data["scale"])
     for (bs, qd) in sorted(keys):
         ra = sa[(sa["rw"] == "randread") & (sa["bs_kib"] == bs) & (sa["qd"] == qd)]
         rb = sb[(sb["rw"] == "randread") & (sb["bs_kib"] == bs) & (sb["qd"] == qd)]

@@ -574,7 +574,7 @@ def _probe_options(size: str, runtime: str, ramp: str, sustain: Optional[str], d
     return {"size": size, "runtime": runtime, "ramp": ramp, "sustain": sustain, "destroy_data": destroy_data, "keep_file": keep_file, "ios": ios}
 
 
-def _load_or_probe(spec: str, profile: str, experiments: Optional[list[str]], settings: list[tuple[str, str]], opts: dict[str, Any], label: str) -> "Any":
+def _load_or_probe(spec: str, profile: str, experiments: Optional[list[str]], settings: list[tuple[str, str]], opts: dict[str, Any], label: str, repeat: int = 1) -> "Any":
     """A saved probe (a .json file written by `ssdlab probe -o`), or a new probe of ``spec``."""
     from ssdlab import probe as pr
 
@@ -587,7 +587,7 @@ def _load_or_probe(spec: str, profile: str, experiments: Optional[list[str]], se
             raise UsageError(f"{spec}: not a probe's contract.json ({e})") from None
     target = pr.target_of(spec, settings, **opts)
     with _Bar(label) as bar:
-        return pr.run_probe(target, profile, experiments, progress=bar)
+        return pr.run_probe(target, profile, experiments, progress=bar, repeat=repeat)
 
 
 def _print_contract(p: "Any") -> None:
@@ -635,6 +635,7 @@ def probe(
     set_: list[str] = typer.Option([], "--set", "-s", help="Simulated targets: any dotted key, e.g. --set media.nvm.controllers=5."),
     json_: bool = typer.Option(False, "--json", help="Print the contract (and measurements) as JSON."),
     ios: int = typer.Option(3000, min=100, help="Simulated targets: I/Os per point."),
+    repeat: int = typer.Option(1, min=1, max=100, help="Measure each point this many times; a rule's verdict then needs every repeat to agree (for real targets)."),
     size: str = typer.Option("1GiB", help="fio targets: bytes of the file to create (or of the device to use)."),
     runtime: str = typer.Option("1s", help="fio targets: time of each point."),
     ramp: str = typer.Option("200ms", help="fio targets: warm-up before each point's measurement."),
@@ -656,10 +657,10 @@ def probe(
         raise UsageError(f"--output {output}: exists and is not a directory")
     settings = _pairs(set_, "--set")
     opts = _probe_options(size, runtime, ramp, sustain, destroy_data, keep_file, ios)
-    a = _load_or_probe(target, profile, experiment, settings, opts, f"probe {target}")
+    a = _load_or_probe(target, profile, experiment, settings, opts, f"probe {target}", repeat)
     b = None
     if against is not None and a.complete:
-        b = _load_or_probe(against, profile, experiment, settings, opts, f"probe {against}")
+        b = _load_or_probe(against, profile, experiment, settings, opts, f"probe {against}", repeat)
     written: list[str] = []
     if output is not None:
         if b is None:

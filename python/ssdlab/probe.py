@@ -19,8 +19,11 @@ The experiments (each in fio's vocabulary; ``quick`` and ``full`` profiles):
 - ``interleave``: 4 KiB reads that skip S-1 chunks after each, for a range of strides S (four
   streams at QD8, each in its own region).
 
-Leaves out: the probe's own repetition of points to measure their noise (a real device's
-points are each one fio run), and detecting a chunk size other than the 4 KiB probe unit.
+Each point may be measured several times (``repeat``): a rule then takes its figure from the
+medians and gives a verdict only if every repeat gives the same one.
+
+Leaves out: detecting a chunk size other than the 4 KiB probe unit (strided reads measure the
+stripe period, not how it splits into channels and chunks).
 """
 
 from __future__ import annotations
@@ -531,8 +534,22 @@ def detect_interleave(strides: Sequence[int], bw: Sequence[float]) -> dict[str, 
     }
 
 
+METRICS = ("iops", "bw_mib_s", "lat_us", "read_iops", "write_iops", "read_lat_us", "write_lat_us", "read_p99_us", "write_p99_us")
+
+
+def _medians(df: "pd.DataFrame") -> "pd.DataFrame":
+    """One row per point: the median of its repeats (tables without repeats as they are)."""
+    if "repeat" not in df or df["repeat"].nunique() < 2:
+        return df.drop(columns=["repeat"], errors="ignore")
+    keys = [c for c in df.columns if c not in METRICS and c != "repeat"]
+    return df.groupby(keys, sort=False, dropna=False).median(numeric_only=True).reset_index().drop(columns=["repeat"], errors="ignore")
+
+
 def derive(data: Mapping[str, "pd.DataFrame"], trusted: bool = True) -> tuple[list[dict[str, Any]], Optional[dict[str, Any]]]:
-    """The contract (seven rules) and the interleaving degree from a probe's tables. With
+    """The contract (seven rules) and the interleaving degree from a probe's tables.
+
+    Points measured more than once (a ``repeat`` column) give each rule its figure from their
+    medians, and a verdict only if every repeat's own measurements give the same one. With
     ``trusted`` False (buffered I/O: the page cache was measured, not the device), every
     verdict is inconclusive, its figure kept."""
     import pandas as pd
@@ -549,11 +566,19 @@ def derive(data: Mapping[str, "pd.DataFrame"], trusted: bool = True) -> tuple[li
     rules = []
     for experiment, rule, key in checks:
         df = data.get(experiment, pd.DataFrame())
-        r = _missing(key, experiment) if df.empty else rule(df)
+        if df.empty:
+            rules.append(_missing(key, experiment))
+            continue
+        r = rule(_medians(df))
+        if "repeat" in df and df["repeat"].nunique() > 1:
+            each = [rule(sub.drop(columns=["repeat"]))["verdict"] for _, sub in df.groupby("repeat")]
+            if len(set(each)) > 1:
+                counts = ", ".join(f"{v} {each.count(v)}" for v in dict.fromkeys(each))
+                r = dict(r, verdict="inconclusive", figure=r["figure"] + f" (medians of {len(each)} repeats, which disagree: {counts})")
         if not trusted and r["verdict"] != "inconclusive":
             r = dict(r, verdict="inconclusive", figure=r["figure"] + " (buffered I/O: the page cache was measured, not the device)")
         rules.append(r)
-    il = data.get("interleave", pd.DataFrame())
+    il = _medians(data.get("interleave", pd.DataFrame()))
     inter = detect_interleave(list(il["stride"]), list(il["bw_mib_s"])) if not il.empty else None
     return rules, inter
 
@@ -655,10 +680,14 @@ def run_probe(
     profile: str = "quick",
     experiments: Optional[Sequence[str]] = None,
     progress: Optional[Callable[[float], None]] = None,
+    repeat: int = 1,
 ) -> Probe:
-    """Runs the battery on ``target``. Ctrl-C (KeyboardInterrupt) ends it with the finished
-    experiments kept (``Probe.complete`` False); so does an error of the target (a fio run that
-    fails), which is kept in ``Probe.error`` for the caller to report."""
+    """Runs the battery on ``target``, each point ``repeat`` times (for real targets, whose
+    measurements vary; the sustained writes run once). Ctrl-C (KeyboardInterrupt) ends it with
+    the finished experiments kept (``Probe.complete`` False); so does an error of the target
+    (a fio run that fails), which is kept in ``Probe.error`` for the caller to report."""
+    if repeat < 1:
+        raise ValueError(f"repeat = {repeat}: at least 1")
     import pandas as pd
 
     from ssdlab.exceptions import SsdlabError
@@ -674,7 +703,9 @@ def run_probe(
             if p.experiment == "sustained":
                 rows["sustained"] = target.sustained(p, profile, step)
             else:
-                rows.setdefault(p.experiment, []).append(_row(p, target.measure(p, step)))
+                for k in range(repeat):
+                    row = _row(p, target.measure(p, step))
+                    rows.setdefault(p.experiment, []).append(row if repeat == 1 else {**row, "repeat": k})
             if i + 1 == n or points[i + 1].experiment != p.experiment:
                 probe.data[p.experiment] = pd.DataFrame(rows[p.experiment])
     except KeyboardInterrupt:
@@ -704,12 +735,14 @@ def probe(
     experiments: Optional[Sequence[str]] = None,
     settings: Optional[list[tuple[str, str]]] = None,
     progress: Optional[Callable[[float], None]] = None,
+    repeat: int = 1,
     **fio: Any,
 ) -> Probe:
     """Probes ``target`` (a preset, TOML file or config dict, or ``"fio:PATH"``) and returns the
-    :class:`Probe`. Keywords for a real target: ``size``, ``runtime``, ``destroy_data``,
-    ``keep_file``; for a simulated one: ``ios`` per point."""
-    return run_probe(target_of(target, settings, **fio), profile, experiments, progress)
+    :class:`Probe`, each point measured ``repeat`` times. Keywords for a real target: ``size``,
+    ``runtime``, ``ramp``, ``sustain``, ``destroy_data``, ``keep_file``; for a simulated one:
+    ``ios`` per point."""
+    return run_probe(target_of(target, settings, **fio), profile, experiments, progress, repeat)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -722,8 +755,8 @@ def versus(a: Probe, b: Probe, rw: str = "randread") -> "pd.DataFrame":
     sa, sb = a.data.get("scale"), b.data.get("scale")
     if sa is None or sb is None:
         raise ValueError("both probes need the `scale` experiment")
-    pa = sa[sa["rw"] == rw].pivot_table(index="bs_kib", columns="qd", values="lat_us")
-    pb = sb[sb["rw"] == rw].pivot_table(index="bs_kib", columns="qd", values="lat_us")
+    pa = sa[sa["rw"] == rw].pivot_table(index="bs_kib", columns="qd", values="lat_us", aggfunc="median")
+    pb = sb[sb["rw"] == rw].pivot_table(index="bs_kib", columns="qd", values="lat_us", aggfunc="median")
     lo = pa.where(pa < pb, pb)
     t = (pb - pa).abs() / lo
     return t.where(pa <= pb, -t)
@@ -780,7 +813,7 @@ def plot_scale(p: Probe) -> Any:
         return None
     from matplotlib.colors import LogNorm
 
-    grid = sc[sc["rw"] == "randread"].pivot_table(index="bs_kib", columns="qd", values="lat_us")
+    grid = sc[sc["rw"] == "randread"].pivot_table(index="bs_kib", columns="qd", values="lat_us", aggfunc="median")
     return _heatmap(grid, "viridis", LogNorm(), lambda v: f"{v:.0f}" if v >= 10 else f"{v:.1f}", "white", f"{p.target.get('target')}: random-read latency (us)")
 
 
@@ -819,6 +852,7 @@ def _panel(p: Probe, experiment: str, w: float, h: float) -> Optional[tuple["pd.
     df = p.data.get(experiment)
     if df is None or df.empty:
         return None
+    df = _medians(df)
     fig = _figure(w, h)
     return df, fig, fig.add_subplot()
 
