@@ -292,6 +292,17 @@ def test_cli_calibrate_from_a_saved_probe_writes_a_device_that_runs(cli, tmp_pat
     assert p.returncode == 0, p.stderr
 
 
+def test_cli_takes_fios_rw_skip_spelling(cli):
+    def run(*w):
+        p = cli("run", "p4800x", "--json", "-w", "numjobs=1", "-w", "number_ios=500", *(x for kv in w for x in ("-w", kv)))
+        assert p.returncode == 0, p.stderr
+        s = json.loads(p.stdout)
+        return s["iops"], s["read"]["latency_us"]["mean"]
+
+    assert run("rw=read:28k") == run("rw=read", "rw_skip=28k")
+    assert run("rw=read:-8k", "offset=1m") == run("rw=read", "rw_skip=-8192", "offset=1m")
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
@@ -300,6 +311,8 @@ def test_cli_calibrate_from_a_saved_probe_writes_a_device_that_runs(cli, tmp_pat
         (["probe", "no-such-preset"], "no-such-preset"),
         (["probe", "p4800x", "--set", "media.nvm.controllers=0", "-e", "tiny"], "media.nvm.controllers"),
         (["calibrate", "p4800x", "-o", "x.txt"], "--output x.txt"),
+        (["run", "p4800x", "-w", "rw=read:xyz"], "rw=read:xyz"),
+        (["run", "p4800x", "-w", "rw=randread:8k"], "sequential jobs"),
     ],
 )
 def test_cli_probe_bad_input_exits_2(cli, args, needle):

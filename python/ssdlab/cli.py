@@ -88,6 +88,25 @@ def _pairs(items: list[str], option: str, prefix: str = "") -> list[tuple[str, s
     return pairs
 
 
+def _fio_rw(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """fio's `rw=read:28k` (skip 28 KiB after each I/O; `-8k` steps back) as `rw` and `rw_skip`."""
+    out = []
+    for key, value in pairs:
+        rw, sep, modifier = value.partition(":")
+        if key != "workload.rw" or not sep:
+            out.append((key, value))
+            continue
+        if rw.strip().lower().startswith("rand"):
+            raise UsageError(f"-w rw={value}: a skip applies to sequential jobs (read, write, rw)")
+        m = modifier.strip()
+        try:
+            skip = _core.parse_size(m.lstrip("+-"), True)
+        except (ValueError, SsdlabError) as e:
+            raise UsageError(f"-w rw={value}: {e.args[0] if e.args else e}") from None
+        out += [(key, rw.strip()), ("workload.rw_skip", str(-skip if m.startswith("-") else skip))]
+    return out
+
+
 P = TypeVar("P", bound="_Progress")
 
 
@@ -297,7 +316,7 @@ def run(
     Also takes a fio job file (`ssdlab run ssd-test.fio --device tlc`), or fio's own command-line
     options (`ssdlab run --rw=randread --bs=4k --iodepth=32`), which replace the device's workload.
     """
-    settings = _pairs(workload, "--workload", "workload.") + _pairs(set_, "--set")
+    settings = _fio_rw(_pairs(workload, "--workload", "workload.")) + _pairs(set_, "--set")
     if plot_series is not None:
         _check_plot(plot_series, "--plot-series")
         if not any(k == "stats.interval" for k, _ in settings):
