@@ -14,6 +14,7 @@ from ssdlab.api import Config, Result, components, load_config, metrics, presets
 from ssdlab.decompose import decompose, plot_decomposition
 from ssdlab.exceptions import ConfigError, InputError, SimulationError, SsdlabError, TraceError, WorkloadError
 from ssdlab.series import plot_timeseries
+from ssdlab.lab import open_store, sweep
 
 __all__ = [
     "Config",
@@ -29,8 +30,10 @@ __all__ = [
     "decompose",
     "load_config",
     "metrics",
+    "open_store",
     "plot_decomposition",
     "plot_timeseries",
     "presets",
     "run",
+    "sweep",
 ]

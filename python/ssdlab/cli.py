@@ -778,6 +778,47 @@ def calibrate(
 
 @app.command()
 @_ctrl_c_exits_130
+def sweep(
+    spec: str = typer.Argument(..., help="The sweep spec (TOML): base, kind, mode, repeats, seed, [set], [axes]."),
+    store: Optional[str] = typer.Option(None, "--store", "-o", help="The results store (a directory; default: SPEC without .toml, plus .store)."),
+    executor: str = typer.Option("local", "--executor", "-x", help="local (a process pool), serial, dask-local (a LocalCluster on 127.0.0.1), or dask://HOST:PORT."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, max=4096, help="Local and dask-local workers (default: every core)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List the points and what the store already holds; run nothing."),
+    json_: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
+) -> None:
+    """Run a parameter study into a resumable store: points already stored are skipped."""
+    from ssdlab import lab as sw
+
+    if not os.path.isfile(spec):
+        raise UsageError(f"{spec}: no such file")
+    store = store or os.path.splitext(spec)[0] + ".store"
+    s, todo, have = sw.plan(spec, store)
+    left = [t for t in todo if t.point_id not in have]
+    if dry_run:
+        out.print(f"{len(todo)} points ({len(s.combinations())} combinations x {s.repeats} repeats); {len(todo) - len(left)} in {store}, {len(left)} to run", highlight=False)
+        return
+    start = time.monotonic()
+    with _Bar(f"sweep {s.name}") as bar:
+        df = sw.sweep(spec, store, executor, workers, progress=bar)
+    took = time.monotonic() - start
+    if json_:
+        out.file.write(df.to_json(orient="records", indent=1) + "\n")
+        return
+    out.print(f"{len(todo)} points: {len(left)} run, {len(todo) - len(left)} already in {store}; {took:.1f} s ({len(left) / took if took > 0 else 0:.1f} points/s)", highlight=False)
+    shown = [c for c in (*s.axes, "repeat", "iops", "bandwidth_mib_s", "read.latency_us.mean", "write.latency_us.mean") if c in df.columns]
+    shown += [c for c in df.columns if c.startswith("rule.") and c.endswith(".verdict")]
+    t = Table(title=f"{s.name}: {len(df)} rows (every metric is in the store: ssdlab.open_store)", title_justify="left")
+    for c in shown:
+        t.add_column(c, justify="right")
+    for _, row in df.head(40).iterrows():
+        t.add_row(*(f"{row[c]:,.2f}" if isinstance(row[c], float) else str(row[c]) for c in shown))
+    out.print(t)
+    if len(df) > 40:
+        out.print(f"  ... {len(df) - 40} more rows", highlight=False)
+
+
+@app.command()
+@_ctrl_c_exits_130
 def presets() -> None:
     """List the preset library."""
     t = Table(title="Presets (use a name as CONFIG, or `extends = \"NAME\"` in a file)", title_justify="left")

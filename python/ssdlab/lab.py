@@ -1,0 +1,553 @@
+"""Parameter studies: a sweep spec expanded into points, run on a local process pool or a
+dask.distributed cluster, each point's result kept in a resumable, crash-safe Parquet store.
+
+A spec (TOML, or the same as a dict)::
+
+    base = "p4800x"                  # preset or config file (relative to the spec)
+    kind = "run"                     # "run": one simulation per point; "probe": a probe
+    mode = "grid"                    # "grid": every combination of the axes; "zip": in step
+    repeats = 1                      # runs per point; repeat k > 0 gets a seed derived from seed
+    seed = 1                         # workload.randseed of repeat 0
+    [set]                            # dotted keys every point shares
+    "workload.number_ios" = 2000
+    [axes]                           # dotted keys that vary
+    "workload.iodepth" = [1, 4, 16, 64]
+    "media.nvm.controllers" = { from = 1, to = 8 }                 # a range, step 1
+    "media.nvm.read_latency" = { from = 100, to = 10000, points = 5, log = true, unit = "ns" }
+    [probe]                          # kind = "probe": its profile and experiments
+    experiments = ["crowded"]
+
+**The store** is a directory: ``points/<id>.parquet`` holds one point's row as soon as it is
+done, and ``series/<id>.parquet`` its time series (with ``stats.interval``). A point's id hashes
+everything that decides its result (the resolved base config, the point's settings, its repeat
+and seed), so the file name itself says whether a point is done. Each file is written under a
+temporary name and renamed into place: ``kill -9`` loses at most the points in flight and never
+leaves a partial file where the store reads, and a point written twice lands on the same name
+with the same content. At the end of a run (or of an interrupted one) the one-row files are
+gathered into a ``batch-*.parquet`` file per table; a batch is renamed into place before its
+point files go, and rows are read once per point id. Running a spec again runs only the points
+the store does not hold.
+
+Every point runs in a fresh simulation from its own config and seed, so the executors give the
+same rows bit for bit; only ``wall_s`` (the point's wall-clock time) differs.
+
+Leaves out: ATC studies as points.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+import time
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
+
+from ssdlab.exceptions import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+KINDS = ("run", "probe")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One point: what a worker needs to run it (plain data, so it pickles to any worker)."""
+
+    point_id: str
+    kind: str
+    base: str
+    settings: tuple[tuple[str, Any], ...]
+    params: tuple[tuple[str, Any], ...]
+    repeat: int
+    seed: int
+    probe: tuple[tuple[str, Any], ...] = ()
+
+
+def _toml(path: str) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except OSError as e:
+        raise InputError(f"{path}: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{path}: {e}") from None
+
+
+def _axis(name: str, spec: Any) -> list[Any]:
+    """An axis's values: a list, or a range table ``{from, to, step | points, log, unit}``."""
+    where = f"axes.{json.dumps(name)}"
+    if isinstance(spec, list):
+        if not spec:
+            raise InputError(f"{where} = []: give at least one value")
+        return list(spec)
+    if not isinstance(spec, dict):
+        raise InputError(f"{where} = {spec!r}: give a list of values or a range table {{ from, to, step | points, log, unit }}")
+    unknown = sorted(set(spec) - {"from", "to", "step", "points", "log", "unit"})
+    if unknown:
+        raise InputError(f"{where}: unknown key(s) {', '.join(unknown)} (a range has from, to, step or points, log, unit)")
+    try:
+        lo, hi = float(spec["from"]), float(spec["to"])
+    except (KeyError, TypeError, ValueError):
+        raise InputError(f"{where}: a range needs numbers `from` and `to`") from None
+    log, unit = bool(spec.get("log", False)), spec.get("unit")
+    if "points" in spec:
+        n = spec["points"]
+        if not isinstance(n, int) or n < 1 or n > 100000:
+            raise InputError(f"{where}.points = {n!r}: a whole number from 1 to 100000")
+        if log and (lo <= 0 or hi <= 0):
+            raise InputError(f"{where}: a log range needs positive `from` and `to`")
+        if n == 1:
+            values = [lo]
+        elif log:
+            values = [lo * (hi / lo) ** (i / (n - 1)) for i in range(n)]
+        else:
+            values = [lo + (hi - lo) * i / (n - 1) for i in range(n)]
+    else:
+        step = spec.get("step", 1)
+        if log or not isinstance(step, (int, float)) or step <= 0:
+            raise InputError(f"{where}: a stepped range needs a positive `step` (a log range needs `points`)")
+        count = math.floor((hi - lo) / step + 1e-9) + 1
+        if count < 1 or count > 100000:
+            raise InputError(f"{where}: from {lo:g} to {hi:g} in steps of {step:g} gives {count} values (1 to 100000)")
+        values = [lo + i * step for i in range(count)]
+    ints = all(isinstance(spec.get(k), int) for k in ("from", "to")) and not log and isinstance(spec.get("step", 1), int) and "points" not in spec
+    out: list[Any] = [int(round(v)) if ints else float(f"{v:.12g}") for v in values]
+    if unit is not None:
+        if not isinstance(unit, str) or not unit:
+            raise InputError(f"{where}.unit = {unit!r}: a unit suffix such as \"ns\" or \"KiB\"")
+        out = [f"{v:g}{unit}" for v in out]
+    return out
+
+
+@dataclass
+class Spec:
+    """A parsed sweep spec."""
+
+    base: str
+    kind: str
+    settings: dict[str, Any]
+    axes: dict[str, list[Any]]
+    mode: str
+    repeats: int
+    seed: int
+    probe: dict[str, Any]
+    name: str = "sweep"
+
+    @classmethod
+    def load(cls, spec: Any) -> "Spec":
+        """From a TOML file path or a dict."""
+        where = ""
+        if isinstance(spec, (str, os.PathLike)):
+            path = os.fspath(spec)
+            data = _toml(path)
+            where = os.path.dirname(os.path.abspath(path))
+            name = os.path.splitext(os.path.basename(path))[0]
+        elif isinstance(spec, Mapping):
+            data, name = dict(spec), str(spec.get("name", "sweep"))
+        else:
+            raise InputError(f"a sweep spec is a TOML file or a dict, not {type(spec).__name__}")
+        known = {"base", "kind", "mode", "repeats", "seed", "set", "axes", "probe", "name"}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise InputError(f"sweep spec: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        base = data.get("base", "default")
+        if not isinstance(base, str):
+            raise InputError(f"base = {base!r}: a preset name or a config file")
+        if where and (base.endswith(".toml") or os.sep in base) and not os.path.isabs(base):
+            base = os.path.join(where, base)
+        kind = data.get("kind", "run")
+        if kind not in KINDS:
+            raise InputError(f"kind = {kind!r}: one of {', '.join(KINDS)}")
+        mode = data.get("mode", "grid")
+        if mode not in ("grid", "zip"):
+            raise InputError(f"mode = {mode!r}: grid or zip")
+        repeats, seed = data.get("repeats", 1), data.get("seed", 1)
+        if not isinstance(repeats, int) or not 1 <= repeats <= 10000:
+            raise InputError(f"repeats = {repeats!r}: a whole number from 1 to 10000")
+        if not isinstance(seed, int) or seed < 0:
+            raise InputError(f"seed = {seed!r}: a whole number, 0 or more")
+        settings, axes_spec = data.get("set", {}), data.get("axes", {})
+        if not isinstance(settings, dict) or not isinstance(axes_spec, dict):
+            raise InputError("`set` and `axes` are tables of dotted keys")
+        if "workload.randseed" in settings:
+            raise InputError("set.\"workload.randseed\": the spec's `seed` sets it (repeats derive theirs from it)")
+        axes = {k: _axis(k, v) for k, v in axes_spec.items()}
+        if mode == "zip" and len({len(v) for v in axes.values()}) > 1:
+            raise InputError(f"mode = \"zip\": every axis needs as many values ({', '.join(f'{k}: {len(v)}' for k, v in axes.items())})")
+        probe = data.get("probe", {})
+        if not isinstance(probe, dict):
+            raise InputError("`probe` is a table (profile, experiments)")
+        return cls(base, kind, dict(settings), axes, mode, repeats, seed, dict(probe), str(data.get("name", name)))
+
+    def combinations(self) -> list[dict[str, Any]]:
+        keys = list(self.axes)
+        if not keys:
+            return [{}]
+        if self.mode == "zip":
+            return [dict(zip(keys, vals)) for vals in zip(*(self.axes[k] for k in keys))]
+        return [dict(zip(keys, vals)) for vals in itertools.product(*(self.axes[k] for k in keys))]
+
+
+def derived_seed(seed: int, repeat: int) -> int:
+    """Repeat 0 runs at the spec's seed (a point equals a plain run); repeat k > 0 at a seed
+    hashed from both, the same for every point (common random numbers across the points)."""
+    if repeat == 0:
+        return seed
+    h = hashlib.sha256(f"ssdlab-sweep:{seed}:{repeat}".encode()).digest()
+    return int.from_bytes(h[:8], "little") & ((1 << 62) - 1) or 1
+
+
+def tasks(spec: Spec) -> list[Task]:
+    """Every point of the spec, with its id. Checks each point's config once, so that a bad
+    value is reported before anything runs."""
+    from ssdlab import api
+
+    base_hash = api.load_config(spec.base, set=spec.settings).hash
+    out = []
+    for params in spec.combinations():
+        try:
+            api.load_config(spec.base, set={**spec.settings, **params})
+        except Exception as e:  # noqa: BLE001 - reported with the point
+            raise InputError(f"sweep point {json.dumps(params)}: {_problem(e)}") from None
+        for r in range(spec.repeats):
+            seed = derived_seed(spec.seed, r)
+            key = json.dumps([spec.kind, base_hash, sorted(params.items()), sorted(spec.probe.items()), r, seed], sort_keys=True, default=str)
+            pid = hashlib.sha256(key.encode()).hexdigest()[:20]
+            out.append(Task(pid, spec.kind, spec.base, tuple(sorted(spec.settings.items())), tuple(params.items()), r, seed, tuple(sorted(spec.probe.items()))))
+    return out
+
+
+def _problem(e: BaseException) -> str:
+    from ssdlab.exceptions import issues
+
+    found = issues(e)
+    if found:
+        return "; ".join(f"{i['path']} = {i['value']}: {i['rule']}" for i in found)
+    return str(e.args[0] if e.args else e)
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+    elif isinstance(value, (int, float, str, bool)) or value is None:
+        out[prefix] = value
+
+
+def execute(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Runs one point (in a worker): its row and its time-series rows."""
+    from ssdlab import __version__, api
+
+    start = time.perf_counter()
+    # An axis over workload.randseed itself wins over the repeat's seed.
+    settings = {**dict(task.settings), "workload.randseed": task.seed, **dict(task.params)}
+    row: dict[str, Any] = {"point_id": task.point_id, "kind": task.kind, "repeat": task.repeat, "seed": task.seed}
+    for k, v in task.params:
+        row[k] = v
+    series: list[dict[str, Any]] = []
+    if task.kind == "run":
+        result = api.run(task.base, set=settings)
+        s = result.summary
+        row["config_hash"] = s["config_hash"]
+        for k in ("ios", "sim_time_s", "window_s", "iops", "bandwidth_mib_s", "events"):
+            row[k] = s.get(k)
+        for op in ("read", "write"):
+            o = s[op]
+            row[f"{op}.ios"], row[f"{op}.iops"], row[f"{op}.bandwidth_mib_s"] = o["ios"], o["iops"], o["bandwidth_mib_s"]
+            for q in ("mean", "p50", "p99", "p999", "max"):
+                row[f"{op}.latency_us.{q}"] = o["latency_us"][q]
+        _flatten("breakdown_us", s["breakdown_us"], row)
+        _flatten("utilisation", s["utilisation"], row)
+        for k, v in s["metrics"].items():
+            row[f"metrics.{k}"] = v
+        if s.get("timeseries"):
+            series = [{"point_id": task.point_id, **r} for r in s["timeseries"]["rows"]]
+    else:
+        from ssdlab import probe as pr
+
+        opts = dict(task.probe)
+        p = pr.run_probe(pr.SimTarget(api.load_config(task.base, set=settings)), opts.get("profile", "quick"), opts.get("experiments"))
+        row["config_hash"] = p.target.get("config_hash")
+        for r in p.rules:
+            row[f"rule.{r['rule']}.verdict"] = r["verdict"]
+            row[f"rule.{r['rule']}.value"] = r["value"]
+        inter = p.interleave or {}
+        row["interleave.degree"] = inter.get("degree")
+        row["interleave.confidence"] = inter.get("confidence")
+    row["version"] = __version__
+    row["wall_s"] = time.perf_counter() - start
+    return row, series
+
+
+# ---------------------------------------------------------------------------------------------
+# The store.
+
+
+class Store:
+    """A sweep's results directory (see the module's doc)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = os.path.abspath(path)
+        self.points = os.path.join(self.path, "points")
+        self.series = os.path.join(self.path, "series")
+
+    def create(self, spec: Spec) -> None:
+        if os.path.exists(self.path) and not os.path.isdir(self.path):
+            raise InputError(f"store {self.path}: exists and is not a directory")
+        os.makedirs(self.points, exist_ok=True)
+        os.makedirs(self.series, exist_ok=True)
+        meta = os.path.join(self.path, "sweep.json")
+        if not os.path.exists(meta):
+            self._atomic(meta, json.dumps({"name": spec.name, "base": spec.base, "kind": spec.kind, "axes": spec.axes, "set": spec.settings, "repeats": spec.repeats, "seed": spec.seed}, indent=1, default=str).encode())
+
+    def _files(self, d: str) -> tuple[list[str], list[str]]:
+        """A table's point files (one row each, named by the point's id) and batch files."""
+        if not os.path.isdir(d):
+            return [], []
+        names = sorted(f for f in os.listdir(d) if f.endswith(".parquet") and not f.startswith("."))
+        return [f for f in names if not f.startswith("batch-")], [f for f in names if f.startswith("batch-")]
+
+    def _batch_ids(self) -> set[str]:
+        import pyarrow.parquet as pq
+
+        ids: set[str] = set()
+        for f in self._files(self.points)[1]:
+            ids.update(pq.read_table(os.path.join(self.points, f), columns=["point_id"]).column(0).to_pylist())
+        return ids
+
+    def done(self) -> set[str]:
+        """The ids of the points stored."""
+        singles, _ = self._files(self.points)
+        return {f[: -len(".parquet")] for f in singles} | self._batch_ids()
+
+    @staticmethod
+    def _atomic(path: str, data: bytes) -> None:
+        # Written whole under a temporary name, then renamed: a killed process leaves either
+        # the complete file or none. (No fsync: the kernel keeps a killed process's writes;
+        # after a power loss a file may be empty or torn, and `clean` removes it to run again.)
+        tmp = os.path.join(os.path.dirname(path), f".tmp-{uuid.uuid4().hex}")
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+
+    @staticmethod
+    def _parquet(rows: list[dict[str, Any]]) -> bytes:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        sink = pa.BufferOutputStream()
+        pq.write_table(pa.Table.from_pylist(rows), sink)
+        return bytes(sink.getvalue())
+
+    def write(self, row: dict[str, Any], series: list[dict[str, Any]]) -> None:
+        pid = row["point_id"]
+        if series:
+            self._atomic(os.path.join(self.series, f"{pid}.parquet"), self._parquet(series))
+        # The point's row last: once it is there, the point (and its series) is done.
+        self._atomic(os.path.join(self.points, f"{pid}.parquet"), self._parquet([row]))
+
+    def clean(self) -> None:
+        """Removes what a killed run can leave: temporary files (never read as results), point
+        files that do not read as Parquet (torn by a power loss: those points run again), and
+        point files a batch already holds (a compaction killed before it removed them)."""
+        import pyarrow.parquet as pq
+
+        batched = self._batch_ids()
+        for d in (self.points, self.series, self.path):
+            if not os.path.isdir(d):
+                continue
+            for f in os.listdir(d):
+                path = os.path.join(d, f)
+                drop = f.startswith(".tmp-")
+                if not drop and d != self.path and f.endswith(".parquet") and not f.startswith("batch-"):
+                    drop = d == self.points and f[: -len(".parquet")] in batched
+                    if not drop:
+                        try:
+                            pq.read_metadata(path)
+                        except Exception:  # noqa: BLE001 - any unreadable file is torn
+                            drop = True
+                if drop:
+                    try:
+                        os.unlink(path)
+                    except OSError:
+                        pass
+
+    def compact(self) -> None:
+        """Gathers the one-row point files into one batch file per table (written whole and
+        renamed into place before the point files go, so a kill leaves every row readable)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        for d in (self.series, self.points):  # the points last: their batch marks them done
+            singles, _ = self._files(d)
+            if len(singles) < 2:
+                continue
+            tables = [pq.read_table(os.path.join(d, f)) for f in singles]
+            sink = pa.BufferOutputStream()
+            pq.write_table(pa.concat_tables(tables, promote_options="permissive"), sink)
+            self._atomic(os.path.join(d, f"batch-{uuid.uuid4().hex}.parquet"), bytes(sink.getvalue()))
+            for f in singles:
+                os.unlink(os.path.join(d, f))
+
+    def read(self, table: str = "points") -> "pd.DataFrame":
+        import pandas as pd
+
+        d = self.points if table == "points" else self.series
+        if not os.path.isdir(d):
+            raise InputError(f"{self.path}: not a sweep store (no {table}/ directory)")
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        singles, batches = self._files(d)
+        files = batches + singles
+        if not files:
+            return pd.DataFrame()
+        tables = []
+        for f in files:
+            try:
+                tables.append(pq.read_table(os.path.join(d, f)))
+            except Exception:  # noqa: BLE001 - a torn file (power loss) is a point not done
+                continue
+        if not tables:
+            return pd.DataFrame()
+        df = pa.concat_tables(tables, promote_options="permissive").to_pandas()
+        if table == "points":
+            df = df.drop_duplicates("point_id").sort_values(["point_id"]).reset_index(drop=True)
+        return df
+
+
+def open_store(path: str, table: str = "points") -> "pd.DataFrame":
+    """A sweep store's rows: one per point (``table="points"``), or the time series."""
+    return Store(path).read(table)
+
+
+# ---------------------------------------------------------------------------------------------
+# Executors.
+
+
+def _local(n: int) -> Any:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # forkserver: workers fork from a clean server process, not from this one (whose threads a
+    # plain fork would copy mid-flight).
+    return ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("forkserver"))
+
+
+def _dask(executor: str, n: int) -> tuple[Any, Any]:
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise InputError(f"--executor {executor}: dask.distributed is not installed (pip install 'dask[distributed]')") from None
+    if executor == "dask-local":
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None)
+        return Client(cluster), cluster
+    address = executor.removeprefix("dask://")
+    if not address or ":" not in address:
+        raise InputError(f"--executor {executor}: give dask://HOST:PORT of a running scheduler")
+    try:
+        return Client(f"tcp://{address}", timeout="10s"), None
+    except OSError as e:
+        raise InputError(f"--executor {executor}: cannot reach the scheduler ({e})") from None
+
+
+def run_tasks(todo: Sequence[Task], store: Store, executor: str = "local", workers: Optional[int] = None, progress: Optional[Callable[[float], None]] = None) -> int:
+    """Runs ``todo`` on the executor and stores each point as it finishes; returns how many
+    ran. Ctrl-C cancels what has not started and keeps what finished."""
+    n = workers or os.cpu_count() or 1
+    total = len(todo)
+    finished = 0
+
+    def tick() -> None:
+        if progress:
+            progress(finished / max(total, 1))
+
+    if not todo:
+        return 0
+    if executor == "serial":
+        for t in todo:
+            store.write(*execute(t))
+            finished += 1
+            tick()
+        return finished
+    if executor == "local":
+        from concurrent.futures import as_completed
+
+        pool = _local(n)
+        try:
+            futures = [pool.submit(execute, t) for t in todo]
+            for f in as_completed(futures):
+                store.write(*f.result())
+                finished += 1
+                tick()
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+        return finished
+    if executor == "dask-local" or executor.startswith("dask://"):
+        from distributed import as_completed as dask_completed
+
+        client, cluster = _dask(executor, n)
+        try:
+            futures = client.map(execute, list(todo), pure=False)
+            for f in dask_completed(futures):
+                store.write(*f.result())
+                finished += 1
+                tick()
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+        return finished
+    raise InputError(f"--executor {executor!r}: local, serial, dask-local or dask://HOST:PORT")
+
+
+def sweep(
+    spec: Any,
+    store: Optional[str] = None,
+    executor: str = "local",
+    workers: Optional[int] = None,
+    progress: Optional[Callable[[float], None]] = None,
+) -> "pd.DataFrame":
+    """Runs a sweep spec (a TOML path or a dict) into ``store`` (default: ``<spec>.store``
+    beside a spec file, else ``sweep.store``), skipping the points already there, and returns
+    the store's rows for this spec's points."""
+    if executor not in ("local", "serial", "dask-local") and not executor.startswith("dask://"):
+        raise InputError(f"--executor {executor!r}: local, serial, dask-local or dask://HOST:PORT")
+    s = Spec.load(spec)
+    todo_all = tasks(s)
+    if store is None:
+        store = (os.path.splitext(os.fspath(spec))[0] if isinstance(spec, (str, os.PathLike)) else s.name) + ".store"
+    st = Store(store)
+    st.create(s)
+    st.clean()
+    have = st.done()
+    todo = [t for t in todo_all if t.point_id not in have]
+    try:
+        run_tasks(todo, st, executor, workers, progress)
+    finally:
+        st.compact()
+    df = st.read()
+    order = list(dict.fromkeys(t.point_id for t in todo_all))
+    return df.set_index("point_id").loc[order].reset_index()
+
+
+def plan(spec: Any, store: Optional[str] = None) -> tuple[Spec, list[Task], set[str]]:
+    """The spec, its points and those a store already holds (for dry runs and progress)."""
+    s = Spec.load(spec)
+    t = tasks(s)
+    have = Store(store).done() if store else set()
+    return s, t, have
+
+
+__all__ = ["Spec", "Store", "Task", "execute", "open_store", "plan", "run_tasks", "sweep"]

@@ -1,0 +1,172 @@
+"""The laboratory: sweep specs, executors that agree bit for bit (a local pool, a dask
+LocalCluster, and a dask scheduler with workers as processes), and a store that resumes, never
+duplicates a row, and survives kill -9."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+import ssdlab
+from ssdlab import lab
+from ssdlab.exceptions import InputError
+
+from conftest import ROOT
+from test_cli import no_traceback
+
+SPEC = {
+    "name": "qd",
+    "base": "p4800x",
+    "set": {"workload.number_ios": 1500, "workload.numjobs": 1},
+    "axes": {"workload.iodepth": [1, 4, 16], "workload.rw": ["randread", "randwrite"]},
+}
+
+
+def rows(path):
+    return lab.open_store(path).drop(columns=["wall_s"]).sort_values("point_id").reset_index(drop=True)
+
+
+def test_axes_lists_ranges_log_ranges_and_units():
+    assert lab._axis("k", [1, 2]) == [1, 2]
+    assert lab._axis("k", {"from": 1, "to": 4}) == [1, 2, 3, 4]
+    assert lab._axis("k", {"from": 0.5, "to": 1.5, "step": 0.5}) == [0.5, 1.0, 1.5]
+    assert lab._axis("k", {"from": 100, "to": 10000, "points": 3, "log": True, "unit": "ns"}) == ["100ns", "1000ns", "10000ns"]
+    for bad, needle in (([], "at least one"), ({"from": 1}, "from` and `to"), ({"from": 0, "to": 10, "points": 3, "log": True}, "positive"), ({"from": 1, "to": 2, "sep": 1}, "unknown key")):
+        with pytest.raises(InputError, match=needle):
+            lab._axis("k", bad)
+
+
+def test_grid_zip_repeats_and_derived_seeds():
+    s = lab.Spec.load(dict(SPEC, repeats=2, seed=7))
+    t = lab.tasks(s)
+    assert len(t) == 3 * 2 * 2 and len({x.point_id for x in t}) == 12
+    assert {x.seed for x in t if x.repeat == 0} == {7} and len({x.seed for x in t if x.repeat == 1}) == 1
+    z = lab.Spec.load(dict(SPEC, mode="zip", axes={"workload.iodepth": [1, 4], "workload.bs": ["4k", "8k"]}))
+    assert z.combinations() == [{"workload.iodepth": 1, "workload.bs": "4k"}, {"workload.iodepth": 4, "workload.bs": "8k"}]
+    with pytest.raises(InputError, match="as many values"):
+        lab.Spec.load(dict(SPEC, mode="zip", axes={"workload.iodepth": [1, 4], "workload.bs": ["4k"]}))
+    with pytest.raises(InputError, match="unknown key"):
+        lab.Spec.load(dict(SPEC, axis={}))
+    with pytest.raises(InputError, match="media.nvm.controllers"):
+        lab.tasks(lab.Spec.load(dict(SPEC, axes={"media.nvm.controllers": [0]})))
+
+
+def test_a_point_is_a_plain_run_and_rerunning_does_no_work(tmp_path):
+    store = tmp_path / "s.store"
+    df = ssdlab.sweep(SPEC, store=str(store), executor="serial")
+    assert len(df) == 6 and list(df["workload.iodepth"]) == [1, 1, 4, 4, 16, 16]
+    plain = ssdlab.run("p4800x", workload={"number_ios": 1500, "numjobs": 1, "iodepth": 4, "rw": "randwrite"})
+    row = df[(df["workload.iodepth"] == 4) & (df["workload.rw"] == "randwrite")].iloc[0]
+    assert row["iops"] == plain.summary["iops"] and row["config_hash"] == plain.summary["config_hash"]
+    assert row["metrics.nvm.start_gap.moves"] == plain.summary["metrics"]["nvm.start_gap.moves"]
+    files = {f: os.stat(store / "points" / f).st_mtime_ns for f in os.listdir(store / "points")}
+    _, todo, have = lab.plan(SPEC, str(store))
+    assert {t.point_id for t in todo} <= have
+    again = ssdlab.sweep(SPEC, store=str(store), executor="serial")
+    assert again.drop(columns=["wall_s"]).equals(df.drop(columns=["wall_s"]))
+    assert {f: os.stat(store / "points" / f).st_mtime_ns for f in os.listdir(store / "points")} == files
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_local_dask_local_and_a_dask_scheduler_give_identical_stores(tmp_path):
+    ssdlab.sweep(SPEC, store=str(tmp_path / "local"), executor="local", workers=2)
+    ssdlab.sweep(SPEC, store=str(tmp_path / "dl"), executor="dask-local", workers=2)
+    port = free_port()
+    dask = os.path.join(os.path.dirname(sys.executable), "dask")
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        for _ in range(2):
+            procs.append(subprocess.Popen([dask, "worker", f"tcp://127.0.0.1:{port}", "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        ssdlab.sweep(SPEC, store=str(tmp_path / "remote"), executor=f"dask://127.0.0.1:{port}")
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait(30)
+    a, b, c = rows(tmp_path / "local"), rows(tmp_path / "dl"), rows(tmp_path / "remote")
+    assert len(a) == 6 and a.equals(b) and a.equals(c)
+
+
+def test_kill_9_mid_sweep_resumes_to_exactly_one_row_per_point(tmp_path):
+    spec = tmp_path / "big.toml"
+    spec.write_text('base = "p4800x"\n[set]\n"workload.number_ios" = 20000\n"workload.numjobs" = 1\n[axes]\n"workload.iodepth" = { from = 1, to = 24 }\n')
+    store = tmp_path / "big.store"
+    args = [sys.executable, "-m", "ssdlab", "sweep", str(spec), "-j", "2"]
+    p = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not (store / "points").is_dir() or len([f for f in os.listdir(store / "points") if f.endswith(".parquet")]) < 3:
+        assert time.monotonic() < deadline and p.poll() is None, "no point finished"
+        time.sleep(0.05)
+    os.killpg(p.pid, signal.SIGKILL)  # the sweep and its workers, mid-write or not
+    p.wait()
+    partial = lab.open_store(str(store))
+    assert 3 <= len(partial) < 24 and partial["point_id"].is_unique
+    r = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert f"{24 - len(partial)} run, {len(partial)} already in" in r.stdout, r.stdout
+    done = lab.open_store(str(store))
+    assert len(done) == 24 and done["point_id"].is_unique and sorted(done["workload.iodepth"]) == list(range(1, 25))
+    assert not [f for f in os.listdir(store / "points") if f.startswith(".tmp-")]
+
+
+def test_a_probe_per_point(tmp_path):
+    spec = {"base": "p4800x", "kind": "probe", "probe": {"experiments": ["interleave"]}, "axes": {"media.nvm.controllers": [5, 7]}}
+    df = ssdlab.sweep(spec, store=str(tmp_path / "p"), executor="serial")
+    assert list(df["interleave.degree"]) == [5, 7] and (df["interleave.confidence"] == 1.0).all()
+    assert (df["rule.crowded.verdict"] == "inconclusive").all()
+
+
+def test_time_series_go_to_their_own_table(tmp_path):
+    spec = dict(SPEC, set={**SPEC["set"], "stats.interval": "1ms", "workload.number_ios": 4000}, axes={"workload.iodepth": [4]})
+    ssdlab.sweep(spec, store=str(tmp_path / "t"), executor="serial")
+    ts = lab.open_store(str(tmp_path / "t"), "series")
+    assert len(ts) > 3 and set(ts["point_id"]) == set(lab.open_store(str(tmp_path / "t"))["point_id"])
+
+
+def test_cli_sweep_and_its_bad_input(cli, tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text('base = "p4800x"\n[set]\n"workload.number_ios" = 500\n[axes]\n"workload.iodepth" = [1, 2]\n')
+    p = cli("sweep", str(spec), "--executor", "serial", "--json")
+    assert p.returncode == 0, p.stderr
+    assert len(json.loads(p.stdout)) == 2 and (tmp_path / "s.store" / "sweep.json").exists()
+    bad = tmp_path / "bad.toml"
+    bad.write_text('base = "p4800x"\n[axes]\n"workload.iodepth" = [1, \n')
+    for args, needle in (([str(bad)], "bad.toml"), ([str(tmp_path / "none.toml")], "no such file"), ([str(spec), "--executor", "cloud"], "--executor 'cloud'"), ([str(spec), "--store", str(tmp_path / "new"), "--executor", "dask://127.0.0.1:1"], "cannot reach")):
+        r = cli("sweep", *args, timeout=120)
+        assert r.returncode == 2, (args, r.returncode, r.stderr)
+        no_traceback(r)
+        assert needle in r.stderr, (needle, r.stderr)
+
+
+def test_a_compaction_killed_midway_leaves_one_row_per_point(tmp_path):
+    store = tmp_path / "c.store"
+    ssdlab.sweep(SPEC, store=str(store), executor="serial")
+    st = lab.Store(str(store))
+    (batch,) = os.listdir(store / "points")
+    # As if killed after the batch was renamed in but before its point files were removed:
+    df = lab.open_store(str(store))
+    for _, row in df.iterrows():
+        st._atomic(os.path.join(st.points, f"{row['point_id']}.parquet"), st._parquet([{k: row[k] for k in df.columns}]))
+    assert len(lab.open_store(str(store))) == 6  # read once per point id
+    again = ssdlab.sweep(SPEC, store=str(store), executor="serial")
+    assert len(again) == 6 and os.listdir(store / "points") == [batch]
+
+
+def test_an_axis_over_the_seed_wins_and_repeats_differ(tmp_path):
+    spec = {"base": "p4800x", "set": {"workload.number_ios": 800, "workload.numjobs": 1}, "axes": {"workload.randseed": [3, 4]}}
+    df = ssdlab.sweep(spec, store=str(tmp_path / "a"), executor="serial")
+    assert list(df["seed"]) == [1, 1] and df["read.latency_us.p99"].nunique() == 2
+    direct = ssdlab.run("p4800x", workload={"number_ios": 800, "numjobs": 1}, seed=4)
+    assert df.iloc[1]["read.latency_us.p99"] == direct.summary["read"]["latency_us"]["p99"]
+    with pytest.raises(InputError, match="seed"):
+        lab.Spec.load({"set": {"workload.randseed": 3}})
