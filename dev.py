@@ -7,8 +7,8 @@
     python3 dev.py setup           create .venv and build the native module (when sources changed)
     python3 dev.py help            this text
 
-Setup installs fio where it can (Debian's package, as root) for the real-device probe, makes a
-virtual environment in .venv (falling back to pip's --python option where the
+Setup installs fio and chromium where it can (Debian's packages, as root: the real-device probe
+and the headless check of HTML reports), makes a virtual environment in .venv (falling back to pip's --python option where the
 venv module has no pip), installs ssdlab in editable mode with its test extras (pip builds the
 Rust extension with maturin), and records a hash of the Rust sources and presets so that the
 next call rebuilds only when they changed.
@@ -68,26 +68,26 @@ def make_venv() -> None:
         sh(sys.executable, "-m", "pip", "--python", PY, "install", "pip")
 
 
-def ensure_fio() -> None:
-    """fio drives real devices (`ssdlab probe fio:PATH`). Install Debian's package when it is
-    missing and we may (root, apt-get present); otherwise say how, and go on: only the
-    real-device paths and their tests need it."""
-    if shutil.which("fio"):
+def ensure_tool(command: str, package: str, why: str) -> None:
+    """Install Debian's `package` for `command` when it is missing and we may (root, apt-get
+    present); otherwise say how, and go on: only `why` needs it (its tests skip, saying so)."""
+    if shutil.which(command):
         return
     if os.name == "posix" and hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
-        say("installing fio (apt-get install fio) for the real-device probe")
+        say(f"installing {package} (apt-get install {package}) for {why}")
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        ok = subprocess.run(["apt-get", "install", "-y", "-q", "fio"], env=env, capture_output=True).returncode == 0
+        ok = subprocess.run(["apt-get", "install", "-y", "-q", package], env=env, capture_output=True).returncode == 0
         if not ok:
             subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True)
-            ok = subprocess.run(["apt-get", "install", "-y", "-q", "fio"], env=env, capture_output=True).returncode == 0
-        if ok and shutil.which("fio"):
+            ok = subprocess.run(["apt-get", "install", "-y", "-q", package], env=env, capture_output=True).returncode == 0
+        if ok and shutil.which(command):
             return
-    say("fio is not installed: `ssdlab probe fio:PATH` and its tests need it (Debian/Ubuntu: apt-get install fio)")
+    say(f"{command} is not installed: {why} needs it (Debian/Ubuntu: apt-get install {package})")
 
 
 def setup(force: bool = False) -> None:
-    ensure_fio()
+    ensure_tool("fio", "fio", "`ssdlab probe fio:PATH`")
+    ensure_tool("chromium", "chromium", "the test that renders `ssdlab report` in a headless browser")
     make_venv()
     digest = sources_hash()
     if not force and STAMP.exists() and STAMP.read_text().strip() == digest and (ROOT / "python/ssdlab").exists():

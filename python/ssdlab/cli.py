@@ -819,6 +819,26 @@ def sweep(
 
 @app.command()
 @_ctrl_c_exits_130
+def report(
+    source: str = typer.Argument(..., help="A sweep store (directory) or a run's JSON (ssdlab run --json > run.json)."),
+    output: str = typer.Option(..., "--output", "-o", help="The HTML file to write (its figures go to OUTPUT-figures/ as SVG and PNG)."),
+    no_figures: bool = typer.Option(False, "--no-figures", help="Write only the HTML."),
+) -> None:
+    """A self-contained HTML report (inline SVG, no external assets) of a sweep or a run."""
+    from ssdlab import report as rep
+
+    if not output.lower().endswith((".html", ".htm")):
+        raise UsageError(f"--output {output}: write an .html file")
+    if not os.path.isdir(os.path.dirname(os.path.abspath(output))):
+        raise UsageError(f"--output {output}: its directory does not exist")
+    if not os.path.exists(source):
+        raise UsageError(f"{source}: no such file or directory")
+    written = rep.report(source, output, figures=not no_figures)
+    out.print(f"wrote {output}" + (f" and {len(written) - 1} figure files in {os.path.splitext(output)[0]}-figures/" if len(written) > 1 else ""), highlight=False)
+
+
+@app.command()
+@_ctrl_c_exits_130
 def presets() -> None:
     """List the preset library."""
     t = Table(title="Presets (use a name as CONFIG, or `extends = \"NAME\"` in a file)", title_justify="left")

@@ -1,0 +1,324 @@
+"""A self-contained HTML report of a sweep store or of one run's JSON result.
+
+One file, readable offline and attachable to an email: inline CSS, every figure an inline SVG,
+no script and no external asset. Each figure is also written beside the report as SVG and PNG
+(``<report>-figures/``) for papers.
+
+For a store it shows:
+
+- each headline metric against each axis (one line per value of a second axis);
+- a heatmap of each metric over the first two axes of a two-dimensional grid;
+- the latency breakdown of every point as stacked bars;
+- the time series of the points that have one;
+- every point's parameters and its resolved config (the TOML, folded).
+
+For one run's JSON (``ssdlab run --json``): its latency table, breakdown and time series.
+
+Leaves out: interactive figures (a script would break the one-file, offline rule).
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import os
+from typing import TYPE_CHECKING, Any, Optional
+
+from ssdlab.exceptions import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+HEADLINE = (
+    ("iops", "IOPS"),
+    ("bandwidth_mib_s", "bandwidth (MiB/s)"),
+    ("read.latency_us.mean", "read latency, mean (us)"),
+    ("read.latency_us.p99", "read latency, p99 (us)"),
+    ("write.latency_us.mean", "write latency, mean (us)"),
+)
+
+CSS = """
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1100px; color: #222; padding: 0 1em; }
+h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 2em; }
+table { border-collapse: collapse; margin: .6em 0; font-size: 12px; } td, th { border: 1px solid #ddd; padding: 3px 7px; text-align: right; }
+th { background: #f4f4f4; } td.l, th.l { text-align: left; } .fig { margin: 1em 0; } .fig svg { max-width: 100%; height: auto; }
+.wide { overflow-x: auto; } details { margin: .3em 0; } pre { background: #f8f8f8; padding: .6em; overflow-x: auto; font-size: 11px; } .muted { color: #777; }
+"""
+
+
+class _Figures:
+    """Collects figures: inline SVG for the page, SVG and PNG files beside it."""
+
+    def __init__(self, directory: Optional[str]) -> None:
+        self.directory = directory
+        self.paths: list[str] = []
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+
+    def add(self, fig: Any, name: str) -> str:
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg")
+        svg = buf.getvalue()
+        svg = svg[svg.index("<svg"):]  # drop the XML prolog: the page is HTML
+        if self.directory:
+            for ext in ("svg", "png"):
+                path = os.path.join(self.directory, f"{name}.{ext}")
+                fig.savefig(path, dpi=130)
+                self.paths.append(path)
+        return f'<div class="fig">{svg}</div>'
+
+
+def _figure(w: float = 6.4, h: float = 3.4) -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(w, h))
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in text).strip("_")
+
+
+def _numeric(series: "pd.Series") -> bool:
+    import pandas as pd
+
+    return bool(pd.api.types.is_numeric_dtype(series))
+
+
+def _axis_values(df: "pd.DataFrame", axis: str, spec: list[Any]) -> tuple[list[Any], Any]:
+    """An axis's values in order, and how to place them on a plot's x axis: numbers as they
+    are, anything else by its rank in the spec."""
+    present = set(df[axis])
+    if _numeric(df[axis]):
+        return sorted(present), None
+    vals = [v for v in spec if v in present] + sorted(str(v) for v in present if v not in spec)
+    return vals, {v: i for i, v in enumerate(vals)}
+
+
+def _table(df: "pd.DataFrame", left: tuple[str, ...] = ()) -> str:
+    head = "".join(f'<th class="{"l" if c in left else ""}">{html.escape(str(c))}</th>' for c in df.columns)
+    rows = []
+    for _, r in df.iterrows():
+        cells = []
+        for c in df.columns:
+            v = r[c]
+            text = f"{v:,.3f}" if isinstance(v, float) else html.escape(str(v))
+            cells.append(f'<td class="{"l" if c in left else ""}">{text}</td>')
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<div class='wide'><table><tr>{head}</tr>{''.join(rows)}</table></div>"
+
+
+def store_report(path: str, output: str, figures: bool = True) -> list[str]:
+    """Writes the report of the store at ``path`` to ``output``; returns the files written."""
+    from ssdlab import lab
+
+    meta_path = os.path.join(path, "sweep.json")
+    if not os.path.isfile(meta_path):
+        raise InputError(f"{path}: not a sweep store (no sweep.json)")
+    with open(meta_path, encoding="utf-8") as f:
+        meta = json.load(f)
+    df = lab.open_store(path)
+    if df.empty:
+        raise InputError(f"{path}: the store holds no points yet")
+    try:
+        series = lab.open_store(path, "series")
+    except InputError:
+        series = None
+    axes = [a for a in meta.get("axes", {}) if a in df.columns]
+    # Rows in the spec's order (the store keeps them by point id).
+    ranks = {a: {v: i for i, v in enumerate(_axis_values(df, a, meta["axes"][a])[0])} for a in axes}
+    keys = [df[a].map(ranks[a]) for a in axes] + ([df["repeat"]] if "repeat" in df else [])
+    if keys:
+        import pandas as pd
+
+        order = pd.concat(keys, axis=1).apply(tuple, axis=1).sort_values().index
+        df = df.loc[order].reset_index(drop=True)
+    figs = _Figures(os.path.splitext(output)[0] + "-figures" if figures else None)
+    parts = [f"<h1>Sweep {html.escape(str(meta.get('name', '')))}</h1>"]
+    parts.append(f'<p class="muted">base {html.escape(str(meta.get("base")))}, {len(df)} points, kind {html.escape(str(meta.get("kind")))}, '
+                 f"ssdlab {html.escape(str(df['version'].iloc[0]))}; fixed settings: {html.escape(json.dumps(meta.get('set', {})))}</p>")
+    metrics = [(m, label) for m, label in HEADLINE if m in df.columns and df[m].fillna(0).abs().sum() > 0]
+    mean = df.groupby(axes, sort=False, dropna=False).mean(numeric_only=True).reset_index() if axes else df
+    if axes and metrics:
+        parts.append("<h2>Metrics against each axis</h2>")
+        for axis in axes:
+            others = [a for a in axes if a != axis]
+            group = others[0] if others else None
+            for m, label in metrics:
+                fig = _figure()
+                ax = fig.add_subplot()
+                vals, rank = _axis_values(mean, axis, meta["axes"][axis])
+                keys = _axis_values(mean, group, meta["axes"][group])[0] if group else [None]
+                for key in keys:
+                    sub = (mean[mean[group] == key] if group else mean).set_index(axis).reindex(vals)
+                    xs = [rank[v] for v in vals] if rank else vals
+                    ax.plot(xs, sub[m], marker="o", label=f"{group} = {key}" if group else None)
+                if rank:
+                    ax.set_xticks(range(len(vals)), [str(v) for v in vals], fontsize=8)
+                elif len(vals) > 2 and min(vals) > 0 and max(vals) / min(vals) >= 50:
+                    ax.set_xscale("log")
+                ax.set_xlabel(axis)
+                ax.set_ylabel(label)
+                ax.grid(alpha=0.3)
+                if group:
+                    ax.legend(fontsize=7)
+                fig.tight_layout()
+                parts.append(figs.add(fig, f"{_slug(m)}-vs-{_slug(axis)}"))
+    if len(axes) >= 2 and metrics:
+        parts.append("<h2>Heatmaps</h2>")
+        a0, a1 = axes[0], axes[1]
+        for m, label in metrics:
+            grid = mean.pivot_table(index=a0, columns=a1, values=m, aggfunc="mean")
+            grid = grid.reindex(index=_axis_values(mean, a0, meta["axes"][a0])[0], columns=_axis_values(mean, a1, meta["axes"][a1])[0])
+            fig = _figure(1.8 + 0.8 * len(grid.columns), 1.2 + 0.45 * len(grid.index))
+            ax = fig.add_subplot()
+            im = ax.imshow(grid.values, aspect="auto", cmap="viridis")
+            for i in range(grid.shape[0]):
+                for j in range(grid.shape[1]):
+                    v = grid.values[i, j]
+                    if v == v:
+                        ax.text(j, i, f"{v:,.3g}", ha="center", va="center", fontsize=7, color="white")
+            ax.set_xticks(range(len(grid.columns)), [str(c) for c in grid.columns], fontsize=8)
+            ax.set_yticks(range(len(grid.index)), [str(c) for c in grid.index], fontsize=8)
+            ax.set_xlabel(a1)
+            ax.set_ylabel(a0)
+            ax.set_title(label, fontsize=9)
+            fig.colorbar(im, ax=ax, shrink=0.8)
+            fig.tight_layout()
+            parts.append(figs.add(fig, f"heatmap-{_slug(m)}"))
+    parts.append(_breakdown(df, axes, figs))
+    if series is not None and not series.empty:
+        parts.append(_series(series, df, axes, figs))
+    parts.append("<h2>Every point</h2>")
+    shown = [c for c in ("point_id", *axes, "repeat", "seed", "config_hash", *(m for m, _ in metrics)) if c in df.columns]
+    parts.append(_table(df[shown], left=("point_id", "config_hash")))
+    parts.append(_configs(meta, df, axes))
+    return _write(output, f"ssdlab sweep {meta.get('name', '')}", parts, figs)
+
+
+def _breakdown(df: "pd.DataFrame", axes: list[str], figs: _Figures) -> str:
+    from ssdlab import components
+
+    cols = [f"breakdown_us.{c}" for c in components() if f"breakdown_us.{c}" in df.columns]
+    cols = [c for c in cols if c != "breakdown_us.total" and df[c].fillna(0).abs().sum() > 0]
+    if not cols:
+        return ""
+    sub = df.head(40)
+    labels = [", ".join(f"{r[a]}" for a in axes) + (f" #{int(r['repeat'])}" if "repeat" in r and r["repeat"] else "") if axes else str(r["point_id"])[:8] for _, r in sub.iterrows()]
+    fig = _figure(7.0, 1.4 + 0.22 * len(sub))
+    ax = fig.add_subplot()
+    left = [0.0] * len(sub)
+    for c in cols:
+        vals = list(sub[c].fillna(0.0))
+        ax.barh(range(len(sub)), vals, left=left, label=c.removeprefix("breakdown_us."))
+        left = [a + b for a, b in zip(left, vals)]
+    ax.set_yticks(range(len(sub)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("mean latency per I/O (us)")
+    ax.legend(fontsize=6, ncols=3, loc="lower right")
+    fig.tight_layout()
+    note = f' <span class="muted">(the first 40 of {len(df)} points)</span>' if len(df) > 40 else ""
+    return f"<h2>Where the time goes</h2><p>Mean microseconds per I/O in each component of the path{note}.</p>" + figs.add(fig, "breakdown")
+
+
+def _series(series: "pd.DataFrame", df: "pd.DataFrame", axes: list[str], figs: _Figures) -> str:
+    rows = series[series["tenant"] == "all"] if "tenant" in series else series
+    ids = list(dict.fromkeys(rows["point_id"]))[:10]
+    names = {r["point_id"]: ", ".join(str(r[a]) for a in axes) or r["point_id"][:8] for _, r in df.iterrows()}
+    out = ["<h2>Time series</h2>"]
+    for metric, label in (("bandwidth_mib_s", "bandwidth (MiB/s)"), ("lat_p99_us", "p99 latency (us)")):
+        if metric not in rows:
+            continue
+        fig = _figure()
+        ax = fig.add_subplot()
+        for pid in ids:
+            r = rows[rows["point_id"] == pid]
+            ax.plot(r["end_s"], r[metric], label=names.get(pid, pid[:8]), lw=1)
+        ax.set_xlabel("simulated time (s)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        out.append(figs.add(fig, f"series-{_slug(metric)}"))
+    return "".join(out)
+
+
+def _configs(meta: dict[str, Any], df: "pd.DataFrame", axes: list[str]) -> str:
+    from ssdlab import api
+
+    out = ["<h2>Configs</h2><p>The resolved config of every point (click to unfold).</p>"]
+    for _, r in df.head(200).iterrows():
+        settings = {**meta.get("set", {}), **{a: r[a].item() if hasattr(r[a], "item") else r[a] for a in axes}, "workload.randseed": int(r["seed"])}
+        try:
+            text = api.load_config(meta["base"], set=settings).toml
+        except Exception as e:  # noqa: BLE001 - the base may have moved since the sweep
+            text = f"(cannot rebuild this config: {e})"
+        title = ", ".join(f"{a} = {r[a]}" for a in axes) or "the point"
+        out.append(f"<details><summary>{html.escape(title)} <span class='muted'>{html.escape(str(r.get('config_hash', '')))}</span></summary><pre>{html.escape(text)}</pre></details>")
+    return "".join(out)
+
+
+def result_report(summary: dict[str, Any], output: str, figures: bool = True) -> list[str]:
+    """Writes the report of one run's summary (``ssdlab run --json``) to ``output``."""
+    import pandas as pd
+
+    from ssdlab import components
+
+    figs = _Figures(os.path.splitext(output)[0] + "-figures" if figures else None)
+    parts = [f"<h1>Run {html.escape(str(summary.get('config_hash')))}</h1>",
+             f"<p class='muted'>seed {summary.get('seed')}, {summary.get('ios')} I/Os in {summary.get('sim_time_s', 0) * 1e3:,.3f} ms simulated, ssdlab {html.escape(str(summary.get('version')))}</p>"]
+    rows = []
+    for op in ("read", "write"):
+        o = summary.get(op) or {}
+        if o.get("ios"):
+            lat = o["latency_us"]
+            rows.append({"op": op, "I/Os": o["ios"], "IOPS": o["iops"], "MiB/s": o["bandwidth_mib_s"], **{k: lat[k] for k in ("mean", "p50", "p99", "p999", "max")}})
+    parts.append("<h2>Throughput and latency (us)</h2>" + _table(pd.DataFrame(rows), left=("op",)))
+    bd = summary.get("breakdown_us") or {}
+    comps = [c for c in components() if c != "total" and bd.get(c)]
+    if comps:
+        fig = _figure(7.0, 1.8)
+        ax = fig.add_subplot()
+        left = 0.0
+        for c in comps:
+            ax.barh([0], [bd[c]], left=left, label=c)
+            left += bd[c]
+        ax.set_yticks([])
+        ax.set_xlabel("mean latency per I/O (us)")
+        ax.legend(fontsize=6, ncols=4)
+        fig.tight_layout()
+        parts.append("<h2>Where the time goes</h2>" + figs.add(fig, "breakdown"))
+    ts = (summary.get("timeseries") or {}).get("rows")
+    if ts:
+        df = pd.DataFrame(ts).assign(point_id="run")
+        parts.append(_series(df, pd.DataFrame([{"point_id": "run"}]), [], figs))
+    return _write(output, f"ssdlab run {summary.get('config_hash')}", parts, figs)
+
+
+def _write(output: str, title: str, parts: list[str], figs: _Figures) -> list[str]:
+    page = f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>{CSS}</style></head><body>{''.join(parts)}</body></html>\n"
+    with open(output, "w", encoding="utf-8") as f:
+        f.write(page)
+    return [output, *figs.paths]
+
+
+def report(source: str, output: str, figures: bool = True) -> list[str]:
+    """The report of a sweep store (a directory) or a run's JSON file (``ssdlab run --json``)."""
+    if os.path.isdir(source):
+        return store_report(source, output, figures)
+    try:
+        with open(source, encoding="utf-8") as f:
+            summary = json.load(f)
+    except OSError as e:
+        raise InputError(f"{source}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{source}:{e.lineno}: not JSON ({e.msg})") from None
+    if not isinstance(summary, dict) or "breakdown_us" not in summary:
+        raise InputError(f"{source}: not a run's JSON (ssdlab run --json) nor a sweep store")
+    return result_report(summary, output, figures)
+
+
+__all__ = ["report", "result_report", "store_report"]
