@@ -839,6 +839,40 @@ def report(
 
 @app.command()
 @_ctrl_c_exits_130
+def reproduce(
+    study: str = typer.Argument(..., help="optane-contract (seed 004), or all."),
+    output: str = typer.Option("reproduce", "--output", "-o", help="Directory for the stores, the HTML reports and figures.csv."),
+    profile: str = typer.Option("quick", "--profile", help="quick or full."),
+    executor: str = typer.Option("local", "--executor", "-x", help="local, serial, dask-local or dask://HOST:PORT."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, max=4096, help="Local workers (default: every core)."),
+    json_: bool = typer.Option(False, "--json", help="Print the table as JSON."),
+) -> None:
+    """Run a seed study and set each published figure beside ours."""
+    from ssdlab import reproduce as rp
+
+    if profile not in ("quick", "full"):
+        raise UsageError(f"--profile {profile!r}: quick or full")
+    if study != "all" and study not in rp.STUDIES:
+        raise UsageError(f"study {study!r}: one of {', '.join([*rp.STUDIES, 'all'])}")
+    start = time.monotonic()
+    with _Bar(f"reproduce {study}") as bar:
+        table = rp.reproduce(study, output, profile, executor, workers, progress=bar)
+    if json_:
+        out.file.write(table.to_json(orient="records", indent=1) + "\n")
+        return
+    t = Table(title=f"Published figures beside ssdlab's ({time.monotonic() - start:.0f} s)", title_justify="left")
+    for c in ("study", "figure", "published", "ours", "error", "verdict", "where"):
+        t.add_column(c, justify="right" if c in ("ours", "error") else "left", overflow="fold")
+    style = {"matches": "green", "holds": "green", "direction": "yellow", "miss": "red", "not measured": "red"}
+    for _, r in table.iterrows():
+        err = "" if r["error_pct"] is None or r["error_pct"] != r["error_pct"] else f"{r['error_pct']:+.0f} %"
+        t.add_row(r["study"], escape(r["figure"]), escape(r["published"]), f"{r['ours']:.3g}", err, f"[{style.get(r['verdict'], 'white')}]{r['verdict']}[/]", r["where"])
+    out.print(t)
+    out.print(f"  quotes, stores and reports in {output}/ (figures.csv, *.html)", highlight=False)
+
+
+@app.command()
+@_ctrl_c_exits_130
 def presets() -> None:
     """List the preset library."""
     t = Table(title="Presets (use a name as CONFIG, or `extends = \"NAME\"` in a file)", title_justify="left")

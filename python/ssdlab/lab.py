@@ -10,7 +10,7 @@ A spec (TOML, or the same as a dict)::
     seed = 1                         # workload.randseed of repeat 0
     [set]                            # dotted keys every point shares
     "workload.number_ios" = 2000
-    [axes]                           # dotted keys that vary
+    [axes]                           # dotted keys that vary (`base`: the device itself)
     "workload.iodepth" = [1, 4, 16, 64]
     "media.nvm.controllers" = { from = 1, to = 8 }                 # a range, step 1
     "media.nvm.read_latency" = { from = 100, to = 10000, points = 5, log = true, unit = "ns" }
@@ -211,18 +211,23 @@ def tasks(spec: Spec) -> list[Task]:
     value is reported before anything runs."""
     from ssdlab import api
 
-    base_hash = api.load_config(spec.base, set=spec.settings).hash
     out = []
-    for params in spec.combinations():
+    hashes: dict[str, str] = {}
+    for combo in spec.combinations():
+        # An axis named `base` varies the device itself.
+        base = str(combo.get("base", spec.base))
+        params = {k: v for k, v in combo.items() if k != "base"}
         try:
-            api.load_config(spec.base, set={**spec.settings, **params})
+            if base not in hashes:
+                hashes[base] = api.load_config(base, set=spec.settings).hash
+            api.load_config(base, set={**spec.settings, **params})
         except Exception as e:  # noqa: BLE001 - reported with the point
-            raise InputError(f"sweep point {json.dumps(params)}: {_problem(e)}") from None
+            raise InputError(f"sweep point {json.dumps(combo, default=str)}: {_problem(e)}") from None
         for r in range(spec.repeats):
             seed = derived_seed(spec.seed, r)
-            key = json.dumps([spec.kind, base_hash, sorted(params.items()), sorted(spec.probe.items()), r, seed], sort_keys=True, default=str)
+            key = json.dumps([spec.kind, hashes[base], sorted(params.items()), sorted(spec.probe.items()), r, seed], sort_keys=True, default=str)
             pid = hashlib.sha256(key.encode()).hexdigest()[:20]
-            out.append(Task(pid, spec.kind, spec.base, tuple(sorted(spec.settings.items())), tuple(params.items()), r, seed, tuple(sorted(spec.probe.items()))))
+            out.append(Task(pid, spec.kind, base, tuple(sorted(spec.settings.items())), tuple(combo.items()), r, seed, tuple(sorted(spec.probe.items()))))
     return out
 
 
@@ -249,7 +254,7 @@ def execute(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
     start = time.perf_counter()
     # An axis over workload.randseed itself wins over the repeat's seed.
-    settings = {**dict(task.settings), "workload.randseed": task.seed, **dict(task.params)}
+    settings = {**dict(task.settings), "workload.randseed": task.seed, **{k: v for k, v in task.params if k != "base"}}
     row: dict[str, Any] = {"point_id": task.point_id, "kind": task.kind, "repeat": task.repeat, "seed": task.seed}
     for k, v in task.params:
         row[k] = v

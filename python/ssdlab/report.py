@@ -251,9 +251,11 @@ def _configs(meta: dict[str, Any], df: "pd.DataFrame", axes: list[str]) -> str:
 
     out = ["<h2>Configs</h2><p>The resolved config of every point (click to unfold).</p>"]
     for _, r in df.head(200).iterrows():
-        settings = {**meta.get("set", {}), **{a: r[a].item() if hasattr(r[a], "item") else r[a] for a in axes}, "workload.randseed": int(r["seed"])}
+        values = {a: r[a].item() if hasattr(r[a], "item") else r[a] for a in axes}
+        base = str(values.pop("base", meta["base"]))
+        settings = {**meta.get("set", {}), "workload.randseed": int(r["seed"]), **values}
         try:
-            text = api.load_config(meta["base"], set=settings).toml
+            text = api.load_config(base, set=settings).toml
         except Exception as e:  # noqa: BLE001 - the base may have moved since the sweep
             text = f"(cannot rebuild this config: {e})"
         title = ", ".join(f"{a} = {r[a]}" for a in axes) or "the point"
