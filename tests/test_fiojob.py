@@ -2,7 +2,6 @@
 of fio's repository (each pinned to its outcome), fio's JSON layout, and fio's command line."""
 
 import json
-import os
 from pathlib import Path
 
 import pytest

@@ -1,7 +1,6 @@
 """`ssdlab report`: one self-contained HTML page (inline SVG, no external assets) of a sweep
 store or a run, its figures also as files, rendered without errors by a real headless browser."""
 
-import json
 import os
 import re
 import shutil

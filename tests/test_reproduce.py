@@ -55,3 +55,28 @@ def test_unknown_study_exits_2(cli):
     p = cli("reproduce", "moneta-2")
     assert p.returncode == 2 and "optane-contract" in p.stderr
     no_traceback(p)
+
+
+def test_the_working_list_of_seed_figures_quotes_each_seed_at_its_lines():
+    import re
+
+    if not os.path.isdir(SEEDS):
+        pytest.skip("../shared/seeds is not beside the repository")
+    with open(os.path.join(os.path.dirname(__file__), "..", "docs", "seed-figures.md"), encoding="utf-8") as fh:
+        doc = fh.read()
+    files = {f[:3]: f for f in os.listdir(SEEDS) if f.endswith(".txt")}
+    checked = 0
+    for section in re.split(r"^## ", doc, flags=re.M)[1:]:
+        seed = section[:3]
+        with open(os.path.join(SEEDS, files[seed]), encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+        for row in section.splitlines():
+            m = re.match(r"^\|.*\| (\d+)(?:–(\d+))? \|$", row)
+            if not m:
+                continue
+            lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+            text = " ".join(" ".join(lines[lo - 1:hi]).split())
+            for quote in re.findall(r"`([^`]+)`", row):
+                assert " ".join(quote.split()) in text, (seed, lo, hi, quote, text[:200])
+                checked += 1
+    assert checked >= 35
