@@ -170,3 +170,26 @@ def test_an_axis_over_the_seed_wins_and_repeats_differ(tmp_path):
     assert df.iloc[1]["read.latency_us.p99"] == direct.summary["read"]["latency_us"]["p99"]
     with pytest.raises(InputError, match="seed"):
         lab.Spec.load({"set": {"workload.randseed": 3}})
+
+
+def test_ctrl_c_stops_a_sweep_keeps_finished_points_and_leaves_no_worker(tmp_path):
+    spec = tmp_path / "long.toml"
+    spec.write_text('base = "default"\n[set]\n"workload.number_ios" = 2000000\n"workload.numjobs" = 1\n[axes]\n"workload.iodepth" = { from = 1, to = 12 }\n')
+    store = tmp_path / "long.store"
+    p = subprocess.Popen([sys.executable, "-m", "ssdlab", "sweep", str(spec), "-j", "2"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not (store / "points").is_dir() or not os.listdir(store / "points"):
+        assert time.monotonic() < deadline and p.poll() is None, "no point finished"
+        time.sleep(0.05)
+    os.killpg(p.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole foreground group
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130, (p.returncode, err)
+    assert "interrupted" in err and "Traceback" not in err, err
+    kept = lab.open_store(str(store))
+    assert 1 <= len(kept) < 12 and kept["point_id"].is_unique
+    # The workers are ended, and the pool's helpers (fork server, resource tracker) exit as
+    # soon as they see the sweep gone.
+    deadline = time.monotonic() + 10
+    while (left := subprocess.run(["pgrep", "-a", "-g", str(p.pid)], capture_output=True, text=True).stdout.strip()):
+        assert time.monotonic() < deadline, f"outlived the sweep: {left}"
+        time.sleep(0.1)

@@ -260,7 +260,8 @@ def execute(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         row[k] = v
     series: list[dict[str, Any]] = []
     if task.kind == "run":
-        result = api.run(task.base, set=settings)
+        # The no-op progress callback lets a worker's Ctrl-C stop its simulation at once.
+        result = api.run(task.base, set=settings, progress=lambda _: None)
         s = result.summary
         row["config_hash"] = s["config_hash"]
         for k in ("ios", "sim_time_s", "window_s", "iops", "bandwidth_mib_s", "events"):
@@ -495,7 +496,13 @@ def run_tasks(todo: Sequence[Task], store: Store, executor: str = "local", worke
                 finished += 1
                 tick()
         except BaseException:
+            # Nothing outlives the sweep: cancel what has not started, end what has.
+            procs = list((getattr(pool, "_processes", None) or {}).values())
             pool.shutdown(wait=False, cancel_futures=True)
+            for proc in procs:
+                proc.terminate()
+            for proc in procs:
+                proc.join(5)
             raise
         pool.shutdown()
         return finished
