@@ -252,11 +252,9 @@ def _hz(text: Any) -> float:
 
 
 def _seconds(text: Any) -> float:
-    t = str(text).strip()
-    for suffix, scale in (("ps", 1e-12), ("ns", 1e-9), ("us", 1e-6), ("ms", 1e-3), ("s", 1.0)):
-        if t.endswith(suffix):
-            return float(t[: -len(suffix)]) * scale
-    return float(t)
+    from ssdlab import _core
+
+    return _core.parse_time(str(text).strip()) * 1e-12
 
 
 __all__ = ["Calibration", "calibrate", "fit_report"]

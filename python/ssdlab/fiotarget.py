@@ -35,7 +35,7 @@ import subprocess
 from typing import Any, Callable, Optional, Sequence
 
 from ssdlab.exceptions import InputError
-from ssdlab.probe import MiB, UNIT, Job, Point, _bytes
+from ssdlab.probe import METRICS, MiB, UNIT, Job, Point, _bytes
 
 INSTALL_HINT = "install fio (Debian/Ubuntu: `apt-get install fio`; Fedora: `dnf install fio`; macOS: `brew install fio`)"
 
@@ -46,17 +46,16 @@ def fio_binary() -> Optional[str]:
 
 
 def _duration_ms(text: str, what: str) -> int:
-    t = str(text).strip().lower()
-    for suffix, scale in (("ms", 1), ("s", 1000), ("m", 60_000)):
-        if t.endswith(suffix):
-            try:
-                v = float(t[: -len(suffix)])
-            except ValueError:
-                break
-            if v > 0 and math.isfinite(v):
-                return max(1, int(v * scale))
-            break
-    raise InputError(f"{what} = {text!r}: give a positive duration such as 500ms, 2s or 1m")
+    """Milliseconds of a positive duration in fio's convention (a bare number is seconds)."""
+    from ssdlab import _core
+
+    try:
+        ps = _core.parse_time(str(text).strip(), True, "s")
+    except ValueError:
+        ps = 0
+    if ps <= 0:
+        raise InputError(f"{what} = {text!r}: give a positive duration such as 500ms, 2s or 1m")
+    return max(1, ps // 10**9)
 
 
 def _filesystem(path: str) -> dict[str, str]:
@@ -100,11 +99,11 @@ class FioTarget:
         self.path = os.path.abspath(path)
         self.name = f"fio:{self.path}"
         self.runtime_ms = _duration_ms(runtime, "runtime")
-        self.ramp_ms = _duration_ms(ramp, "ramp") if str(ramp).strip() not in ("0", "0s", "0ms") else 0
+        self.ramp_ms = _duration_ms(ramp, "ramp") if str(ramp).strip() not in ("0", "0s", "0ms") else 0  # no warm-up
         self.sustain_ms = _duration_ms(sustain, "sustain") if sustain else None
         try:
             self.size = _bytes(size)
-        except (ValueError, OverflowError):
+        except ValueError:
             raise InputError(f"size = {size!r}: give a size such as 256MiB or 4GiB") from None
         if self.size < 64 * MiB or self.size % UNIT:
             raise InputError(f"size = {size!r}: at least 64 MiB, a multiple of 4 KiB")
@@ -335,7 +334,7 @@ class FioTarget:
             if self.direct and (job.bs % UNIT or job.offset % UNIT) and "invalid argument" in str(e).lower():
                 # A device of 4 KiB logical sectors refuses 512 B-granular direct I/O.
                 self.refused.append(f"bs={job.bs} offset={job.offset}")
-                return dict.fromkeys(("iops", "bw_mib_s", "lat_us", "read_iops", "write_iops", "read_lat_us", "write_lat_us", "read_p99_us", "write_p99_us"), math.nan)
+                return dict.fromkeys(METRICS, math.nan)
             raise InputError(f"fio:{self.path}: fio failed on rw={job.rw} bs={job.bs} iodepth={job.iodepth}: {e}") from None
 
     def measure(self, point: Point, progress: Optional[Callable[[float], None]]) -> dict[str, float]:

@@ -276,18 +276,11 @@ class SimTarget:
 
 
 def _bytes(text: Any) -> int:
-    """``"64MiB"``/``"65536B"``/an int -> bytes."""
-    if isinstance(text, int):
-        return text
-    t = str(text).strip()
-    units = {"KiB": KiB, "MiB": MiB, "GiB": 1024 * MiB, "TiB": 1024**4, "KB": 1000, "MB": 10**6, "GB": 10**9, "TB": 10**12, "k": KiB, "K": KiB, "m": MiB, "M": MiB, "g": 1024 * MiB, "G": 1024 * MiB, "B": 1}
-    try:
-        for suffix in sorted(units, key=len, reverse=True):
-            if t.endswith(suffix):
-                return int(float(t[: -len(suffix)]) * units[suffix])
-        return int(float(t))
-    except OverflowError:
-        raise ValueError(f"{text!r} is not a finite size") from None
+    """Bytes of a size in the config's convention (``"64MiB"``, ``"65536B"``, an int), by the
+    core's one size parser; ValueError if it is not one."""
+    from ssdlab import _core
+
+    return text if isinstance(text, int) else _core.parse_size(str(text).strip())
 
 
 # ---------------------------------------------------------------------------------------------

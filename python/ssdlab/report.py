@@ -70,12 +70,9 @@ class _Figures:
 
 
 def _figure(w: float = 6.4, h: float = 3.4) -> Any:
-    import matplotlib
+    from ssdlab.probe import _figure as figure
 
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(w, h))
+    return figure(w, h)
 
 
 def _slug(text: str) -> str:
