@@ -78,9 +78,14 @@ def free_port():
         return s.getsockname()[1]
 
 
+ATC_SPEC = {"kind": "atc", "atc": {"ios": 20000, "lines": [1, 4, 16, 64], "stu": "2m"}, "axes": {"atc.vms": [1, 16], "atc.reuse": ["lifo", "random"]}}
+
+
 def test_local_dask_local_and_a_dask_scheduler_give_identical_stores(tmp_path):
     ssdlab.sweep(SPEC, store=str(tmp_path / "local"), executor="local", workers=2)
     ssdlab.sweep(SPEC, store=str(tmp_path / "dl"), executor="dask-local", workers=2)
+    ssdlab.sweep(ATC_SPEC, store=str(tmp_path / "atc-local"), executor="local", workers=2)
+    ssdlab.sweep(ATC_SPEC, store=str(tmp_path / "atc-dl"), executor="dask-local", workers=2)
     port = free_port()
     dask = os.path.join(os.path.dirname(sys.executable), "dask")
     procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
@@ -88,6 +93,7 @@ def test_local_dask_local_and_a_dask_scheduler_give_identical_stores(tmp_path):
         for _ in range(2):
             procs.append(subprocess.Popen([dask, "worker", f"tcp://127.0.0.1:{port}", "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         ssdlab.sweep(SPEC, store=str(tmp_path / "remote"), executor=f"dask://127.0.0.1:{port}")
+        ssdlab.sweep(ATC_SPEC, store=str(tmp_path / "atc-remote"), executor=f"dask://127.0.0.1:{port}")
     finally:
         for p in procs:
             p.terminate()
@@ -95,6 +101,8 @@ def test_local_dask_local_and_a_dask_scheduler_give_identical_stores(tmp_path):
             p.wait(30)
     a, b, c = rows(tmp_path / "local"), rows(tmp_path / "dl"), rows(tmp_path / "remote")
     assert len(a) == 6 and a.equals(b) and a.equals(c)
+    a, b, c = rows(tmp_path / "atc-local"), rows(tmp_path / "atc-dl"), rows(tmp_path / "atc-remote")
+    assert len(a) == 4 and a.equals(b) and a.equals(c)
 
 
 def test_kill_9_mid_sweep_resumes_to_exactly_one_row_per_point(tmp_path):
@@ -117,6 +125,28 @@ def test_kill_9_mid_sweep_resumes_to_exactly_one_row_per_point(tmp_path):
     done = lab.open_store(str(store))
     assert len(done) == 24 and done["point_id"].is_unique and sorted(done["workload.iodepth"]) == list(range(1, 25))
     assert not [f for f in os.listdir(store / "points") if f.startswith(".tmp-")]
+
+
+def test_an_atc_study_per_point(tmp_path):
+    spec = {"kind": "atc", "atc": {"ios": 100000, "lines": list(range(1, 129)), "stu": "2m"}, "axes": {"atc.vms": [1, 16], "atc.split": [True, False]}}
+    df = ssdlab.sweep(spec, store=str(tmp_path / "a"), executor="serial").set_index(["atc.vms", "atc.split"])
+    assert (df["accesses"] == 300000).all()  # SQE, data page and CQE of each 4 KiB I/O
+    need = df["lines_90"]
+    # One VM: 8 ring pages + one chunk of buffers; 16 VMs slicing the host: 2 pages each.
+    assert need[(1, True)] == need[(1, False)] and 6 <= need[(1, True)] <= 9
+    assert 3.0 <= need[(16, True)] / need[(1, True)] <= 5.0 and need[(16, False)] / need[(1, True)] >= 12
+    assert (df["hit_rate@64"] >= df["hit_rate@8"]).all()
+    curves = lab.open_store(str(tmp_path / "a"), "series")
+    assert len(curves) == 4 * 128 and set(curves.columns) >= {"point_id", "lines", "hit_rate", "hits"}
+    # A trace instead of a synthesised stream, its path relative to the spec file.
+    (tmp_path / "t.csv").write_text("addr\n" + "".join(f"{hex((i % 3) << 21)}\n" for i in range(300)))
+    (tmp_path / "t.toml").write_text('kind = "atc"\n[atc]\ntrace = "t.csv"\nlines = [1, 2, 4]\n[axes]\n"atc.policy" = ["lru", "fifo"]\n')
+    t = ssdlab.sweep(str(tmp_path / "t.toml"), store=str(tmp_path / "t.store"), executor="serial")
+    assert list(t["hit_rate@4"]) == [297 / 300] * 2 and list(t["hit_rate@1"]) == [0.0, 0.0]
+    # Bad keys and values name themselves.
+    for bad, needle in (({"atc.colour": ["red"]}, "atc.colour: unknown key"), ({"atc.policy": ["mru"]}, "atc.policy = 'mru'"), ({"atc.stu": ["3k"]}, "stu = 3k")):
+        with pytest.raises(ssdlab.InputError, match=needle):
+            ssdlab.sweep({"kind": "atc", "axes": bad}, store=str(tmp_path / "bad"), executor="serial")
 
 
 def test_a_probe_per_point(tmp_path):

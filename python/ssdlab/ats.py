@@ -195,7 +195,9 @@ def study(
     """Replays a trace (text/CSV, raw u64, Parquet/Arrow) or a synthesised stream through ATC models.
 
     ``synth`` describes a Linux-like stream (``stack``: ``linux-direct``, ``linux-buffered`` or
-    ``spdk``; ``queues``, ``bs``, ``ios``, ``vms``, ``memory``, ``buffer_pool``, ``seed``);
+    ``spdk``; ``queues``, ``bs``, ``ios``, ``vms``, ``memory``, ``buffer_pool``, ``seed``;
+    ``split``: VMs divide the host's queues, memory and pool, default true; ``reuse``: ``lifo``
+    or ``random`` buffers);
     ``pin_rings`` pins its SQ/CQ rings. ``from_sim`` is a config (preset, path, dict or
     :class:`ssdlab.Config`) whose simulated host and device produce the stream; with it,
     ``pin_tagged`` pins the rings. ``assoc`` takes ``"full"`` or a way count.

@@ -401,8 +401,10 @@ def atc(
     synth: Optional[str] = typer.Option(None, help="Synthesise a stream instead: linux-direct, linux-buffered or spdk."),
     from_sim: Optional[str] = typer.Option(None, help="Study the DMA stream of this simulated config (preset or file)."),
     ios: int = typer.Option(1_000_000, min=1, help="Synthesised commands."),
-    queues: int = typer.Option(8, min=1, help="Synthesised queue pairs (CPUs) per VM."),
+    queues: int = typer.Option(8, min=1, help="Synthesised queue pairs (CPUs) of the host."),
     vms: int = typer.Option(1, min=1, help="Synthesised VMs, each its own address space."),
+    split: bool = typer.Option(True, help="VMs divide the host's queues, memory and buffer pool (--no-split: each VM is a whole host)."),
+    reuse: str = typer.Option("lifo", help="Synthesised buffer reuse: lifo (most recently freed first) or random."),
     bs: str = typer.Option("4k", help="Synthesised I/O size."),
     stu: str = typer.Option("4k,2m", help="STUs, comma separated: sizes (4k, 2m) or ATS exponents (0, 9)."),
     policy: str = typer.Option("lru,fifo,random", help="Eviction policies: lru, fifo (rr), random, plru, opt."),
@@ -434,7 +436,7 @@ def atc(
         raise UsageError(f"unexpected argument {record_config!r} (only `atc record` takes a CONFIG)")
     synth_d = None
     if synth is not None:
-        synth_d = {"stack": synth, "ios": ios, "queues": queues, "vms": vms, "bs": ats.parse_size(bs, "bs"), "seed": seed}
+        synth_d = {"stack": synth, "ios": ios, "queues": queues, "vms": vms, "split": split, "reuse": reuse, "bs": ats.parse_size(bs, "bs"), "seed": seed}
         if write_trace:
             ats.write_synth(write_trace, synth_d)
     _check_plot(plot)

@@ -4,7 +4,7 @@ dask.distributed cluster, each point's result kept in a resumable, crash-safe Pa
 A spec (TOML, or the same as a dict)::
 
     base = "p4800x"                  # preset or config file (relative to the spec)
-    kind = "run"                     # "run": one simulation per point; "probe": a probe
+    kind = "run"                     # "run": a simulation per point; "probe": a probe; "atc": an ATC study
     mode = "grid"                    # "grid": every combination of the axes; "zip": in step
     repeats = 1                      # runs per point; repeat k > 0 gets a seed derived from seed
     seed = 1                         # workload.randseed of repeat 0
@@ -16,6 +16,15 @@ A spec (TOML, or the same as a dict)::
     "media.nvm.read_latency" = { from = 100, to = 10000, points = 5, log = true, unit = "ns" }
     [probe]                          # kind = "probe": its profile and experiments
     experiments = ["crowded"]
+    [atc]                            # kind = "atc": the stream and the cache (axes: "atc.<key>")
+    vms = 16                         # a synthesised stream's keys (stack, ios, queues, vms, split,
+    lines = [1, 8, 64]               #   reuse, bs, memory, buffer_pool, qd), or trace = "FILE";
+                                     #   stu, policy, assoc, lines, pin_rings, pin_dedicated
+
+An ``atc`` point replays one stream through one cache design (STU, policy, associativity,
+pinning) at every size in ``lines``: its row has the hit rate at each size (``hit_rate@N``), the
+smallest size reaching 50/80/90/95 % (``lines_90`` ...), and its curve goes to the series table.
+The synthesised stream's seed is the point's seed.
 
 **The store** is a directory: ``points/<id>.parquet`` holds one point's row as soon as it is
 done, and ``series/<id>.parquet`` its time series (with ``stats.interval``). A point's id hashes
@@ -31,7 +40,7 @@ the store does not hold.
 Every point runs in a fresh simulation from its own config and seed, so the executors give the
 same rows bit for bit; only ``wall_s`` (the point's wall-clock time) differs.
 
-Leaves out: ATC studies as points.
+Leaves out: ATC points on a simulated device's own DMA stream (``ssdlab atc --from-sim``).
 """
 
 from __future__ import annotations
@@ -51,7 +60,12 @@ from ssdlab.exceptions import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-KINDS = ("run", "probe")
+KINDS = ("run", "probe", "atc")
+
+# An `atc` point's keys: the synthesised stream's (sizes may carry units), a trace, the cache.
+ATC_SYNTH = {"stack", "ios", "queues", "vms", "split", "reuse", "bs", "memory", "buffer_pool", "pool_chunk", "qd"}
+ATC_SIZES = {"bs", "memory", "buffer_pool", "pool_chunk"}
+ATC_CACHE = {"stu", "policy", "assoc", "lines", "pin_rings", "pin_dedicated", "trace"}
 
 
 @dataclass(frozen=True)
@@ -65,7 +79,7 @@ class Task:
     params: tuple[tuple[str, Any], ...]
     repeat: int
     seed: int
-    probe: tuple[tuple[str, Any], ...] = ()
+    options: tuple[tuple[str, Any], ...] = ()  # the kind's table: [probe] or [atc]
 
 
 def _toml(path: str) -> dict[str, Any]:
@@ -141,6 +155,7 @@ class Spec:
     seed: int
     probe: dict[str, Any]
     name: str = "sweep"
+    atc: dict[str, Any] = None  # type: ignore[assignment]
 
     @classmethod
     def load(cls, spec: Any) -> "Spec":
@@ -155,7 +170,7 @@ class Spec:
             data, name = dict(spec), str(spec.get("name", "sweep"))
         else:
             raise InputError(f"a sweep spec is a TOML file or a dict, not {type(spec).__name__}")
-        known = {"base", "kind", "mode", "repeats", "seed", "set", "axes", "probe", "name"}
+        known = {"base", "kind", "mode", "repeats", "seed", "set", "axes", "probe", "atc", "name"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise InputError(f"sweep spec: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
@@ -181,12 +196,26 @@ class Spec:
         if "workload.randseed" in settings:
             raise InputError("set.\"workload.randseed\": the spec's `seed` sets it (repeats derive theirs from it)")
         axes = {k: _axis(k, v) for k, v in axes_spec.items()}
+        for k, vals in axes.items():
+            # A column holds one type: an axis mixing text and numbers (assoc = ["full", 4]) is text.
+            kinds = {"num" if isinstance(v, (int, float)) and not isinstance(v, bool) else type(v).__name__ for v in vals}
+            if len(kinds) > 1:
+                axes[k] = [str(v) for v in vals]
         if mode == "zip" and len({len(v) for v in axes.values()}) > 1:
             raise InputError(f"mode = \"zip\": every axis needs as many values ({', '.join(f'{k}: {len(v)}' for k, v in axes.items())})")
         probe = data.get("probe", {})
         if not isinstance(probe, dict):
             raise InputError("`probe` is a table (profile, experiments)")
-        return cls(base, kind, dict(settings), axes, mode, repeats, seed, dict(probe), str(data.get("name", name)))
+        atc = data.get("atc", {})
+        if not isinstance(atc, dict):
+            raise InputError("`atc` is a table (the stream's and the cache's keys)")
+        if kind == "atc":
+            for k in [*atc, *(a[4:] for a in axes if a.startswith("atc."))]:
+                if k not in ATC_SYNTH | ATC_CACHE:
+                    raise InputError(f"atc.{k}: unknown key (known: {', '.join(sorted(ATC_SYNTH | ATC_CACHE))})")
+            if isinstance(atc.get("trace"), str) and where and not os.path.isabs(atc["trace"]):
+                atc["trace"] = os.path.join(where, atc["trace"])
+        return cls(base, kind, dict(settings), axes, mode, repeats, seed, dict(probe), str(data.get("name", name)), dict(atc))
 
     def combinations(self) -> list[dict[str, Any]]:
         keys = list(self.axes)
@@ -213,6 +242,16 @@ def tasks(spec: Spec) -> list[Task]:
 
     out = []
     hashes: dict[str, str] = {}
+    if spec.kind == "atc":
+        for combo in spec.combinations():
+            opts = {**spec.atc, **{k[4:]: v for k, v in combo.items() if k.startswith("atc.")}}
+            _atc_args(opts, 1, check=True, where=json.dumps(combo, default=str))
+            for r in range(spec.repeats):
+                seed = derived_seed(spec.seed, r)
+                key = json.dumps(["atc", sorted(opts.items()), r, seed], sort_keys=True, default=str)
+                pid = hashlib.sha256(key.encode()).hexdigest()[:20]
+                out.append(Task(pid, "atc", spec.base, (), tuple(combo.items()), r, seed, tuple(sorted(opts.items()))))
+        return out
     for combo in spec.combinations():
         # An axis named `base` varies the device itself.
         base = str(combo.get("base", spec.base))
@@ -229,6 +268,33 @@ def tasks(spec: Spec) -> list[Task]:
             pid = hashlib.sha256(key.encode()).hexdigest()[:20]
             out.append(Task(pid, spec.kind, base, tuple(sorted(spec.settings.items())), tuple(combo.items()), r, seed, tuple(sorted(spec.probe.items()))))
     return out
+
+
+def _atc_args(opts: Mapping[str, Any], seed: int, check: bool = False, where: str = "") -> dict[str, Any]:
+    """The keyword arguments of :func:`ssdlab.ats.study` for an ``atc`` point's options; with
+    ``check``, also that the cache's values parse (before anything runs)."""
+    from ssdlab import ats
+
+    try:
+        synth = {k: (ats.parse_size(v, f"atc.{k}") if k in ATC_SIZES else v) for k, v in opts.items() if k in ATC_SYNTH}
+        lines = opts.get("lines", "1-4096")
+        lines = ats.parse_lines(lines if isinstance(lines, (str, list)) else [lines])
+        stu = ats.parse_stu(opts.get("stu", "2m"))
+        assoc = opts.get("assoc", "full")
+        if check and str(assoc).lower() not in ("full", "fa", "0") and not str(assoc).isdigit():
+            raise InputError(f"atc.assoc = {assoc!r}: full, or a number of ways")
+        policy = str(opts.get("policy", "lru"))
+        if check and policy not in ("lru", "fifo", "rr", "random", "plru", "opt"):
+            raise InputError(f"atc.policy = {policy!r}: lru, fifo (rr), random, plru or opt")
+    except Exception as e:  # noqa: BLE001 - reported with the point
+        raise InputError(f"sweep point {where}: {_problem(e)}") from None
+    args: dict[str, Any] = {"stu": [stu], "policies": [policy], "assoc": [assoc], "lines": lines, "seed": seed,
+                            "pin_rings": bool(opts.get("pin_rings", False)), "pin_dedicated": bool(opts.get("pin_dedicated", False))}
+    if "trace" in opts:
+        args["trace"] = str(opts["trace"])
+    else:
+        args["synth"] = {**synth, "seed": seed}
+    return args
 
 
 def _problem(e: BaseException) -> str:
@@ -275,12 +341,36 @@ def execute(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         _flatten("utilisation", s["utilisation"], row)
         for k, v in s["metrics"].items():
             row[f"metrics.{k}"] = v
+        for t in s["tenants"] if len(s.get("tenants") or []) > 1 else []:
+            for k in ("iops", "bandwidth_mib_s", "weight", "weight_ratio", "proportionality"):
+                row[f"tenant.{t['name']}.{k}"] = t.get(k)
+            for k in ("waf", "own_fraction"):
+                row[f"tenant.{t['name']}.flash.{k}"] = (t.get("flash") or {}).get(k)
+        for j in s["jobs"] if len(s.get("jobs") or []) > 1 else []:
+            for k in ("iops", "bandwidth_mib_s"):
+                row[f"job.{j['name']}.{k}"] = j.get(k)
+        row["flash.waf"] = (s.get("flash") or {}).get("waf")
         if s.get("timeseries"):
             series = [{"point_id": task.point_id, **r} for r in s["timeseries"]["rows"]]
+    elif task.kind == "atc":
+        from ssdlab import ats
+
+        args = _atc_args(dict(task.options), task.seed)
+        curve = sorted(ats.study(args.pop("trace", None), **args).points, key=lambda p: (p["pinned"], p["lines"]))
+        # With pinning the study also gives the unpinned curve: the point is the pinned one.
+        pinned = bool(args["pin_rings"])
+        curve = [p for p in curve if p["pinned"] == pinned] or curve
+        row["accesses"] = curve[0]["accesses"]
+        for p in curve:
+            row[f"hit_rate@{p['lines']}"] = p["hit_rate"]
+        row["hit_rate"] = curve[-1]["hit_rate"]
+        for target in (50, 80, 90, 95):
+            row[f"lines_{target}"] = next((p["lines"] for p in curve if p["hit_rate"] >= target / 100), None)
+        series = [{"point_id": task.point_id, "lines": p["lines"], "hit_rate": p["hit_rate"], "hits": p["hits"]} for p in curve]
     else:
         from ssdlab import probe as pr
 
-        opts = dict(task.probe)
+        opts = dict(task.options)
         p = pr.run_probe(pr.SimTarget(api.load_config(task.base, set=settings)), opts.get("profile", "quick"), opts.get("experiments"))
         row["config_hash"] = p.target.get("config_hash")
         for r in p.rules:

@@ -36,6 +36,8 @@ HEADLINE = (
     ("read.latency_us.mean", "read latency, mean (us)"),
     ("read.latency_us.p99", "read latency, p99 (us)"),
     ("write.latency_us.mean", "write latency, mean (us)"),
+    ("hit_rate", "ATC hit rate at the largest size"),
+    ("lines_90", "ATC lines for 90 % hits"),
 )
 
 CSS = """
@@ -149,8 +151,10 @@ def store_report(path: str, output: str, figures: bool = True) -> list[str]:
                 ax = fig.add_subplot()
                 vals, rank = _axis_values(mean, axis, meta["axes"][axis])
                 keys = _axis_values(mean, group, meta["axes"][group])[0] if group else [None]
+                # With three axes or more, the ones not drawn are averaged over.
+                drawn = mean.groupby([axis] + ([group] if group else []), sort=False, dropna=False)[m].mean().reset_index()
                 for key in keys:
-                    sub = (mean[mean[group] == key] if group else mean).set_index(axis).reindex(vals)
+                    sub = (drawn[drawn[group] == key] if group else drawn).set_index(axis).reindex(vals)
                     xs = [rank[v] for v in vals] if rank else vals
                     ax.plot(xs, sub[m], marker="o", label=f"{group} = {key}" if group else None)
                 if rank:
@@ -225,6 +229,20 @@ def _series(series: "pd.DataFrame", df: "pd.DataFrame", axes: list[str], figs: _
     rows = series[series["tenant"] == "all"] if "tenant" in series else series
     ids = list(dict.fromkeys(rows["point_id"]))[:10]
     names = {r["point_id"]: ", ".join(str(r[a]) for a in axes) or r["point_id"][:8] for _, r in df.iterrows()}
+    if "lines" in rows and "hit_rate" in rows:
+        fig = _figure()
+        ax = fig.add_subplot()
+        for pid in ids:
+            r = rows[rows["point_id"] == pid].sort_values("lines")
+            ax.plot(r["lines"], r["hit_rate"], label=names.get(pid, pid[:8]), lw=1.2, marker="o", ms=2)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("ATC lines")
+        ax.set_ylabel("hit rate")
+        ax.set_ylim(0, 1.02)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        return "<h2>Hit-rate curves</h2>" + figs.add(fig, "hit-rate-curves")
     out = ["<h2>Time series</h2>"]
     for metric, label in (("bandwidth_mib_s", "bandwidth (MiB/s)"), ("lat_p99_us", "p99 latency (us)")):
         if metric not in rows:
@@ -304,6 +322,40 @@ def _write(output: str, title: str, parts: list[str], figs: _Figures) -> list[st
     return [output, *figs.paths]
 
 
+VERDICT_COLOURS = {"matches": "#d8f0d8", "holds": "#d8f0d8", "direction": "#fbeec8", "miss": "#f6d2d2", "not measured": "#eeeeee"}
+
+
+def figures_table(table: "pd.DataFrame") -> str:
+    """The published figures beside ours, as an HTML table coloured by verdict."""
+    out = ["<table><tr><th class='l'>figure</th><th>published</th><th>ours</th><th>error</th><th class='l'>verdict</th><th class='l'>quote, where in the seed</th><th class='l'>note</th></tr>"]
+    for _, r in table.iterrows():
+        ours = r["ours"]
+        ours_s = "" if ours is None or ours != ours else f"{ours:,.4g}"
+        err = r["error_pct"]
+        err_s = "" if err is None or err != err else f"{err:+.0f} %"
+        colour = VERDICT_COLOURS.get(str(r["verdict"]), "#fff")
+        out.append(
+            f"<tr><td class='l'>{html.escape(str(r['figure']))}</td><td>{html.escape(str(r['published']))}</td><td>{ours_s}</td><td>{err_s}</td>"
+            f"<td class='l' style='background:{colour}'>{html.escape(str(r['verdict']))}</td>"
+            f"<td class='l'>&ldquo;{html.escape(str(r['quote']))}&rdquo; <span class='muted'>{html.escape(str(r['where']))}</span></td>"
+            f"<td class='l'>{html.escape(str(r.get('note') or ''))}</td></tr>"
+        )
+    out.append("</table>")
+    return "".join(out)
+
+
+def study_report(title: str, table: "pd.DataFrame", parts: list[str], output: str) -> list[str]:
+    """One self-contained page: a reproduced study's figures table, then the report of each of
+    its sweep stores (their bodies inlined, figures as inline SVG)."""
+    body = [f"<h1>{html.escape(title)}</h1>", "<h2>Published figures beside ssdlab's</h2>", figures_table(table)]
+    for path in parts:
+        with open(path, encoding="utf-8") as f:
+            page = f.read()
+        inner = page.split("<body>", 1)[-1].rsplit("</body>", 1)[0]
+        body.append("<hr>" + inner.replace("<h1>", "<h2>", 1).replace("</h1>", "</h2>", 1))
+    return _write(output, title, body, _Figures(None))
+
+
 def report(source: str, output: str, figures: bool = True) -> list[str]:
     """The report of a sweep store (a directory) or a run's JSON file (``ssdlab run --json``)."""
     if os.path.isdir(source):
@@ -320,4 +372,4 @@ def report(source: str, output: str, figures: bool = True) -> list[str]:
     return result_report(summary, output, figures)
 
 
-__all__ = ["report", "result_report", "store_report"]
+__all__ = ["figures_table", "report", "result_report", "store_report", "study_report"]

@@ -269,6 +269,11 @@ fn synth_of(d: &Bound<'_, PyDict>) -> PyResult<ssdlab_core::ats::synth::Synth> {
             "pool_chunk" => s.pool_chunk = v.extract()?,
             "qd" => s.qd = v.extract()?,
             "seed" => s.seed = v.extract()?,
+            "split" => s.split = v.extract()?,
+            "reuse" => {
+                let text: String = v.extract()?;
+                s.reuse = text.parse().map_err(|e: String| PyCoreError(ssdlab_core::Error::config("synth.reuse", text.clone(), e)))?;
+            }
             _ => return Err(PyCoreError(ssdlab_core::Error::config(format!("synth.{key}"), v.repr()?.to_string(), "unknown key")).into()),
         }
     }

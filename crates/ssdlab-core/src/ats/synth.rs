@@ -14,6 +14,15 @@
 //! the 48-bit DMA limit only when its cache is empty; an I/O's IOVA is freed when it completes
 //! (here: once `qd` newer I/Os of the queue are in flight).
 //!
+//! Several VMs slice one host (`split`, the default): the host's queue pairs (vCPUs), memory and
+//! buffer pool are divided among them, each VM keeping at least one queue pair and one pool
+//! chunk, and each VM's rings and buffers lie in its own address space. Without `split` every VM
+//! is a whole copy of the host.
+//!
+//! Buffers are reused the way allocators hand them out (`reuse`): `lifo` takes the most recently
+//! freed buffer of the VM's pool (glibc/jemalloc free lists, SPDK's per-core mempool caches), so
+//! the buffers in use are about the I/Os in flight; `random` picks any buffer of the pool.
+//!
 //! Leaves out: interrupt (MSI-X) writes, admin queues, IOVA sizes above 128 KiB (allocated
 //! fresh each time by Linux, here from the same cache).
 
@@ -35,6 +44,26 @@ pub enum Stack {
     Spdk,
 }
 
+/// How an application picks a free buffer from its pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reuse {
+    /// The most recently freed buffer first (a free-list stack).
+    Lifo,
+    /// Any buffer of the pool, uniformly.
+    Random,
+}
+
+impl std::str::FromStr for Reuse {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "lifo" => Reuse::Lifo,
+            "random" => Reuse::Random,
+            _ => return Err(format!("unknown buffer reuse {s:?} (lifo, random)")),
+        })
+    }
+}
+
 impl std::str::FromStr for Stack {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -52,7 +81,7 @@ impl std::str::FromStr for Stack {
 #[derive(Clone, Debug)]
 pub struct Synth {
     pub stack: Stack,
-    /// Queue pairs (CPUs) per VM.
+    /// Queue pairs (CPUs) of the host (of each VM without `split`).
     pub queues: u32,
     /// I/O size in bytes.
     pub bs: u64,
@@ -60,20 +89,24 @@ pub struct Synth {
     pub ios: u64,
     /// Virtual machines, each its own address space.
     pub vms: u32,
-    /// Memory each address space spans (buffers and page cache are placed within it).
+    /// Memory of the host (of each VM without `split`); buffers and page cache lie within it.
     pub memory: u64,
-    /// Application buffer pool per address space (O_DIRECT and SPDK).
+    /// Application buffer pool of the host (of each VM without `split`), O_DIRECT and SPDK.
     pub buffer_pool: u64,
     /// Physically contiguous chunk the buffer pool is allocated in.
     pub pool_chunk: u64,
     /// I/Os in flight per queue (`linux-iommu`: how long an IOVA stays mapped).
     pub qd: u32,
     pub seed: u64,
+    /// VMs divide the host's queues, memory and buffer pool (else each is a whole host).
+    pub split: bool,
+    /// How buffers are taken from the pool.
+    pub reuse: Reuse,
 }
 
 impl Default for Synth {
     fn default() -> Self {
-        Synth { stack: Stack::LinuxDirect, queues: 8, bs: 4096, ios: 1_000_000, vms: 1, memory: 64 << 30, buffer_pool: 64 << 20, pool_chunk: 2 << 20, qd: 32, seed: 1 }
+        Synth { stack: Stack::LinuxDirect, queues: 8, bs: 4096, ios: 1_000_000, vms: 1, memory: 64 << 30, buffer_pool: 64 << 20, pool_chunk: 2 << 20, qd: 32, seed: 1, split: true, reuse: Reuse::Lifo }
     }
 }
 
@@ -91,7 +124,12 @@ pub struct Layout {
     /// Pages of memory page-cache pages are drawn from (buffered I/O).
     pub memory_pages: u64,
     pub stack: Stack,
+    pub reuse: Reuse,
+    /// Free buffers of the pool, the most recently freed last (`reuse = lifo`).
+    free: Vec<u64>,
     tail: Vec<u64>,
+    /// Per queue, the buffers of its I/Os in flight (the synthesised stream), oldest first.
+    busy: Vec<std::collections::VecDeque<u64>>,
     /// `linux-iommu`: per queue, freed IOVAs with their size (most recent last), the IOVAs
     /// in flight (oldest first), and the next fresh IOVA.
     iova_free: Vec<Vec<(u64, u64)>>,
@@ -101,10 +139,27 @@ pub struct Layout {
 
 impl Layout {
     /// The layout of address space `vm`: `queues` ring pairs, buffers of `buffer_size` bytes in
-    /// a pool of `buffer_pool` bytes allocated in `pool_chunk` pieces, in `memory` bytes.
+    /// a pool of `buffer_pool` bytes allocated in `pool_chunk` pieces, in `memory` bytes (all
+    /// of them this VM's own), buffers taken by `reuse`.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(stack: Stack, queues: u32, memory: u64, buffer_pool: u64, pool_chunk: u64, buffer_size: u64, seed: u64, vm: u32) -> Self {
-        space(&Synth { stack, queues, bs: buffer_size, ios: 0, vms: vm + 1, memory, buffer_pool, pool_chunk, qd: 0, seed }, vm)
+    pub fn new(stack: Stack, reuse: Reuse, queues: u32, memory: u64, buffer_pool: u64, pool_chunk: u64, buffer_size: u64, seed: u64, vm: u32) -> Self {
+        space(&Synth { stack, queues, bs: buffer_size, ios: 0, vms: vm + 1, memory, buffer_pool, pool_chunk, qd: 0, seed, split: false, reuse }, vm)
+    }
+
+    /// Takes a free buffer of the pool: the most recently freed (`lifo`, any when every buffer
+    /// is in use) or any (`random`).
+    pub fn take_buffer(&mut self, rng: &mut Rng) -> u64 {
+        match (self.reuse, self.free.pop()) {
+            (Reuse::Lifo, Some(b)) => b,
+            _ => self.buffers[rng.random_range(0..self.buffers.len())],
+        }
+    }
+
+    /// Returns a buffer to the pool's free list (`lifo`).
+    pub fn free_buffer(&mut self, buf: u64) {
+        if self.reuse == Reuse::Lifo && self.free.len() < self.buffers.len() {
+            self.free.push(buf);
+        }
     }
 
     /// `linux-iommu`: maps an I/O of `bytes` on queue `q` to an IOVA (a recently freed one of
@@ -163,7 +218,21 @@ pub fn ring_ranges(s: &Synth) -> Vec<(u32, u64, u64)> {
     out
 }
 
+/// What VM `vm` of `s` has of the host: `(queues, memory, buffer_pool)`.
+fn share(s: &Synth, vm: u32) -> (u32, u64, u64) {
+    if !s.split || s.vms <= 1 {
+        return (s.queues, s.memory, s.buffer_pool);
+    }
+    let n = s.vms;
+    // The host's queue pairs dealt out in turn: VM `vm` gets one more while any are left.
+    let queues = (s.queues / n + u32::from(vm < s.queues % n)).max(1);
+    let chunk = s.pool_chunk.max(PAGE);
+    (queues, (s.memory / u64::from(n)).max(1024 * PAGE), (s.buffer_pool / u64::from(n)).max(chunk))
+}
+
 fn space(s: &Synth, vm: u32) -> Space {
+    let (queues, memory, buffer_pool) = share(s, vm);
+    let s = &Synth { queues, memory, buffer_pool, ..s.clone() };
     let mut rng = Rng::from_seed(stream_seed(s.seed, 0x5A00 + u64::from(vm)).to_le_bytes());
     let pages = (s.memory / PAGE).max(1024);
     let frame = |rng: &mut Rng, align: u64| (rng.random_range(0..pages * PAGE / align)) * align;
@@ -190,7 +259,10 @@ fn space(s: &Synth, vm: u32) -> Space {
     }
     let iova_free = vec![Vec::new(); s.queues as usize];
     let iova_busy = vec![std::collections::VecDeque::new(); s.queues as usize];
-    Space { sq, cq, depth, prp_pool, buffers, memory_pages: pages, stack: s.stack, tail: vec![0; s.queues as usize], iova_free, iova_busy, iova_next: 1 << 48 }
+    // The free list starts in pool order: the first buffer is taken first.
+    let free = buffers.iter().rev().copied().collect();
+    let busy = vec![std::collections::VecDeque::new(); s.queues as usize];
+    Space { sq, cq, depth, prp_pool, buffers, memory_pages: pages, stack: s.stack, reuse: s.reuse, free, tail: vec![0; s.queues as usize], busy, iova_free, iova_busy, iova_next: 1 << 48 }
 }
 
 /// The stream, lazily.
@@ -198,7 +270,6 @@ pub fn stream(s: &Synth) -> impl Iterator<Item = Access> + '_ {
     let mut spaces: Vec<Space> = (0..s.vms.max(1)).map(|vm| space(s, vm)).collect();
     let mut rng = Rng::from_seed(stream_seed(s.seed, 0x5AFF).to_le_bytes());
     let pages_per_io = s.bs.div_ceil(PAGE);
-    let memory_pages = (s.memory / PAGE).max(1024);
     let mut pending: Vec<Access> = Vec::new();
     let mut issued = 0u64;
     std::iter::from_fn(move || {
@@ -216,7 +287,7 @@ pub fn stream(s: &Synth) -> impl Iterator<Item = Access> + '_ {
             // Device order, reversed so that `pop` yields it: CQE last.
             pending.push(Access { addr: sp.cq[q] + slot * 16, size: 16, pasid, pinned: true });
             let data: Vec<u64> = match s.stack {
-                Stack::LinuxBuffered => (0..pages_per_io).map(|_| rng.random_range(0..memory_pages) * PAGE).collect(),
+                Stack::LinuxBuffered => (0..pages_per_io).map(|_| rng.random_range(0..sp.memory_pages) * PAGE).collect(),
                 Stack::LinuxIommu => {
                     // The I/O `qd` back on this queue completes: its IOVA goes back to the cache.
                     if sp.iova_busy[q].len() >= s.qd.max(1) as usize {
@@ -228,7 +299,14 @@ pub fn stream(s: &Synth) -> impl Iterator<Item = Access> + '_ {
                     (0..pages_per_io).map(|p| iova + p * PAGE).collect()
                 }
                 _ => {
-                    let b = sp.buffers[rng.random_range(0..sp.buffers.len())];
+                    // The I/O `qd` back on this queue completes: its buffer is freed.
+                    if sp.busy[q].len() >= s.qd.max(1) as usize {
+                        if let Some(old) = sp.busy[q].pop_front() {
+                            sp.free_buffer(old);
+                        }
+                    }
+                    let b = sp.take_buffer(&mut rng);
+                    sp.busy[q].push_back(b);
                     (0..pages_per_io).map(|p| b + p * PAGE).collect()
                 }
             };

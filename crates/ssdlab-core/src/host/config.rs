@@ -2,6 +2,25 @@ use crate::config::load::Issues;
 use crate::sim::SimDuration;
 use crate::{config_enum, config_struct};
 
+config_enum! {
+    /// How the application takes a buffer from its pool.
+    pub enum BufferReuse {
+        /// The most recently freed buffer first (allocator free lists).
+        Lifo = "lifo",
+        /// Any buffer of the pool.
+        Random = "random",
+    }
+}
+
+impl From<BufferReuse> for crate::ats::synth::Reuse {
+    fn from(r: BufferReuse) -> Self {
+        match r {
+            BufferReuse::Lifo => crate::ats::synth::Reuse::Lifo,
+            BufferReuse::Random => crate::ats::synth::Reuse::Random,
+        }
+    }
+}
+
 impl From<DmaLayout> for crate::ats::synth::Stack {
     fn from(l: DmaLayout) -> Self {
         match l {
@@ -95,10 +114,15 @@ config_struct! {
         /// Memory layout of rings and buffers (figures.md, Linux and SPDK): `linux-direct`,
         /// `linux-buffered`, `linux-iommu` or `spdk`. Default: `"linux-direct"`.
         dma_layout: DmaLayout = DmaLayout::LinuxDirect,
-        /// Host memory the buffers and page cache are spread over. Default: `64GiB`.
+        /// Host memory the buffers and page cache are spread over (divided among `vms`).
+        /// Default: `64GiB`.
         memory: crate::config::units::Bytes = crate::config::units::Bytes(64 << 30),
-        /// Application buffer pool (O_DIRECT, SPDK), allocated in 2 MiB pieces. Default: `64MiB`.
+        /// Application buffer pool (O_DIRECT, SPDK), allocated in 2 MiB pieces (divided among
+        /// `vms`). Default: `64MiB`.
         buffer_pool: crate::config::units::Bytes = crate::config::units::Bytes(64 << 20),
+        /// How a buffer is taken from the pool: `"lifo"` (the most recently freed) or
+        /// `"random"`. Default: `"lifo"`.
+        buffer_reuse: BufferReuse = BufferReuse::Lifo,
         /// I/O scheduler: `"none"` (the caller issues), or `"thread"` (each request is handed to
         /// one scheduler thread shared by all jobs: a context switch each way plus its work,
         /// serialised). Default: `"none"`.

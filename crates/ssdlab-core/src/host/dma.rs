@@ -5,7 +5,7 @@
 //! Leaves out: the host's own accesses to these pages (only device-initiated DMAs have
 //! addresses), and IOVA allocation failures.
 
-use rand::{RngExt, SeedableRng};
+use rand::SeedableRng;
 
 use crate::ats::synth::{Layout, Stack};
 use crate::ats::Access;
@@ -54,8 +54,11 @@ impl HostMemory {
         let vms = places.iter().map(|p| p.0 + 1).max().unwrap_or(1);
         let layouts = (0..vms)
             .map(|vm| {
+                // The VMs slice the host: each has its share of the memory and buffer pool.
                 let queues = places.iter().filter(|p| p.0 == vm).count() as u32;
-                Layout::new(h.dma_layout.into(), queues.max(1), h.memory.0, h.buffer_pool.0, 2 << 20, config.workload.max_bs().max(4096), config.workload.randseed, vm as u32)
+                let n = vms as u64;
+                let (memory, pool) = ((h.memory.0 / n).max(4 << 20), (h.buffer_pool.0 / n).max(2 << 20));
+                Layout::new(h.dma_layout.into(), h.buffer_reuse.into(), queues.max(1), memory, pool, 2 << 20, config.workload.max_bs().max(4096), config.workload.randseed, vm as u32)
             })
             .collect();
         HostMemory { layouts, places, tails: vec![0; jobs], rng: crate::sim::Rng::from_seed(crate::sim::stream_seed(config.workload.randseed, 0xD4A).to_le_bytes()), seq: 0 }
@@ -91,15 +94,17 @@ impl HostMemory {
         c.buf = match lay.stack {
             Stack::LinuxBuffered => self.seq,
             Stack::LinuxIommu => lay.map_iova(q, c.len),
-            _ => lay.buffers[self.rng.random_range(0..lay.buffers.len())],
+            _ => lay.take_buffer(&mut self.rng),
         };
     }
 
     /// The driver unmaps a finished command's buffer (dma-iommu).
     pub fn release(&mut self, c: &Command) {
         let (vm, q) = self.place(c.job.index());
-        if self.layouts[vm].stack == Stack::LinuxIommu {
-            self.layouts[vm].unmap_iova(q, c.buf, c.len);
+        match self.layouts[vm].stack {
+            Stack::LinuxIommu => self.layouts[vm].unmap_iova(q, c.buf, c.len),
+            Stack::LinuxBuffered => {}
+            _ => self.layouts[vm].free_buffer(c.buf),
         }
     }
 

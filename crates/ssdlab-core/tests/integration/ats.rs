@@ -345,3 +345,31 @@ fn dma_iommu_reuses_a_few_iovas_per_queue() {
     let data: HashSet<u64> = sim.dma_log().unwrap().iter().filter(|a| !a.pinned).map(|a| a.addr).collect();
     assert!(data.len() <= 2 * 5, "{} distinct data IOVAs", data.len());
 }
+
+/// Distinct (address space, 2 MiB page) pairs a stream's accesses touch.
+fn stu_pages(syn: &Synth) -> usize {
+    synth::stream(syn).map(|a| (a.pasid, a.addr >> 21)).collect::<HashSet<_>>().len()
+}
+
+#[test]
+fn vms_slicing_one_host_with_lifo_buffers_touch_what_the_layout_implies() {
+    use ssdlab_core::ats::synth::Reuse;
+    // One VM of a host with 8 queue pairs at QD 32: 8 ring pages (each queue's SQ and CQ share a
+    // 128 KiB-aligned frame) + the 8 x 32 x 4 KiB = 1 MiB of buffers in flight, which LIFO reuse
+    // keeps in the pool's first 2 MiB chunk: 9 pages (fewer if two rings share a page).
+    let one = Synth { ios: 100_000, ..Synth::default() };
+    let p1 = stu_pages(&one);
+    assert!((7..=9).contains(&p1), "{p1}");
+    // 16 VMs slicing the host: each keeps one queue pair and its own first chunk: 2 pages each.
+    let sixteen = Synth { vms: 16, ..one.clone() };
+    let p16 = stu_pages(&sixteen);
+    assert!((30..=32).contains(&p16), "{p16}");
+    // Each VM a whole copy of the host: 16 x 9.
+    let copies = Synth { split: false, ..sixteen.clone() };
+    let pc = stu_pages(&copies);
+    assert!((16 * 7..=16 * 9).contains(&pc), "{pc}");
+    // Random reuse spreads a VM's I/O over its whole 64 MiB pool: 32 chunks + 8 ring pages.
+    let random = Synth { reuse: Reuse::Random, ..one };
+    let pr = stu_pages(&random);
+    assert!((36..=40).contains(&pr), "{pr}");
+}
