@@ -842,7 +842,7 @@ def report(
 @app.command()
 @_ctrl_c_exits_130
 def reproduce(
-    study: str = typer.Argument(..., help="optane-contract (seed 004), or all."),
+    study: str = typer.Argument(..., help="atc (seed 000), openexpress (001), moneta (002), ops-isolation (003), optane-contract (004), or all."),
     output: str = typer.Option("reproduce", "--output", "-o", help="Directory for the stores, the HTML reports and figures.csv."),
     profile: str = typer.Option("quick", "--profile", help="quick or full."),
     executor: str = typer.Option("local", "--executor", "-x", help="local, serial, dask-local or dask://HOST:PORT."),
@@ -868,7 +868,8 @@ def reproduce(
     style = {"matches": "green", "holds": "green", "direction": "yellow", "miss": "red", "not measured": "red"}
     for _, r in table.iterrows():
         err = "" if r["error_pct"] is None or r["error_pct"] != r["error_pct"] else f"{r['error_pct']:+.0f} %"
-        t.add_row(r["study"], escape(r["figure"]), escape(r["published"]), f"{r['ours']:.3g}", err, f"[{style.get(r['verdict'], 'white')}]{r['verdict']}[/]", r["where"])
+        ours = "" if r["ours"] is None or r["ours"] != r["ours"] else f"{r['ours']:.3g}"
+        t.add_row(r["study"], escape(r["figure"]), escape(r["published"]), ours, err, f"[{style.get(r['verdict'], 'white')}]{r['verdict']}[/]", r["where"])
     out.print(t)
     out.print(f"  quotes, stores and reports in {output}/ (figures.csv, *.html)", highlight=False)
 

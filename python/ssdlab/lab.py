@@ -26,14 +26,14 @@ pinning) at every size in ``lines``: its row has the hit rate at each size (``hi
 smallest size reaching 50/80/90/95 % (``lines_90`` ...), and its curve goes to the series table.
 The synthesised stream's seed is the point's seed.
 
-**The store** is a directory: ``points/<id>.parquet`` holds one point's row as soon as it is
-done, and ``series/<id>.parquet`` its time series (with ``stats.interval``). A point's id hashes
+**The store** is a directory: ``points/<id>.json`` holds one point's row as soon as it is
+done, and ``series/<id>.json`` its time series (with ``stats.interval``). A point's id hashes
 everything that decides its result (the resolved base config, the point's settings, its repeat
 and seed), so the file name itself says whether a point is done. Each file is written under a
 temporary name and renamed into place: ``kill -9`` loses at most the points in flight and never
 leaves a partial file where the store reads, and a point written twice lands on the same name
-with the same content. At the end of a run (or of an interrupted one) the one-row files are
-gathered into a ``batch-*.parquet`` file per table; a batch is renamed into place before its
+with the same content. At the end of a run (or of an interrupted one) the point files are
+gathered into a Parquet ``batch-*.parquet`` file per table; a batch is renamed into place before its
 point files go, and rows are read once per point id. Running a spec again runs only the points
 the store does not hold.
 
@@ -406,11 +406,11 @@ class Store:
             self._atomic(meta, json.dumps({"name": spec.name, "base": spec.base, "kind": spec.kind, "axes": spec.axes, "set": spec.settings, "repeats": spec.repeats, "seed": spec.seed}, indent=1, default=str).encode())
 
     def _files(self, d: str) -> tuple[list[str], list[str]]:
-        """A table's point files (one row each, named by the point's id) and batch files."""
+        """A table's point files (``<id>.json``, one point each) and batch files (Parquet)."""
         if not os.path.isdir(d):
             return [], []
-        names = sorted(f for f in os.listdir(d) if f.endswith(".parquet") and not f.startswith("."))
-        return [f for f in names if not f.startswith("batch-")], [f for f in names if f.startswith("batch-")]
+        names = sorted(f for f in os.listdir(d) if not f.startswith("."))
+        return [f for f in names if f.endswith(".json")], [f for f in names if f.startswith("batch-") and f.endswith(".parquet")]
 
     def _batch_ids(self) -> set[str]:
         import pyarrow.parquet as pq
@@ -423,7 +423,7 @@ class Store:
     def done(self) -> set[str]:
         """The ids of the points stored."""
         singles, _ = self._files(self.points)
-        return {f[: -len(".parquet")] for f in singles} | self._batch_ids()
+        return {f[: -len(".json")] for f in singles} | self._batch_ids()
 
     @staticmethod
     def _atomic(path: str, data: bytes) -> None:
@@ -436,27 +436,27 @@ class Store:
         os.replace(tmp, path)
 
     @staticmethod
-    def _parquet(rows: list[dict[str, Any]]) -> bytes:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        sink = pa.BufferOutputStream()
-        pq.write_table(pa.Table.from_pylist(rows), sink)
-        return bytes(sink.getvalue())
+    def _rows(path: str) -> list[dict[str, Any]]:
+        """A point file's rows (JSON keeps ints and floats apart and floats exact, NaN too)."""
+        with open(path, encoding="utf-8") as f:
+            rows = json.load(f)
+        if not isinstance(rows, list):
+            raise ValueError(f"{path}: not a list of rows")
+        return rows
 
     def write(self, row: dict[str, Any], series: list[dict[str, Any]]) -> None:
+        # A point is a small JSON file (fast to write while workers run); the batches that
+        # gather them at the end are Parquet.
         pid = row["point_id"]
         if series:
-            self._atomic(os.path.join(self.series, f"{pid}.parquet"), self._parquet(series))
+            self._atomic(os.path.join(self.series, f"{pid}.json"), json.dumps(series, default=_scalar).encode())
         # The point's row last: once it is there, the point (and its series) is done.
-        self._atomic(os.path.join(self.points, f"{pid}.parquet"), self._parquet([row]))
+        self._atomic(os.path.join(self.points, f"{pid}.json"), json.dumps([row], default=_scalar).encode())
 
     def clean(self) -> None:
         """Removes what a killed run can leave: temporary files (never read as results), point
-        files that do not read as Parquet (torn by a power loss: those points run again), and
-        point files a batch already holds (a compaction killed before it removed them)."""
-        import pyarrow.parquet as pq
-
+        files that do not read (torn by a power loss: those points run again), and point files
+        a batch already holds (a compaction killed before it removed them)."""
         batched = self._batch_ids()
         for d in (self.points, self.series, self.path):
             if not os.path.isdir(d):
@@ -464,12 +464,12 @@ class Store:
             for f in os.listdir(d):
                 path = os.path.join(d, f)
                 drop = f.startswith(".tmp-")
-                if not drop and d != self.path and f.endswith(".parquet") and not f.startswith("batch-"):
-                    drop = d == self.points and f[: -len(".parquet")] in batched
+                if not drop and d != self.path and f.endswith(".json"):
+                    drop = d == self.points and f[: -len(".json")] in batched
                     if not drop:
                         try:
-                            pq.read_metadata(path)
-                        except Exception:  # noqa: BLE001 - any unreadable file is torn
+                            self._rows(path)
+                        except (OSError, ValueError):  # torn or not ours
                             drop = True
                 if drop:
                     try:
@@ -477,20 +477,32 @@ class Store:
                     except OSError:
                         pass
 
+    def _singles_table(self, d: str, singles: list[str]) -> Any:
+        import pyarrow as pa
+
+        rows: list[dict[str, Any]] = []
+        for f in singles:
+            try:
+                rows += self._rows(os.path.join(d, f))
+            except (OSError, ValueError):  # a torn file (power loss) is a point not done
+                continue
+        return pa.Table.from_pylist(rows) if rows else None
+
     def compact(self) -> None:
-        """Gathers the one-row point files into one batch file per table (written whole and
-        renamed into place before the point files go, so a kill leaves every row readable)."""
+        """Gathers the point files into one Parquet batch per table (written whole and renamed
+        into place before the point files go, so a kill leaves every row readable)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         for d in (self.series, self.points):  # the points last: their batch marks them done
             singles, _ = self._files(d)
-            if len(singles) < 2:
+            if not singles:
                 continue
-            tables = [pq.read_table(os.path.join(d, f)) for f in singles]
-            sink = pa.BufferOutputStream()
-            pq.write_table(pa.concat_tables(tables, promote_options="permissive"), sink)
-            self._atomic(os.path.join(d, f"batch-{uuid.uuid4().hex}.parquet"), bytes(sink.getvalue()))
+            table = self._singles_table(d, singles)
+            if table is not None:
+                sink = pa.BufferOutputStream()
+                pq.write_table(table, sink)
+                self._atomic(os.path.join(d, f"batch-{uuid.uuid4().hex}.parquet"), bytes(sink.getvalue()))
             for f in singles:
                 os.unlink(os.path.join(d, f))
 
@@ -504,21 +516,28 @@ class Store:
         import pyarrow.parquet as pq
 
         singles, batches = self._files(d)
-        files = batches + singles
-        if not files:
-            return pd.DataFrame()
         tables = []
-        for f in files:
+        for f in batches:
             try:
                 tables.append(pq.read_table(os.path.join(d, f)))
             except Exception:  # noqa: BLE001 - a torn file (power loss) is a point not done
                 continue
+        loose = self._singles_table(d, singles)
+        if loose is not None:
+            tables.append(loose)
         if not tables:
             return pd.DataFrame()
         df = pa.concat_tables(tables, promote_options="permissive").to_pandas()
         if table == "points":
             df = df.drop_duplicates("point_id").sort_values(["point_id"]).reset_index(drop=True)
         return df
+
+
+def _scalar(v: Any) -> Any:
+    """A numpy scalar as its Python value (for JSON); anything else is an error."""
+    if hasattr(v, "item"):
+        return v.item()
+    raise TypeError(f"a sweep row holds {type(v).__name__}, which the store cannot keep")
 
 
 def open_store(path: str, table: str = "points") -> "pd.DataFrame":

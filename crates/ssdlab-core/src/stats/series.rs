@@ -76,7 +76,12 @@ struct Acc {
 
 impl Acc {
     fn new() -> Self {
-        Acc { ios: 0, reads: 0, bytes: 0, lat_sum: 0, hist: Histogram::new_with_bounds(1, super::HIST_MAX_NS, 2).expect("valid HDR bounds") }
+        Acc { ios: 0, reads: 0, bytes: 0, lat_sum: 0, hist: {
+            // Grows with the largest latency recorded (see `LatStats::histogram`).
+            let mut h = Histogram::new_with_bounds(1, 2048, 2).expect("valid HDR bounds");
+            h.auto(true);
+            h
+        } }
     }
 
     fn row_at(&self, tenant: &str, start: SimTime, end: SimTime, slo_pct: Option<f64>) -> Row {
@@ -154,7 +159,9 @@ impl Series {
             a.reads += u64::from(rec.op == Op::Read);
             a.bytes += rec.len;
             a.lat_sum += u128::from(lat_ps);
-            a.hist.saturating_record(ns);
+            if a.hist.record(ns).is_err() {
+                a.hist.saturating_record(ns);
+            }
         }
     }
 
