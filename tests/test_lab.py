@@ -136,6 +136,10 @@ def test_an_atc_study_per_point(tmp_path):
     assert need[(1, True)] == need[(1, False)] and 6 <= need[(1, True)] <= 9
     assert 3.0 <= need[(16, True)] / need[(1, True)] <= 5.0 and need[(16, False)] / need[(1, True)] >= 12
     assert (df["hit_rate@64"] >= df["hit_rate@8"]).all()
+    # Points with different columns keep all of them: a 4-way cache has no 1- or 2-line size.
+    ways = ssdlab.sweep({"kind": "atc", "atc": {"ios": 2000, "lines": [1, 2, 4, 8]}, "axes": {"atc.assoc": [4, "full"]}}, store=str(tmp_path / "w"), executor="serial")
+    ways = ways.set_index("atc.assoc")
+    assert ways["hit_rate@1"].isna()["4"] and ways["hit_rate@1"]["full"] > 0 and (ways["hit_rate@8"] > 0).all()
     curves = lab.open_store(str(tmp_path / "a"), "series")
     assert len(curves) == 4 * 128 and set(curves.columns) >= {"point_id", "lines", "hit_rate", "hits"}
     # A trace instead of a synthesised stream, its path relative to the spec file.
@@ -223,3 +227,15 @@ def test_ctrl_c_stops_a_sweep_keeps_finished_points_and_leaves_no_worker(tmp_pat
     while (left := subprocess.run(["pgrep", "-a", "-g", str(p.pid)], capture_output=True, text=True).stdout.strip()):
         assert time.monotonic() < deadline, f"outlived the sweep: {left}"
         time.sleep(0.1)
+
+
+def test_points_with_different_columns_keep_every_column(tmp_path):
+    st = lab.Store(str(tmp_path / "s"))
+    st.create(lab.Spec.load({"name": "s"}))
+    st.write({"point_id": "a", "x": 1, "f": 0.1}, [])
+    st.write({"point_id": "b", "y": "two", "f": float("nan")}, [])
+    for _ in range(2):  # loose point files, then the batch that gathers them
+        df = st.read().set_index("point_id")
+        assert df.loc["a", "x"] == 1 and df.loc["b", "y"] == "two" and df.loc["a", "f"] == 0.1
+        assert df["x"].isna()["b"] and df["y"].isna()["a"] and df["f"].isna()["b"]
+        st.compact()

@@ -486,7 +486,11 @@ class Store:
                 rows += self._rows(os.path.join(d, f))
             except (OSError, ValueError):  # a torn file (power loss) is a point not done
                 continue
-        return pa.Table.from_pylist(rows) if rows else None
+        if not rows:
+            return None
+        # Every column of every row: pyarrow takes the schema from the first row alone.
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        return pa.Table.from_pylist([{k: r.get(k) for k in keys} for r in rows])
 
     def compact(self) -> None:
         """Gathers the point files into one Parquet batch per table (written whole and renamed
