@@ -71,3 +71,29 @@ def test_wrappers_name_the_value_and_where_it_came_from():
 def test_command_line_sizes_use_the_config_convention(cli):
     p = cli("atc", "--synth", "linux-direct", "--ios", "100", "--bs", "4q", "--lines", "1-4", "--stu", "4k")
     assert p.returncode == 2 and "bs = 4q" in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("text, fio", [("4k", 4096), ("4kB", 4096), ("4KB", 4096), ("4KiB", 4096), ("8kb", 8192), ("1MB", 1 << 20)])
+def test_w_and_a_job_file_read_a_size_alike(cli, tmp_path, text, fio):
+    import json
+
+    job = tmp_path / "j.fio"
+    job.write_text(f"[j]\nrw=randread\nbs={text}\nnumber_ios=20\n")
+    p = cli("run", "default", "-w", f"bs={text}", "-w", "number_ios=20", "-w", "rw=randread", "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)["read"]
+    j = cli("run", str(job), "--device", "default", "--json")  # fio's JSON layout
+    assert j.returncode == 0, j.stderr
+    fr = json.loads(j.stdout)["jobs"][0]["read"]
+    assert r["bytes"] / r["ios"] == fr["io_bytes"] / fr["total_ios"] == fio
+
+
+def test_w_sizes_in_bssplit_offset_and_skip_are_fio_units(cli):
+    import json
+
+    p = cli("run", "default", "-w", "bssplit=4kB/50:8kB/50", "-w", "offset=1MB", "-w", "size=4MB", "-w", "rw=read:4kB", "-w", "number_ios=100", "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)["read"]
+    assert r["bytes"] % 4096 == 0 and r["bytes"] / r["ios"] > 4096  # 4 KiB and 8 KiB, not 4000 and 8000
+    bad = cli("run", "default", "-w", "bs=4q")
+    assert bad.returncode == 2 and "-w bs=4q" in bad.stderr

@@ -88,21 +88,35 @@ def _pairs(items: list[str], option: str, prefix: str = "") -> list[tuple[str, s
     return pairs
 
 
-def _fio_rw(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """fio's `rw=read:28k` (skip 28 KiB after each I/O; `-8k` steps back) as `rw` and `rw_skip`."""
+def _fio_size(option: str, key: str, value: str, text: str) -> str:
+    """A size in fio's units (`kb_base=1024`: `4k`, `4kB` and `4KiB` are 4096) as exact bytes."""
+    try:
+        return f"{_core.parse_size(text.strip(), True)}B"
+    except (ValueError, SsdlabError) as e:
+        raise UsageError(f"{option} {key.removeprefix('workload.')}={value}: {e.args[0] if e.args else e}") from None
+
+
+def _fio_values(pairs: list[tuple[str, str]], option: str = "-w") -> list[tuple[str, str]]:
+    """`-w` values read as fio reads them, as a job file's are: sizes in fio's units (`bs=4kB`
+    is 4096 B, as in a job file, where a config's `4kB` is 4000 B), and `rw=read:28k` (skip
+    28 KiB after each I/O; `-8k` steps back) as `rw` and `rw_skip`."""
     out = []
     for key, value in pairs:
+        if key in ("workload.bs", "workload.size", "workload.offset"):
+            out.append((key, ",".join(_fio_size(option, key, value, part) for part in value.split(","))))
+            continue
+        if key == "workload.bssplit":
+            lists = [":".join(f"{_fio_size(option, key, value, size)}/{pct}" for size, _, pct in (item.partition("/") for item in part.split(":") if item.strip())) for part in value.split(",")]
+            out.append((key, ",".join(lists)))
+            continue
         rw, sep, modifier = value.partition(":")
         if key != "workload.rw" or not sep:
             out.append((key, value))
             continue
         if rw.strip().lower().startswith("rand"):
-            raise UsageError(f"-w rw={value}: a skip applies to sequential jobs (read, write, rw)")
+            raise UsageError(f"{option} rw={value}: a skip applies to sequential jobs (read, write, rw)")
         m = modifier.strip()
-        try:
-            skip = _core.parse_size(m.lstrip("+-"), True)
-        except (ValueError, SsdlabError) as e:
-            raise UsageError(f"-w rw={value}: {e.args[0] if e.args else e}") from None
+        skip = int(_fio_size(option, key, value, m.lstrip("+-"))[:-1])
         out += [(key, rw.strip()), ("workload.rw_skip", str(-skip if m.startswith("-") else skip))]
     return out
 
@@ -293,7 +307,7 @@ JOBFILE_SUFFIXES = (".fio", ".job", ".ini")
 def run(
     ctx: typer.Context,
     config: Optional[str] = typer.Argument(None, help="Preset name, TOML file, or fio job file (.fio/.job) (default: the embedded 'default' preset)."),
-    workload: list[str] = typer.Option([], "--workload", "-w", help="Workload key in fio's vocabulary, e.g. -w bs=4k -w iodepth=32."),
+    workload: list[str] = typer.Option([], "--workload", "-w", help="Workload key in fio's vocabulary and units (bs=4kB is 4096 B, as in a job file), e.g. -w bs=4k -w iodepth=32."),
     set_: list[str] = typer.Option([], "--set", "-s", help="Any dotted key, e.g. --set pcie.lanes=8."),
     seed: Optional[int] = typer.Option(None, help="Master random seed (workload.randseed)."),
     json_: bool = typer.Option(False, "--json", help="Print one JSON document instead of tables."),
@@ -316,7 +330,7 @@ def run(
     Also takes a fio job file (`ssdlab run ssd-test.fio --device tlc`), or fio's own command-line
     options (`ssdlab run --rw=randread --bs=4k --iodepth=32`), which replace the device's workload.
     """
-    settings = _fio_rw(_pairs(workload, "--workload", "workload.")) + _pairs(set_, "--set")
+    settings = _fio_values(_pairs(workload, "--workload", "workload.")) + _pairs(set_, "--set")
     if plot_series is not None:
         _check_plot(plot_series, "--plot-series")
         if not any(k == "stats.interval" for k, _ in settings):
