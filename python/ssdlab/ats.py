@@ -21,6 +21,7 @@ from ssdlab.exceptions import ConfigError
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.figure import Figure
 
 
 def _bad(path: str, value: object, rule: str) -> ConfigError:
@@ -120,32 +121,38 @@ class AtcResult:
         else:
             raise _bad("output", path, "write .csv, .json or .parquet")
 
-    def plot(self, path: str) -> None:
-        """Hit rate against lines, one panel per STU, a curve per policy/associativity/pinning."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+    def plot(self, path: Optional[str] = None) -> "Figure":
+        """Hit rate against lines, one panel per STU, a curve per policy/associativity/pinning
+        (each with its own marker and line style, not colour alone); written to ``path`` (.png
+        or .svg) when given. Returns the figure; matplotlib's backend is left as it is."""
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
 
         df = self.frame
         stus = sorted(df.stu_bytes.unique())
-        fig, axes = plt.subplots(1, len(stus), figsize=(5.2 * len(stus), 4), squeeze=False, sharey=True)
+        fig = Figure(figsize=(5.6 * len(stus), 4.4))
+        FigureCanvasAgg(fig)
+        axes = fig.subplots(1, len(stus), squeeze=False, sharey=True)
+        markers = "osD^v<>ph*"
+        styles = ["-", "--", ":", "-."]
         for ax, stu in zip(axes[0], stus):
             d = df[df.stu_bytes == stu]
             d = d.assign(assoc=[("full" if s == 1 else f"{w}-way") for s, w in zip(d.sets, d.ways)])
-            for (policy, assoc, pinned), g in d.groupby(["policy", "assoc", "pinned"], sort=True):
+            for i, ((policy, assoc, pinned), g) in enumerate(d.groupby(["policy", "assoc", "pinned"], sort=True)):
                 g = g.sort_values("lines")
-                ax.plot(g.lines, g.hit_rate, marker="o", ms=3, lw=1.2, ls="-" if pinned else "--", label=f"{policy}, {assoc}{', SQ/CQ pinned' if pinned else ''}")
+                ax.plot(g.lines, g.hit_rate, marker=markers[i % len(markers)], ms=4, lw=1.3, ls=styles[(i // len(markers) + 2 * bool(pinned)) % len(styles)],
+                        mfc="none", label=f"{policy}, {assoc}{', SQ/CQ pinned' if pinned else ''}")
             ax.set_xscale("log", base=2)
             ax.set_title(f"STU {_human(stu)}")
-            ax.set_xlabel("ATC lines")
+            ax.set_xlabel("ATC size (lines)")
             ax.grid(True, alpha=0.3)
-        axes[0][0].set_ylabel("hit rate")
+        axes[0][0].set_ylabel("hit rate (fraction of lookups)")
         axes[0][0].set_ylim(0, 1.02)
         axes[0][-1].legend(fontsize=7, loc="lower right")
         fig.tight_layout()
-        fig.savefig(path)
-        plt.close(fig)
+        if path is not None:
+            fig.savefig(path, dpi=150)
+        return fig
 
 
 def _human(n: int) -> str:

@@ -101,11 +101,12 @@ def plot_decomposition(frame: "pd.DataFrame", path: Union[None, str, "os.PathLik
     latency = frame.attrs.get("read_latency", {})
     names = [f"{m}\n{latency[m]}" if m in latency else str(m) for m in frame.index]
     bottom = [0.0] * len(frame)
-    for part in frame.columns:
-        ax.bar(names, shares[part], bottom=bottom, label=part)
+    hatches = ["", "//", "..", "xx", "\\\\", "++", "oo", "--"]
+    for i, part in enumerate(frame.columns):
+        ax.bar(names, shares[part], bottom=bottom, label=part, hatch=hatches[i % len(hatches)], edgecolor="white")
         bottom = [b + s for b, s in zip(bottom, shares[part])]
     ax.set_xlabel("medium (read latency)" if latency else "medium")
-    ax.set_ylabel("share of device latency")
+    ax.set_ylabel("share of device latency (fraction)")
     ax.set_title(title if title is not None else f"Latency decomposition ({frame.attrs.get('config', 'device')})")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()

@@ -114,23 +114,24 @@ def plot(df: "Any", path: Optional[str] = None) -> "Any":
     """Seed 003's figure: bandwidth relative to the smallest-weight tenant, one group of bars
     per case, with each tenant's weight ratio marked; written to ``path`` (.png or .svg) when
     given. Returns the matplotlib figure."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     cases = list(dict.fromkeys(df["case"]))
     tenants = list(dict.fromkeys(df["tenant"]))
     fig = Figure(figsize=(1.6 + 1.9 * len(cases), 3.6))
+    FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     width = 0.8 / max(len(tenants), 1)
+    hatches = ["", "//", "..", "xx", "\\\\", "++", "oo", "--"]
     for j, t in enumerate(tenants):
         sub = df[df["tenant"] == t].set_index("case").reindex(cases)
         xs = [i + (j - (len(tenants) - 1) / 2) * width for i in range(len(cases))]
-        ax.bar(xs, sub["proportionality"], width * 0.92, label=f"{t} (weight {int(sub['weight'].iloc[0])})")
+        ax.bar(xs, sub["proportionality"], width * 0.92, hatch=hatches[j % len(hatches)], edgecolor="white", label=f"{t} (weight {int(sub['weight'].iloc[0])})")
         ax.scatter(xs, sub["weight_ratio"], marker="_", s=220, color="black", zorder=3, label="weight ratio" if j == 0 else None)
     ax.set_xticks(range(len(cases)), cases)
-    ax.set_ylabel("bandwidth relative to the smallest weight")
+    ax.set_xlabel("device case")
+    ax.set_ylabel("bandwidth relative to the smallest weight (x)")
     ax.set_title("Proportionality of bandwidth to I/O weight (seed 003)")
     ax.legend(fontsize=7, ncols=2)
     ax.grid(axis="y", alpha=0.3)

@@ -791,12 +791,13 @@ def versus_markdown(a: Probe, b: Probe) -> str:
 
 
 def _figure(w: float, h: float) -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
+    """A figure with its own Agg canvas: matplotlib's backend (a notebook's) is left alone."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(w, h))
+    fig = Figure(figsize=(w, h))
+    FigureCanvasAgg(fig)
+    return fig
 
 
 def plot_scale(p: Probe) -> Any:

@@ -227,8 +227,10 @@ def _breakdown(df: "pd.DataFrame", axes: list[str], figs: _Figures) -> str:
 
 def _series(series: "pd.DataFrame", df: "pd.DataFrame", axes: list[str], figs: _Figures) -> str:
     rows = series[series["tenant"] == "all"] if "tenant" in series else series
-    ids = list(dict.fromkeys(rows["point_id"]))[:10]
-    names = {r["point_id"]: ", ".join(str(r[a]) for a in axes) or r["point_id"][:8] for _, r in df.iterrows()}
+    # In the points' order (the spec's), labelled by their axes.
+    have = set(rows["point_id"])
+    ids = ([p for p in df["point_id"] if p in have] or list(dict.fromkeys(rows["point_id"])))[:10]
+    names = {r["point_id"]: ", ".join(f"{a} = {r[a]}" for a in axes) or r["point_id"][:8] for _, r in df.iterrows()}
     if "lines" in rows and "hit_rate" in rows:
         fig = _figure()
         ax = fig.add_subplot()
@@ -236,8 +238,8 @@ def _series(series: "pd.DataFrame", df: "pd.DataFrame", axes: list[str], figs: _
             r = rows[rows["point_id"] == pid].sort_values("lines")
             ax.plot(r["lines"], r["hit_rate"], label=names.get(pid, pid[:8]), lw=1.2, marker="o", ms=2)
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("ATC lines")
-        ax.set_ylabel("hit rate")
+        ax.set_xlabel("ATC size (lines)")
+        ax.set_ylabel("hit rate (fraction of lookups)")
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
