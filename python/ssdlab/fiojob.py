@@ -364,11 +364,14 @@ def _job_settings(job: Job) -> tuple[dict, dict]:
         out["size"] = parse_size(v, o["filesize"].where, "filesize")
     for key in ("blockalign", "ba"):
         if key in o:
-            # ssdlab aligns random offsets to the smallest block size; that is the only alignment it can honour.
-            align = parse_size((o[key].value or "").split(",")[0], o[key].where, key)
-            smallest = min(_sizes(out))
-            if "bssplit" in o or align != smallest:
-                raise _err(o[key].where, f"{key}={o[key].value}: offsets align to the smallest block size ({smallest} B); other alignments are not modelled")
+            parts = [p.strip() for p in (o[key].value or "").split(",")]
+            aligns = {parse_size(p, o[key].where, key) for p in parts if p}
+            if len(aligns) != 1:
+                raise _err(o[key].where, f"{key}={o[key].value}: one alignment for reads and writes is modelled")
+            align = aligns.pop()
+            if align == 0 or align % 512:
+                raise _err(o[key].where, f"{key}={o[key].value}: offsets align to multiples of 512 B")
+            out["blockalign"] = align
     if "offset" in o:
         out["offset"] = _region_bytes(o["offset"])
     if "number_ios" in o:
@@ -407,8 +410,8 @@ def _job_settings(job: Job) -> tuple[dict, dict]:
         out["rate_process"] = (o["rate_process"].value or "").strip()
     if "random_distribution" in o:
         v = (o["random_distribution"].value or "").strip()
-        if v.split(":")[0] not in ("random", "zipf", "pareto"):
-            raise _err(o["random_distribution"].where, f"random_distribution={v}: only random, zipf:θ and pareto:h are modelled")
+        if v.split(":")[0] not in ("random", "zipf", "pareto", "zoned"):
+            raise _err(o["random_distribution"].where, f"random_distribution={v}: only random, zipf:θ, pareto:h and zoned: are modelled (zoned_abs and normal are not)")
         out["random_distribution"] = v
     if "direct" in o and not _bool(o["direct"]):
         raise _err(o["direct"].where, "direct=0: the page cache is not modelled; use direct=1")

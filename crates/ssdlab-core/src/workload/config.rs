@@ -64,7 +64,7 @@ impl std::str::FromStr for Rw {
 }
 
 /// A random-offset distribution in fio's spelling.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Distribution {
     /// Uniform over the region.
     Random,
@@ -72,6 +72,9 @@ pub enum Distribution {
     Zipf(f64),
     /// fio's Pareto with power h in (0, 1) (`pareto:0.2`).
     Pareto(f64),
+    /// fio's zoned: `(access %, region %)` in order from the region's start, each zone uniform
+    /// within (`zoned:50/5:30/15:20/80`: half the I/Os in the first 5 %).
+    Zoned(Vec<(u32, u32)>),
 }
 
 impl std::str::FromStr for Distribution {
@@ -96,7 +99,30 @@ impl std::str::FromStr for Distribution {
                     Err("pareto:h needs 0 < h < 1".into())
                 }
             }
-            _ => Err("must be random, zipf:θ or pareto:h".into()),
+            Some(("zoned", t)) => {
+                if t.contains(',') {
+                    return Err("zoned: separate zones for writes (after a comma) are not modelled; give one list".into());
+                }
+                let items: Vec<&str> = t.split(':').map(str::trim).filter(|i| !i.is_empty()).collect();
+                let mut zones = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    let (a, r) = item.split_once('/').ok_or_else(|| format!("zoned: {item:?} should be access%/region%"))?;
+                    let pct = |x: &str| x.trim().parse::<u32>().map_err(|_| format!("zoned: {x:?} is not a whole percentage"));
+                    // As in fio, the last zone's region may be left empty: the rest of it.
+                    let region = if r.trim().is_empty() && i + 1 == items.len() {
+                        100u32.saturating_sub(zones.iter().map(|z: &(u32, u32)| z.1).sum())
+                    } else {
+                        pct(r)?
+                    };
+                    zones.push((pct(a)?, region));
+                }
+                let (access, region): (u32, u32) = zones.iter().fold((0, 0), |(a, r), z| (a + z.0, r + z.1));
+                if zones.is_empty() || access != 100 || region != 100 || zones.iter().any(|z| z.1 == 0 && z.0 > 0) {
+                    return Err(format!("zoned: access and region percentages must each add up to 100 (they add up to {access} and {region}), and a zone with accesses needs some region"));
+                }
+                Ok(Distribution::Zoned(zones))
+            }
+            _ => Err("must be random, zipf:θ, pareto:h or zoned:access%/region%:…".into()),
         }
     }
 }
@@ -107,6 +133,7 @@ impl fmt::Display for Distribution {
             Distribution::Random => f.write_str("random"),
             Distribution::Zipf(t) => write!(f, "zipf:{t}"),
             Distribution::Pareto(h) => write!(f, "pareto:{h}"),
+            Distribution::Zoned(z) => write!(f, "zoned:{}", z.iter().map(|(a, r)| format!("{a}/{r}")).collect::<Vec<_>>().join(":")),
         }
     }
 }
@@ -326,6 +353,9 @@ config_struct! {
         size: Option<Bytes> = None,
         /// Start of the region, a multiple of 512 B. Default: `0`.
         offset: Bytes = Bytes(0),
+        /// Boundary random offsets align to (fio's `blockalign`), a multiple of 512 B. Default:
+        /// unset (the smallest block size).
+        blockalign: Option<Bytes> = None,
         /// I/Os each job issues. Default: unset (with no `runtime` either: `size` bytes per job).
         number_ios: Option<u64> = None,
         /// Simulated time after which jobs stop issuing. Default: unset.
@@ -369,6 +399,7 @@ config_struct! {
         iodepth: Option<u32> = None,
         size: Option<Bytes> = None,
         offset: Option<Bytes> = None,
+        blockalign: Option<Bytes> = None,
         number_ios: Option<u64> = None,
         runtime: Option<SimDuration> = None,
         random_distribution: Option<Distribution> = None,
@@ -412,6 +443,9 @@ impl WorkloadConfig {
             }
             if let Some(v) = o.offset {
                 w.offset = v;
+            }
+            if let Some(v) = o.blockalign {
+                w.blockalign = Some(v);
             }
             if let Some(v) = o.runtime {
                 w.runtime = Some(v);
@@ -478,6 +512,9 @@ impl WorkloadConfig {
         issues.check(self.iodepth >= 1, &key("iodepth"), self.iodepth, "must be at least 1");
         issues.check(self.numjobs >= 1, &key("numjobs"), self.numjobs, "must be at least 1");
         issues.check(self.offset.0.is_multiple_of(512), &key("offset"), self.offset, "must be a multiple of 512B");
+        if let Some(a) = self.blockalign {
+            issues.check(a.0 > 0 && a.0.is_multiple_of(512), &key("blockalign"), a, "must be a positive multiple of 512B");
+        }
         if let Some(size) = self.size {
             issues.check(size.0 > 0, &key("size"), size, "must be greater than zero");
         }

@@ -1,16 +1,16 @@
 //! Workloads: what each host job asks of the device, and when.
 //!
 //! A synthetic job follows fio's semantics: `rw` picks direction and pattern, `bs`/`bssplit`
-//! the sizes, random offsets are aligned to the smallest block size and drawn uniformly or
-//! from a Zipf or Pareto distribution whose hot ranks are scattered over the region (as fio
-//! hashes them), sequential jobs wrap at the end of their region. A job stops after
+//! the sizes, random offsets are aligned to `blockalign` (default: the smallest block size) and
+//! drawn uniformly, from fio's zones (`zoned:`), or from a Zipf or Pareto distribution whose
+//! hot ranks are scattered over the region (as fio hashes them), sequential jobs wrap at the end of their region. A job stops after
 //! `number_ios` I/Os, after `runtime`, or (with neither) after `size` bytes, as fio does.
 //! Closed loop keeps `iodepth` I/Os in flight (each job pausing `thinktime` after a completion); open loop (`rate_iops`) issues at a fixed or
 //! Poisson rate, holding arrivals that find `iodepth` I/Os in flight until one completes.
 //!
 //! A job may instead replay a block trace ([`replay`]).
 //!
-//! Leaves out: trims, zoned patterns, sequential runs in random jobs (fio job files are read in
+//! Leaves out: trims, `zoned_abs`, sequential runs in random jobs (fio job files are read in
 //! the Python package and arrive here as `[[workload.jobs]]`).
 
 mod config;
@@ -56,6 +56,8 @@ enum Offsets {
     Uniform,
     Zipf { dist: Zipf<f64>, ranks: u64 },
     Pareto { power: f64, ranks: u64 },
+    /// Per zone: its share of the I/Os (percent) and its slots `lo..hi`.
+    Zoned(Vec<(u32, u64, u64)>),
 }
 
 /// The generator of one job.
@@ -86,16 +88,30 @@ impl JobGen {
     /// The generator of job `job` (its random stream is derived from the master seed).
     pub fn new(w: &WorkloadConfig, region_size: u64, job: u32) -> Result<Self> {
         let (reads, writes) = w.size_choices();
-        let align = reads.iter().chain(writes.iter()).map(|e| e.0).min().unwrap_or(512).max(512);
+        let smallest = reads.iter().chain(writes.iter()).map(|e| e.0).min().unwrap_or(512).max(512);
+        let align = w.blockalign.map_or(smallest, |a| a.0.max(512));
         let max_bs = w.max_bs();
         let ranks = (region_size.saturating_sub(max_bs)) / align + 1;
-        let offsets = match w.random_distribution {
+        let offsets = match w.random_distribution.clone() {
             Distribution::Random => Offsets::Uniform,
             Distribution::Zipf(theta) => Offsets::Zipf {
                 dist: Zipf::new(ranks as f64, theta).map_err(|e| Error::workload("workload.random_distribution", format!("zipf:{theta}"), e.to_string()))?,
                 ranks,
             },
             Distribution::Pareto(h) => Offsets::Pareto { power: h.ln() / (1.0 - h).ln(), ranks },
+            Distribution::Zoned(zones) => {
+                // Zone boundaries at the cumulative region shares, in whole slots (each zone
+                // with accesses keeps at least one slot).
+                let mut out = Vec::new();
+                let mut cum = 0u64;
+                for (access, region) in zones {
+                    let lo = (u128::from(ranks) * u128::from(cum) / 100) as u64;
+                    cum += u64::from(region);
+                    let hi = ((u128::from(ranks) * u128::from(cum) / 100) as u64).max(lo + 1).min(ranks.max(lo + 1));
+                    out.push((access, lo.min(ranks - 1), hi));
+                }
+                Offsets::Zoned(out)
+            }
         };
         let rate = (w.rate_iops > 0).then(|| (SimDuration::from_ps(PS_PER_S / w.rate_iops), w.rate_process));
         let limit_bytes = (w.number_ios.is_none() && w.runtime.is_none()).then_some(region_size);
@@ -181,6 +197,18 @@ impl JobGen {
                     let u: f64 = self.rng.random();
                     let rank = (((*ranks - 1) as f64) * u.powf(*power)) as u64;
                     scatter(rank.min(*ranks - 1), *ranks)
+                }
+                Offsets::Zoned(zones) => {
+                    let mut roll = self.rng.random_range(0..100u32);
+                    let mut pick = zones[zones.len() - 1];
+                    for &z in zones {
+                        if roll < z.0 {
+                            pick = z;
+                            break;
+                        }
+                        roll -= z.0;
+                    }
+                    self.rng.random_range(pick.1..pick.2.max(pick.1 + 1))
                 }
             };
             self.start + slot.min(last) * self.align
@@ -292,6 +320,42 @@ mod tests {
             let top: u32 = c.iter().take(c.len() / 100 + 1).sum();
             assert!(f64::from(top) / 50_000.0 > 0.3, "{dist}: top 1% of blocks got only {top} of 50000");
         }
+    }
+
+    #[test]
+    fn zoned_puts_each_share_of_ios_in_its_share_of_the_region() {
+        // JESD219's zones: 50 % of I/Os in the first 5 %, 30 % in the next 15 %, 20 % in the rest.
+        let w = WorkloadConfig { random_distribution: "zoned:50/5:30/15:20/80".parse().unwrap(), ..WorkloadConfig::default() };
+        let region = 1u64 << 30;
+        let mut g = job(&w, region);
+        let n = 100_000;
+        let mut zone = [0u32; 3];
+        for _ in 0..n {
+            let o = g.next_io().offset;
+            zone[if o < region / 20 { 0 } else if o < region / 5 { 1 } else { 2 }] += 1;
+        }
+        for (got, want) in zone.iter().zip([0.5, 0.3, 0.2]) {
+            assert!((f64::from(*got) / f64::from(n) - want).abs() < 0.01, "{zone:?}");
+        }
+        for bad in ["zoned:50/5:30/15", "zoned:50/5:50/0", "zoned:x/5:100/95"] {
+            assert!(bad.parse::<Distribution>().is_err(), "{bad}");
+        }
+        assert_eq!("zoned:50/5:30/15:20/80".parse::<Distribution>().unwrap().to_string(), "zoned:50/5:30/15:20/80");
+        // fio's example leaves the last region empty: the rest of the region.
+        assert_eq!("zoned:50/5:30/15:20/".parse::<Distribution>().unwrap().to_string(), "zoned:50/5:30/15:20/80");
+        assert!("zoned:50/5:50/95,100/100".parse::<Distribution>().unwrap_err().contains("writes"));
+    }
+
+    #[test]
+    fn blockalign_aligns_random_offsets_of_every_size() {
+        let w = WorkloadConfig { bssplit: Some("512/50:4k/50".parse().unwrap()), blockalign: Some(crate::config::units::Bytes(4096)), ..WorkloadConfig::default() };
+        let mut g = job(&w, 1 << 30);
+        let ios: Vec<Io> = (0..10_000).map(|_| g.next_io()).collect();
+        assert!(ios.iter().all(|i| i.offset % 4096 == 0));
+        assert!(ios.iter().any(|i| i.len == 512));
+        let unaligned = WorkloadConfig { blockalign: None, ..w };
+        let mut g = job(&unaligned, 1 << 30);
+        assert!((0..10_000).map(|_| g.next_io()).any(|i| i.offset % 4096 != 0), "without blockalign, 512 B alignment");
     }
 
     #[test]
