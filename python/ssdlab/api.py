@@ -289,6 +289,12 @@ def _jobfile_problem(group: Any, issue: Mapping[str, str]) -> str:
     m = re.match(r"^workload\.jobs\[(\d+)\]\.(\w+)$", issue["path"])
     if m:
         return f"{group.where(int(m.group(1)), m.group(2))}: {m.group(2)} = {issue['value']}: {issue['rule']}"
+    m = re.match(r"^workload\.(\w+)$", issue["path"])
+    if m and group.sources:
+        # A group-wide value (numjobs): at the first job that sets it, else its section.
+        places = [group.where(i, m.group(1)) for i in range(len(group.sources))]
+        at = next((w for w, src in zip(places, group.sources) if m.group(1) in src.options), places[0])
+        return f"{at}: {m.group(1)} = {issue['value']}: {issue['rule']}"
     return f"{issue['path']} = {issue['value']}: {issue['rule']}"
 
 

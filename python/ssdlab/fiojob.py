@@ -72,11 +72,11 @@ IGNORED = {
 }
 # Options with a meaning for the device that ssdlab does not model yet: an error, never dropped.
 UNMODELLED = {
-    "thinktime_spin", "thinktime_iotime", "bsrange", "blocksize_range",
+    "thinktime_spin", "thinktime_iotime",
     "zonemode", "zonesize", "zonerange", "zoneskip",
     "zonecapacity", "max_open_zones", "zone_reset_threshold", "zone_reset_frequency", "read_beyond_wp",
     "ratemin", "rate_iops_min", "rate_cycle", "flow", "flow_id", "flow_sleep", "flow_watermark", "fsync", "fdatasync",
-    "end_fsync", "fsync_on_close", "sync", "startdelay", "loops", "random_sequence_stride", "percentage_random",
+    "end_fsync", "fsync_on_close", "sync", "startdelay", "random_sequence_stride", "percentage_random",
     "steadystate", "ss", "ss_dur", "ss_ramp", "steadystate_duration", "steadystate_ramp_time",
     "steadystate_check_interval", "latency_target", "latency_window", "latency_percentile", "latency_run",
     "wait_for", "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit", "fdp", "fdp_pli", "dataplacement",
@@ -90,7 +90,7 @@ MAPPED = {
     "offset", "number_ios", "io_size", "runtime", "timeout", "time_based", "ramp_time", "rate_iops",
     "rate_process", "random_distribution", "randseed", "randrepeat", "norandommap", "direct", "ioengine",
     "stonewall", "wait_for_previous", "new_group", "buffered", "offset_increment", "filesize", "blockalign", "ba",
-    "thinktime", "thinktime_blocks", "rate",
+    "thinktime", "thinktime_blocks", "rate", "bsrange", "blocksize_range", "loops",
 }
 IGNORED -= MAPPED
 # Options whose values are one number or size (where fio also accepts arithmetic).
@@ -343,7 +343,35 @@ def _job_settings(job: Job) -> tuple[dict, dict]:
         if key in o:
             out["bs"] = _bs_pair(o[key])
     if "bssplit" in o:
-        out["bssplit"] = o["bssplit"].value or ""
+        # Sizes in fio's units, as exact bytes for the core.
+        where, value = o["bssplit"].where, o["bssplit"].value or ""
+        lists = []
+        for part in value.split(","):
+            entries = []
+            for item in (i.strip() for i in part.split(":")):
+                if not item:
+                    continue
+                size, sep, pct = item.partition("/")
+                entries.append(f"{parse_size(size, where, 'bssplit')}/{pct}" if sep else item)
+            lists.append(":".join(entries))
+        out["bssplit"] = ",".join(lists)
+    for key in ("bsrange", "blocksize_range"):
+        if key in o:
+            where, value = o[key].where, (o[key].value or "").strip()
+            ranges = []
+            for part in value.split(",")[:2]:
+                lo, sep, hi = part.partition("-")
+                if not sep:
+                    raise _err(where, f"{key}={value}: a range is min-max")
+                ranges.append((parse_size(lo, where, key), parse_size(hi, where, key)))
+            if len(ranges) == 1:
+                ranges.append(ranges[0])
+            if all(a == b for a, b in ranges):
+                out["bs"] = f"{ranges[0][0]},{ranges[1][0]}"
+            else:
+                out["bsrange"] = ",".join(f"{a}-{b}" for a, b in ranges)
+    if "loops" in o:
+        out["loops"] = _int(o["loops"], 1)
     depth = _int(o["iodepth"], 1) if "iodepth" in o else 1
     out["iodepth"] = 1 if engine in SYNC_ENGINES else depth
     if "size" in o:
@@ -378,8 +406,8 @@ def _job_settings(job: Job) -> tuple[dict, dict]:
         out["number_ios"] = _int(o["number_ios"], 1)
     if "io_size" in o:
         total = parse_size(o["io_size"].value or "", o["io_size"].where, "io_size")
-        if "bssplit" in o:
-            raise _err(o["io_size"].where, "io_size with bssplit: give number_ios instead")
+        if "bssplit" in o or "bsrange" in out:
+            raise _err(o["io_size"].where, "io_size with a mix of block sizes: give number_ios instead")
         bs = _sizes(out)[0]
         out.setdefault("number_ios", max(1, total // bs))
     runtime_key = "runtime" if "runtime" in o else "timeout" if "timeout" in o else None

@@ -172,6 +172,48 @@ impl fmt::Display for BlockSizes {
     }
 }
 
+/// fio's `bsrange`: `min-max`, or `min-max,min-max` for reads and writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BsRange {
+    pub read: (u64, u64),
+    pub write: (u64, u64),
+}
+
+impl std::str::FromStr for BsRange {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let one = |t: &str| -> Result<(u64, u64), String> {
+            let (a, b) = t.trim().split_once('-').ok_or_else(|| format!("{t:?} should be min-max"))?;
+            let (a, b) = (parse_size(a)?, parse_size(b)?);
+            if a > b {
+                return Err(format!("{t:?}: the minimum is above the maximum"));
+            }
+            Ok((a, b))
+        };
+        let mut parts = s.split(',');
+        let read = one(parts.next().unwrap_or_default())?;
+        let write = match parts.next() {
+            Some(w) if !w.trim().is_empty() => one(w)?,
+            _ => read,
+        };
+        if parts.next().is_some() {
+            return Err("expected at most read,write ranges".into());
+        }
+        Ok(BsRange { read, write })
+    }
+}
+
+impl fmt::Display for BsRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let one = |r: (u64, u64)| format!("{}-{}", format_size(r.0), format_size(r.1));
+        if self.read == self.write {
+            f.write_str(&one(self.read))
+        } else {
+            write!(f, "{},{}", one(self.read), one(self.write))
+        }
+    }
+}
+
 /// fio's `bssplit`: `size/percent:size/percent…`, optionally `,` and a separate write list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BsSplit {
@@ -263,7 +305,8 @@ string_typed!(
     Rw: "a string such as \"randread\"",
     Distribution: "a string such as \"zipf:1.2\"",
     BlockSizes: "a size such as \"4k\" or \"4k,64k\"",
-    BsSplit: "a string such as \"4k/50:64k/50\""
+    BsSplit: "a string such as \"4k/50:64k/50\"",
+    BsRange: "a string such as \"4k-64k\" or \"4k-16k,8k-64k\""
 );
 
 config_enum! {
@@ -345,6 +388,13 @@ config_struct! {
         bs: BlockSizes = BlockSizes { read: 4096, write: 4096 },
         /// Weighted block sizes, e.g. `"4k/60:64k/40"`; overrides `bs`. Default: unset.
         bssplit: Option<BsSplit> = None,
+        /// Block sizes drawn from a range as fio draws them (`"4k-64k"`, or read,write ranges):
+        /// the minimum plus a uniform fraction of the maximum, aligned down to a multiple of the
+        /// minimum and capped at the maximum; overrides `bs`. Default: unset.
+        bsrange: Option<BsRange> = None,
+        /// Times each job goes through its work (fio's `loops`): `number_ios` I/Os, or `size`
+        /// bytes, per loop. Default: `1`.
+        loops: u32 = 1,
         /// I/Os each job keeps in flight. Default: `1`.
         iodepth: u32 = 1,
         /// Jobs (threads), each with its own queue pair. Default: `1`.
@@ -396,6 +446,8 @@ config_struct! {
         rwmixread: Option<u32> = None,
         bs: Option<BlockSizes> = None,
         bssplit: Option<BsSplit> = None,
+        bsrange: Option<BsRange> = None,
+        loops: Option<u32> = None,
         iodepth: Option<u32> = None,
         size: Option<Bytes> = None,
         offset: Option<Bytes> = None,
@@ -434,9 +486,12 @@ impl WorkloadConfig {
             macro_rules! take {
                 ($($f:ident),*) => {$( if let Some(v) = &o.$f { w.$f = v.clone().into(); } )*};
             }
-            take!(rw, rwmixread, bs, iodepth, number_ios, random_distribution, rate_iops, rate_process, thinktime, rw_skip);
+            take!(rw, rwmixread, bs, iodepth, number_ios, random_distribution, rate_iops, rate_process, thinktime, rw_skip, loops);
             if let Some(v) = &o.bssplit {
                 w.bssplit = Some(v.clone());
+            }
+            if let Some(v) = o.bsrange {
+                w.bsrange = Some(v);
             }
             if let Some(v) = o.size {
                 w.size = Some(v);
@@ -477,8 +532,20 @@ impl WorkloadConfig {
 
     /// The largest block size this workload can issue.
     pub fn max_bs(&self) -> u64 {
+        if let (Some(r), None) = (self.bsrange, &self.bssplit) {
+            return r.read.1.max(r.write.1);
+        }
         let (r, w) = self.size_choices();
         r.iter().chain(w.iter()).map(|e| e.0).max().unwrap_or(0)
+    }
+
+    /// The smallest block size this workload can issue.
+    pub fn min_bs(&self) -> u64 {
+        if let (Some(r), None) = (self.bsrange, &self.bssplit) {
+            return r.read.0.min(r.write.0);
+        }
+        let (r, w) = self.size_choices();
+        r.iter().chain(w.iter()).map(|e| e.0).min().unwrap_or(512)
     }
 
     pub fn validate(&self, issues: &mut Issues) {
@@ -509,6 +576,15 @@ impl WorkloadConfig {
                 issues.push(&key("bssplit"), split, "block sizes must be positive multiples of 512B");
             }
         }
+        if let Some(r) = self.bsrange {
+            if [r.read.0, r.read.1, r.write.0, r.write.1].iter().any(|&b| b == 0 || b % 512 != 0) {
+                issues.push(&key("bsrange"), r, "block sizes must be positive multiples of 512B");
+            }
+            if self.bssplit.is_some() {
+                issues.push(&key("bsrange"), r, "give bsrange or bssplit, not both");
+            }
+        }
+        issues.check(self.loops >= 1, &key("loops"), self.loops, "must be at least 1");
         issues.check(self.iodepth >= 1, &key("iodepth"), self.iodepth, "must be at least 1");
         issues.check(self.numjobs >= 1, &key("numjobs"), self.numjobs, "must be at least 1");
         issues.check(self.offset.0.is_multiple_of(512), &key("offset"), self.offset, "must be a multiple of 512B");

@@ -16,7 +16,7 @@
 mod config;
 pub mod replay;
 
-pub use config::{BlockSizes, BsSplit, DeviceMap, Distribution, JobOverride, LbaMode, RateProcess, ReplayConfig, ReplayMode, Rw, WorkloadConfig, DEFAULT_TENANT};
+pub use config::{BlockSizes, BsRange, BsSplit, DeviceMap, Distribution, JobOverride, LbaMode, RateProcess, ReplayConfig, ReplayMode, Rw, WorkloadConfig, DEFAULT_TENANT};
 
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution as _, Exp, Zipf};
@@ -73,6 +73,8 @@ pub struct JobGen {
     skip: i64,
     reads: Vec<(u64, u32)>,
     writes: Vec<(u64, u32)>,
+    /// fio's `bsrange` (when no `bssplit`): sizes drawn within it.
+    ranges: Option<BsRange>,
     offsets: Offsets,
     /// I/Os generated so far.
     pub generated: u64,
@@ -88,7 +90,8 @@ impl JobGen {
     /// The generator of job `job` (its random stream is derived from the master seed).
     pub fn new(w: &WorkloadConfig, region_size: u64, job: u32) -> Result<Self> {
         let (reads, writes) = w.size_choices();
-        let smallest = reads.iter().chain(writes.iter()).map(|e| e.0).min().unwrap_or(512).max(512);
+        let ranges = if w.bssplit.is_none() { w.bsrange } else { None };
+        let smallest = w.min_bs().max(512);
         let align = w.blockalign.map_or(smallest, |a| a.0.max(512));
         let max_bs = w.max_bs();
         let ranks = (region_size.saturating_sub(max_bs)) / align + 1;
@@ -114,7 +117,8 @@ impl JobGen {
             }
         };
         let rate = (w.rate_iops > 0).then(|| (SimDuration::from_ps(PS_PER_S / w.rate_iops), w.rate_process));
-        let limit_bytes = (w.number_ios.is_none() && w.runtime.is_none()).then_some(region_size);
+        let loops = u64::from(w.loops.max(1));
+        let limit_bytes = (w.number_ios.is_none() && w.runtime.is_none()).then_some(region_size.saturating_mul(loops));
         Ok(JobGen {
             rng: Rng::from_seed(stream_seed(w.randseed, u64::from(job)).to_le_bytes()),
             read_percent: w.rw.read_percent(w.rwmixread),
@@ -126,10 +130,11 @@ impl JobGen {
             skip: w.rw_skip,
             reads,
             writes,
+            ranges,
             offsets,
             generated: 0,
             bytes: 0,
-            limit_ios: w.number_ios,
+            limit_ios: w.number_ios.map(|n| n.saturating_mul(loops)),
             limit_bytes,
             runtime: w.runtime.map(|r| SimTime::ZERO + r),
             rate,
@@ -163,6 +168,17 @@ impl JobGen {
     }
 
     fn pick_size(&mut self, op: Op) -> u64 {
+        if let Some(r) = self.ranges {
+            // fio's draw: min + ⌊max × u⌋, aligned down to a multiple of min, capped at max.
+            let (min, max) = if op == Op::Read { r.read } else { r.write };
+            if min == max {
+                return min;
+            }
+            let u: f64 = self.rng.random();
+            let len = min + (max as f64 * u) as u64;
+            let len = if min.is_power_of_two() { len & !(min - 1) } else { len - len % min };
+            return len.min(max);
+        }
         let list = if op == Op::Read { &self.reads } else { &self.writes };
         if list.len() == 1 {
             return list[0].0;
@@ -356,6 +372,45 @@ mod tests {
         let unaligned = WorkloadConfig { blockalign: None, ..w };
         let mut g = job(&unaligned, 1 << 30);
         assert!((0..10_000).map(|_| g.next_io()).any(|i| i.offset % 4096 != 0), "without blockalign, 512 B alignment");
+    }
+
+    #[test]
+    fn bsrange_draws_sizes_as_fio_does() {
+        // fio: 4k + ⌊16k × u⌋ aligned down to 4k and capped at 16k: 4, 8, 12 and 16 KiB, a
+        // quarter each (the cap takes 16-20 KiB).
+        let w = WorkloadConfig { bsrange: Some("4k-16k".parse().unwrap()), ..WorkloadConfig::default() };
+        assert_eq!((w.min_bs(), w.max_bs()), (4096, 16384));
+        let mut g = job(&w, 1 << 30);
+        let n = 40_000;
+        let mut counts = std::collections::BTreeMap::new();
+        for _ in 0..n {
+            *counts.entry(g.next_io().len).or_insert(0u32) += 1;
+        }
+        assert_eq!(counts.keys().copied().collect::<Vec<_>>(), vec![4096, 8192, 12288, 16384]);
+        assert!(counts.values().all(|&c| (f64::from(c) / f64::from(n) - 0.25).abs() < 0.01), "{counts:?}");
+        let same = WorkloadConfig { bsrange: Some("4k-4k".parse().unwrap()), ..WorkloadConfig::default() };
+        let mut g = job(&same, 1 << 30);
+        assert!((0..100).all(|_| g.next_io().len == 4096));
+        assert!("16k-4k".parse::<BsRange>().is_err() && "4k".parse::<BsRange>().is_err());
+    }
+
+    #[test]
+    fn loops_repeat_the_work_of_a_job() {
+        let w = WorkloadConfig { number_ios: Some(100), loops: 3, ..WorkloadConfig::default() };
+        let mut g = job(&w, 1 << 30);
+        let mut n = 0;
+        while g.may_issue(SimTime::ZERO) {
+            g.next_io();
+            n += 1;
+        }
+        assert_eq!(n, 300);
+        let by_size = WorkloadConfig { rw: Rw::Read, loops: 2, ..WorkloadConfig::default() };
+        let mut g = job(&by_size, 1 << 20);
+        let mut bytes = 0;
+        while g.may_issue(SimTime::ZERO) {
+            bytes += g.next_io().len;
+        }
+        assert_eq!(bytes, 2 << 20, "two passes over a 1 MiB region");
     }
 
     #[test]
