@@ -37,7 +37,7 @@ EXPECTED = {
     "e4defrag.fio": ':2: ioengine=e4defrag does ext4 defragmentation, not block I/O t',
     "e4defrag2.fio": ':6: ioengine=e4defrag does ext4 defragmentation, not block I/O t',
     "enospc-pressure.fio": ':35: rw=randtrim: trims are not issued by the simulated host yet',
-    "example_latency_steadystate.fio": ':22: steadystate=lat:5%: has a meaning for the device that ssdlab',
+    "example_latency_steadystate.fio": "ok: 1 groups, 1 jobs",
     "exec.fio": ':6: ioengine=exec does running programs, not block I/O to a driv',
     "exitwhat.fio": ':32: rate=300,300,300: modelled only for a read-only or write-onl',
     "falloc.fio": ':2: ioengine=falloc does fallocate(), not block I/O to a drive',
@@ -101,7 +101,7 @@ EXPECTED = {
     "sprandom.fio": ':32: ${FIO_BS} is not set in the environment',
     "ssd-steadystate.fio": "ok: 2 groups, 5 jobs",
     "ssd-test.fio": "ok: 4 groups, 4 jobs",
-    "steadystate.fio": ':20: ss=iops:10%: has a meaning for the device that ssdlab does n',
+    "steadystate.fio": "ok: 2 groups, 8 jobs",
     "surface-scan.fio": "ok: 2 groups, 2 jobs",
     "tiobench-example.fio": "ok: 4 groups, 16 jobs",
     "uring-cmd-bsg.fio": ':19: rw=trimwrite: trims are not issued by the simulated host yet',
@@ -144,7 +144,7 @@ def test_every_example_job_file_is_classified():
     assert len(files) == 107 and files == sorted(EXPECTED)
     got = {name: outcome(FIO_JOBS / name) for name in files}
     assert got == EXPECTED
-    assert sum(v.startswith("ok") for v in got.values()) >= 21
+    assert sum(v.startswith("ok") for v in got.values()) >= 23
 
 
 @pytest.mark.skipif(not FIO_JOBS.is_dir(), reason="../shared/data/fio-jobs is not beside the repository")
@@ -233,6 +233,27 @@ def test_bsrange_loops_and_bssplit_in_fio_units(tmp_path):
     p = write(tmp_path, "[j]\nbsrange=4k\n")
     with pytest.raises(ssdlab.WorkloadError, match=":2: bsrange=4k: a range is min-max"):
         fiojob.load(p, env={})
+
+
+def test_fio_steady_state_stops_the_group_when_its_rounds_pass(tmp_path):
+    # fio's ss: rounds of ss_interval (1 s by default), a window of ss_dur, rounds after
+    # ss_ramp + 1 s; the group stops when every round is within 5 % of the window's mean.
+    p = write(tmp_path, "[g]\nrw=randread\niodepth=8\ntime_based\nruntime=10\nss=iops:5%\nss_dur=50ms\nss_interval=10ms\nss_ramp=20ms\n")
+    (g,), _ = fiojob.load(p, env={})
+    assert g.workload["stats.steady_rule"] == "deviation" and g.workload["stats.steady_window"] == 5 and g.workload["stats.steady_limit"] == 0.05
+    r = ssdlab.run(api.load_jobfile(p, "p4800x", env={}).configs[0])
+    ss = r.summary["steady_state"]
+    assert ss["reached"] and ss["metric"] == "iops" and ss["first"] >= 102  # fio records from ss_ramp + 1 s: 102 rounds of 10 ms
+    w = ss["rounds"][ss["first"]:ss["last"] + 1]
+    mean = sum(w) / len(w)
+    assert max(abs(v - mean) for v in w) < 0.05 * mean
+    assert r.summary["sim_time_s"] < 1.5  # stopped long before runtime=10
+    # The slope rule, and the refusals.
+    p = write(tmp_path, "[g]\nss=bw_slope:1%\nss_dur=30\n")
+    assert fiojob.load(p, env={})[0][0].workload["stats.steady_rule"] == "slope"
+    for text, needle in (("ss=iops:100\nss_dur=30", "per cent"), ("ss=foo:1%\nss_dur=30", "iops, bw or lat"), ("ss=iops:1%\nss_dur=1", "two rounds")):
+        with pytest.raises(ssdlab.WorkloadError, match=needle):
+            fiojob.load(write(tmp_path, f"[g]\n{text}\n"), env={})
 
 
 def test_jesd219_runs_with_its_size_mix_alignment_and_zones(tmp_path):

@@ -325,11 +325,12 @@ def load_jobfile(
     wl_settings = [s for s in settings or [] if s[0].startswith("workload.")]
     configs = []
     for g in groups:
-        workload: dict[str, Any] = dict(FIO_DEFAULTS, **g.workload, jobs=g.jobs)
+        workload: dict[str, Any] = dict(FIO_DEFAULTS, **{k: v for k, v in g.workload.items() if "." not in k}, jobs=g.jobs)
+        stats = {k.split(".", 1)[1]: v for k, v in g.workload.items() if k.startswith("stats.")}
         if seed is not None:
             workload["randseed"] = int(seed)
         try:
-            native = _core.Config(None, {"workload": workload}, wl_settings, base)
+            native = _core.Config(None, {"workload": workload, **({"stats": stats} if stats else {})}, wl_settings, base)
         except ConfigError as err:
             raise WorkloadError("\n".join(_jobfile_problem(g, i) for i in issues(err))) from None
         configs.append(Config(native))

@@ -77,8 +77,7 @@ UNMODELLED = {
     "zonecapacity", "max_open_zones", "zone_reset_threshold", "zone_reset_frequency", "read_beyond_wp",
     "ratemin", "rate_iops_min", "rate_cycle", "flow", "flow_id", "flow_sleep", "flow_watermark", "fsync", "fdatasync",
     "end_fsync", "fsync_on_close", "sync", "startdelay", "random_sequence_stride", "percentage_random",
-    "steadystate", "ss", "ss_dur", "ss_ramp", "steadystate_duration", "steadystate_ramp_time",
-    "steadystate_check_interval", "latency_target", "latency_window", "latency_percentile", "latency_run",
+    "latency_target", "latency_window", "latency_percentile", "latency_run",
     "wait_for", "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit", "fdp", "fdp_pli", "dataplacement",
     "plids", "atomic", "sg_write_mode", "num_range", "write_mode", "trim_percentage", "trim_backlog", "trim_verify_zero",
     "inplace", "donorname", "sprandom", "spr_op", "spr_num_regions", "verify_trim", "io_limit",
@@ -91,6 +90,8 @@ MAPPED = {
     "rate_process", "random_distribution", "randseed", "randrepeat", "norandommap", "direct", "ioengine",
     "stonewall", "wait_for_previous", "new_group", "buffered", "offset_increment", "filesize", "blockalign", "ba",
     "thinktime", "thinktime_blocks", "rate", "bsrange", "blocksize_range", "loops",
+    "steadystate", "ss", "ss_dur", "ss_ramp", "ss_interval", "steadystate_duration", "steadystate_ramp_time",
+    "steadystate_check_interval",
 }
 IGNORED -= MAPPED
 # Options whose values are one number or size (where fio also accepts arithmetic).
@@ -447,12 +448,56 @@ def _job_settings(job: Job) -> tuple[dict, dict]:
         raise _err(o["buffered"].where, "buffered=1: the page cache is not modelled; use buffered=0")
     if "ramp_time" in o:
         group["ramp_time"] = _seconds(o["ramp_time"])
+    group.update(_steady_state(o))
     if "randseed" in o:
         group["randseed"] = _int(o["randseed"])
     for key in ("randrepeat", "norandommap"):  # ssdlab is always repeatable; offsets are drawn with replacement
         if key in o:
             _bool(o[key])
     return out, group
+
+
+# fio's steady-state metrics, as columns of the device's time series.
+SS_METRICS = {"iops": "iops", "bw": "bandwidth_mib_s", "lat": "lat_mean_us"}
+
+
+def _steady_state(o: dict) -> dict:
+    """fio's `ss=<metric>[_slope]:N%` with `ss_dur` (the window), `ss_ramp` and `ss_interval`
+    (one second by default) as the steady-state detector of the stats observer, which stops
+    the group when the group's rounds pass (fio with `group_reporting`)."""
+    key = next((k for k in ("ss", "steadystate") if k in o), None)
+    dur = next((o[k] for k in ("ss_dur", "steadystate_duration") if k in o), None)
+    if key is None:
+        return {}
+    where, value = o[key].where, (o[key].value or "").strip()
+    metric, sep, limit = value.partition(":")
+    base, _, slope = metric.lower().partition("_")
+    if base not in SS_METRICS or slope not in ("", "slope"):
+        raise _err(where, f"{key}={value}: the metric is iops, bw or lat, with or without _slope")
+    if not (sep and limit.endswith("%")):
+        raise _err(where, f"{key}={value}: only a limit in per cent of the mean (such as iops:10%) is modelled")
+    try:
+        pct = float(limit[:-1])
+    except ValueError:
+        raise _err(where, f"{key}={value}: {limit!r} is not a percentage") from None
+    if not pct > 0:
+        raise _err(where, f"{key}={value}: the limit must be above 0 %")
+    if dur is None:
+        return {}  # fio: without ss_dur, steady-state detection is off
+    interval_key = next((k for k in ("ss_interval", "steadystate_check_interval") if k in o), None)
+    interval = parse_time(o[interval_key].value or "", o[interval_key].where, interval_key) if interval_key else 10**12
+    window = parse_time(dur.value or "", dur.where, dur.key)
+    if interval <= 0 or window < 2 * interval:
+        raise _err(dur.where, f"{dur.key}={dur.value}: the window needs at least two rounds of {interval / 1e12:g} s")
+    out = {
+        "stats.interval": f"{interval / 1e12}s", "stats.steady_metric": SS_METRICS[base], "stats.steady_rule": "slope" if slope else "deviation",
+        "stats.steady_limit": pct / 100.0, "stats.steady_window": int(window // interval), "stats.steady_stop": True,
+    }
+    ramp_key = next((k for k in ("ss_ramp", "steadystate_ramp_time") if k in o), None)
+    if ramp_key:
+        # fio starts recording one second after ss_ramp.
+        out["stats.steady_ramp"] = f"{parse_time(o[ramp_key].value or '', o[ramp_key].where, ramp_key) / 1e12 + 1}s"
+    return out
 
 
 def groups(jf: JobFile) -> list[Group]:

@@ -442,8 +442,13 @@ impl Simulation {
         if !c.steady_stop {
             return false;
         }
-        let criteria = steady::Criteria::default();
-        let last = self.stats.series().map(|s| s.last_column(&c.steady_metric, criteria.window)).unwrap_or_default();
+        let criteria = c.steady_criteria();
+        let Some(series) = self.stats.series() else { return false };
+        // Only rounds after `steady_ramp` count.
+        if series.intervals() < c.steady_skip() + criteria.window {
+            return false;
+        }
+        let last = series.last_column(&c.steady_metric, criteria.window);
         last.len() == criteria.window && steady::detect(&c.steady_metric, &last, criteria).reached
     }
 

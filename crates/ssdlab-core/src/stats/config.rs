@@ -1,6 +1,20 @@
 use crate::config::load::Issues;
 use crate::sim::SimDuration;
-use crate::config_struct;
+use crate::{config_enum, config_struct};
+
+config_enum! {
+    /// The test a window of rounds passes to be steady.
+    pub enum SteadyRule {
+        /// SNIA PTS: max - min within 20 % of the window's average, and the fitted line's rise
+        /// across the window within 10 %.
+        Pts = "pts",
+        /// fio's `ss=<metric>:N%`: every round within `steady_limit` of the window's mean.
+        Deviation = "deviation",
+        /// fio's `ss=<metric>_slope:N%`: the fitted line's slope per round within `steady_limit`
+        /// of the window's mean.
+        Slope = "slope",
+    }
+}
 
 config_struct! {
     /// What the statistics observer reports.
@@ -24,10 +38,35 @@ config_struct! {
         /// Stop the run once that steady state is reached (`ssdlab run --until-steady`).
         /// Default: `false`.
         steady_stop: bool = false,
+        /// The steady-state test: `"pts"`, `"deviation"` or `"slope"` (fio's `ss`). Default:
+        /// `"pts"`.
+        steady_rule: SteadyRule = SteadyRule::Pts,
+        /// `deviation`/`slope`: the bound, as a fraction of the window's mean (fio's `N%` / 100).
+        /// Default: `0.1`.
+        steady_limit: f64 = 0.1,
+        /// Rounds in the window (fio's `ss_dur` over its one-second rounds). Default: `5`.
+        steady_window: u32 = 5,
+        /// Rounds that end before this much time after the ramp are not judged (fio's
+        /// `ss_ramp`). Default: `0`.
+        steady_ramp: SimDuration = SimDuration::ZERO,
     }
 }
 
 impl StatsConfig {
+    /// The steady-state test this config asks for.
+    pub fn steady_criteria(&self) -> super::steady::Criteria {
+        let pts = super::steady::Criteria::default();
+        super::steady::Criteria { window: self.steady_window.max(2) as usize, rule: self.steady_rule, limit: self.steady_limit, ..pts }
+    }
+
+    /// Rounds at the start that `steady_ramp` leaves out.
+    pub fn steady_skip(&self) -> usize {
+        if self.interval == SimDuration::ZERO {
+            return 0;
+        }
+        self.steady_ramp.as_ps().div_ceil(self.interval.as_ps()) as usize
+    }
+
     pub fn validate(&self, issues: &mut Issues) {
         for (i, p) in self.percentiles.iter().enumerate() {
             issues.check(*p > 0.0 && *p <= 100.0, &format!("stats.percentiles[{i}]"), p, "a percentile must be in (0, 100]");
@@ -41,5 +80,7 @@ impl StatsConfig {
             "needs stats.interval: each interval is a round",
         );
         issues.check(!self.steady_stop || !self.steady_metric.is_empty(), "stats.steady_stop", self.steady_stop, "needs stats.steady_metric");
+        issues.check(self.steady_limit.is_finite() && self.steady_limit > 0.0, "stats.steady_limit", self.steady_limit, "must be greater than zero");
+        issues.check((2..=100_000).contains(&self.steady_window), "stats.steady_window", self.steady_window, "must be between 2 and 100000 rounds");
     }
 }

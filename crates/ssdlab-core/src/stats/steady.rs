@@ -9,18 +9,25 @@
 
 use serde::Serialize;
 
-/// The PTS criteria.
+pub use super::config::SteadyRule;
+
+/// The test: PTS's bounds, or fio's deviation or slope bound.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Criteria {
     pub window: usize,
+    /// PTS: data excursion bound (fraction of the average).
     pub excursion: f64,
+    /// PTS: slope excursion bound (fraction of the average).
     pub slope: f64,
+    pub rule: SteadyRule,
+    /// fio's rules: the bound (fraction of the mean).
+    pub limit: f64,
 }
 
 impl Default for Criteria {
     /// PTS: 5 rounds, 20 % data excursion, 10 % slope excursion.
     fn default() -> Self {
-        Criteria { window: 5, excursion: 0.20, slope: 0.10 }
+        Criteria { window: 5, excursion: 0.20, slope: 0.10, rule: SteadyRule::Pts, limit: 0.1 }
     }
 }
 
@@ -75,7 +82,14 @@ pub fn detect(metric: &str, rounds: &[f64], c: Criteria) -> SteadyState {
         out.average = avg;
         out.data_excursion = data;
         out.slope_excursion = line;
-        if w.iter().all(|v| v.is_finite()) && data <= c.excursion && line <= c.slope {
+        let pass = match c.rule {
+            SteadyRule::Pts => data <= c.excursion && line <= c.slope,
+            // fio: the largest distance from the mean, and the slope per round, against the
+            // mean; strictly below the limit.
+            SteadyRule::Deviation => w.iter().map(|v| (v - avg).abs()).fold(0.0, f64::max) / scale < c.limit,
+            SteadyRule::Slope => slope(w).abs() / scale < c.limit,
+        };
+        if w.iter().all(|v| v.is_finite()) && pass {
             out.reached = true;
             return out;
         }
@@ -113,7 +127,18 @@ mod tests {
     #[test]
     fn the_slope_excursion_is_the_fitted_line_across_the_window() {
         // y = 100 + 2k over five rounds: slope 2, excursion 8 of an average 104.
-        let s = detect("x", &[100.0, 102.0, 104.0, 106.0, 108.0], Criteria { window: 5, excursion: 1.0, slope: 1.0 });
+        let s = detect("x", &[100.0, 102.0, 104.0, 106.0, 108.0], Criteria { window: 5, excursion: 1.0, slope: 1.0, ..Criteria::default() });
         assert!((s.slope_excursion - 8.0 / 104.0).abs() < 1e-12 && (s.data_excursion - 8.0 / 104.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn fio_rules_bound_the_deviation_and_the_slope_per_round() {
+        // Mean 104, largest distance 4 (3.8 %), slope 2 per round (1.9 %).
+        let w = [100.0, 102.0, 104.0, 106.0, 108.0];
+        let c = |rule, limit| Criteria { window: 5, rule, limit, ..Criteria::default() };
+        assert!(detect("iops", &w, c(SteadyRule::Deviation, 0.04)).reached);
+        assert!(!detect("iops", &w, c(SteadyRule::Deviation, 0.038)).reached);
+        assert!(detect("iops", &w, c(SteadyRule::Slope, 0.02)).reached);
+        assert!(!detect("iops", &w, c(SteadyRule::Slope, 0.019)).reached);
     }
 }

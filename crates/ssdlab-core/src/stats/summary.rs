@@ -97,7 +97,14 @@ impl Stats {
             metrics: m.flat(),
             steady_state: self.series().filter(|_| !x.config.stats.steady_metric.is_empty()).map(|s| {
                 let metric = &x.config.stats.steady_metric;
-                super::steady::detect(metric, &s.column(metric), super::steady::Criteria::default())
+                let rounds = s.column(metric);
+                let skip = x.config.stats.steady_skip().min(rounds.len());
+                let mut found = super::steady::detect(metric, &rounds[skip..], x.config.stats.steady_criteria());
+                // Report rounds and the window in the series' own numbering.
+                found.rounds = rounds;
+                found.first += skip;
+                found.last += skip;
+                found
             }),
             timeseries: self.series().map(|s| Timeseries { interval_s: x.config.stats.interval.as_secs_f64(), metrics: s.tracked().to_vec(), rows: s.rows(x.now, m) }),
         };
