@@ -47,6 +47,18 @@ def test_per_io_rows_add_up_exactly():
     assert ssdlab.run(workload=SMALL).ios is None
 
 
+def test_per_io_rows_carry_job_queue_and_tenant():
+    r = ssdlab.run(workload={**SMALL, "numjobs": 2, "iodepth": 4}, keep_ios=True)
+    ios = r.ios
+    assert list(ios.columns[:3]) == ["job", "queue", "tenant"]
+    assert ios.groupby("job", observed=True).size().to_dict() == {j["name"]: j["ios"] for j in r.summary["jobs"]}
+    assert sorted(ios["queue"].unique()) == [1, 2] and set(ios["tenant"]) == {"default"}
+    t = ssdlab.run("ops-isolation", set={"workload.runtime": "20ms", "tenants": [{"name": "a", "workload": {"rw": "randwrite"}}, {"name": "b", "workload": {"rw": "randread"}}]}, keep_ios=True)
+    by = t.ios.groupby(["tenant", "op"], observed=True).size()
+    assert set(by.index) == {("a", "write"), ("b", "read")}
+    assert by[("a", "write")] == t.summary["tenants"][0]["ios"]
+
+
 def test_config_forms_agree():
     by_name = ssdlab.load_config("default", workload={"iodepth": 4}, set={"pcie.lanes": 8})
     by_dict = ssdlab.load_config({"extends": "default", "workload": {"iodepth": 4}, "pcie": {"lanes": 8}})

@@ -207,3 +207,10 @@ def test_plot_series_writes_the_gc_time_series(cli, tmp_path):
     no_traceback(p)
     p = cli("run", "ops-isolation", "--set", "stats.interval=50ms", "--plot-series", "gc.pdf")
     assert p.returncode == 2 and "--plot-series 'gc.pdf'" in p.stderr
+
+
+def test_the_run_header_names_the_overrides(cli):
+    p = cli("run", "tlc", "--set", "ftl.precondition=clean", "-w", "number_ios=300")
+    assert p.returncode == 0, p.stderr
+    head = " ".join(p.stdout.splitlines()[:3])
+    assert "with workload.number_ios=300, ftl.precondition=clean" in " ".join(head.split())

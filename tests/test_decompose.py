@@ -40,7 +40,7 @@ def test_shares_follow_seed001(frames):
     assert hw.loc["mram"].sum() < fw.loc["mram"].sum()
     # The medium's own latency shows in NVM; the rest of the path does not depend on it.
     assert fw.loc["tlc", "NVM"] - fw.loc["mram", "NVM"] == pytest.approx(450 - 0.065, abs=0.01)
-    assert fw.loc["tlc", "Translation"] == pytest.approx(fw.loc["mram", "Translation"])
+    assert fw.loc["tlc", "Controller"] == pytest.approx(fw.loc["mram", "Controller"])
     # Every category is there: the firmware takes each doorbell and dispatches its queue.
     assert (fw > 0).all().all(), fw
     assert (fw["Queue/Doorbells"] > hw["Queue/Doorbells"]).all(), "automation handles doorbells faster"
@@ -79,7 +79,7 @@ def test_plot_writes_png_and_svg_and_leaves_the_backend_alone(frames, tmp_path, 
         assert (tmp_path / name).stat().st_size > 1000
     assert (tmp_path / "dec.svg").read_text().lstrip().startswith("<?xml")
     ax = fig.axes[0]
-    assert ax.get_xlabel() == "medium (read latency)" and ax.get_ylabel() == "share of device latency"
+    assert ax.get_xlabel() == "medium (read latency)" and ax.get_ylabel() == "share of device latency (fraction)"
     assert "openexpress-hw" in ax.get_title()
     assert [t.get_text() for t in ax.get_xticklabels()] == ["tlc\n450us", "mram\n65ns"]
     assert sum(p.get_height() for c in ax.containers for p in c.patches) == pytest.approx(2.0)  # each bar's shares add up to 1

@@ -218,7 +218,9 @@ class Result:
 
     @property
     def ios(self) -> "Optional[pd.DataFrame]":
-        """One row per counted I/O (when run with ``keep_ios=True``): times in microseconds."""
+        """One row per counted I/O (when run with ``keep_ios=True``): its job, NVMe I/O queue
+        (each job has its own queue pair, ids from 1) and tenant, then op, offset, length and
+        times in microseconds."""
         if self._io_log is None:
             return None
         import numpy as np
@@ -226,8 +228,18 @@ class Result:
 
         log = self._io_log
         u64 = lambda k: np.frombuffer(log[k], dtype="<u8")  # noqa: E731
+        job = np.frombuffer(log["job"], dtype="<u4")
+        tenant = np.frombuffer(log["tenant"], dtype="<u4")
+
+        def named(codes: "np.ndarray", names: list[str]) -> Any:
+            ok = len(names) > int(codes.max(initial=0))
+            return pd.Categorical.from_codes(codes.astype(np.int32), names) if ok else codes
+
         df = pd.DataFrame(
             {
+                "job": named(job, [j["name"] for j in self.summary.get("jobs", [])]),
+                "queue": job.astype(np.uint32) + 1,
+                "tenant": named(tenant, [t["name"] for t in self.summary.get("tenants", [])] or ["default"]),
                 "op": pd.Categorical.from_codes(np.frombuffer(log["op"], dtype=np.uint8), ["read", "write"]),
                 "offset": u64("offset"),
                 "len": u64("len"),

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, Optional, TypeVar
 
 import typer
@@ -178,10 +178,12 @@ def _fmt(x: float, digits: int = 2) -> str:
     return f"{x:,.{digits}f}"
 
 
-def _print_summary(result: api.Result) -> None:
+def _print_summary(result: api.Result, overrides: Sequence[tuple[str, str]] = ()) -> None:
     s = result.summary
     cfg = result.config
-    out.print(f"[bold]ssdlab {s['version']}[/bold]  {cfg.description}")
+    # The config that ran: its description, and what the command line changed in it.
+    changed = "; with " + ", ".join(f"{k}={v}" for k, v in overrides) if overrides else ""
+    out.print(f"[bold]ssdlab {s['version']}[/bold]  {escape(cfg.description + changed)}")
     out.print(
         f"config {s['config_hash']}  seed {s['seed']}  {s['ios']:,} I/Os in {s['window_s'] * 1e3:,.3f} ms simulated"
         f"  ({s['events']:,} events, {s['wall_time_s']:.2f} s wall)"
@@ -373,7 +375,7 @@ def run(
     if json_:
         out.file.write(json.dumps(result.summary, indent=2) + "\n")
     else:
-        _print_summary(result)
+        _print_summary(result, settings)
 
 
 def _print_metrics(frame: Any, as_json: bool) -> None:

@@ -29,12 +29,15 @@ if TYPE_CHECKING:
 # Seed 001's media and their read latencies (its slide 2).
 SEED001_MEDIA: dict[str, str] = {"tlc": "450us", "mlc": "150us", "slc": "25us", "znand": "3us", "pram": "120ns", "mram": "65ns"}
 
-# Seed 001's decomposition categories, each a sum of breakdown components.
+# Seed 001's decomposition categories, each a sum of breakdown components. Seed 001's
+# "Translation" (the controller's own work: SQE decode and the FTL's address mapping) is called
+# "Controller" here: in a run's breakdown, `translation` is the wait for ATS address
+# translations of host memory, which seed 001 does not have.
 SEED001_PARTS: dict[str, list[str]] = {
     "Fetching": ["fetch"],
     "Queue/Doorbells": ["doorbell", "queueing"],
     "PRP": ["prp"],
-    "Translation": ["controller", "translation"],
+    "Controller": ["controller", "translation"],
     "NVM": ["media", "transfer"],
     "Completion": ["completion"],
 }

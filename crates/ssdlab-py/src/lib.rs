@@ -193,6 +193,9 @@ impl Simulation {
         let Some(log) = self.inner.io_log() else { return Ok(None) };
         let d = PyDict::new(py);
         let u64s = |v: &[u64]| PyBytes::new(py, &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
+        let u32s = |v: &[u32]| PyBytes::new(py, &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
+        d.set_item("job", u32s(&log.job))?;
+        d.set_item("tenant", u32s(&log.tenant))?;
         d.set_item("op", PyBytes::new(py, &log.op))?;
         d.set_item("offset", u64s(&log.offset))?;
         d.set_item("len", u64s(&log.len))?;

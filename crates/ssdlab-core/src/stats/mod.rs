@@ -47,7 +47,7 @@ pub enum Component {
     Fetch = 4,
     /// PRP handling and PRP-list fetch.
     Prp = 5,
-    /// Controller work: SQE decode and address translation.
+    /// Controller work: SQE decode and the FTL's logical-to-physical mapping.
     Controller = 6,
     /// Media access and internal bus.
     Media = 7,
@@ -139,6 +139,9 @@ const SERIES_MAX: usize = 4096;
 /// Per-I/O columns, kept when asked for (Python turns them into a `DataFrame`).
 #[derive(Clone, Debug, Default)]
 pub struct IoLog {
+    /// The job (its index: each job has its own I/O queue pair) and tenant of each I/O.
+    pub job: Vec<u32>,
+    pub tenant: Vec<u32>,
     pub op: Vec<u8>,
     pub offset: Vec<u64>,
     pub len: Vec<u64>,
@@ -486,6 +489,8 @@ impl Observer for Stats {
         }
         self.last_completion = self.last_completion.max(rec.completed);
         if let Some(log) = &mut self.log {
+            log.job.push(rec.job.index() as u32);
+            log.tenant.push(rec.tenant.index() as u32);
             log.op.push(rec.op as u8);
             log.offset.push(rec.offset);
             log.len.push(rec.len);
