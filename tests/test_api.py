@@ -124,6 +124,15 @@ def test_progress_is_reported_and_an_interrupt_stops_the_run_cleanly():
     assert json.loads(sim.run(None))["ios"] == 300_000
 
 
+def test_a_two_argument_progress_callback_gets_the_eta():
+    calls = []
+    ssdlab.run(workload={"numjobs": 1, "number_ios": 300_000}, progress=lambda f, eta: calls.append((f, eta)))
+    assert calls[-1] == (1.0, 0.0)
+    fractions = [f for f, _ in calls]
+    assert fractions == sorted(fractions)
+    assert all(eta is None or eta >= 0 for _, eta in calls)
+
+
 def test_many_simulations_in_threads():
     from concurrent.futures import ThreadPoolExecutor
 

@@ -424,7 +424,10 @@ def test_ctrl_c_stops_fio_keeps_finished_experiments_and_removes_the_file(tmp_pa
     # Wait until fio runs the strided reads (the tiny experiment is then finished).
     deadline = time.monotonic() + 60
     while subprocess.run(["pgrep", "-f", f"filename={path}.*--rw=read:"], capture_output=True).returncode != 0:
-        assert time.monotonic() < deadline and p.poll() is None, "fio never reached the strided reads"
+        if time.monotonic() > deadline or p.poll() is not None:
+            p.kill()
+            _, err = p.communicate(timeout=60)
+            raise AssertionError(f"fio never reached the strided reads (rc {p.returncode}): {err[-2000:]}")
         time.sleep(0.05)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)

@@ -256,6 +256,30 @@ class Result:
         return f"<ssdlab.Result {s['ios']} I/Os, {s['iops']:.0f} IOPS, {s['bandwidth_mib_s']:.1f} MiB/s>"
 
 
+def _with_eta(progress: Optional[Callable[..., Any]]) -> Optional[Callable[[float], Any]]:
+    """``progress`` as the core calls it (with the fraction), adding the ETA when it takes it."""
+    if progress is None:
+        return None
+    import inspect
+    import time as _time
+
+    try:
+        params = [p for p in inspect.signature(progress).parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+        two = len(params) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
+    except (TypeError, ValueError):  # builtins without a signature
+        two = False
+    if not two:
+        return progress
+    start = _time.monotonic()
+
+    def call(fraction: float) -> Any:
+        elapsed = _time.monotonic() - start
+        eta = elapsed * (1.0 - fraction) / fraction if 0.0 < fraction < 1.0 else (0.0 if fraction >= 1.0 else None)
+        return progress(fraction, eta)
+
+    return call
+
+
 def run(
     config: ConfigLike = None,
     workload: Optional[Mapping[str, Any]] = None,
@@ -268,13 +292,15 @@ def run(
 ) -> Result:
     """Runs a simulation and returns its :class:`Result`.
 
-    The run releases the GIL, calls ``progress(fraction)`` now and then, and stops with
-    KeyboardInterrupt on Ctrl-C. Arguments are those of :func:`load_config`; ``keep_ios`` keeps
-    one row per I/O (``Result.ios``).
+    The run releases the GIL and stops with KeyboardInterrupt on Ctrl-C. ``progress`` is called
+    every 100 ms of wall time and once at the end: as ``progress(fraction)``, or, if it takes
+    two arguments, ``progress(fraction, eta_s)`` with the seconds left at the pace so far (None
+    until it can tell). Arguments are those of :func:`load_config`; ``keep_ios`` keeps one row
+    per I/O (``Result.ios``).
     """
     cfg = load_config(config, workload=workload, seed=seed, set=set, settings=settings)
     sim = _core.Simulation(cfg._native, keep_ios)
-    summary = json.loads(sim.run(progress))
+    summary = json.loads(sim.run(_with_eta(progress)))
     return Result(cfg, summary, sim.io_log())
 
 

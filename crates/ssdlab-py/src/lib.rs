@@ -15,7 +15,10 @@ use ssdlab_core::stats::Component;
 use crate::error::PyCoreError;
 
 /// Events processed between two checks for Ctrl-C and progress reports.
-const EVENTS_PER_SLICE: u64 = 250_000;
+/// Events between two checks for Ctrl-C (and for the progress callback's turn).
+const EVENTS_PER_SLICE: u64 = 25_000;
+/// Wall time between two progress callbacks.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Converts a Python value (dict, list, str, int, float, bool) into TOML.
 fn to_toml(path: &str, v: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
@@ -122,17 +125,23 @@ impl Simulation {
         Ok(Simulation { inner })
     }
 
-    /// Runs to the end without holding the GIL; calls `progress(fraction)` between slices and
-    /// raises KeyboardInterrupt on Ctrl-C (the run can be resumed by calling `run` again).
-    /// Returns the summary as JSON.
+    /// Runs to the end without holding the GIL; calls `progress(fraction)` every 100 ms of wall
+    /// time and once at the end (1.0), and raises KeyboardInterrupt on Ctrl-C (the run can be
+    /// resumed by calling `run` again). Returns the summary as JSON.
     #[pyo3(signature = (progress=None))]
     fn run(&mut self, py: Python<'_>, progress: Option<Py<PyAny>>) -> PyResult<String> {
+        let mut last = std::time::Instant::now();
         loop {
             let sim = &mut self.inner;
             let done = py.detach(|| sim.run_events(EVENTS_PER_SLICE)).map_err(PyCoreError)?;
             py.check_signals()?;
             if let Some(cb) = &progress {
-                cb.call1(py, (if done { 1.0 } else { self.inner.progress() },))?;
+                if done {
+                    cb.call1(py, (1.0,))?;
+                } else if last.elapsed() >= PROGRESS_EVERY {
+                    last = std::time::Instant::now();
+                    cb.call1(py, (self.inner.progress(),))?;
+                }
             }
             if done {
                 break;

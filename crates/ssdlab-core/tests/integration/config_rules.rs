@@ -65,7 +65,7 @@ fn value_rules_of_every_block() {
         ("workload.rate_iops", "2000000000", "at most 1000000000"),
         ("workload.random_distribution", "\"zipf:0\"", "θ > 0"),
         ("workload.random_distribution", "\"pareto:1.5\"", "0 < h < 1"),
-        ("workload.random_distribution", "\"gaussian\"", "random, zipf:θ or pareto:h"),
+        ("workload.random_distribution", "\"gaussian\"", "random, zipf:θ, pareto:h or zoned"),
         ("workload.rw", "\"sideways\"", "one of: read, write"),
         ("stats.percentiles", "[101]", "(0, 100]"),
         ("stats.histogram_digits", "6", "between 1 and 5"),
