@@ -366,9 +366,17 @@ def _ops_cases(frames: dict, output: str, runtime: str) -> dict[str, Any]:
     return {"name": "ops-cases", "axes": {"base": bases}}
 
 
+def _ops_case(df: "pd.DataFrame", case: str) -> "pd.Series":
+    """The row of one of seed 003's cases (its base is the config file ``ops-<case>.toml``)."""
+    rows = df[df["base"].str.endswith(f"ops-{case}.toml")]
+    if not len(rows):
+        raise KeyError(f"no point for case {case}")
+    return rows.iloc[0]
+
+
 def _deviation(df: "pd.DataFrame", case: str) -> float:
     """Mean relative distance of the tenants' bandwidth proportionality from their weights."""
-    r = df[df["base"].str.endswith(f"ops-{case}.toml")].iloc[0]
+    r = _ops_case(df, case)
     return sum(abs(float(r[f"tenant.vm{i + 1}.proportionality"]) - w / OPS_WEIGHTS[0]) / (w / OPS_WEIGHTS[0]) for i, w in enumerate(OPS_WEIGHTS)) / len(OPS_WEIGHTS)
 
 
@@ -377,7 +385,7 @@ def _ops_formula(df: "pd.DataFrame") -> float:
     per die, with tGC the WAF's moved pages (read + program each) and its erases."""
     from ssdlab import _core, api
 
-    r = df[df["base"].str.endswith("ops-aged-shared.toml")].iloc[0]
+    r = _ops_case(df, "aged-shared")
     nand = api.load_config("ops-isolation").table["media"]["nand"]
     us = lambda t: _core.parse_time(t) / 1e6  # noqa: E731 - picoseconds to us
     t_r, t_prog, t_erase = us(nand["read_latency"][0]), us(nand["program_latency"][0]), us(nand["erase_latency"])
@@ -399,7 +407,7 @@ def _ops(profile: str) -> Study:
     figures = (
         Figure("Aged shared SSD: tenants' bandwidth far from their weights (mean relative distance)", None, "", "Not so, for SSD", f"{SEED003}:118", lambda s: _deviation(s["cases"], "aged-shared"), 0.25),
         Figure("Aged shared SSD: share of a VM's GC moves that are its own pages", 30.0, "%", "only 30% of moved pages", f"{SEED003}:167",
-               lambda s: 100.0 * sum(float(_row(s["cases"].assign(case=s["cases"]["base"].str.endswith("ops-aged-shared.toml")), case=True)[f"tenant.vm{i + 1}.flash.own_fraction"]) for i in range(4)) / 4, 0.0,
+               lambda s: 100.0 * sum(float(_ops_case(s["cases"], "aged-shared")[f"tenant.vm{i + 1}.flash.own_fraction"]) for i in range(len(OPS_WEIGHTS))) / len(OPS_WEIGHTS), 0.0,
                note="Ours: the mean over four VMs of equal workloads; the seed's VM-F ran the Financial trace beside others."),
         Figure("Aged IOPS over the seed's model 1 / (tGC + tPROG + tXfer)", 1.0, "x", "$$IOPS = 1 / (tGC + tPROG + tXfer)$$", f"{SEED003}:217", lambda s: _ops_formula(s["cases"]), 0.0),
         Figure("OPS isolation: tenants' bandwidth near their weights (mean relative distance)", None, "", "SLO satisfied (somewhat) by OPS", f"{SEED003}:265", lambda s: _deviation(s["cases"], "aged-isolated"), 0.25, above=False),
