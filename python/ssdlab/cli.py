@@ -399,6 +399,9 @@ def _run_jobs(name: str, args: list[str], device: Optional[str], settings: list,
     plan = api.load_jobfile(name, device, seed=seed, settings=settings, text=text, fio_percentiles=fio_json)
     if plan.ignored:
         err.print(f"{name}: ignored (no meaning for a simulated device): {', '.join(plan.ignored)}")
+    for g in plan.groups:
+        for note in g.notes:
+            err.print(escape(note))
     with _Bar("simulating") as bar:
         results = plan.run(progress=bar)
     if fio_json:

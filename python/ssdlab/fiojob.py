@@ -32,8 +32,11 @@ from .exceptions import WorkloadError
 SYNC_ENGINES = {"sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "sg"}
 ASYNC_ENGINES = {
     "libaio", "io_uring", "io_uring_cmd", "posixaio", "windowsaio", "solarisaio", "spdk", "xnvme",
-    "libblkio", "libzbc", "null", "cpp_null", "dev-dax", "libpmem",
+    "libblkio", "libzbc", "null", "cpp_null",
 }
+# Engines that bypass the page cache whatever `direct` says: user-space drivers, NVMe and SCSI
+# pass-through, and the null engine (which does no I/O).
+NO_PAGE_CACHE = {"spdk", "xnvme", "io_uring_cmd", "sg", "null", "cpp_null"}
 # Engines that do something other than block I/O to a drive.
 NON_BLOCK_ENGINES = {
     "net": "network sockets", "netsplice": "network sockets", "rdma": "RDMA verbs", "http": "HTTP object storage",
@@ -43,7 +46,8 @@ NON_BLOCK_ENGINES = {
     "filecreate": "file creation", "filestat": "stat()", "filedelete": "file deletion", "dircreate": "directory creation",
     "dirstat": "directory stat()", "dirdelete": "directory deletion", "mtd": "raw MTD flash", "page_fault": "page faults",
     "libcufile": "GPUDirect Storage", "ime_psync": "DDN IME over the network", "ime_psyncv": "DDN IME over the network",
-    "ime_aio": "DDN IME over the network", "libhipfile": "AMD GPU file I/O", "splice": "splice()", "guasi": "GUASI",
+    "ime_aio": "DDN IME over the network", "dev-dax": "loads and stores to device-DAX persistent memory",
+    "libpmem": "loads and stores to persistent memory (libpmem)", "libhipfile": "AMD GPU file I/O", "splice": "splice()", "guasi": "GUASI",
 }
 
 # Options with no meaning for a simulated device: where the file lives, data contents, logging,
@@ -73,12 +77,10 @@ IGNORED = {
 # Options with a meaning for the device that ssdlab does not model yet: an error, never dropped.
 UNMODELLED = {
     "thinktime_spin", "thinktime_iotime",
-    "zonemode", "zonesize", "zonerange", "zoneskip",
     "zonecapacity", "max_open_zones", "zone_reset_threshold", "zone_reset_frequency", "read_beyond_wp",
-    "ratemin", "rate_iops_min", "rate_cycle", "flow", "flow_id", "flow_sleep", "flow_watermark", "fsync", "fdatasync",
-    "end_fsync", "fsync_on_close", "sync", "startdelay", "random_sequence_stride", "percentage_random",
+    "ratemin", "rate_iops_min", "rate_cycle", "flow", "flow_id", "flow_sleep", "flow_watermark", "startdelay", "random_sequence_stride", "percentage_random",
     "latency_target", "latency_window", "latency_percentile", "latency_run",
-    "wait_for", "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit", "fdp", "fdp_pli", "dataplacement",
+    "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit", "fdp", "fdp_pli", "dataplacement",
     "plids", "atomic", "sg_write_mode", "num_range", "write_mode", "trim_percentage", "trim_backlog", "trim_verify_zero",
     "inplace", "donorname", "sprandom", "spr_op", "spr_num_regions", "verify_trim", "io_limit",
     "pingpong", "verb", "random_distribution_seed", "file_append", "bs_is_seq_rand", "rw_sequencer",
@@ -91,7 +93,10 @@ MAPPED = {
     "stonewall", "wait_for_previous", "new_group", "buffered", "offset_increment", "filesize", "blockalign", "ba",
     "thinktime", "thinktime_blocks", "rate", "bsrange", "blocksize_range", "loops",
     "steadystate", "ss", "ss_dur", "ss_ramp", "ss_interval", "steadystate_duration", "steadystate_ramp_time",
-    "steadystate_check_interval",
+    "steadystate_check_interval", "zonemode", "zonesize", "zonerange", "zoneskip", "wait_for",
+    "libblkio_driver", "libblkio_path", "libblkio_pre_connect_props", "libblkio_num_entries", "libblkio_queue_size",
+    "libblkio_pre_start_props", "libblkio_vectored", "libblkio_write_zeroes_on_trim", "libblkio_wait_mode",
+    "libblkio_force_enable_completion_eventfd", "fsync", "fdatasync", "end_fsync", "fsync_on_close", "sync",
 }
 IGNORED -= MAPPED
 # Options whose values are one number or size (where fio also accepts arithmetic).
@@ -130,6 +135,7 @@ class Group:
     jobs: list[dict]  # `[[workload.jobs]]` entries, numjobs already expanded
     workload: dict  # group-wide settings (ramp_time, randseed)
     sources: list[Job] = field(default_factory=list)  # the section each entry came from
+    notes: list[str] = field(default_factory=list)  # how options were mapped, for the reader
 
     def where(self, entry: int, key: str) -> str:
         """`file:line` of the option behind `workload.jobs[entry].key` (or of the section)."""
@@ -297,8 +303,9 @@ def _region_bytes(o: Option) -> int:
     return parse_size(v, o.where, o.key)
 
 
-def _job_settings(job: Job) -> tuple[dict, dict]:
-    """The `[[workload.jobs]]` entry for one job section, and its group-wide settings."""
+def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
+    """The `[[workload.jobs]]` entry for one job section, and its group-wide settings; what the
+    reader should know about the mapping goes to `notes`."""
     o = job.options
     out: dict = {"name": job.name}
     group: dict = {}
@@ -310,11 +317,18 @@ def _job_settings(job: Job) -> tuple[dict, dict]:
         raise _err(o["ioengine"].where, f"ioengine={engine} does {NON_BLOCK_ENGINES[engine]}, not block I/O to a drive")
     if engine not in SYNC_ENGINES | ASYNC_ENGINES:
         raise _err(o["ioengine"].where, f"ioengine={engine!r} is not an engine ssdlab knows")
+    if engine == "libblkio":
+        driver = (o["libblkio_driver"].value or "").strip() if "libblkio_driver" in o else ""
+        if driver not in ("io_uring", "nvme-io_uring"):
+            where = o["libblkio_driver"].where if "libblkio_driver" in o else job.where
+            raise _err(where, f"libblkio_driver={driver or '(unset)'}: only the io_uring and nvme-io_uring drivers reach an NVMe drive (virtio-blk devices are not modelled)")
     for key in o:  # engine-specific options are unknown here, but the engine's error comes first
         if key not in KNOWN:
             close = difflib.get_close_matches(key, sorted(KNOWN), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise _err(o[key].where, f"unknown fio option {key!r}{hint}")
+    if "zonemode" in o and (o["zonemode"].value or "").strip() == "zbd":
+        raise _err(o["zonemode"].where, "zonemode=zbd: zoned block devices (ZNS, ZBC) are not modelled yet")
     for key in o:
         if key in UNMODELLED:
             v = o[key].value
@@ -373,6 +387,20 @@ def _job_settings(job: Job) -> tuple[dict, dict]:
                 out["bsrange"] = ",".join(f"{a}-{b}" for a, b in ranges)
     if "loops" in o:
         out["loops"] = _int(o["loops"], 1)
+    if "zonemode" in o or "zonesize" in o:
+        mode = (o["zonemode"].value or "").strip() if "zonemode" in o else "strided"
+        if mode not in ("none", "strided"):
+            raise _err(o["zonemode"].where, f"zonemode={mode}: must be none, strided or zbd")
+        if mode == "strided" and "zonesize" in o:
+            zsize = parse_size(o["zonesize"].value or "", o["zonesize"].where, "zonesize")
+            zrange = parse_size(o["zonerange"].value or "", o["zonerange"].where, "zonerange") if "zonerange" in o else zsize
+            if zrange != zsize:
+                raise _err(o["zonerange"].where, f"zonerange={o['zonerange'].value}: only zones as large as their range (zonerange = zonesize) are modelled")
+            if (out.get("rw") or "read").startswith("rand"):
+                raise _err(o["zonesize"].where, "zonesize with random I/O: strided zones are modelled for sequential jobs")
+            out["zonesize"] = zsize
+            if "zoneskip" in o:
+                out["zoneskip"] = parse_size(o["zoneskip"].value or "", o["zoneskip"].where, "zoneskip")
     depth = _int(o["iodepth"], 1) if "iodepth" in o else 1
     out["iodepth"] = 1 if engine in SYNC_ENGINES else depth
     if "size" in o:
@@ -442,10 +470,34 @@ def _job_settings(job: Job) -> tuple[dict, dict]:
         if v.split(":")[0] not in ("random", "zipf", "pareto", "zoned"):
             raise _err(o["random_distribution"].where, f"random_distribution={v}: only random, zipf:θ, pareto:h and zoned: are modelled (zoned_abs and normal are not)")
         out["random_distribution"] = v
-    if "direct" in o and not _bool(o["direct"]):
-        raise _err(o["direct"].where, "direct=0: the page cache is not modelled; use direct=1")
-    if "buffered" in o and _bool(o["buffered"]):
-        raise _err(o["buffered"].where, "buffered=1: the page cache is not modelled; use buffered=0")
+    # fio's default is buffered I/O (direct=0, buffered=1): through the host's page cache.
+    if "direct" in o:
+        direct = _bool(o["direct"])
+    elif "buffered" in o:
+        direct = not _bool(o["buffered"])
+    else:
+        direct = False
+    sync = (o["sync"].value or "1").strip().lower() if "sync" in o else "none"
+    if sync not in ("none", "0", "sync", "1", "dsync"):
+        raise _err(o["sync"].where, f"sync={sync}: must be none, 0, sync, 1 or dsync")
+    if engine not in NO_PAGE_CACHE and not direct:
+        out["direct"] = False
+        if engine == "libaio" and out["iodepth"] > 1:
+            # io_submit() does buffered I/O in the caller before it returns.
+            notes.append(f"{job.where}: libaio submits buffered I/O synchronously, so iodepth={out['iodepth']} runs as 1 (as fio does)")
+            out["iodepth"] = 1
+        if sync not in ("none", "0"):
+            out["fsync"] = 1  # O_SYNC / O_DSYNC: each write returns once its pages are on the device
+    elif sync not in ("none", "0"):
+        raise _err(o["sync"].where, f"sync={sync} with direct I/O: FUA writes are not modelled yet")
+    for key in ("fsync", "fdatasync"):
+        if key in o:
+            n = _int(o[key])
+            if n:
+                out["fsync"] = min(n, out.get("fsync", n))
+    for key in ("end_fsync", "fsync_on_close"):
+        if key in o and _bool(o[key]):
+            out["end_fsync"] = True
     if "ramp_time" in o:
         group["ramp_time"] = _seconds(o["ramp_time"])
     group.update(_steady_state(o))
@@ -504,14 +556,26 @@ def groups(jf: JobFile) -> list[Group]:
     """Splits the jobs into fio's groups (a new group at each `stonewall`/`new_group`) and maps each
     job, expanding `numjobs`."""
     out: list[Group] = []
+    placed: dict[str, int] = {}  # job name -> its group
     for job in jf.jobs:
         o = job.options
         n = _int(o["numjobs"], 1) if "numjobs" in o else 1
-        settings, group = _job_settings(job)
+        notes: list[str] = []
+        settings, group = _job_settings(job, notes)
         barrier = any(k in o and _bool(o[k]) for k in ("stonewall", "wait_for_previous", "new_group"))
         if not out or (barrier and out[-1].jobs):
             out.append(Group(len(out), [], {}))
         g = out[-1]
+        g.notes.extend(notes)
+        if "wait_for" in o:
+            # fio: the job starts when the named job has finished. A job of an earlier group
+            # has (groups run one after another); one of the same group has not.
+            other = (o["wait_for"].value or "").strip()
+            if other not in placed:
+                raise _err(o["wait_for"].where, f"wait_for={other}: no job of that name before this one")
+            if placed[other] == g.groupid:
+                raise _err(o["wait_for"].where, f"wait_for={other}: that job runs in the same group; ssdlab runs a group's jobs together (put a stonewall before this job)")
+        placed[job.name] = g.groupid
         for k, v in group.items():
             if k in g.workload and g.workload[k] != v:
                 raise _err(job.where, f"{k} differs between jobs of one group; ssdlab applies it per group")

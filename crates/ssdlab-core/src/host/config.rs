@@ -190,6 +190,8 @@ config_struct! {
         /// `io.max`: a token bucket holds this long of a limit's tokens (blk-throttle's slice).
         /// Default: `100ms`.
         throttle_slice: SimDuration = SimDuration::from_ms(100),
+        /// The page cache of buffered jobs (`workload.direct = false`).
+        page_cache: super::page_cache::PageCacheConfig = super::page_cache::PageCacheConfig::default(),
     }
 }
 
@@ -208,6 +210,7 @@ impl HostConfig {
         issues.check(self.cost_qos_period > SimDuration::ZERO, "host.cost_qos_period", self.cost_qos_period, "must be greater than zero");
         issues.check(self.cost_qos_min > 0.0 && self.cost_qos_min <= 1.0, "host.cost_qos_min", self.cost_qos_min, "must be in (0, 1]");
         issues.check(self.throttle_slice > SimDuration::ZERO, "host.throttle_slice", self.throttle_slice, "must be greater than zero");
+        self.page_cache.validate(issues);
         issues.check(self.buffer_pool.0 >= 4096 && self.buffer_pool.0 <= self.memory.0, "host.buffer_pool", self.buffer_pool, "must be at least 4KiB and at most host.memory");
     }
 }

@@ -19,12 +19,18 @@
 //! at `iodepth`, or open loop at a rate, with a backlog), or from a replayed trace. Host memory
 //! answers device reads after a fixed latency; [`dma::HostMemory`] gives each DMA its address.
 //!
-//! Leaves out: interrupt steering to other CPUs, NUMA, the page cache's behaviour, DRAM
-//! contention, and batched submission (one system call per I/O).
+//! Jobs with `direct = false` go through the page cache ([`page_cache`]): the application's
+//! read or write is served from memory when it can be, and the cache's own device requests
+//! (reads, readahead, writeback by a flusher thread on a CPU of its own) take the path above.
+//! An fsync (`fsync`, `end_fsync`) waits for the dirty pages to reach the device.
+//!
+//! Leaves out: interrupt steering to other CPUs, NUMA, DRAM contention, and batched
+//! submission (one system call per I/O).
 
 mod config;
 pub mod dma;
 pub mod lock;
+pub mod page_cache;
 pub mod share;
 
 use std::collections::VecDeque;
@@ -42,6 +48,8 @@ use crate::stats::{Component, Metrics};
 use crate::workload::replay::Replay;
 use crate::workload::{Io, JobGen, Op};
 use lock::SpinLock;
+use page_cache::{PageCache, Run, Throttle, PAGE};
+use rustc_hash::FxHashMap;
 
 /// Open-loop arrivals a job may hold back before the run fails as unsustainable.
 const MAX_BACKLOG: usize = 1 << 22;
@@ -80,6 +88,10 @@ pub enum Event {
     ShareWake { tenant: crate::ids::TenantId },
     /// The controller's QoS period ends.
     QosTick,
+    /// A buffered I/O's system call reaches the page cache.
+    CacheAccess { cmd: CmdId },
+    /// A paced buffered write's pause ends: it returns.
+    CacheResume { cmd: CmdId },
 }
 
 /// Where a request is on its way out of the host.
@@ -109,6 +121,18 @@ struct Job {
     thinktime: SimDuration,
     /// Open loop: arrivals waiting for a free slot (a replayed record carries its I/O).
     backlog: VecDeque<(SimTime, Option<Io>)>,
+    /// Through the page cache (`direct = false`).
+    buffered: bool,
+    /// fsync after this many writes (0: never), and at the end.
+    fsync_every: u32,
+    end_fsync: bool,
+    writes_since_sync: u32,
+    /// An fsync is under way (the job issues nothing meanwhile).
+    syncing: bool,
+    /// An fsync is due once the I/Os in flight finish.
+    sync_due: bool,
+    /// The end-of-job fsync has been issued.
+    ended: bool,
 }
 
 /// The trace replays of a run and the replay each job takes its I/Os from: `workload.replay`
@@ -177,6 +201,22 @@ pub struct Host {
     completion: Completion,
     hybrid_threshold: u64,
     copy_ps_per_byte: Option<f64>,
+    /// memcpy time per byte (buffered I/O copies whatever `copy` says).
+    memcpy_ps_per_byte: f64,
+    /// The page cache, when a job does buffered I/O.
+    cache: Option<Box<PageCache>>,
+    /// The cache's device reads in flight, with their pages.
+    reads: FxHashMap<CmdId, Run>,
+    /// Application reads waiting on each device read, and how many reads each still waits on.
+    waiters: FxHashMap<CmdId, Vec<CmdId>>,
+    waiting: FxHashMap<CmdId, u32>,
+    /// The cache's writeback requests in flight, with their pages and sequence numbers.
+    writebacks: FxHashMap<CmdId, (Run, u64)>,
+    /// Buffered writes stopped at the dirty limit.
+    stopped: VecDeque<CmdId>,
+    /// The flusher thread's CPU, and the queue its next request goes to (round robin).
+    flusher: Timeline,
+    flusher_rr: usize,
     /// The memory page size of PRPs (`nvme.page_size`).
     page_size: u64,
     jobs: Vec<Job>,
@@ -209,11 +249,35 @@ impl Host {
                     tenants.push(tenant);
                     tenants.len() - 1
                 });
-                Ok(Job { gen: JobGen::new(&jw, region, j as u32)?, name, tenant: TenantId(t as u16), inflight: 0, iodepth: jw.iodepth, thinktime: jw.thinktime, backlog: VecDeque::new() })
+                Ok(Job {
+                    gen: JobGen::new(&jw, region, j as u32)?,
+                    name,
+                    tenant: TenantId(t as u16),
+                    inflight: 0,
+                    iodepth: jw.iodepth,
+                    thinktime: jw.thinktime,
+                    backlog: VecDeque::new(),
+                    buffered: !jw.direct,
+                    fsync_every: jw.fsync,
+                    end_fsync: jw.end_fsync,
+                    writes_since_sync: 0,
+                    syncing: false,
+                    sync_due: false,
+                    ended: false,
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         let n = jobs.len();
         let (sources, job_source) = replay_sources(config, n)?;
+        let dirtiers = jobs.iter().filter(|j| j.buffered && j.gen.writes()).count() as u32;
+        let files = jobs
+            .iter()
+            .map(|j| {
+                let (start, len) = j.gen.extent();
+                (start / PAGE, (start + len).div_ceil(PAGE))
+            })
+            .collect();
+        let cache = jobs.iter().any(|j| j.buffered).then(|| Box::new(PageCache::new(&h.page_cache, files, dirtiers)));
         Ok(Host {
             cpus: vec![Timeline::default(); n],
             tag_lock: (h.tags == Tags::Lock).then(|| SpinLock::new(h.lock_hold, h.lock_transfer, h.tag_lock_lines)),
@@ -232,6 +296,15 @@ impl Host {
             completion: h.completion,
             hybrid_threshold: h.hybrid_threshold.0,
             copy_ps_per_byte: h.copy.then(|| 1e12 / h.copy_bandwidth.0),
+            memcpy_ps_per_byte: 1e12 / h.copy_bandwidth.0,
+            cache,
+            reads: FxHashMap::default(),
+            waiters: FxHashMap::default(),
+            waiting: FxHashMap::default(),
+            writebacks: FxHashMap::default(),
+            stopped: VecDeque::new(),
+            flusher: Timeline::default(),
+            flusher_rr: 0,
             page_size: config.nvme.page_size.0,
             share: share::Share::new(h, &config.tenants).map(Box::new),
             released: Vec::new(),
@@ -313,6 +386,30 @@ impl Host {
             m.count(&format!("host.{name}.migrations"), "acquisitions", "acquisitions that found the lock's lines on another CPU", l.migrations);
         }
         m.gauge("host.cpus", "CPUs", "host CPUs running jobs (one per job)", self.cpus.len() as f64);
+        if let Some(c) = &self.cache {
+            let st = &c.stats;
+            let (_, limit) = c.thresholds();
+            m.count("host.page_cache.read_pages", "pages", "4 KiB pages buffered reads asked for", st.read_pages);
+            m.count("host.page_cache.hit_pages", "pages", "pages buffered reads found in the page cache", st.hit_pages);
+            m.gauge("host.page_cache.hit_ratio", "ratio", "share of the pages buffered reads asked for that were cached", if st.read_pages > 0 { st.hit_pages as f64 / st.read_pages as f64 } else { 0.0 });
+            m.count("host.page_cache.readahead_pages", "pages", "pages read ahead of the reader (asynchronous part of readahead windows)", st.readahead_pages);
+            m.count("host.page_cache.largest_window", "B", "largest readahead window", st.largest_window);
+            m.count("host.page_cache.device_reads", "requests", "device reads the page cache sent", st.device_reads);
+            m.count("host.page_cache.device_read_bytes", "B", "bytes the page cache read from the device", st.device_read_bytes);
+            m.count("host.page_cache.device_writes", "requests", "writeback requests the flusher sent", st.device_writes);
+            m.count("host.page_cache.device_write_bytes", "B", "bytes written back to the device", st.device_write_bytes);
+            m.count("host.page_cache.dirtied_pages", "pages", "pages buffered writes dirtied", st.written_pages);
+            m.count("host.page_cache.evicted_pages", "pages", "clean pages evicted (least recently used first)", st.evicted);
+            m.count("host.page_cache.dirty_max", "B", "most memory dirty or under writeback at once", st.dirty_max * PAGE);
+            m.count("host.page_cache.dirty_limit", "B", "the dirty limit (dirty_ratio of the cache)", limit * PAGE);
+            m.count("host.page_cache.dirty_at_end", "B", "memory still dirty or under writeback when the run ended", c.dirty_pages() * PAGE);
+            m.count("host.page_cache.paused", "writes", "buffered writes paced by balance_dirty_pages", st.paused);
+            m.count("host.page_cache.pause_time", "ps", "time buffered writes spent paced", st.pause_time.as_ps());
+            m.count("host.page_cache.stopped", "writes", "buffered writes stopped at the dirty limit", st.stopped);
+            m.count("host.page_cache.fsyncs", "calls", "fsync calls", st.fsyncs);
+            m.count("host.page_cache.fsync_time", "ps", "time jobs spent in fsync", st.fsync_time.as_ps());
+            m.count("host.flusher.busy", "ps", "CPU time of the flusher thread building writeback requests", self.flusher.busy().as_ps());
+        }
         if let Some(sh) = &self.share {
             m.count("host.share.held", "I/Os", "I/Os the cgroup controller held back for their tenant's share or limit", sh.held);
             m.count("host.share.held_time", "ps", "time I/Os spent held back by the cgroup controller", sh.held_time.as_ps());
@@ -369,6 +466,11 @@ impl Host {
             Event::ShareOffer { cmd } => self.on_share_offer(ctx, cmd),
             Event::ShareWake { tenant } => self.on_share_wake(ctx, tenant),
             Event::QosTick => self.on_qos_tick(ctx),
+            Event::CacheAccess { cmd } => self.on_cache_access(ctx, cmd),
+            Event::CacheResume { cmd } => {
+                ctx.cmds[cmd].account(Component::PageCache, ctx.now);
+                ctx.at(ctx.now, SimEvent::Host(Event::Complete { cmd, ring_cq: false }));
+            }
             Event::Interrupt { .. } | Event::Handler { .. } | Event::Complete { .. } => unreachable!("routed by the simulation"),
         }
     }
@@ -456,7 +558,29 @@ impl Host {
     fn issue_io(&mut self, ctx: &mut Ctx, job: usize, io: Io, arrival: SimTime) {
         let state = &mut self.jobs[job];
         state.inflight += 1;
+        if io.op == Op::Write && state.fsync_every > 0 {
+            // fio's fsync=N: after the N-th write is issued, an fsync once the writes are done.
+            state.writes_since_sync += 1;
+            state.sync_due |= state.writes_since_sync >= state.fsync_every;
+        }
         let mut c = Command::new(state.tenant, JobId(job as u32), QueueId(job as u16), io.op, io.offset, io.len, arrival);
+        if state.buffered {
+            if let Some(cache) = &self.cache {
+                // A buffered read or write: the system call and the page look-ups (and a
+                // write's copy into the cache), then the cache decides.
+                let cfg = cache.config();
+                let pages = (io.offset + io.len).div_ceil(PAGE) - io.offset / PAGE;
+                let mut cost = cfg.syscall_cost + SimDuration::from_ps(cfg.page_cost.as_ps() * pages);
+                if io.op == Op::Write {
+                    cost += self.memcpy(io.len);
+                }
+                let id = ctx.cmds.insert(c);
+                let g = self.cpus[job].reserve(ctx.now, cost);
+                Self::account(ctx, id, g);
+                ctx.at(g.end, SimEvent::Host(Event::CacheAccess { cmd: id }));
+                return;
+            }
+        }
         let pages = io.len.div_ceil(self.page_size);
         c.prp_entries = if pages > 2 { pages - 1 } else { 0 };
         if let Some(m) = &mut self.memory {
@@ -483,6 +607,190 @@ impl Host {
 
     fn copy_time(&self, len: u64) -> SimDuration {
         self.copy_ps_per_byte.map_or(SimDuration::ZERO, |p| SimDuration::from_ps((len as f64 * p).round() as u64))
+    }
+
+    /// A memcpy of `len` bytes on one CPU.
+    fn memcpy(&self, len: u64) -> SimDuration {
+        SimDuration::from_ps((len as f64 * self.memcpy_ps_per_byte).round() as u64)
+    }
+
+    /// A buffered I/O reaches the page cache: a read takes what is cached and waits for what
+    /// is not (and starts readahead); a write dirties its pages and passes
+    /// `balance_dirty_pages`.
+    fn on_cache_access(&mut self, ctx: &mut Ctx, id: CmdId) {
+        let Some(cache) = self.cache.as_mut() else { return };
+        let now = ctx.now;
+        let c = &mut ctx.cmds[id];
+        c.submitted = now;
+        let (job, op, first) = (c.job.index(), c.op, c.offset / PAGE);
+        let n = (c.offset + c.len).div_ceil(PAGE) - first;
+        let len = c.len;
+        cache.wake(now);
+        if op == Op::Write {
+            cache.write(first, n, now);
+            let t = cache.throttle(len);
+            self.pump_writeback(ctx);
+            match t {
+                Throttle::Free => ctx.at(now, SimEvent::Host(Event::Complete { cmd: id, ring_cq: false })),
+                Throttle::Pause(d) => ctx.at(now + d, SimEvent::Host(Event::CacheResume { cmd: id })),
+                Throttle::Wait => self.stopped.push_back(id),
+            }
+            return;
+        }
+        let plan = cache.read(job, first, n);
+        let mut wait = 0u32;
+        for w in plan.wait_on {
+            self.waiters.entry(w).or_default().push(id);
+            wait += 1;
+        }
+        for run in plan.sync {
+            let d = self.cache_request(ctx, job, Op::Read, run, false);
+            self.waiters.entry(d).or_default().push(id);
+            wait += 1;
+        }
+        for run in plan.ahead {
+            self.cache_request(ctx, job, Op::Read, run, false);
+        }
+        if wait == 0 {
+            self.copy_out(ctx, id);
+        } else {
+            self.waiting.insert(id, wait);
+        }
+    }
+
+    /// A buffered read has all its pages: the copy to the application, then it returns.
+    fn copy_out(&mut self, ctx: &mut Ctx, id: CmdId) {
+        let (job, len) = (ctx.cmds[id].job.index(), ctx.cmds[id].len);
+        let copy = self.memcpy(len);
+        let g = self.cpus[job].reserve(ctx.now, copy);
+        Self::account(ctx, id, g);
+        ctx.at(g.end, SimEvent::Host(Event::Complete { cmd: id, ring_cq: false }));
+    }
+
+    /// Sends one of the page cache's requests for `run` on `job`'s queue: built on the job's
+    /// CPU (a read) or the flusher's (writeback), then the usual submission path.
+    fn cache_request(&mut self, ctx: &mut Ctx, job: usize, op: Op, run: Run, flusher: bool) -> CmdId {
+        let now = ctx.now;
+        let mut c = Command::new(self.jobs[job].tenant, JobId(job as u32), QueueId(job as u16), op, run.first * PAGE, run.pages * PAGE, now);
+        c.cache = true;
+        let pages = c.len.div_ceil(self.page_size);
+        c.prp_entries = if pages > 2 { pages - 1 } else { 0 };
+        if let Some(m) = &mut self.memory {
+            m.assign(job, &mut c);
+        }
+        let id = ctx.cmds.insert(c);
+        let cost = self.cache.as_ref().map_or(SimDuration::ZERO, |c| c.config().request_cost);
+        let g = if flusher { self.flusher.reserve(now, cost) } else { self.cpus[job].reserve(now, cost) };
+        Self::account(ctx, id, g);
+        if let Some(cache) = self.cache.as_mut() {
+            match op {
+                Op::Read => {
+                    cache.reading(run, id);
+                    self.reads.insert(id, run);
+                }
+                Op::Write => cache.writing(run),
+            }
+        }
+        self.after_submit(ctx, id, g.end, SubmitStage::Cpu);
+        id
+    }
+
+    /// The flusher sends the writeback blk-wbt has room for, round robin over the queues.
+    fn pump_writeback(&mut self, ctx: &mut Ctx) {
+        while let Some((run, seq)) = self.cache.as_mut().and_then(|c| c.next_writeback()) {
+            let job = self.flusher_rr % self.jobs.len();
+            self.flusher_rr += 1;
+            let id = self.cache_request(ctx, job, Op::Write, run, true);
+            self.writebacks.insert(id, (run, seq));
+        }
+    }
+
+    /// One of the page cache's requests completed: a read's pages are cached and its waiting
+    /// readers go on; a writeback's pages are clean, and fsyncs and stopped writers may go on.
+    fn cache_done(&mut self, ctx: &mut Ctx, id: CmdId) {
+        let now = ctx.now;
+        if let Some(run) = self.reads.remove(&id) {
+            if let Some(c) = self.cache.as_mut() {
+                c.read_done(run);
+            }
+            for app in self.waiters.remove(&id).unwrap_or_default() {
+                let Some(left) = self.waiting.get_mut(&app) else { continue };
+                *left -= 1;
+                if *left > 0 {
+                    continue;
+                }
+                self.waiting.remove(&app);
+                // A reader that sent this read when it began waiting spent exactly the read's
+                // time, component by component; one that found the read under way waited on
+                // the page cache.
+                let d = &ctx.cmds[id];
+                if d.issued == ctx.cmds[app].mark {
+                    let b = d.breakdown;
+                    let a = &mut ctx.cmds[app];
+                    for (x, y) in a.breakdown.0.iter_mut().zip(b.0) {
+                        *x += y;
+                    }
+                    a.mark = now;
+                } else {
+                    ctx.cmds[app].account(Component::PageCache, now);
+                }
+                self.copy_out(ctx, app);
+            }
+        }
+        if let Some((run, seq)) = self.writebacks.remove(&id) {
+            let mut synced = Vec::new();
+            if let Some(c) = self.cache.as_mut() {
+                c.write_done(run, seq, now, &mut synced);
+            }
+            for (job, since) in synced {
+                self.fsync_done(ctx, job, since);
+            }
+            while self.cache.as_ref().is_some_and(|c| c.under_limit()) {
+                let Some(w) = self.stopped.pop_front() else { break };
+                ctx.cmds[w].account(Component::PageCache, now);
+                ctx.at(now, SimEvent::Host(Event::Complete { cmd: w, ring_cq: false }));
+            }
+            self.pump_writeback(ctx);
+        }
+    }
+
+    /// `job` calls fsync: it issues nothing until the dirty pages are on the device.
+    fn start_fsync(&mut self, ctx: &mut Ctx, job: usize) {
+        self.jobs[job].syncing = true;
+        let now = ctx.now;
+        let done = self.cache.as_mut().is_none_or(|c| c.fsync(job, now));
+        if done {
+            self.fsync_done(ctx, job, now);
+        } else {
+            self.pump_writeback(ctx);
+        }
+    }
+
+    /// `job`'s fsync returned: it goes on with its I/O.
+    fn fsync_done(&mut self, ctx: &mut Ctx, job: usize, since: SimTime) {
+        if let Some(c) = self.cache.as_mut() {
+            c.stats.fsync_time += ctx.now.since(since);
+        }
+        let state = &mut self.jobs[job];
+        state.syncing = false;
+        state.writes_since_sync = 0;
+        if state.ended {
+            return;
+        }
+        let now = ctx.now;
+        while self.jobs[job].inflight < self.jobs[job].iodepth && !self.jobs[job].gen.open_loop() && self.jobs[job].gen.may_issue(now) && self.job_source[job].is_none() {
+            self.issue(ctx, job, now, false);
+        }
+        self.maybe_end_fsync(ctx, job);
+    }
+
+    /// A job with nothing left to issue calls its end-of-job fsync (`end_fsync`).
+    fn maybe_end_fsync(&mut self, ctx: &mut Ctx, job: usize) {
+        let state = &self.jobs[job];
+        if state.end_fsync && !state.ended && !state.syncing && state.inflight == 0 && state.backlog.is_empty() && self.job_source[job].is_none() && !state.gen.may_issue(ctx.now) {
+            self.jobs[job].ended = true;
+            self.start_fsync(ctx, job);
+        }
     }
 
     /// The rest of submission after `done`: with the scheduler, the insert into the request
@@ -672,7 +980,7 @@ impl Host {
     fn finish(&mut self, ctx: &mut Ctx, cmd: CmdId, cost: SimDuration, ring_cq: bool) {
         let c = &ctx.cmds[cmd];
         let (job, op, len) = (c.job.index(), c.op, c.len);
-        let cost = if op == Op::Read { cost + self.copy_time(len) } else { cost };
+        let cost = if op == Op::Read && !c.cache { cost + self.copy_time(len) } else { cost };
         let g = self.cpus[job].reserve(ctx.now, cost);
         Self::account(ctx, cmd, g);
         let ev = if self.queue_lock.is_some() { Event::EndRequest { cmd, ring_cq } } else { Event::Complete { cmd, ring_cq } };
@@ -686,10 +994,22 @@ impl Host {
         let c = &ctx.cmds[id];
         debug_assert_eq!(c.breakdown.total(), now.since(c.issued).as_ps());
         let job = c.job.index();
-        if let Some(m) = &mut self.memory {
-            m.release(c);
+        let buffered_app = self.jobs[job].buffered && !c.cache && self.cache.is_some();
+        if !buffered_app {
+            if let Some(m) = &mut self.memory {
+                m.release(c);
+            }
         }
-        let idle = self.share.as_mut().is_some_and(|sh| sh.completed(c.tenant, now.since(c.submitted)));
+        let idle = !buffered_app && self.share.as_mut().is_some_and(|sh| sh.completed(c.tenant, now.since(c.submitted)));
+        let cache_request = c.cache;
+        if cache_request {
+            self.cache_done(ctx, id);
+            ctx.cmds.remove(id);
+            if idle {
+                self.revisit_share(ctx);
+            }
+            return;
+        }
         ctx.cmds.remove(id);
         if idle {
             // A tenant went idle: the others' shares grow.
@@ -697,6 +1017,14 @@ impl Host {
         }
         let state = &mut self.jobs[job];
         state.inflight -= 1;
+        if state.sync_due {
+            // fsync once the I/Os in flight are done; the job issues nothing meanwhile.
+            if state.inflight == 0 {
+                state.sync_due = false;
+                self.start_fsync(ctx, job);
+            }
+            return;
+        }
         match state.backlog.pop_front() {
             Some((arrival, Some(io))) => self.issue_io(ctx, job, io, arrival),
             Some((arrival, None)) => self.issue(ctx, job, arrival, true),
@@ -718,7 +1046,7 @@ impl Host {
                     self.issue(ctx, job, now, false);
                 }
             }
-            None => {}
+            None => self.maybe_end_fsync(ctx, job),
         }
     }
 }

@@ -51,6 +51,9 @@ pub struct Command {
     pub submitted: SimTime,
     /// Transfer engine: the byte of the I/O its next piece starts at.
     pub next_at: u32,
+    /// A request of the page cache (a read, readahead or writeback), not an application's
+    /// I/O: it is left out of the I/O statistics.
+    pub cache: bool,
 }
 
 impl Command {
@@ -77,6 +80,7 @@ impl Command {
             buf: 0,
             submitted: SimTime::ZERO,
             next_at: 0,
+            cache: false,
         }
     }
 

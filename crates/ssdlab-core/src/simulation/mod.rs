@@ -248,7 +248,9 @@ impl Simulation {
                 }
                 let ctx = &mut ctx!(self);
                 let c = &ctx.cmds[cmd];
-                ctx.probe.io_completed(&IoRecord { tenant: c.tenant, job: c.job, op: c.op, offset: c.offset, len: c.len, issued: c.issued, submitted: c.submitted, completed: ctx.now, breakdown: &c.breakdown });
+                if !c.cache {
+                    ctx.probe.io_completed(&IoRecord { tenant: c.tenant, job: c.job, op: c.op, offset: c.offset, len: c.len, issued: c.issued, submitted: c.submitted, completed: ctx.now, breakdown: &c.breakdown });
+                }
                 self.host.complete(ctx, cmd);
             }
             Event::Host(e) => self.host.handle(&mut ctx!(self), e),
@@ -349,7 +351,8 @@ impl Simulation {
             Sent::Cqe { end } => {
                 self.ctrl.release();
                 let (queue, len) = (ctx.cmds[id].queue, ctx.cmds[id].len);
-                if self.host.polls(len) {
+                // The page cache's requests complete by interrupt (polling is for O_DIRECT).
+                if self.host.polls(len) && !ctx.cmds[id].cache {
                     let seen = end + self.link.params.propagation;
                     ctx.cmds[id].account(Component::Completion, seen);
                     ctx.at(seen, Event::Host(host::Event::CqeSeen { cmd: id }));

@@ -57,10 +57,13 @@ pub enum Component {
     Completion = 9,
     /// Waiting for address translations (ATS requests on ATC misses).
     Translation = 10,
+    /// Buffered I/O waiting on the page cache: for a device read another I/O started
+    /// (readahead), or paced or stopped by the dirty-page limits.
+    PageCache = 11,
 }
 
 /// Number of [`Component`]s.
-pub const COMPONENTS: usize = 11;
+pub const COMPONENTS: usize = 12;
 
 impl Component {
     pub const ALL: [Component; COMPONENTS] = [
@@ -75,6 +78,7 @@ impl Component {
         Component::Transfer,
         Component::Completion,
         Component::Translation,
+        Component::PageCache,
     ];
 
     pub fn name(self) -> &'static str {
@@ -90,6 +94,7 @@ impl Component {
             Component::Transfer => "transfer",
             Component::Completion => "completion",
             Component::Translation => "translation",
+            Component::PageCache => "page_cache",
         }
     }
 }

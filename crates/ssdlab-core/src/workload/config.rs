@@ -423,9 +423,22 @@ config_struct! {
         /// Sequential jobs: bytes skipped after each I/O (fio's `rw=read:4k`); negative values
         /// step back (`rw=read:-8k` with 4 KiB blocks reads backwards). Default: `0`.
         rw_skip: i64 = 0,
+        /// Sequential jobs, fio's strided zones (`zonemode=strided`): after `zonesize` bytes the
+        /// job skips `zoneskip` bytes. Default: unset (no zones).
+        zonesize: Option<Bytes> = None,
+        /// Bytes skipped after each zone of `zonesize` bytes. Default: `0`.
+        zoneskip: Bytes = Bytes(0),
         /// Closed loop: a job waits this long after an I/O completes before issuing the next
         /// (fio's `thinktime` with `thinktime_blocks = 1`). Default: `0`.
         thinktime: SimDuration = SimDuration::ZERO,
+        /// `O_DIRECT`: I/O goes to the device from the application's buffers. `false` is
+        /// buffered I/O through the host's page cache (`host.page_cache`), fio's default; a
+        /// config's default is direct, as a device study wants. Default: `true`.
+        direct: bool = true,
+        /// fsync after every this many writes (fio's `fsync`; 0: never). Default: `0`.
+        fsync: u32 = 0,
+        /// fsync when the job's I/O is done (fio's `end_fsync`). Default: `false`.
+        end_fsync: bool = false,
         /// Jobs that differ from the above (fio's job sections): each entry overrides some keys
         /// for `numjobs` jobs of its own. Empty: `numjobs` jobs as above. Default: `[]`.
         jobs: Vec<JobOverride> = Vec::new(),
@@ -459,6 +472,11 @@ config_struct! {
         rate_process: Option<RateProcess> = None,
         thinktime: Option<SimDuration> = None,
         rw_skip: Option<i64> = None,
+        direct: Option<bool> = None,
+        zonesize: Option<Bytes> = None,
+        zoneskip: Option<Bytes> = None,
+        fsync: Option<u32> = None,
+        end_fsync: Option<bool> = None,
         /// In a tenant's workload only: the tenant's jobs replay this trace over its
         /// namespace (`[tenants.workload.replay]`, the keys of `workload.replay`).
         replay: Option<ReplayConfig> = None,
@@ -486,7 +504,7 @@ impl WorkloadConfig {
             macro_rules! take {
                 ($($f:ident),*) => {$( if let Some(v) = &o.$f { w.$f = v.clone().into(); } )*};
             }
-            take!(rw, rwmixread, bs, iodepth, number_ios, random_distribution, rate_iops, rate_process, thinktime, rw_skip, loops);
+            take!(rw, rwmixread, bs, iodepth, number_ios, random_distribution, rate_iops, rate_process, thinktime, rw_skip, loops, direct, fsync, end_fsync);
             if let Some(v) = &o.bssplit {
                 w.bssplit = Some(v.clone());
             }
@@ -504,6 +522,12 @@ impl WorkloadConfig {
             }
             if let Some(v) = o.runtime {
                 w.runtime = Some(v);
+            }
+            if let Some(v) = o.zonesize {
+                w.zonesize = Some(v);
+            }
+            if let Some(v) = o.zoneskip {
+                w.zoneskip = v;
             }
             for k in 0..self.numjobs {
                 let name = o.name.clone().unwrap_or_else(|| format!("job{i}"));
@@ -604,6 +628,13 @@ impl WorkloadConfig {
                 issues.push(&key("replay.format"), format!("{f:?}"), e);
             }
         }
+        if let Some(z) = self.zonesize {
+            issues.check(z.0 > 0 && z.0.is_multiple_of(512), &key("zonesize"), z, "must be a positive multiple of 512B");
+            if self.rw.is_random() {
+                issues.push(&key("zonesize"), z, "strided zones apply to sequential jobs (read, write, rw)");
+            }
+        }
+        issues.check(self.zoneskip.0.is_multiple_of(512), &key("zoneskip"), self.zoneskip, "must be a multiple of 512B");
         issues.check(self.rw_skip % 512 == 0, &key("rw_skip"), self.rw_skip, "must be a multiple of 512B");
         if self.rw_skip != 0 && self.rw.is_random() {
             issues.push(&key("rw_skip"), self.rw_skip, "applies to sequential jobs (read, write, rw)");
@@ -613,6 +644,9 @@ impl WorkloadConfig {
         }
         if r.trace.is_some() && self.rate_iops > 0 {
             issues.push(&key("rate_iops"), self.rate_iops, "a replayed trace sets its own arrival times; leave rate_iops at 0");
+        }
+        if r.trace.is_some() && !self.direct {
+            issues.push(&key("direct"), self.direct, "a replayed trace is block I/O below the page cache; leave direct at true");
         }
         issues.check(self.rate_iops <= 1_000_000_000, &key("rate_iops"), self.rate_iops, "must be at most 1000000000 (one I/O per picosecond)");
         if let Some(rt) = self.runtime {

@@ -71,6 +71,9 @@ pub struct JobGen {
     next_seq: u64,
     /// Bytes skipped (or stepped back) after each sequential I/O.
     skip: i64,
+    /// Strided zones: zone size and the skip after each zone, and bytes done in this zone.
+    zone: Option<(u64, u64)>,
+    zone_done: u64,
     reads: Vec<(u64, u32)>,
     writes: Vec<(u64, u32)>,
     /// fio's `bsrange` (when no `bssplit`): sizes drawn within it.
@@ -128,6 +131,8 @@ impl JobGen {
             align,
             next_seq: w.offset.0,
             skip: w.rw_skip,
+            zone: w.zonesize.map(|z| (z.0, w.zoneskip.0)),
+            zone_done: 0,
             reads,
             writes,
             ranges,
@@ -139,6 +144,16 @@ impl JobGen {
             runtime: w.runtime.map(|r| SimTime::ZERO + r),
             rate,
         })
+    }
+
+    /// The job's region: its first byte and its length.
+    pub fn extent(&self) -> (u64, u64) {
+        (self.start, self.region)
+    }
+
+    /// Whether the job issues writes.
+    pub fn writes(&self) -> bool {
+        self.read_percent < 100
     }
 
     /// Whether the job may still start an I/O at `now`.
@@ -237,6 +252,14 @@ impl JobGen {
             // Stepping back past the start wraps to the last whole block of the region.
             let last = self.start + (self.region - len) / self.align * self.align;
             self.next_seq = if next < i128::from(self.start) { last } else { u64::try_from(next).unwrap_or(self.start) };
+            if let Some((size, skip)) = self.zone {
+                // fio's zonemode=strided: after a zone's bytes, skip ahead (wrapping as above).
+                self.zone_done += len;
+                if self.zone_done >= size {
+                    self.zone_done = 0;
+                    self.next_seq = self.next_seq.saturating_add(skip);
+                }
+            }
             o
         };
         self.generated += 1;
@@ -279,6 +302,15 @@ mod tests {
 
     fn job(w: &WorkloadConfig, region: u64) -> JobGen {
         JobGen::new(w, region, 0).unwrap()
+    }
+
+    #[test]
+    fn strided_zones_read_a_zone_then_skip() {
+        // fio's disk-zone-profile pattern, scaled: 8 KiB zones every 32 KiB, in a 64 KiB region.
+        let w = WorkloadConfig { rw: Rw::Read, bs: "4k".parse().unwrap(), zonesize: Some(Bytes(8192)), zoneskip: Bytes(24576), ..WorkloadConfig::default() };
+        let mut g = job(&w, 65536);
+        let offs: Vec<u64> = (0..6).map(|_| g.next_io().offset / 1024).collect();
+        assert_eq!(offs, vec![0, 4, 32, 36, 0, 4]);
     }
 
     #[test]

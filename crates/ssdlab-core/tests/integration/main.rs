@@ -11,6 +11,7 @@ mod golden;
 mod nand;
 mod nvm;
 mod observer;
+mod page_cache;
 mod replay;
 mod robustness;
 mod tenants;
