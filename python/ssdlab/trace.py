@@ -1,9 +1,13 @@
 """Block I/O traces: statistics, reading into Arrow/pandas, and conversion to a canonical Parquet.
 
 The readers are the core's (``ssdlab_core::trace``): MSR Cambridge, SPC/UMass, FIU, Alibaba
-2020, Tencent CBS, blkparse text, fio iolog v2/v3, MQSim and DiskSim ASCII, plain or gzip/bzip2,
-detected from the first lines unless ``format`` names one. Every record becomes
-``time_ns, op, offset, len, dev`` in ns and bytes, with the trace's own time origin.
+2020, Tencent CBS, blkparse text, fio iolog v2/v3, MQSim and DiskSim ASCII, plain or compressed
+(gzip, bzip2, xz, zstd), detected from the first lines unless ``format`` names one, and the
+canonical Parquet this module writes (by its magic). Every record becomes
+``time_ns, op, offset, len, dev``: ns from the first record (int64, so pandas takes MSR's
+1601-based clock), the op, bytes, and the device's name. The trace's own time origin is kept in
+the schema's metadata (``ssdlab.trace``: ``schema_version``, ``time_origin_ns``, the source
+format), and reading a converted file back gives the original's times.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ if TYPE_CHECKING:
 
 OPS = ["read", "write", "trim", "flush"]
 BATCH = 1 << 20
+# The canonical layout's version (the core reads up to its own `columnar::SCHEMA_VERSION`).
+SCHEMA_VERSION = 2
 
 
 def formats() -> list[str]:
@@ -48,28 +54,47 @@ def stats(
 def batches(
     path: "str | os.PathLike[str]", format: Optional[str] = None, *, strict: bool = True, blk_action: str = "D", batch: int = BATCH  # noqa: A002
 ) -> Iterator["pa.RecordBatch"]:
-    """The trace as Arrow record batches of the canonical schema, streaming."""
-    yield from _from_reader(_core.TraceBatches(os.fspath(path), format, strict, blk_action), batch)
+    """The trace as Arrow record batches of the canonical schema, streaming (times from the
+    first record; see :func:`read` for the origin)."""
+    yield from _from_reader(_core.TraceBatches(os.fspath(path), format, strict, blk_action), {}, batch)
 
 
-def schema() -> "pa.Schema":
-    """The canonical record: ns, op (read/write/trim/flush), byte offset and length, device id."""
+def schema(meta: Optional[dict[str, Any]] = None) -> "pa.Schema":
+    """The canonical record: ns from the first record, op (read/write/trim/flush), byte offset
+    and length, and the device's name; ``meta`` goes into the schema's ``ssdlab.trace``."""
     import pyarrow as pa
 
-    return pa.schema([
-        pa.field("time_ns", pa.uint64()),
-        pa.field("op", pa.dictionary(pa.uint8(), pa.string())),
-        pa.field("offset", pa.uint64()),
-        pa.field("len", pa.uint64()),
-        pa.field("dev", pa.uint32()),
+    s = pa.schema([
+        pa.field("time_ns", pa.int64(), nullable=False),
+        pa.field("op", pa.dictionary(pa.uint8(), pa.string()), nullable=False),
+        pa.field("offset", pa.uint64(), nullable=False),
+        pa.field("len", pa.uint64(), nullable=False),
+        pa.field("dev", pa.dictionary(pa.uint32(), pa.string()), nullable=False),
     ])
+    return s.with_metadata({"ssdlab.trace": json.dumps(meta)}) if meta is not None else s
 
 
 def read(path: "str | os.PathLike[str]", format: Optional[str] = None, *, strict: bool = True, blk_action: str = "D") -> "pa.Table":  # noqa: A002
-    """The whole trace as one Arrow table (``.to_pandas()`` for a DataFrame)."""
+    """The whole trace as one Arrow table (``.to_pandas()`` for a DataFrame). The schema's
+    ``ssdlab.trace`` metadata holds ``time_origin_ns``: add it to ``time_ns`` for the trace's
+    own clock."""
     import pyarrow as pa
 
-    return pa.Table.from_batches(list(batches(path, format, strict=strict, blk_action=blk_action)), schema=schema())
+    reader = _core.TraceBatches(os.fspath(path), format, strict, blk_action)
+    state: dict[str, Any] = {}
+    table = pa.Table.from_batches(list(_from_reader(reader, state)), schema=schema())
+    return table.replace_schema_metadata(schema(_meta(reader, state, table.num_rows)).metadata)
+
+
+def _meta(reader: Any, state: dict[str, Any], records: int) -> dict[str, Any]:
+    """The ``ssdlab.trace`` metadata: ``devices`` lists the device names by id, or with
+    ``device_ids`` the ids the `dev` column's text stands for."""
+    ids = state.get("device_ids", False)
+    return {
+        "schema_version": SCHEMA_VERSION, "format": reader.format, "time_origin_ns": state.get("origin") or 0,
+        "devices": [str(i) for i in sorted(state.get("ids", ()))] if ids else state.get("devices", []), "device_ids": ids,
+        "counts": json.loads(reader.counts()), "records": records,
+    }
 
 
 def convert(
@@ -88,15 +113,15 @@ def convert(
     reader = _core.TraceBatches(os.fspath(path), format, strict, blk_action)
     tmp = os.fspath(out) + ".partial"
     records = 0
+    state: dict[str, Any] = {}
     try:
         with pq.ParquetWriter(tmp, schema(), compression="zstd") as w:
-            for b in _from_reader(reader):
+            for b in _from_reader(reader, state):
                 w.write_batch(b)
                 records += b.num_rows
                 if progress:
                     progress(records)
-            counts = json.loads(reader.counts())
-            meta = {"format": reader.format, "devices": reader.device_names(), "counts": counts, "records": records}
+            meta = _meta(reader, state, records)
             w.add_key_value_metadata({"ssdlab.trace": json.dumps(meta)})
         os.replace(tmp, out)
     finally:
@@ -105,19 +130,38 @@ def convert(
     return meta
 
 
-def _from_reader(reader: Any, batch: int = BATCH) -> Iterator["pa.RecordBatch"]:
+def _from_reader(reader: Any, state: dict[str, Any], batch: int = BATCH) -> Iterator["pa.RecordBatch"]:
+    """Batches of the canonical schema; ``state`` gets the first record's time (``origin``) and
+    the device names by id (``devices``)."""
     import numpy as np
     import pyarrow as pa
 
     ops = pa.array(OPS, pa.string())
     while (cols := reader.next_batch(batch)) is not None:
+        t = np.frombuffer(cols["time_ns"], "<u8")
+        if state.get("origin") is None and len(t):
+            state["origin"] = int(t[0])
+        # Times from the first record, in int64 (exact: differences of u64 times in range).
+        rel = (t - np.uint64(state.get("origin") or 0)).view("<i8")
+        dev = np.frombuffer(cols["dev"], "<u4")
+        names = list(reader.device_names())
+        if names:
+            state["devices"] = names
+            devs = pa.DictionaryArray.from_arrays(pa.array(dev), pa.array(names, pa.string()))
+        else:
+            # A format without device names (ids only, such as a dev_t): the id, as text.
+            uniq, idx = np.unique(dev, return_inverse=True)
+            state["device_ids"] = True
+            seen = state.setdefault("ids", set())
+            seen.update(int(u) for u in uniq)
+            devs = pa.DictionaryArray.from_arrays(pa.array(idx.astype("<u4")), pa.array([str(u) for u in uniq], pa.string()))
         yield pa.RecordBatch.from_arrays(
             [
-                pa.array(np.frombuffer(cols["time_ns"], "<u8")),
+                pa.array(rel),
                 pa.DictionaryArray.from_arrays(pa.array(np.frombuffer(cols["op"], "u1")), ops),
                 pa.array(np.frombuffer(cols["offset"], "<u8")),
                 pa.array(np.frombuffer(cols["len"], "<u8")),
-                pa.array(np.frombuffer(cols["dev"], "<u4")),
+                devs,
             ],
             schema=schema(),
         )

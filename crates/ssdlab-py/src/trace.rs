@@ -22,7 +22,7 @@ fn options(format: Option<&str>, strict: bool, blk_action: &str) -> PyResult<Rea
 /// The trace formats, by name.
 #[pyfunction]
 pub fn trace_formats() -> Vec<&'static str> {
-    Format::ALL.iter().map(|(_, n)| *n).collect()
+    Format::ALL.iter().map(|(_, n)| *n).chain(std::iter::once("parquet")).collect()
 }
 
 /// One stats pass: `(format, json)`. `progress(records)` is called now and then; Ctrl-C stops.

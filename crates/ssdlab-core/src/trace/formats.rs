@@ -173,6 +173,7 @@ impl Parser {
             Format::FioV3 => self.fio(line, true),
             Format::Mqsim => Self::mqsim(line),
             Format::Disksim => Self::disksim(line),
+            Format::Parquet => Err("Parquet is not a text format".into()),
         }
     }
 

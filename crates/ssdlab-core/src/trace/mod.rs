@@ -2,7 +2,8 @@
 //! Alibaba 2020, Tencent CBS, blkparse text, fio iolog v2/v3, MQSim and DiskSim ASCII.
 //!
 //! Every format is read into one canonical [`Record`] (time in ns, op, byte offset and length,
-//! device id), streaming, with bounded memory; plain, gzip and bzip2 files alike. The format is
+//! device id), streaming, with bounded memory; plain, gzip, bzip2, xz and zstd files alike, and
+//! the canonical Parquet that `ssdlab trace convert` writes ([`columnar`]). The format is
 //! detected from the first lines unless given. Malformed lines are errors naming `file:line`
 //! and the text; in lenient mode they are skipped and counted. Zero-length reads, writes and
 //! trims are dropped and counted. Times keep the trace's own origin (absolute for MSR, Alibaba
@@ -11,6 +12,7 @@
 //! Leaves out: blktrace binaries, camelab `.revised` traces and Windows ETW text (no sample to
 //! test against), and the MSR response-time column (a latency of the original system).
 
+pub mod columnar;
 mod formats;
 pub mod stats;
 
@@ -62,6 +64,8 @@ pub enum Format {
     FioV3,
     Mqsim,
     Disksim,
+    /// The canonical Parquet (recognised by its magic, never by detection from lines).
+    Parquet,
 }
 
 impl Format {
@@ -80,6 +84,9 @@ impl Format {
     ];
 
     pub fn name(self) -> &'static str {
+        if self == Format::Parquet {
+            return "parquet";
+        }
         Format::ALL.iter().find(|(f, _)| *f == self).map_or("?", |(_, n)| n)
     }
 }
@@ -93,39 +100,64 @@ impl fmt::Display for Format {
 impl std::str::FromStr for Format {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
+        if s == "parquet" {
+            return Ok(Format::Parquet);
+        }
         Format::ALL
             .iter()
             .find(|(_, n)| *n == s)
             .map(|(f, _)| *f)
-            .ok_or_else(|| format!("unknown trace format {s:?} (known: {})", Format::ALL.iter().map(|(_, n)| *n).collect::<Vec<_>>().join(", ")))
+            .ok_or_else(|| format!("unknown trace format {s:?} (known: {}, parquet)", Format::ALL.iter().map(|(_, n)| *n).collect::<Vec<_>>().join(", ")))
     }
 }
 
 /// Read buffer size.
 const BUF: usize = 1 << 20;
 
-/// Opens a file, undoing gzip or bzip2 compression (recognised by magic bytes).
-fn open_stream(path: &Path) -> Result<Box<dyn BufRead + Send + Sync>> {
+/// The first bytes of a file.
+fn head(path: &Path) -> Result<([u8; 6], usize)> {
     let io = |e: std::io::Error| Error::Io { path: path.display().to_string(), message: e.to_string() };
     let mut f = File::open(path).map_err(io)?;
-    let mut magic = [0u8; 3];
-    let n = f.read(&mut magic).map_err(io)?;
-    drop(f);
+    let mut magic = [0u8; 6];
+    let mut n = 0;
+    while n < magic.len() {
+        let k = f.read(&mut magic[n..]).map_err(io)?;
+        if k == 0 {
+            break;
+        }
+        n += k;
+    }
+    Ok((magic, n))
+}
+
+/// Opens a file, undoing gzip, bzip2, xz or zstd compression (recognised by magic bytes).
+fn open_stream(path: &Path) -> Result<Box<dyn BufRead + Send + Sync>> {
+    let io = |e: std::io::Error| Error::Io { path: path.display().to_string(), message: e.to_string() };
+    let (magic, n) = head(path)?;
     let f = File::open(path).map_err(io)?;
+    let raw = BufReader::with_capacity(BUF, f);
     Ok(if n >= 2 && magic[..2] == [0x1f, 0x8b] {
-        Box::new(BufReader::with_capacity(BUF, flate2::read::MultiGzDecoder::new(BufReader::with_capacity(BUF, f))))
-    } else if n == 3 && &magic == b"BZh" {
-        Box::new(BufReader::with_capacity(BUF, bzip2::read::MultiBzDecoder::new(BufReader::with_capacity(BUF, f))))
+        Box::new(BufReader::with_capacity(BUF, flate2::read::MultiGzDecoder::new(raw)))
+    } else if n >= 3 && &magic[..3] == b"BZh" {
+        Box::new(BufReader::with_capacity(BUF, bzip2::read::MultiBzDecoder::new(raw)))
+    } else if n >= 6 && magic == [0xfd, b'7', b'z', b'X', b'Z', 0] {
+        Box::new(BufReader::with_capacity(BUF, lzma_rust2::XzReader::new(raw, true)))
+    } else if n >= 4 && magic[..4] == [0x28, 0xb5, 0x2f, 0xfd] {
+        Box::new(BufReader::with_capacity(BUF, zstd::stream::read::Decoder::with_buffer(raw).map_err(io)?))
     } else {
-        Box::new(BufReader::with_capacity(BUF, f))
+        Box::new(raw)
     })
 }
 
 /// Lines used to detect a format.
 const DETECT_LINES: usize = 64;
 
-/// Picks the format under which the first lines parse with no error and give the most I/Os.
+/// Picks the format under which the first lines parse with no error and give the most I/Os
+/// (Parquet by its magic).
 pub fn detect(path: &Path) -> Result<Format> {
+    if columnar::is_parquet(&head(path)?.0) {
+        return Ok(Format::Parquet);
+    }
     let mut src = open_stream(path)?;
     let mut lines = Vec::new();
     let mut buf = Vec::new();
@@ -189,12 +221,18 @@ pub struct ReadCounts {
     pub zero_length: u64,
 }
 
+/// Where a reader's records come from.
+enum Input {
+    /// Lines of text, parsed one by one.
+    Text { src: Box<dyn BufRead + Send + Sync>, parser: Box<Parser>, buf: Vec<u8> },
+    /// Row groups of the canonical Parquet.
+    Parquet(Box<columnar::ParquetSource>),
+}
+
 /// Streams the records of one trace file.
 pub struct TraceReader {
     name: String,
-    src: Box<dyn BufRead + Send + Sync>,
-    parser: Parser,
-    buf: Vec<u8>,
+    input: Input,
     strict: bool,
     pub format: Format,
     pub counts: ReadCounts,
@@ -206,22 +244,23 @@ impl TraceReader {
             Some(f) => f,
             None => detect(path)?,
         };
-        let mut parser = Parser::new(format);
-        parser.blk_action = opts.blk_action;
-        Ok(TraceReader {
-            name: path.display().to_string(),
-            src: open_stream(path)?,
-            parser,
-            buf: Vec::with_capacity(256),
-            strict: opts.strict,
-            format,
-            counts: ReadCounts::default(),
-        })
+        let is_parquet = columnar::is_parquet(&head(path)?.0);
+        let input = match (format, is_parquet) {
+            (Format::Parquet, true) => Input::Parquet(Box::new(columnar::ParquetSource::open(path)?)),
+            (Format::Parquet, false) => return Err(Error::Trace { location: path.display().to_string(), text: String::new(), reason: "--format parquet: the file is not Parquet (no PAR1 magic)".into() }),
+            (_, true) => return Err(Error::Trace { location: path.display().to_string(), text: String::new(), reason: format!("the file is Parquet, not {format} text: leave --format out or give parquet") }),
+            (f, false) => {
+                let mut parser = Parser::new(f);
+                parser.blk_action = opts.blk_action;
+                Input::Text { src: open_stream(path)?, parser: Box::new(parser), buf: Vec::with_capacity(256) }
+            }
+        };
+        Ok(TraceReader { name: path.display().to_string(), input, strict: opts.strict, format, counts: ReadCounts::default() })
     }
 
-    /// Reads from any byte stream (tests, stdin); `name` is used in messages.
+    /// Reads text from any byte stream (tests, stdin); `name` is used in messages.
     pub fn from_reader(name: &str, src: Box<dyn BufRead + Send + Sync>, format: Format, strict: bool) -> Self {
-        TraceReader { name: name.into(), src, parser: Parser::new(format), buf: Vec::new(), strict, format, counts: ReadCounts::default() }
+        TraceReader { name: name.into(), input: Input::Text { src, parser: Box::new(Parser::new(format)), buf: Vec::new() }, strict, format, counts: ReadCounts::default() }
     }
 
     /// `file:line` of the line read last.
@@ -231,19 +270,32 @@ impl TraceReader {
 
     /// Device names for formats that name devices (MSR host_disk, fio file names).
     pub fn device_names(&self) -> Vec<String> {
-        self.parser.device_names()
+        match &self.input {
+            Input::Text { parser, .. } => parser.device_names(),
+            Input::Parquet(p) => p.device_names(),
+        }
     }
 
     /// The next record; `Ok(None)` at the end.
     pub fn next_record(&mut self) -> Result<Option<Record>> {
+        let (src, parser, buf) = match &mut self.input {
+            Input::Text { src, parser, buf } => (src, parser, buf),
+            Input::Parquet(p) => {
+                let r = p.next_record()?;
+                if r.is_some() {
+                    self.counts.lines += 1;
+                }
+                return Ok(r);
+            }
+        };
         loop {
-            self.buf.clear();
-            let n = self.src.read_until(b'\n', &mut self.buf).map_err(|e| Error::Io { path: self.name.clone(), message: e.to_string() })?;
+            buf.clear();
+            let n = src.read_until(b'\n', buf).map_err(|e| Error::Io { path: self.name.clone(), message: e.to_string() })?;
             if n == 0 {
                 return Ok(None);
             }
             self.counts.lines += 1;
-            match self.parser.parse(&self.buf) {
+            match parser.parse(buf) {
                 Ok(Some(r)) => {
                     if r.len == 0 && r.op != Op::Flush {
                         self.counts.zero_length += 1;
@@ -254,7 +306,7 @@ impl TraceReader {
                 Ok(None) => {}
                 Err(reason) => {
                     let location = format!("{}:{}", self.name, self.counts.lines);
-                    let text = String::from_utf8_lossy(&self.buf).trim_end().chars().take(200).collect::<String>();
+                    let text = String::from_utf8_lossy(buf).trim_end().chars().take(200).collect::<String>();
                     let reason = format!("{reason} ({} trace)", self.format);
                     if self.strict {
                         return Err(Error::Trace { location, text, reason });
