@@ -86,7 +86,7 @@ def ensure_tool(command: str, package: str, why: str) -> None:
 
 
 def setup(force: bool = False) -> None:
-    ensure_tool("fio", "fio", "`ssdlab probe fio:PATH`")
+    ensure_tool("fio", "fio", "`ssdlab probe fio:PATH` and the tests that check ssdlab's fio output against real fio")
     ensure_tool("chromium", "chromium", "the test that renders `ssdlab report` in a headless browser")
     make_venv()
     digest = sources_hash()

@@ -358,6 +358,7 @@ def load_jobfile(
     dev_settings = [s for s in settings or [] if not s[0].startswith("workload.")]
     if fio_percentiles:
         dev_settings.append(("stats.percentiles", "[" + ", ".join(str(p) for p in FIO_PERCENTILES) + "]"))
+        dev_settings.append(("stats.fio_bins", "true"))
     dev = load_config(device, set=set, settings=dev_settings)
     base = _without_workload(dev.toml)
     wl_settings = [s for s in settings or [] if s[0].startswith("workload.")]
@@ -394,20 +395,59 @@ class JobPlan:
         return out
 
 
-def fio_json(plan: JobPlan, results: list[Result]) -> dict[str, Any]:
-    """Results in fio's `--output-format=json` layout (fio 3.x key names), so fio tooling reads
-    them. Times are simulated; bandwidth "samples" are one sample of the run's mean (ssdlab
-    keeps no time series); CPU use is the host model's."""
+# fio's latency buckets (stat.c, io_u_mark_lat_*): the upper bound of each, in ns, us and ms.
+_LAT_KEYS = ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"]
+_LAT_MS_KEYS = _LAT_KEYS + ["2000", ">=2000"]
+_DEPTH_KEYS = ["1", "2", "4", "8", "16", "32", ">=64"]
+_REAP_KEYS = ["0", "4", "8", "16", "32", "64", ">=64"]
+
+
+def _bucket(v: int, bounds: list[int]) -> int:
+    """The index of the first bound above `v` (the last bucket takes the rest)."""
+    return next((i for i, b in enumerate(bounds) if v < b), len(bounds) - 1)
+
+
+def _latency_buckets(bins: list[list[int]], total: int) -> tuple[dict, dict, dict]:
+    """fio's `latency_ns`, `latency_us` and `latency_ms`: the share (per cent) of I/Os whose
+    completion latency falls in each bucket (below 1 us by ns, below 1 ms by us, then by ms),
+    from the latencies in fio's bins."""
+    ns, us, ms = [0.0] * 10, [0.0] * 10, [0.0] * 12
+    bounds = [int(k) for k in _LAT_KEYS]
+    for value, count in bins:
+        if value < 1000:
+            ns[_bucket(value, bounds)] += count
+        elif value < 1_000_000:
+            us[_bucket(value // 1000, bounds)] += count
+        else:
+            ms[_bucket(value // 1_000_000, bounds + [2000, 2**63])] += count
+    pct = (lambda x: 100.0 * x / total) if total else (lambda x: 0.0)
+    return ({k: pct(v) for k, v in zip(_LAT_KEYS, ns)}, {k: pct(v) for k, v in zip(_LAT_KEYS, us)}, {k: pct(v) for k, v in zip(_LAT_MS_KEYS, ms)})
+
+
+def fio_json(plan: JobPlan, results: list[Result], plus: bool = False) -> dict[str, Any]:
+    """Results in fio's `--output-format=json` layout (fio 3.x key names, every key real fio
+    3.33 writes), so fio tooling reads them; ``plus`` adds json+'s `bins` (completion latencies
+    in fio's own histogram buckets, which fio's `fio_jsonplus_clat2csv` reads).
+
+    Times are simulated; bandwidth "samples" are one sample of the run's mean (no time series
+    here); CPU use is the host model's; `disk_util` is the simulated device's (one disk per
+    group: requests, their time at the device, and the time it had any); `iodepth_submit` is one
+    I/O per submission (ssdlab submits no batches); the `latency_target` keys are fio's values
+    with no latency target. The latency buckets are counted from the completion latencies' bins,
+    so an I/O within fio's bucket resolution (1/64) of a bucket edge may land in the
+    neighbouring bucket."""
     import time as _time
 
     from . import __version__
 
-    def lat(s: Mapping[str, Any], n: int, pct: bool) -> dict[str, Any]:
+    def lat(s: Mapping[str, Any], n: int, pct: bool, bins: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": n}
         if n:
             d.update(min=round(s["min"] * 1e3), max=round(s["max"] * 1e3), mean=s["mean"] * 1e3, stddev=s["stddev"] * 1e3)
-        if pct:
-            d["percentile"] = {f"{float(k):.6f}": round(v * 1e3) for k, v in sorted(s["percentiles"].items(), key=lambda kv: float(kv[0]))} if n else {}
+            if pct:
+                d["percentile"] = {f"{float(k):.6f}": round(v * 1e3) for k, v in sorted(s["percentiles"].items(), key=lambda kv: float(kv[0]))}
+            if bins:
+                d["bins"] = {str(v): c for v, c in s.get("bins", [])}
         return d
 
     def op(o: Mapping[str, Any], runtime_ms: int) -> dict[str, Any]:
@@ -417,29 +457,88 @@ def fio_json(plan: JobPlan, results: list[Result]) -> dict[str, Any]:
         return {
             "io_bytes": o["bytes"], "io_kbytes": o["bytes"] // 1024, "bw_bytes": int(o["bandwidth_mib_s"] * 1048576.0),
             "bw": bw, "iops": o["iops"], "runtime": runtime_ms if n else 0, "total_ios": n, "short_ios": 0, "drop_ios": 0,
-            "slat_ns": lat(o["slat_us"], n, False), "clat_ns": lat(o["clat_us"], n, True), "lat_ns": lat(o["latency_us"], n, False),
+            "slat_ns": lat(o["slat_us"], n, False), "clat_ns": lat(o["clat_us"], n, True, plus), "lat_ns": lat(o["latency_us"], n, False),
             "bw_min": bw, "bw_max": bw, "bw_agg": 100.0 if n else 0.0, "bw_mean": bw_kib, "bw_dev": 0.0, "bw_samples": 1 if n else 0,
             "iops_min": int(o["iops"]), "iops_max": int(o["iops"]), "iops_mean": o["iops"], "iops_stddev": 0.0, "iops_samples": 1 if n else 0,
         }
 
+    def shares(counts: list[int], keys: list[str]) -> dict[str, float]:
+        total = sum(counts)
+        return {k: (100.0 * c / total if total else 0.0) for k, c in zip(keys, list(counts) + [0] * (len(keys) - len(counts)))}
+
     empty = {"ios": 0, "bytes": 0, "bandwidth_mib_s": 0.0, "iops": 0.0, "slat_us": {}, "clat_us": {}, "latency_us": {}}
     now = _time.time()
     jobs = []
+    disks: list[dict[str, Any]] = []
     for gid, (group, res) in enumerate(zip(plan.groups, results)):
         s = res.summary
+        m = s["metrics"]
         runtime_ms = round(s["window_s"] * 1e3)
         cpu = 100.0 * s["utilisation"]["host_cpu"]
         for i, j in enumerate(s["jobs"]):
             src = group.sources[i]
+            total = int(j["read"]["ios"]) + int(j["write"]["ios"])
+            bins = [b for o in ("read", "write") for b in j[o]["clat_us"].get("bins", [])]
+            lat_ns, lat_us, lat_ms = _latency_buckets(bins, total)
             jobs.append({
                 "jobname": j["name"], "groupid": gid, "error": 0, "eta": 0, "elapsed": max(1, round(s["sim_time_s"])),
                 "job options": {k: (o.value if o.value is not None else "") for k, o in src.options.items()},
                 "read": op(j["read"], runtime_ms), "write": op(j["write"], runtime_ms), "trim": op(empty, runtime_ms),
                 "sync": {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}},
                 "job_runtime": runtime_ms, "usr_cpu": 0.0, "sys_cpu": cpu, "ctx": 0, "majf": 0, "minf": 0,
+                "iodepth_level": shares(j.get("iodepth_level", []), _DEPTH_KEYS),
+                "iodepth_submit": {k: (100.0 if k == "4" and total else 0.0) for k in _REAP_KEYS},
+                "iodepth_complete": shares(j.get("iodepth_complete", []), _REAP_KEYS),
+                "latency_ns": lat_ns, "latency_us": lat_us, "latency_ms": lat_ms,
+                "latency_depth": int(group.jobs[i].get("iodepth", 1)),
+                "latency_target": 0, "latency_percentile": 100.0, "latency_window": 0,
                 "ssdlab": {"config_hash": s["config_hash"], "seed": s["seed"], "breakdown_us": s["breakdown_us"]},
             })
+        span_ps = s["sim_time_s"] * 1e12
+        ms = 1e-9  # per ps
+        disks.append({
+            "name": f"ssdlab{gid}", "read_ios": int(m.get("host.disk.read_ios", 0)), "write_ios": int(m.get("host.disk.write_ios", 0)),
+            "read_merges": 0, "write_merges": 0, "read_ticks": round(m.get("host.disk.read_ticks", 0) * ms),
+            "write_ticks": round(m.get("host.disk.write_ticks", 0) * ms), "in_queue": round(m.get("host.disk.in_queue", 0) * ms),
+            "util": 100.0 * m.get("host.disk.busy", 0) / span_ps if span_ps else 0.0,
+        })
     return {
         "fio version": f"ssdlab-{__version__}", "timestamp": int(now), "timestamp_ms": int(now * 1e3),
-        "time": _time.strftime("%a %b %d %H:%M:%S %Y", _time.localtime(now)), "jobs": jobs,
+        "time": _time.strftime("%a %b %d %H:%M:%S %Y", _time.localtime(now)),
+        "global options": dict(plan.groups[0].global_options) if plan.groups else {}, "jobs": jobs, "disk_util": disks,
     }
+
+
+def fio_terse(plan: JobPlan, results: list[Result]) -> str:
+    """fio's `--output-format=terse` (version 3, fio 3.x): one line per job, semicolon-separated,
+    the fields of fio's HOWTO (read and write; latencies in us, bandwidth in KiB/s), then the
+    group's disk in `disk_util`'s fields."""
+    doc = fio_json(plan, results)
+
+    def num(x: float) -> str:
+        return f"{x:.6f}"
+
+    def lat(x: Mapping[str, Any]) -> list[str]:
+        return [str(x["min"] // 1000), str(x["max"] // 1000), num(x["mean"] / 1e3), num(x["stddev"] / 1e3)]
+
+    lines = []
+    for job in doc["jobs"]:
+        f: list[str] = ["3", doc["fio version"], job["jobname"], str(job["groupid"]), str(job["error"])]
+        for ddir in ("read", "write"):  # v3 has no trim section
+            o = job[ddir]
+            f += [str(o["io_kbytes"]), str(o["bw"]), str(round(o["iops"])), str(o["runtime"])]
+            f += lat(o["slat_ns"]) + lat(o["clat_ns"])
+            pct = [f"{float(k):f}%={round(v / 1e3)}" for k, v in o["clat_ns"].get("percentile", {}).items()]
+            pct = pct or [f"{p:f}%=0" for p in FIO_PERCENTILES]
+            f += (pct + ["0%=0"] * 20)[:20]
+            f += lat(o["lat_ns"])
+            f += [str(o["bw_min"]), str(o["bw_max"]), f"{o['bw_agg']:f}%", num(o["bw_mean"]), num(o["bw_dev"])]
+        f += [f"{job['usr_cpu']:f}%", f"{job['sys_cpu']:f}%", str(job["ctx"]), str(job["majf"]), str(job["minf"])]
+        f += [f"{v:.1f}%" for v in job["iodepth_level"].values()]
+        f += [f"{v:.2f}%" for v in job["latency_us"].values()]
+        f += [f"{v:.2f}%" for v in job["latency_ms"].values()]
+        d = doc["disk_util"][job["groupid"]]
+        f += [d["name"], str(d["read_ios"]), str(d["write_ios"]), str(d["read_merges"]), str(d["write_merges"]),
+              str(d["read_ticks"]), str(d["write_ticks"]), str(d["in_queue"]), f"{d['util']:.2f}%"]
+        lines.append(";".join(f))
+    return "\n".join(lines) + "\n"

@@ -314,7 +314,7 @@ def run(
     seed: Optional[int] = typer.Option(None, help="Master random seed (workload.randseed)."),
     json_: bool = typer.Option(False, "--json", help="Print one JSON document instead of tables."),
     device: Optional[str] = typer.Option(None, help="With a job file or fio options: the device preset or TOML file."),
-    output_format: str = typer.Option("normal", "--output-format", help="With a job file or fio options: normal, or json for fio's JSON layout."),
+    output_format: str = typer.Option("normal", "--output-format", help="With a job file or fio options: normal, json (fio's JSON layout), json+ (with fio's latency bins) or terse (fio's terse v3)."),
     replay: Optional[str] = typer.Option(None, help="Replay this block trace instead of the synthetic workload (see [workload.replay])."),
     replay_mode: Optional[str] = typer.Option(None, help="With --replay: timed (at trace times) or qd (closed loop at iodepth)."),
     metrics_: bool = typer.Option(False, "--metrics", help="List the metrics this config reports (name, unit, kind, description) instead of running."),
@@ -355,12 +355,12 @@ def run(
     if extra or is_jobfile:
         if extra and is_jobfile:
             raise UsageError("give a job file or fio options, not both")
-        if output_format not in ("normal", "json"):
-            raise UsageError(f"--output-format {output_format!r}: must be normal or json")
+        if output_format not in ("normal", "json", "json+", "terse"):
+            raise UsageError(f"--output-format {output_format!r}: must be normal, json, json+ or terse")
         if extra and config is not None:
             device = device or config
         name = config if is_jobfile and config is not None else "<command line>"
-        _run_jobs(name, extra, device, settings, seed, output_format == "json" or json_)
+        _run_jobs(name, extra, device, settings, seed, "json" if json_ and output_format == "normal" else output_format)
         return
     if device is not None or output_format != "normal":
         raise UsageError("--device and --output-format go with a fio job file or fio options")
@@ -392,11 +392,12 @@ def _print_metrics(frame: Any, as_json: bool) -> None:
     out.print(table)
 
 
-def _run_jobs(name: str, args: list[str], device: Optional[str], settings: list, seed: Optional[int], fio_json: bool) -> None:
+def _run_jobs(name: str, args: list[str], device: Optional[str], settings: list, seed: Optional[int], output_format: str) -> None:
     from . import fiojob
 
     text = fiojob.from_args(args) if args else None
-    plan = api.load_jobfile(name, device, seed=seed, settings=settings, text=text, fio_percentiles=fio_json)
+    fio_output = output_format != "normal"
+    plan = api.load_jobfile(name, device, seed=seed, settings=settings, text=text, fio_percentiles=fio_output)
     if plan.ignored:
         err.print(f"{name}: ignored (no meaning for a simulated device): {', '.join(plan.ignored)}")
     for g in plan.groups:
@@ -404,8 +405,11 @@ def _run_jobs(name: str, args: list[str], device: Optional[str], settings: list,
             err.print(escape(note))
     with _Bar("simulating") as bar:
         results = plan.run(progress=bar)
-    if fio_json:
-        out.file.write(json.dumps(api.fio_json(plan, results), indent=2) + "\n")
+    if output_format in ("json", "json+"):
+        out.file.write(json.dumps(api.fio_json(plan, results, plus=output_format == "json+"), indent=2) + "\n")
+        return
+    if output_format == "terse":
+        out.file.write(api.fio_terse(plan, results))
         return
     for gid, result in enumerate(results):
         out.print(f"[bold]group {gid}[/bold]: {', '.join(j['name'] for j in result.summary['jobs'])}")

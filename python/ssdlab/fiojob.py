@@ -125,6 +125,7 @@ class JobFile:
     path: str
     jobs: list[Job]
     ignored: list[str]
+    global_options: dict[str, str] = field(default_factory=dict)  # `[global]` as written (fio's "global options")
 
 
 @dataclass
@@ -136,6 +137,7 @@ class Group:
     workload: dict  # group-wide settings (ramp_time, randseed)
     sources: list[Job] = field(default_factory=list)  # the section each entry came from
     notes: list[str] = field(default_factory=list)  # how options were mapped, for the reader
+    global_options: dict[str, str] = field(default_factory=dict)  # the file's `[global]`
 
     def where(self, entry: int, key: str) -> str:
         """`file:line` of the option behind `workload.jobs[entry].key` (or of the section)."""
@@ -232,6 +234,7 @@ def read(path: str | os.PathLike, env: Optional[Mapping[str, str]] = None, text:
     jobs: list[Job] = []
     current: Optional[dict[str, Option]] = None
     ignored: list[str] = []
+    raw_globals: dict[str, str] = {}
     for where, s in _lines(p, env, text=text):
         if s.startswith("["):
             if not s.endswith("]") or len(s) < 3:
@@ -248,6 +251,8 @@ def read(path: str | os.PathLike, env: Optional[Mapping[str, str]] = None, text:
         key, eq, value = s.partition("=")
         key = key.strip().lower()
         opt = Option(key, value.strip() if eq else None, where)
+        if current is globals_:
+            raw_globals[key] = opt.value if opt.value is not None else ""
         if key in IGNORED:
             if key not in ignored:
                 ignored.append(key)
@@ -258,7 +263,7 @@ def read(path: str | os.PathLike, env: Optional[Mapping[str, str]] = None, text:
         current[key] = opt
     if not jobs:
         raise WorkloadError(f"{p}: no job sections")
-    return JobFile(str(p), jobs, ignored)
+    return JobFile(str(p), jobs, ignored, raw_globals)
 
 
 def _int(o: Option, lo: int = 0) -> int:
@@ -564,7 +569,7 @@ def groups(jf: JobFile) -> list[Group]:
         settings, group = _job_settings(job, notes)
         barrier = any(k in o and _bool(o[k]) for k in ("stonewall", "wait_for_previous", "new_group"))
         if not out or (barrier and out[-1].jobs):
-            out.append(Group(len(out), [], {}))
+            out.append(Group(len(out), [], {}, global_options=jf.global_options))
         g = out[-1]
         g.notes.extend(notes)
         if "wait_for" in o:

@@ -176,8 +176,63 @@ struct Source {
     next: Option<(usize, Io)>,
 }
 
+/// The block device's statistics as Linux keeps them (/proc/diskstats, what fio's `disk_util`
+/// reads): requests and their time from the doorbell to the completion, time with at least one
+/// request at the device, and the time-weighted number of requests there.
+#[derive(Clone, Debug, Default)]
+pub struct DiskStats {
+    outstanding: u32,
+    since: SimTime,
+    pub busy: SimDuration,
+    /// Sum over time of the requests at the device (ps x requests).
+    pub in_queue: u128,
+    pub ios: [u64; 2],
+    pub ticks: [SimDuration; 2],
+}
+
+impl DiskStats {
+    fn advance(&mut self, now: SimTime) {
+        let dt = now.since(self.since);
+        if self.outstanding > 0 {
+            self.busy += dt;
+            self.in_queue += u128::from(dt.as_ps()) * u128::from(self.outstanding);
+        }
+        self.since = now;
+    }
+
+    /// A request reaches the device.
+    pub fn start(&mut self, now: SimTime) {
+        self.advance(now);
+        self.outstanding += 1;
+    }
+
+    /// A request completes after `took`.
+    pub fn end(&mut self, now: SimTime, op: Op, took: SimDuration) {
+        self.advance(now);
+        self.outstanding = self.outstanding.saturating_sub(1);
+        self.ios[op as usize] += 1;
+        self.ticks[op as usize] += took;
+    }
+}
+
+/// fio's buckets: the index of a count among the buckets starting at `starts` (stat.c:
+/// `io_u_mark_depth` starts 1, 2, 4, 8, 16, 32, 64; `io_u_mark_complete` 0, 1, 5, 9, 17, 33,
+/// 65).
+fn fio_bucket(n: u64, starts: &[u64; 6]) -> usize {
+    starts.iter().take_while(|&&b| n >= b).count()
+}
+
+const DEPTH_STARTS: [u64; 6] = [2, 4, 8, 16, 32, 64];
+const REAP_STARTS: [u64; 6] = [1, 5, 9, 17, 33, 65];
+
 /// The host block.
 pub struct Host {
+    /// The block device's statistics.
+    pub disk: DiskStats,
+    /// Per job: I/Os by the job's queue depth when each was issued (fio's `iodepth_level`),
+    /// and by how many completions were reaped with each (fio's `iodepth_complete`).
+    depth_level: Vec<[u64; 7]>,
+    reap_level: Vec<[u64; 7]>,
     cpus: Vec<Timeline>,
     /// The tag lock (`tags = "lock"`).
     tag_lock: Option<SpinLock>,
@@ -279,6 +334,9 @@ impl Host {
             .collect();
         let cache = jobs.iter().any(|j| j.buffered).then(|| Box::new(PageCache::new(&h.page_cache, files, dirtiers)));
         Ok(Host {
+            disk: DiskStats::default(),
+            depth_level: vec![[0; 7]; n],
+            reap_level: vec![[0; 7]; n],
             cpus: vec![Timeline::default(); n],
             tag_lock: (h.tags == Tags::Lock).then(|| SpinLock::new(h.lock_hold, h.lock_transfer, h.tag_lock_lines)),
             queue_lock: (h.scheduler == Scheduler::Thread).then(|| SpinLock::new(h.queue_lock_hold, h.lock_transfer, h.queue_lock_lines)),
@@ -386,6 +444,16 @@ impl Host {
             m.count(&format!("host.{name}.migrations"), "acquisitions", "acquisitions that found the lock's lines on another CPU", l.migrations);
         }
         m.gauge("host.cpus", "CPUs", "host CPUs running jobs (one per job)", self.cpus.len() as f64);
+        let flat = |v: &[[u64; 7]]| v.iter().flatten().copied().collect::<Vec<u64>>();
+        m.counts("host.iodepth_level", "I/Os", "per job (7 each): I/Os by the job's depth when issued, in fio's buckets 1, 2, 4, 8, 16, 32, >=64", &flat(&self.depth_level));
+        m.counts("host.iodepth_complete", "I/Os", "per job (7 each): I/Os by how many completions were reaped with them, in fio's buckets 0, 4, 8, 16, 32, 64, >64", &flat(&self.reap_level));
+        let d = &self.disk;
+        m.count("host.disk.read_ios", "requests", "reads that reached the device", d.ios[0]);
+        m.count("host.disk.write_ios", "requests", "writes that reached the device", d.ios[1]);
+        m.count("host.disk.read_ticks", "ps", "time reads spent at the device (doorbell to completion), summed", d.ticks[0].as_ps());
+        m.count("host.disk.write_ticks", "ps", "time writes spent at the device, summed", d.ticks[1].as_ps());
+        m.count("host.disk.busy", "ps", "time with at least one request at the device (iostat's %util)", d.busy.as_ps());
+        m.count("host.disk.in_queue", "ps", "time-weighted requests at the device (diskstats' weighted time in queue)", u64::try_from(d.in_queue).unwrap_or(u64::MAX));
         if let Some(c) = &self.cache {
             let st = &c.stats;
             let (_, limit) = c.thresholds();
@@ -455,6 +523,7 @@ impl Host {
                 let from = c.submitted.max(self.spun_until[job]);
                 self.spin += ctx.now.since(from);
                 self.spun_until[job] = ctx.now;
+                self.reap_level[job][1] += 1;
                 self.finish(ctx, cmd, self.poll_cost, true);
             }
             Event::TagLock { cmd } => self.on_tag_lock(ctx, cmd),
@@ -558,6 +627,7 @@ impl Host {
     fn issue_io(&mut self, ctx: &mut Ctx, job: usize, io: Io, arrival: SimTime) {
         let state = &mut self.jobs[job];
         state.inflight += 1;
+        self.depth_level[job][fio_bucket(u64::from(state.inflight), &DEPTH_STARTS)] += 1;
         if io.op == Op::Write && state.fsync_every > 0 {
             // fio's fsync=N: after the N-th write is issued, an fsync once the writes are done.
             state.writes_since_sync += 1;
@@ -967,6 +1037,12 @@ impl Host {
     /// (`batch_complete_cost`); the last rings the CQ head doorbell.
     pub fn interrupt(&mut self, ctx: &mut Ctx, batch: &[CmdId]) {
         let last = batch.len().saturating_sub(1);
+        for &cmd in batch {
+            let c = &ctx.cmds[cmd];
+            if !c.cache {
+                self.reap_level[c.job.index()][fio_bucket(batch.len() as u64, &REAP_STARTS)] += 1;
+            }
+        }
         for (i, &cmd) in batch.iter().enumerate() {
             let now = ctx.now;
             ctx.cmds[cmd].account(Component::HostQueueing, now);
@@ -995,6 +1071,9 @@ impl Host {
         debug_assert_eq!(c.breakdown.total(), now.since(c.issued).as_ps());
         let job = c.job.index();
         let buffered_app = self.jobs[job].buffered && !c.cache && self.cache.is_some();
+        if buffered_app {
+            self.reap_level[job][1] += 1;
+        }
         if !buffered_app {
             if let Some(m) = &mut self.memory {
                 m.release(c);
@@ -1048,5 +1127,18 @@ impl Host {
             }
             None => self.maybe_end_fsync(ctx, job),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fio_buckets_split_where_fio_splits() {
+        let depth: Vec<usize> = [1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 1000].iter().map(|&n| fio_bucket(n, &DEPTH_STARTS)).collect();
+        assert_eq!(depth, [0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6]);
+        let reap: Vec<usize> = [0, 1, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65].iter().map(|&n| fio_bucket(n, &REAP_STARTS)).collect();
+        assert_eq!(reap, [0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6]);
     }
 }

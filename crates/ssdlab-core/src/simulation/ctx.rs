@@ -54,6 +54,8 @@ pub struct Command {
     /// A request of the page cache (a read, readahead or writeback), not an application's
     /// I/O: it is left out of the I/O statistics.
     pub cache: bool,
+    /// The request reached the device (rang its doorbell).
+    pub device: bool,
 }
 
 impl Command {
@@ -81,6 +83,7 @@ impl Command {
             submitted: SimTime::ZERO,
             next_at: 0,
             cache: false,
+            device: false,
         }
     }
 

@@ -248,6 +248,9 @@ impl Simulation {
                 }
                 let ctx = &mut ctx!(self);
                 let c = &ctx.cmds[cmd];
+                if c.device {
+                    self.host.disk.end(ctx.now, c.op, ctx.now.since(c.submitted));
+                }
                 if !c.cache {
                     ctx.probe.io_completed(&IoRecord { tenant: c.tenant, job: c.job, op: c.op, offset: c.offset, len: c.len, issued: c.issued, submitted: c.submitted, completed: ctx.now, breakdown: &c.breakdown });
                 }
@@ -297,6 +300,11 @@ impl Simulation {
     /// A command's TLPs are ready: the device's DMAs first look up their translations (and
     /// are logged, when asked).
     fn send(&mut self, id: CmdId, tlp: Tlp) {
+        if tlp == Tlp::SqDoorbell {
+            // The request reaches the device (the disk statistics' view of a request).
+            self.host.disk.start(self.now);
+            self.cmds[id].device = true;
+        }
         // A read of host memory first needs a fetch engine (when they are limited).
         if self.ctrl.fetch.gated(tlp) && !self.ctrl.fetch.start(id, tlp) {
             return;

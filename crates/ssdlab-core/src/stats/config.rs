@@ -24,6 +24,10 @@ config_struct! {
         percentiles: Vec<f64> = Vec::new(),
         /// Significant decimal digits kept by the latency histograms, 1 to 5. Default: `3`.
         histogram_digits: u8 = 3,
+        /// Report each completion latency's histogram in fio's bins (`clat_us.bins`: fio's
+        /// log-linear buckets, 64 per power of two, as `[ns, count]`; for `--output-format=json+`
+        /// and fio's latency buckets). Default: `false`.
+        fio_bins: bool = false,
         /// Simulated time per time-series row, from the end of the ramp (`"10ms"`); `0` = no
         /// time series. Default: `0`.
         interval: SimDuration = SimDuration::ZERO,

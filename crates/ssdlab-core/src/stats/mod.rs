@@ -203,6 +203,18 @@ impl LatStats {
         }
     }
 
+    /// The histogram in fio's bins (stat.c's `plat_val_to_idx`: values below 128 ns exact,
+    /// then 64 buckets per power of two), as `(bucket value in ns, count)` with fio's
+    /// `plat_idx_to_val` value (the bucket's middle), non-empty buckets only.
+    fn fio_bins(&self) -> Vec<(u64, u64)> {
+        let mut bins: BTreeMap<u64, u64> = BTreeMap::new();
+        for v in self.hist.iter_recorded() {
+            let ns = self.hist.median_equivalent(v.value_iterated_to());
+            *bins.entry(fio_plat::val_to_idx(ns)).or_insert(0) += v.count_at_value();
+        }
+        bins.into_iter().map(|(idx, n)| (fio_plat::idx_to_val(idx), n)).collect()
+    }
+
     fn add(&mut self, o: &LatStats) {
         self.sum += o.sum;
         self.sq_sum += o.sq_sum;
@@ -242,6 +254,7 @@ impl LatStats {
             p9999: q(99.99),
             max: self.max as f64 / PS_PER_US as f64,
             percentiles: extra.iter().map(|&p| (format!("{p}"), q(p))).collect(),
+            bins: Vec::new(),
         }
     }
 }
@@ -284,6 +297,8 @@ pub struct Stats {
     per_job: Vec<[OpStats; 2]>,
     last_completion: SimTime,
     extra_percentiles: Vec<f64>,
+    /// Completion latencies also in fio's bins.
+    fio_bins: bool,
     log: Option<IoLog>,
     series: Option<Series>,
     /// Free blocks after erases: `(seconds, blocks)`, every `gc_step`-th erase, thinned to at
@@ -301,6 +316,7 @@ impl Stats {
             per_job: Vec::new(),
             last_completion: SimTime::ZERO,
             extra_percentiles: c.percentiles.clone(),
+            fio_bins: c.fio_bins,
             log: None,
             series: None,
             free_blocks: Vec::new(),
@@ -394,7 +410,13 @@ impl Stats {
             bandwidth_mib_s: per_sec(s.bytes as f64) / 1_048_576.0,
             latency_us: s.lat.summary(s.ios, extra),
             slat_us: s.slat.summary(s.ios, extra),
-            clat_us: s.clat.summary(s.ios, extra),
+            clat_us: {
+                let mut c = s.clat.summary(s.ios, extra);
+                if self.fio_bins {
+                    c.bins = s.clat.fio_bins();
+                }
+                c
+            },
             breakdown_us: BreakdownUs::mean(&s.breakdown, s.ios),
         }
     }
@@ -451,6 +473,8 @@ impl Stats {
                     mean_latency_us: if ios > 0 { lat as f64 / ios as f64 / PS_PER_US as f64 } else { 0.0 },
                     read: self.summarise(&ops[0]),
                     write: self.summarise(&ops[1]),
+                    iodepth_level: Vec::new(),
+                    iodepth_complete: Vec::new(),
                 }
             })
             .collect()
@@ -561,6 +585,63 @@ pub struct LatencySummary {
     pub max: f64,
     /// The extra percentiles of `stats.percentiles`, keyed by their value.
     pub percentiles: BTreeMap<String, f64>,
+    /// With `stats.fio_bins`: the histogram in fio's bins, `[ns, count]`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bins: Vec<(u64, u64)>,
+}
+
+/// fio's latency histogram buckets (stat.h: `FIO_IO_U_PLAT_BITS` = 6, 29 groups).
+pub mod fio_plat {
+    const BITS: u32 = 6;
+    const VAL: u64 = 1 << BITS;
+    const NR: u64 = 29 * VAL;
+
+    /// `plat_val_to_idx`.
+    pub fn val_to_idx(val: u64) -> u64 {
+        let msb = if val == 0 { 0 } else { val.ilog2() };
+        if msb <= BITS {
+            return val;
+        }
+        let error_bits = msb - BITS;
+        let base = u64::from(error_bits + 1) << BITS;
+        let offset = (VAL - 1) & (val >> error_bits);
+        (base + offset).min(NR - 1)
+    }
+
+    /// `plat_idx_to_val`: the middle of bucket `idx`.
+    pub fn idx_to_val(idx: u64) -> u64 {
+        if idx < (VAL << 1) {
+            return idx;
+        }
+        let error_bits = (idx >> BITS) - 1;
+        let base = 1u64 << (error_bits + u64::from(BITS));
+        let k = idx % VAL;
+        base + ((k as f64 + 0.5) * (1u64 << error_bits) as f64) as u64
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn buckets_match_fio() {
+            // Exact below 128 ns; then 64 buckets per power of two, valued at their middle.
+            assert_eq!((val_to_idx(5), idx_to_val(5)), (5, 5));
+            assert_eq!(val_to_idx(127), 127);
+            assert_eq!(val_to_idx(128), 128);
+            assert_eq!(idx_to_val(128), 129); // [128, 130): base 128 + 0.5 x 2
+            // A 100 us latency: msb 16, 10 error bits, group base 11 x 64.
+            let i = val_to_idx(100_000);
+            assert_eq!(i, 11 * 64 + ((100_000 >> 10) & 63));
+            let v = idx_to_val(i);
+            assert!(v.abs_diff(100_000) <= 512, "{v}");
+            // Every value lands in the bucket whose range holds it.
+            for val in [1u64, 200, 4096, 99_999, 1 << 30, 10_000_000_000] {
+                let mid = idx_to_val(val_to_idx(val));
+                assert!(mid.abs_diff(val) as f64 <= val as f64 / 64.0 + 1.0, "{val} -> {mid}");
+            }
+        }
+    }
 }
 
 /// Results for one direction.
@@ -611,6 +692,12 @@ pub struct JobSummary {
     pub mean_latency_us: f64,
     pub read: OpSummary,
     pub write: OpSummary,
+    /// I/Os by the job's queue depth when each was issued, in fio's buckets 1, 2, 4, 8, 16, 32,
+    /// >=64 (fio's `iodepth_level`).
+    pub iodepth_level: Vec<u64>,
+    /// I/Os by how many completions were reaped with each, in fio's buckets 0, 4, 8, 16, 32,
+    /// 64, >64 (fio's `iodepth_complete`).
+    pub iodepth_complete: Vec<u64>,
 }
 
 /// One tenant's results (its jobs together).

@@ -77,7 +77,15 @@ impl Stats {
             iops: if window > 0.0 { ios as f64 / window } else { 0.0 },
             bandwidth_mib_s: read.bandwidth_mib_s + write.bandwidth_mib_s,
             breakdown_us: self.breakdown_all(),
-            jobs: self.job_summaries(&x.job_names),
+            jobs: {
+                let mut jobs = self.job_summaries(&x.job_names);
+                let (levels, reaps) = (m.ints("host.iodepth_level"), m.ints("host.iodepth_complete"));
+                for (j, job) in jobs.iter_mut().enumerate() {
+                    job.iodepth_level = levels.get(7 * j..7 * j + 7).map(<[u64]>::to_vec).unwrap_or_default();
+                    job.iodepth_complete = reaps.get(7 * j..7 * j + 7).map(<[u64]>::to_vec).unwrap_or_default();
+                }
+                jobs
+            },
             tenants: self.tenant_summaries(x.tenants, &x.job_tenants),
             read,
             write,
