@@ -92,7 +92,7 @@ pub fn run_scenario(s: &Scenario, scale: f64) -> Result<BenchResult> {
 
 /// Scenarios over streams rather than simulated I/Os: the ATC models, measured in addresses per
 /// wall second, and the trace reader with its statistics, in trace lines per wall second.
-pub const STREAM_SCENARIOS: &[&str] = &["atc-4way-lru-replay", "atc-fa-lru-curve-64k", "trace-stats-mqsim"];
+pub const STREAM_SCENARIOS: &[&str] = &["atc-4way-lru-replay", "atc-fa-lru-curve-64k", "atc-4way-lru-raw-file", "trace-stats-mqsim"];
 
 /// Runs a stream scenario: ATC scenarios over 20 M skewed addresses (200 k distinct 4 KiB
 /// pages), the trace scenario over 5 M MQSim lines held in memory (one thread parses and
@@ -102,6 +102,9 @@ pub fn run_stream(name: &str, scale: f64) -> Result<BenchResult> {
 
     if name == "trace-stats-mqsim" {
         return run_trace_stats(((5_000_000.0 * scale) as u64).max(10_000));
+    }
+    if name == "atc-4way-lru-raw-file" {
+        return run_atc_file(((40_000_000.0 * scale) as usize).max(10_000));
     }
 
     let n = ((20_000_000.0 * scale) as usize).max(10_000);
@@ -127,6 +130,42 @@ pub fn run_stream(name: &str, scale: f64) -> Result<BenchResult> {
     }
     let wall = t0.elapsed().as_secs_f64();
     Ok(BenchResult { name: name.to_string(), ios: n as u64, events: 0, wall_s: wall, sim_ios_per_sec: n as f64 / wall, precondition_s: 0.0 })
+}
+
+/// `n` skewed 4 KiB-page addresses written to a raw trace file (little-endian u64), then the
+/// whole ATC study end to end as `ssdlab atc FILE` runs it: read the file, map pages to keys,
+/// one 4-way LRU of 64 lines. The file is written before the clock starts and removed after.
+fn run_atc_file(n: usize) -> Result<BenchResult> {
+    use rand::{RngExt, SeedableRng};
+    use std::io::Write as _;
+
+    let path = std::env::temp_dir().join(format!("ssdlab-bench-atc-{}.u64", std::process::id()));
+    let io = |e: std::io::Error| crate::Error::Io { path: path.display().to_string(), message: e.to_string() };
+    {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path).map_err(io)?);
+        for _ in 0..n {
+            let page = (rng.random_range(0.0f64..1.0).powi(3) * 200_000.0) as u64;
+            w.write_all(&((page << 12) + 0x1_0000_0000).to_le_bytes()).map_err(io)?;
+        }
+        w.flush().map_err(io)?;
+    }
+    let study = crate::ats::Study {
+        stus: vec![0],
+        policies: vec![crate::ats::Policy::Lru],
+        assocs: vec![crate::ats::Assoc::Ways(4)],
+        lines: vec![64],
+        pin_ranges: Vec::new(),
+        pin_tagged: false,
+        pin_dedicated: false,
+        seed: 1,
+    };
+    let t0 = Instant::now();
+    let points = crate::ats::run_study(&study, || crate::ats::trace::RawReader::open(&path));
+    let wall = t0.elapsed().as_secs_f64();
+    let _ = std::fs::remove_file(&path);
+    std::hint::black_box(points?);
+    Ok(BenchResult { name: "atc-4way-lru-raw-file".into(), ios: n as u64, events: 0, wall_s: wall, sim_ios_per_sec: n as f64 / wall, precondition_s: 0.0 })
 }
 
 /// `n` random MQSim lines (4-128 KiB over 1 TiB, 70 % reads, 8 devices) parsed and counted.

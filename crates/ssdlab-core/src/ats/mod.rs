@@ -256,35 +256,56 @@ where
         }
     }
 
-    // Stream the accesses through every model, a chunk at a time, models in parallel.
-    let mut chunk = Chunk { ids: Vec::with_capacity(CHUNK), set_bits: Vec::with_capacity(CHUNK) };
-    let mut all_ids: Vec<u32> = Vec::new();
-    let mut all_bits: Vec<u64> = Vec::new();
+    // Stream the accesses through every model, a chunk at a time: this thread reads the
+    // source and maps pages to keys while another feeds the previous chunk to the models (in
+    // parallel across models). Keys found during the stream are never pinned.
+    let pinned_flags = keys.pinned.clone();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(2);
+    let (back_tx, back_rx) = std::sync::mpsc::channel::<Chunk>();
     let mut lookups = 0u64;
-    for a in source()? {
-        let a = a?;
-        for page in pages(&a, keys.shift) {
-            let id = keys.id(a.pasid, page);
-            chunk.ids.push(id);
-            chunk.set_bits.push(set_bits(a.pasid, page));
-        }
-        if chunk.ids.len() >= CHUNK {
-            lookups += chunk.ids.len() as u64;
-            feed(&mut models, &chunk, &keys.pinned);
-            if want_opt {
-                all_ids.extend_from_slice(&chunk.ids);
-                all_bits.extend_from_slice(&chunk.set_bits);
+    let (all_ids, all_bits) = std::thread::scope(|scope| -> Result<(Vec<u32>, Vec<u64>)> {
+        let models = &mut models;
+        let consumer = scope.spawn(move || {
+            let (mut ids, mut bits) = (Vec::new(), Vec::new());
+            for mut chunk in rx {
+                feed(models, &chunk, &pinned_flags);
+                if want_opt {
+                    ids.extend_from_slice(&chunk.ids);
+                    bits.extend_from_slice(&chunk.set_bits);
+                }
+                chunk.ids.clear();
+                chunk.set_bits.clear();
+                // The producer may have finished: a chunk nobody takes back is dropped.
+                let _ = back_tx.send(chunk);
             }
-            chunk.ids.clear();
-            chunk.set_bits.clear();
-        }
-    }
-    lookups += chunk.ids.len() as u64;
-    feed(&mut models, &chunk, &keys.pinned);
-    if want_opt {
-        all_ids.extend_from_slice(&chunk.ids);
-        all_bits.extend_from_slice(&chunk.set_bits);
-    }
+            (ids, bits)
+        });
+        let fresh = || Chunk { ids: Vec::with_capacity(CHUNK), set_bits: Vec::with_capacity(CHUNK) };
+        let mut chunk = fresh();
+        let streamed = (|| -> Result<()> {
+            for a in source()? {
+                let a = a?;
+                for page in pages(&a, keys.shift) {
+                    let id = keys.id(a.pasid, page);
+                    chunk.ids.push(id);
+                    chunk.set_bits.push(set_bits(a.pasid, page));
+                }
+                if chunk.ids.len() >= CHUNK {
+                    lookups += chunk.ids.len() as u64;
+                    let next = back_rx.try_recv().unwrap_or_else(|_| fresh());
+                    if tx.send(std::mem::replace(&mut chunk, next)).is_err() {
+                        break;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        lookups += chunk.ids.len() as u64;
+        let _ = tx.send(chunk);
+        drop(tx);
+        let out = consumer.join().map_err(|_| Error::workload("trace", "", "the ATC models' thread failed"))?;
+        streamed.map(|()| out)
+    })?;
     if lookups == 0 {
         return Err(Error::workload("trace", "", "the trace has no accesses"));
     }
@@ -406,25 +427,31 @@ fn pins_per_set(pinned: &[(u32, u64)], sets: u32, on: bool) -> Vec<u16> {
     per
 }
 
+/// Whether key `id` is pinned (keys first seen during the stream are not).
+#[inline]
+fn is_pinned(pinned: &[bool], id: u32) -> bool {
+    pinned.get(id as usize).copied().unwrap_or(false)
+}
+
 fn feed(models: &mut [Model], chunk: &Chunk, pinned: &[bool]) {
     models.par_iter_mut().for_each(|m| match m {
         Model::FaLru { curve, pinned: on } => {
             for &id in &chunk.ids {
-                if !(*on && pinned[id as usize]) {
+                if !(*on && is_pinned(pinned, id)) {
                     curve.access(id);
                 }
             }
         }
         Model::SetLru { curve, pinned: on, .. } => {
             for (i, &id) in chunk.ids.iter().enumerate() {
-                if !(*on && pinned[id as usize]) {
+                if !(*on && is_pinned(pinned, id)) {
                     curve.access(id, chunk.set_bits[i]);
                 }
             }
         }
         Model::Sim { sim, pinned: on, .. } => {
             for (i, &id) in chunk.ids.iter().enumerate() {
-                if *on && pinned[id as usize] {
+                if *on && is_pinned(pinned, id) {
                     sim.pinned_hit();
                 } else {
                     sim.access(id, chunk.set_bits[i], u64::MAX);

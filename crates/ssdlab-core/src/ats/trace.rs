@@ -38,12 +38,18 @@ fn open(path: &Path) -> Result<File> {
     File::open(path).map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })
 }
 
-/// Streams a raw trace.
+/// Streams a raw trace, a few MiB at a time.
 pub struct RawReader {
     path: String,
-    r: BufReader<File>,
+    f: File,
+    buf: Vec<u8>,
+    pos: usize,
+    len: usize,
     index: u64,
 }
+
+/// Bytes a raw reader reads at once.
+const RAW_BLOCK: usize = 8 << 20;
 
 impl RawReader {
     pub fn open(path: &Path) -> Result<Self> {
@@ -56,22 +62,43 @@ impl RawReader {
                 reason: "a raw trace is a sequence of 8-byte little-endian addresses".into(),
             });
         }
-        Ok(RawReader { path: path.display().to_string(), r: BufReader::with_capacity(1 << 20, f), index: 0 })
+        Ok(RawReader { path: path.display().to_string(), f, buf: vec![0; RAW_BLOCK], pos: 0, len: 0, index: 0 })
+    }
+
+    /// Reads the next block (whole addresses); false at the end of the file.
+    fn refill(&mut self) -> std::io::Result<bool> {
+        let keep = self.len - self.pos;
+        self.buf.copy_within(self.pos..self.len, 0);
+        let mut len = keep;
+        while len < 8 || !len.is_multiple_of(8) {
+            let n = self.f.read(&mut self.buf[len..])?;
+            if n == 0 {
+                break;
+            }
+            len += n;
+        }
+        self.pos = 0;
+        self.len = len - len % 8;
+        Ok(self.len > 0)
     }
 }
 
 impl Iterator for RawReader {
     type Item = Result<Access>;
+    #[inline]
     fn next(&mut self) -> Option<Result<Access>> {
-        let mut b = [0u8; 8];
-        match self.r.read_exact(&mut b) {
-            Ok(()) => {
-                self.index += 1;
-                Some(Ok(Access { addr: u64::from_le_bytes(b), size: 0, pasid: 0, pinned: false }))
+        if self.pos + 8 > self.len {
+            match self.refill() {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(e) => return Some(Err(Error::Io { path: self.path.clone(), message: e.to_string() })),
             }
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => None,
-            Err(e) => Some(Err(Error::Io { path: self.path.clone(), message: e.to_string() })),
         }
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&self.buf[self.pos..self.pos + 8]);
+        self.pos += 8;
+        self.index += 1;
+        Some(Ok(Access { addr: u64::from_le_bytes(b), size: 0, pasid: 0, pinned: false }))
     }
 }
 
