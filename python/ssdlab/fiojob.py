@@ -78,9 +78,9 @@ IGNORED = {
 UNMODELLED = {
     "thinktime_spin", "thinktime_iotime",
     "zonecapacity", "max_open_zones", "zone_reset_threshold", "zone_reset_frequency", "read_beyond_wp",
-    "ratemin", "rate_iops_min", "rate_cycle", "flow", "flow_id", "flow_sleep", "flow_watermark", "startdelay", "random_sequence_stride", "percentage_random",
+    "ratemin", "rate_iops_min", "rate_cycle", "flow_watermark", "startdelay", "random_sequence_stride", "percentage_random",
     "latency_target", "latency_window", "latency_percentile", "latency_run",
-    "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit", "fdp", "fdp_pli", "dataplacement",
+    "fdp", "fdp_pli", "dataplacement",
     "plids", "atomic", "sg_write_mode", "num_range", "write_mode", "trim_percentage", "trim_backlog", "trim_verify_zero",
     "inplace", "donorname", "sprandom", "spr_op", "spr_num_regions", "verify_trim", "io_limit",
     "pingpong", "verb", "random_distribution_seed", "file_append", "bs_is_seq_rand", "rw_sequencer",
@@ -93,7 +93,8 @@ MAPPED = {
     "stonewall", "wait_for_previous", "new_group", "buffered", "offset_increment", "filesize", "blockalign", "ba",
     "thinktime", "thinktime_blocks", "rate", "bsrange", "blocksize_range", "loops",
     "steadystate", "ss", "ss_dur", "ss_ramp", "ss_interval", "steadystate_duration", "steadystate_ramp_time",
-    "steadystate_check_interval", "zonemode", "zonesize", "zonerange", "zoneskip", "wait_for",
+    "steadystate_check_interval", "flow", "flow_id", "flow_sleep", "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit", "cmdprio_hint",
+    "zonemode", "zonesize", "zonerange", "zoneskip", "wait_for",
     "libblkio_driver", "libblkio_path", "libblkio_pre_connect_props", "libblkio_num_entries", "libblkio_queue_size",
     "libblkio_pre_start_props", "libblkio_vectored", "libblkio_write_zeroes_on_trim", "libblkio_wait_mode",
     "libblkio_force_enable_completion_eventfd", "fsync", "fdatasync", "end_fsync", "fsync_on_close", "sync",
@@ -503,6 +504,22 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
     for key in ("end_fsync", "fsync_on_close"):
         if key in o and _bool(o[key]):
             out["end_fsync"] = True
+    if "flow" in o:
+        weight = _int(o["flow"])
+        if weight:
+            if "rate_iops" in out:
+                raise _err(o["flow"].where, f"flow={weight} with a rate: flow control applies to closed-loop jobs")
+            out["flow"] = weight
+            if "flow_id" in o:
+                out["flow_id"] = _int(o["flow_id"])
+            if "flow_sleep" in o:
+                # fio's flow_sleep is in microseconds.
+                out["flow_sleep"] = f"{_int(o['flow_sleep'])}us"
+    prio = [k for k in ("cmdprio_percentage", "cmdprio_bssplit") if k in o]
+    if prio:
+        # Linux passes an I/O's priority to the I/O scheduler, not to an NVMe drive (NVMe has
+        # no per-command priority), and NVMe queues default to the none scheduler.
+        notes.append(f"{o[prio[0]].where}: {prio[0]}: I/O priorities do not reach an NVMe drive and change nothing under the none scheduler; the job runs without them (no per-priority latencies)")
     if "ramp_time" in o:
         group["ramp_time"] = _seconds(o["ramp_time"])
     group.update(_steady_state(o))

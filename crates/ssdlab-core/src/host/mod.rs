@@ -133,6 +133,13 @@ struct Job {
     sync_due: bool,
     /// The end-of-job fsync has been issued.
     ended: bool,
+    /// fio's flow control: the job's group and its share of the group's weight, the I/Os it
+    /// issued under it, how long it waits when held back, and whether it is held back.
+    flow: Option<(usize, f64)>,
+    flow_weight: f64,
+    flow_issued: u64,
+    flow_sleep: SimDuration,
+    flow_held: bool,
 }
 
 /// The trace replays of a run and the replay each job takes its I/Os from: `workload.replay`
@@ -272,6 +279,8 @@ pub struct Host {
     /// The flusher thread's CPU, and the queue its next request goes to (round robin).
     flusher: Timeline,
     flusher_rr: usize,
+    /// I/Os issued by each flow group's jobs.
+    flow_issued: Vec<u64>,
     /// The memory page size of PRPs (`nvme.page_size`).
     page_size: u64,
     jobs: Vec<Job>,
@@ -319,10 +328,27 @@ impl Host {
                     syncing: false,
                     sync_due: false,
                     ended: false,
+                    flow: (jw.flow > 0).then_some((jw.flow_id as usize, f64::from(jw.flow))),
+                    flow_weight: f64::from(jw.flow),
+                    flow_issued: 0,
+                    flow_sleep: jw.flow_sleep,
+                    flow_held: false,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
         let n = jobs.len();
+        // Flow groups: each job's weight becomes its share of its group's total weight.
+        let mut flow_ids: Vec<usize> = jobs.iter().filter_map(|j| j.flow.map(|f| f.0)).collect();
+        flow_ids.sort_unstable();
+        flow_ids.dedup();
+        let mut jobs = jobs;
+        let totals: Vec<f64> = flow_ids.iter().map(|&id| jobs.iter().filter_map(|j| j.flow.filter(|f| f.0 == id).map(|f| f.1)).sum()).collect();
+        for j in &mut jobs {
+            if let Some((id, w)) = j.flow {
+                let g = flow_ids.iter().position(|&x| x == id).unwrap_or(0);
+                j.flow = Some((g, w / totals[g]));
+            }
+        }
         let (sources, job_source) = replay_sources(config, n)?;
         let dirtiers = jobs.iter().filter(|j| j.buffered && j.gen.writes()).count() as u32;
         let files = jobs
@@ -363,6 +389,7 @@ impl Host {
             stopped: VecDeque::new(),
             flusher: Timeline::default(),
             flusher_rr: 0,
+            flow_issued: vec![0; flow_ids.len()],
             page_size: config.nvme.page_size.0,
             share: share::Share::new(h, &config.tenants).map(Box::new),
             released: Vec::new(),
@@ -616,9 +643,33 @@ impl Host {
     /// Starts a new I/O of `job` that arrived at `arrival`. An I/O that waited in the backlog
     /// was counted against the job's limit when it arrived (`reserved`).
     fn issue(&mut self, ctx: &mut Ctx, job: usize, arrival: SimTime, reserved: bool) {
+        if let Some((g, share)) = self.jobs[job].flow {
+            // fio's flow_threshold_exceeded: held back while ahead of its share.
+            let total = self.flow_issued[g].max(1) as f64;
+            if self.jobs[job].flow_issued as f64 / total > share {
+                self.jobs[job].flow_held = true;
+                return;
+            }
+            self.jobs[job].flow_issued += 1;
+            self.flow_issued[g] += 1;
+            self.release_flow(ctx, g, job);
+        }
         let gen = &mut self.jobs[job].gen;
         let io = if reserved { gen.next_reserved_io() } else { gen.next_io() };
         self.issue_io(ctx, job, io, arrival);
+    }
+
+    /// Jobs of flow group `g` held back that are no longer ahead of their share look again
+    /// (after their `flow_sleep`).
+    fn release_flow(&mut self, ctx: &mut Ctx, g: usize, by: usize) {
+        let total = self.flow_issued[g].max(1) as f64;
+        for j in 0..self.jobs.len() {
+            let s = &mut self.jobs[j];
+            if j != by && s.flow_held && s.flow.is_some_and(|(fg, share)| fg == g && s.flow_issued as f64 / total <= share) {
+                s.flow_held = false;
+                ctx.at(ctx.now + s.flow_sleep, SimEvent::Host(Event::Arrival { job: JobId(j as u32) }));
+            }
+        }
     }
 
     /// Starts `io` for `job`, arrived at `arrival`: the submitting thread's own work (the path
@@ -1125,8 +1176,29 @@ impl Host {
                     self.issue(ctx, job, now, false);
                 }
             }
-            None => self.maybe_end_fsync(ctx, job),
+            None => {
+                self.maybe_end_fsync(ctx, job);
+                let s = &self.jobs[job];
+                if s.flow.is_some() && s.inflight == 0 && !s.gen.may_issue(now) {
+                    self.flow_exit(ctx, job);
+                }
+            }
         }
+    }
+
+    /// A job of a flow group is done (fio's `flow_exit_job`): its weight leaves the group, the
+    /// others' shares grow, and those held back look again.
+    fn flow_exit(&mut self, ctx: &mut Ctx, job: usize) {
+        let Some((g, _)) = self.jobs[job].flow.take() else { return };
+        let total: f64 = self.jobs.iter().filter(|j| j.flow.is_some_and(|f| f.0 == g)).map(|j| j.flow_weight).sum();
+        for j in &mut self.jobs {
+            if let Some((fg, share)) = j.flow.as_mut() {
+                if *fg == g && total > 0.0 {
+                    *share = j.flow_weight / total;
+                }
+            }
+        }
+        self.release_flow(ctx, g, job);
     }
 }
 

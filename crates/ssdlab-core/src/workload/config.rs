@@ -435,6 +435,15 @@ config_struct! {
         /// buffered I/O through the host's page cache (`host.page_cache`), fio's default; a
         /// config's default is direct, as a device study wants. Default: `true`.
         direct: bool = true,
+        /// fio's `flow`: the job's weight in token-based flow control among the jobs of its
+        /// `flow_id`; a job issues only while its share of the group's I/Os is at most its share
+        /// of the group's weight (0: not in a flow). Default: `0`.
+        flow: u32 = 0,
+        /// The flow group (fio's `flow_id`). Default: `0`.
+        flow_id: u32 = 0,
+        /// How long a job held back by its flow waits before it looks again (fio's
+        /// `flow_sleep`; 0: as soon as another job of the group issues). Default: `0`.
+        flow_sleep: SimDuration = SimDuration::ZERO,
         /// fsync after every this many writes (fio's `fsync`; 0: never). Default: `0`.
         fsync: u32 = 0,
         /// fsync when the job's I/O is done (fio's `end_fsync`). Default: `false`.
@@ -473,6 +482,9 @@ config_struct! {
         thinktime: Option<SimDuration> = None,
         rw_skip: Option<i64> = None,
         direct: Option<bool> = None,
+        flow: Option<u32> = None,
+        flow_id: Option<u32> = None,
+        flow_sleep: Option<SimDuration> = None,
         zonesize: Option<Bytes> = None,
         zoneskip: Option<Bytes> = None,
         fsync: Option<u32> = None,
@@ -504,7 +516,7 @@ impl WorkloadConfig {
             macro_rules! take {
                 ($($f:ident),*) => {$( if let Some(v) = &o.$f { w.$f = v.clone().into(); } )*};
             }
-            take!(rw, rwmixread, bs, iodepth, number_ios, random_distribution, rate_iops, rate_process, thinktime, rw_skip, loops, direct, fsync, end_fsync);
+            take!(rw, rwmixread, bs, iodepth, number_ios, random_distribution, rate_iops, rate_process, thinktime, rw_skip, loops, direct, fsync, end_fsync, flow, flow_id, flow_sleep);
             if let Some(v) = &o.bssplit {
                 w.bssplit = Some(v.clone());
             }
@@ -644,6 +656,9 @@ impl WorkloadConfig {
         }
         if r.trace.is_some() && self.rate_iops > 0 {
             issues.push(&key("rate_iops"), self.rate_iops, "a replayed trace sets its own arrival times; leave rate_iops at 0");
+        }
+        if self.flow > 0 && (self.rate_iops > 0 || r.trace.is_some()) {
+            issues.push(&key("flow"), self.flow, "flow control applies to closed-loop jobs (no rate_iops, no trace)");
         }
         if r.trace.is_some() && !self.direct {
             issues.push(&key("direct"), self.direct, "a replayed trace is block I/O below the page cache; leave direct at true");

@@ -289,3 +289,27 @@ fn thinktime_spaces_a_closed_loop_by_exactly_its_length() {
     let expect = (1000.0 * lat + 999.0 * 20.0) * 1e-6;
     assert!((think.sim_time_s - expect).abs() < 1e-9, "{} vs {expect}", think.sim_time_s);
 }
+
+#[test]
+fn fio_flow_control_splits_the_ios_by_weight() {
+    // fio's flow.fio: a writer of weight 1 and a reader of weight 8 in one flow group.
+    let s = run(&[
+        ("workload.numjobs", "1"),
+        ("workload.runtime", "\"20ms\""),
+        ("workload.number_ios", "100000000"),
+        ("workload.iodepth", "4"),
+        ("workload.jobs", "[{name = \"w\", rw = \"randwrite\", flow = 1}, {name = \"r\", rw = \"randread\", flow = 8}]"),
+    ]);
+    let (w, r) = (s.jobs[0].ios as f64, s.jobs[1].ios as f64);
+    assert!(w > 100.0 && (r / w - 8.0).abs() < 0.1, "reads per write {}", r / w);
+    // A job alone in its group is not held back: the same without flow gives the same reads.
+    let alone = run(&[
+        ("workload.numjobs", "1"),
+        ("workload.runtime", "\"20ms\""),
+        ("workload.number_ios", "100000000"),
+        ("workload.iodepth", "4"),
+        ("workload.jobs", "[{name = \"r\", rw = \"randread\", flow = 8}]"),
+    ]);
+    let free = run(&[("workload.numjobs", "1"), ("workload.runtime", "\"20ms\""), ("workload.number_ios", "100000000"), ("workload.iodepth", "4"), ("workload.rw", "randread")]);
+    assert_eq!(alone.read.ios, free.read.ios);
+}
