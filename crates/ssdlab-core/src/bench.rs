@@ -26,6 +26,26 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario { name: "tlc-randread-4k-qd16", preset: "tlc", settings: &[("workload.numjobs", "1"), ("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.iodepth", "16"), ("workload.number_ios", "1000000")] },
     Scenario { name: "tlc-seqread-128k-qd8", preset: "tlc", settings: &[("workload.numjobs", "1"), ("workload.rw", "read"), ("workload.bs", "128k"), ("workload.iodepth", "8"), ("workload.number_ios", "100000")] },
     Scenario { name: "tlc-aged-randwrite-4k-qd32", preset: "tlc-aged", settings: &[("workload.numjobs", "1"), ("workload.rw", "randwrite"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "300000")] },
+    // Buffered I/O through the page cache: a sequential reader kept in memory by readahead, and
+    // random writers paced by writeback into a 256 MiB cache.
+    Scenario {
+        name: "tlc-buffered-seqread-4k",
+        preset: "tlc",
+        settings: &[("workload.numjobs", "1"), ("workload.direct", "false"), ("workload.rw", "read"), ("workload.bs", "4k"), ("workload.iodepth", "1"), ("workload.number_ios", "1000000")],
+    },
+    Scenario {
+        name: "tlc-buffered-randwrite-4k",
+        preset: "tlc",
+        settings: &[
+            ("workload.numjobs", "1"),
+            ("workload.direct", "false"),
+            ("host.page_cache.size", "\"256MiB\""),
+            ("workload.rw", "randwrite"),
+            ("workload.bs", "4k"),
+            ("workload.iodepth", "1"),
+            ("workload.number_ios", "500000"),
+        ],
+    },
     Scenario { name: "mqsim-randread-4k-qd32", preset: "mqsim", settings: &[("workload.number_ios", "500000")] },
     Scenario { name: "mqsim-cmt-randread-4k-qd32", preset: "mqsim", settings: &[("workload.number_ios", "500000"), ("ftl.map_cache", "\"2MiB\"")] },
     Scenario { name: "moneta-16-threads-4k", preset: "moneta", settings: &[("workload.numjobs", "16"), ("workload.number_ios", "60000")] },
