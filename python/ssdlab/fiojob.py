@@ -110,6 +110,7 @@ class Option:
     key: str
     value: Optional[str]
     where: str  # "file:line"
+    problem: Optional[str] = None  # why the value cannot be read (reported after the engine's check)
 
 
 @dataclass
@@ -260,7 +261,8 @@ def read(path: str | os.PathLike, env: Optional[Mapping[str, str]] = None, text:
             continue
         arithmetic = key in NUMERIC and re.search(r"\d\s*[*/+-]\s*\d", opt.value or "")
         if opt.value is not None and ("$" in opt.value or arithmetic):
-            raise _err(where, f"{s!r}: fio's $-variables and arithmetic expressions are not supported")
+            # Reported once the job's engine is known: a non-block engine's error comes first.
+            opt.problem = f"{s!r}: fio's $-variables and arithmetic expressions are not supported"
         current[key] = opt
     if not jobs:
         raise WorkloadError(f"{p}: no job sections")
@@ -335,6 +337,9 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
             raise _err(o[key].where, f"unknown fio option {key!r}{hint}")
     if "zonemode" in o and (o["zonemode"].value or "").strip() == "zbd":
         raise _err(o["zonemode"].where, "zonemode=zbd: zoned block devices (ZNS, ZBC) are not modelled yet")
+    for opt in o.values():
+        if opt.problem:
+            raise _err(opt.where, opt.problem)
     for key in o:
         if key in UNMODELLED:
             v = o[key].value
@@ -581,9 +586,9 @@ def groups(jf: JobFile) -> list[Group]:
     placed: dict[str, int] = {}  # job name -> its group
     for job in jf.jobs:
         o = job.options
-        n = _int(o["numjobs"], 1) if "numjobs" in o else 1
         notes: list[str] = []
         settings, group = _job_settings(job, notes)
+        n = _int(o["numjobs"], 1) if "numjobs" in o else 1
         barrier = any(k in o and _bool(o[k]) for k in ("stonewall", "wait_for_previous", "new_group"))
         if not out or (barrier and out[-1].jobs):
             out.append(Group(len(out), [], {}, global_options=jf.global_options))
