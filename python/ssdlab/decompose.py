@@ -35,7 +35,7 @@ SEED001_MEDIA: dict[str, str] = {"tlc": "450us", "mlc": "150us", "slc": "25us", 
 # translations of host memory, which seed 001 does not have.
 SEED001_PARTS: dict[str, list[str]] = {
     "Fetching": ["fetch"],
-    "Queue/Doorbells": ["doorbell", "queueing"],
+    "Queue/Doorbells": ["doorbell", "queueing", "gc"],  # waits (a fresh drive's GC wait is 0)
     "PRP": ["prp"],
     "Controller": ["controller", "translation"],
     "NVM": ["media", "transfer"],

@@ -60,6 +60,14 @@ pub enum Event {
     Nand(nand::Event),
 }
 
+/// A write waiting for write-buffer space, with the dies' busy and GC time when it came.
+#[derive(Clone, Copy)]
+struct Waiting {
+    id: CmdId,
+    busy: SimDuration,
+    gc: SimDuration,
+}
+
 /// The state preconditioning left the drive in.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct PreconditionReport {
@@ -111,7 +119,7 @@ pub struct FlashDevice {
     buffer_used: Vec<u64>,
     buffer_latency: SimDuration,
     /// Per buffer part: writes waiting for space, oldest first.
-    waiting: Vec<VecDeque<CmdId>>,
+    waiting: Vec<VecDeque<Waiting>>,
     ops: Vec<FlashOp>,
     out: Vec<nand::Output>,
     precondition: PreconditionReport,
@@ -396,7 +404,7 @@ impl FlashDevice {
 
     fn admit_part(&mut self, ctx: &mut Ctx, part: usize) {
         let now = ctx.now;
-        while let Some(&id) = self.waiting[part].front() {
+        while let Some(&Waiting { id, busy, gc }) = self.waiting[part].front() {
             let c = &ctx.cmds[id];
             let (units, tenant) = (c.pieces, c.tenant.index());
             if self.buffer_used[part] > 0 && self.buffer_used[part] + units > self.buffer_units[part] {
@@ -436,6 +444,15 @@ impl FlashDevice {
             }
             let latency = self.buffer_latency;
             let c = &mut ctx.cmds[id];
+            // The wait for buffer space: the buffer drains as fast as the dies program, so GC
+            // caused the share of it that GC took of the dies' time meanwhile.
+            let (busy_now, gc_now) = self.array.busy_totals();
+            let (busy, gc) = ((busy_now - busy).as_ps(), (gc_now - gc).as_ps());
+            if busy > 0 && gc > 0 && now > c.mark {
+                let wait = now.since(c.mark).as_ps();
+                let share = (u128::from(wait) * u128::from(gc.min(busy)) / u128::from(busy)) as u64;
+                c.account(Component::Gc, c.mark + SimDuration::from_ps(share));
+            }
             c.account(Component::Queueing, now);
             if self.uncached.is_none() {
                 c.account(Component::Media, now + latency);
@@ -525,7 +542,7 @@ impl FlashDevice {
     fn apply_one(&mut self, ctx: &mut Ctx, o: nand::Output) -> bool {
         match o {
             nand::Output::At(t, e) => ctx.at(t, SimEvent::Media(MediaEvent::Flash(Event::Nand(e)))),
-            nand::Output::ReadReady { cmd, bytes, at, service } => {
+            nand::Output::ReadReady { cmd, bytes, at, service, gc } => {
                 let mut service = service;
                 if let Some((map, left)) = self.map_crit.get_mut(&cmd) {
                     service += *map;
@@ -535,6 +552,7 @@ impl FlashDevice {
                     }
                 }
                 ctx.cmds[cmd].crit_media = service;
+                ctx.cmds[cmd].crit_gc = gc;
                 ctx.at(ctx.now, SimEvent::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len: bytes, at } }));
                 if let Some(s) = self.shared_by_piece.remove(&(cmd, at)).and_then(|key| self.shared.remove(&key)) {
                     for (cmd, len, at) in s.joined {
@@ -685,6 +703,7 @@ impl Medium for FlashDevice {
                 // Never written: the controller returns zeroes without touching the flash.
                 self.unmapped_reads += 1;
                 ctx.cmds[id].crit_media = SimDuration::ZERO;
+                ctx.cmds[id].crit_gc = SimDuration::ZERO;
                 ctx.at(now, SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::DataOut { len: bytes, at: within } }));
                 continue;
             }
@@ -702,7 +721,8 @@ impl Medium for FlashDevice {
         let bg = self.note_activity(ctx.now);
         self.arm_ops(ctx);
         let part = self.part_of(ctx.cmds[id].offset);
-        self.waiting[part].push_back(id);
+        let (busy, gc) = self.array.busy_totals();
+        self.waiting[part].push_back(Waiting { id, busy, gc });
         Self::arm_background_gc(ctx, bg);
         self.admit_writes(ctx);
     }
@@ -712,6 +732,7 @@ impl Medium for FlashDevice {
         match ev {
             Event::Buffered { cmd, len, at } => {
                 ctx.cmds[cmd].crit_media = self.buffer_latency;
+                ctx.cmds[cmd].crit_gc = SimDuration::ZERO;
                 ctx.at(ctx.now, SimEvent::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len, at } }));
             }
             Event::BackgroundGc => self.background_gc(ctx),
@@ -795,6 +816,7 @@ impl Medium for FlashDevice {
         m.count("media.bus.busy", "ps", "busy time summed over the internal bus (ONFI channels)", channels.iter().sum());
         m.gauge("media.bus.units", "channels", "ONFI channels", channels.len() as f64);
         m.counts("nand.dies.busy", "ps", "busy time of each die", &dies);
+        m.count("nand.dies.gc_busy", "ps", "busy time summed over the dies given to GC work (page moves and erases)", self.array.busy_totals().1.as_ps());
         m.counts("nand.channels.busy", "ps", "busy time of each channel", &channels);
     }
 

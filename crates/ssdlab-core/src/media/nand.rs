@@ -67,6 +67,12 @@ pub enum Work {
 }
 
 impl Work {
+    /// Whether it is garbage collection's work: a page moved (read and programmed again) or a
+    /// block erased.
+    fn is_gc(self) -> bool {
+        matches!(self, Work::GcRead | Work::Program { gc: true, .. } | Work::Erase)
+    }
+
     /// Whether the die's array only senses (a read of some kind).
     fn is_read(self) -> bool {
         matches!(self, Work::HostRead { .. } | Work::GcRead | Work::Prefetch { .. } | Work::MapLoad { .. })
@@ -88,6 +94,17 @@ struct Op {
     /// The pool its block belonged to when it was queued (dies' fair share among tenants);
     /// `NO_POOL` for translation-page traffic, which belongs to no tenant.
     pool: u16,
+    /// When it was queued at its die.
+    queued: SimTime,
+    /// A host read: while queued, the die's GC time done by `queued` (its GC clock then);
+    /// once started, the part of its wait that the die spent on GC work.
+    gc: SimDuration,
+}
+
+impl Op {
+    fn new(work: Work, block: BlockId, page: u32) -> Self {
+        Op { work, block, page, seq: 0, pool: 0, queued: SimTime::ZERO, gc: SimDuration::ZERO }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,6 +137,10 @@ struct Die {
     /// Bumped when a pending array-done event must be ignored (suspend).
     gen: u32,
     busy: SimDuration,
+    /// Of `busy`, the time given to GC work (committed as operations start), and when the
+    /// GC work committed so far ends.
+    gc_busy: SimDuration,
+    gc_until: SimTime,
     /// Programs merged into the running multi-plane program.
     merged: Vec<Op>,
     /// Cache program: when the array finishes its last program, and the programs (with their
@@ -133,11 +154,49 @@ struct Die {
     registers: Vec<Option<(BlockId, u32)>>,
 }
 
+/// Busy time of all dies together, and the part of it given to GC work.
+#[derive(Clone, Copy, Default)]
+struct Totals {
+    busy: SimDuration,
+    gc: SimDuration,
+}
+
+impl Die {
+    /// The die is occupied by `work` from `from` to `until` (added to the array's `totals`).
+    #[inline]
+    fn occupy(&mut self, totals: &mut Totals, work: Work, from: SimTime, until: SimTime) {
+        let t = until.since(from);
+        self.busy += t;
+        totals.busy += t;
+        if work.is_gc() {
+            self.gc_busy += t;
+            totals.gc += t;
+            self.gc_until = self.gc_until.max(until);
+        }
+    }
+
+    /// GC time the die has done by `now` (what is committed, less what lies ahead).
+    #[inline]
+    fn gc_clock(&self, now: SimTime) -> SimDuration {
+        self.gc_busy - self.gc_until.since(now).min(self.gc_busy)
+    }
+
+    /// A host read starts at `now`: of its wait since it was queued, the die's GC time.
+    #[inline]
+    fn gc_wait(&self, op: &mut Op, now: SimTime) {
+        if matches!(op.work, Work::HostRead { .. }) {
+            let done = self.gc_clock(now);
+            op.gc = (done - op.gc.min(done)).min(now.since(op.queued));
+        }
+    }
+}
+
 /// Where a read's data goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Target {
-    /// To a host command, at byte `at` of its I/O.
-    Host(CmdId, u32),
+    /// To a host command, at byte `at` of its I/O; the part of its wait at the die that went
+    /// to GC work.
+    Host(CmdId, u32, SimDuration),
     /// To the GC buffer.
     Gc,
     /// Into the read-ahead buffer.
@@ -174,8 +233,9 @@ pub enum Event {
 pub enum Output {
     /// Schedule this event.
     At(SimTime, Event),
-    /// A host read's data is in the controller; `service` is its media time without waits.
-    ReadReady { cmd: CmdId, bytes: u32, at: u32, service: SimDuration },
+    /// A host read's data is in the controller; `service` is its media time without waits,
+    /// and `gc` the part of its wait at the die that the die spent on GC work.
+    ReadReady { cmd: CmdId, bytes: u32, at: u32, service: SimDuration, gc: SimDuration },
     /// A program finished; `units` host units (0 for GC) leave the write buffer.
     Programmed { block: BlockId, page: u32, units: u32 },
     /// The read-ahead `token` is in the controller's DRAM.
@@ -229,6 +289,7 @@ pub struct NandArray {
     programmed: Vec<u16>,
     gen: Vec<u16>,
     counters: NandCounters,
+    totals: Totals,
     /// Ops submitted so far.
     seq: u64,
     /// Read retry: the continuation probability of the geometric step count per P/E cycle's
@@ -337,6 +398,7 @@ impl NandArray {
             programmed: vec![0; blocks],
             gen: vec![0; blocks],
             counters: NandCounters::default(),
+            totals: Totals::default(),
             seq: 0,
             retry_per_pe: c.read_retry_per_kpe / 1000.0,
             retry_max: c.read_retry_max,
@@ -460,6 +522,12 @@ impl NandArray {
         self.dies.iter().map(|d| d.busy.as_ps()).collect()
     }
 
+    /// Busy time of all dies together, and the part of it given to GC work (committed as
+    /// operations start), in picoseconds.
+    pub fn busy_totals(&self) -> (SimDuration, SimDuration) {
+        (self.totals.busy, self.totals.gc)
+    }
+
     /// Busy time of each channel, in picoseconds.
     pub fn channel_busy(&self) -> Vec<u64> {
         self.channels.iter().map(|c| c.busy().as_ps()).collect()
@@ -468,23 +536,23 @@ impl NandArray {
     /// Queues an FTL operation.
     pub fn submit_flash(&mut self, op: FlashOp, now: SimTime, out: &mut Vec<Output>) {
         let op = match op {
-            FlashOp::Program { block, page, gc } => Op { work: Work::Program { gc, gen: self.gen[block.index()] }, block, page, seq: 0, pool: 0 },
-            FlashOp::Read { block, page } => Op { work: Work::GcRead, block, page, seq: 0, pool: 0 },
+            FlashOp::Program { block, page, gc } => Op::new(Work::Program { gc, gen: self.gen[block.index()] }, block, page),
+            FlashOp::Read { block, page } => Op::new(Work::GcRead, block, page),
             FlashOp::Erase { block } => {
                 // From here on the block is a new incarnation: nothing of it is programmed.
                 let b = block.index();
                 self.gen[b] = self.gen[b].wrapping_add(1);
                 self.programmed[b] = 0;
                 self.wear[b] += 1;
-                Op { work: Work::Erase, block, page: 0, seq: 0, pool: 0 }
+                Op::new(Work::Erase, block, 0)
             }
             FlashOp::MapRead { tpage } => {
                 let (block, page) = self.map_place(tpage);
-                Op { work: Work::MapLoad { token: None }, block, page, seq: 0, pool: 0 }
+                Op::new(Work::MapLoad { token: None }, block, page)
             }
             FlashOp::MapWrite { tpage } => {
                 let (block, page) = self.map_place(tpage);
-                Op { work: Work::MapProgram, block, page, seq: 0, pool: 0 }
+                Op::new(Work::MapProgram, block, page)
             }
         };
         self.submit(op, now, out);
@@ -502,16 +570,16 @@ impl NandArray {
     /// Queues the load `token` of translation page `tpage`, which host reads wait for.
     pub fn submit_map_load(&mut self, token: u32, tpage: u64, now: SimTime, out: &mut Vec<Output>) {
         let (block, page) = self.map_place(tpage);
-        self.submit(Op { work: Work::MapLoad { token: Some(token) }, block, page, seq: 0, pool: 0 }, now, out);
+        self.submit(Op::new(Work::MapLoad { token: Some(token) }, block, page), now, out);
     }
 
     /// Queues a read-ahead of `bytes` from `page` of `block` into DRAM, behind host reads.
     pub fn submit_prefetch(&mut self, token: u32, block: BlockId, page: u32, bytes: u32, now: SimTime, out: &mut Vec<Output>) {
-        self.submit(Op { work: Work::Prefetch { token, bytes }, block, page, seq: 0, pool: 0 }, now, out);
+        self.submit(Op::new(Work::Prefetch { token, bytes }, block, page), now, out);
     }
 
     fn submit(&mut self, op: Op, now: SimTime, out: &mut Vec<Output>) {
-        let die = self.enqueue(op);
+        let die = self.enqueue(op, now);
         self.kick(die, op.work.is_urgent(), now, out);
     }
 
@@ -519,7 +587,7 @@ impl NandArray {
     /// any of them starts, so that reads of one page offset on a die's planes can go together.
     pub fn submit_reads(&mut self, cmd: CmdId, reads: impl Iterator<Item = (BlockId, u32, u32, u32)> + Clone, now: SimTime, out: &mut Vec<Output>) {
         for (block, page, bytes, at) in reads.clone() {
-            self.enqueue(Op { work: Work::HostRead { cmd, bytes, at }, block, page, seq: 0, pool: 0 });
+            self.enqueue(Op::new(Work::HostRead { cmd, bytes, at }, block, page), now);
         }
         for (block, ..) in reads {
             self.kick(self.g.die_of(block), true, now, out);
@@ -527,11 +595,13 @@ impl NandArray {
     }
 
     /// Puts `op` in its die's queue; returns the die.
-    fn enqueue(&mut self, mut op: Op) -> DieId {
+    fn enqueue(&mut self, mut op: Op, now: SimTime) -> DieId {
         op.seq = self.seq;
         self.seq += 1;
         let die = self.g.die_of(op.block);
         let d = &mut self.dies[die.index()];
+        op.queued = now;
+        op.gc = d.gc_clock(now);
         if let Some(sh) = &self.share {
             // Every op is charged to its pool's share of the die; translation pages to none.
             op.pool = if matches!(op.work, Work::MapLoad { .. } | Work::MapProgram) { NO_POOL } else { sh.owner(op.block) as u16 };
@@ -566,7 +636,16 @@ impl NandArray {
                     if r.end > now {
                         let d = &mut self.dies[die.index()];
                         d.gen = d.gen.wrapping_add(1);
-                        d.busy = d.busy - r.end.since(now);
+                        let left = r.end.since(now);
+                        d.busy = d.busy - left;
+                        self.totals.busy = self.totals.busy - left;
+                        if r.op.work.is_gc() {
+                            d.gc_busy = d.gc_busy - left;
+                            self.totals.gc = self.totals.gc - left;
+                            if d.gc_until == r.end {
+                                d.gc_until = now;
+                            }
+                        }
                         d.suspended = Some((r, r.end.since(now)));
                         d.running = None;
                         self.counters.suspends += 1;
@@ -586,13 +665,13 @@ impl NandArray {
             return;
         }
         let next = if read_first { d.reads.pop_front() } else { None };
-        let op = if let Some(op) = next { op } else {
+        let mut op = if let Some(op) = next { op } else {
             if let Some((mut r, remaining)) = d.suspended.take() {
                 // Resume the suspended program/erase (it takes the page registers again).
                 d.registers.fill(None);
                 let resume = self.suspend.unwrap_or(SimDuration::ZERO);
                 r.end = now + resume + remaining;
-                d.busy += resume + remaining;
+                d.occupy(&mut self.totals, r.op.work, now, r.end);
                 d.running = Some(r);
                 out.push(Output::At(r.end, Event::ArrayDone { die, gen: d.gen }));
                 return;
@@ -632,6 +711,7 @@ impl NandArray {
             out.push(Output::At(d.array_free, Event::Start { die }));
             return;
         }
+        self.dies[die.index()].gc_wait(&mut op, now);
         let cost = if self.share.is_some() { self.nominal(&op.work).as_ps() as f64 } else { 0.0 };
         if let Some(sh) = &mut self.share {
             sh.charge(die, usize::from(op.pool), cost);
@@ -657,11 +737,12 @@ impl NandArray {
                     let mut taken = vec![plane(&op)];
                     let mut i = 0;
                     while i < d.reads.len() && planes < self.g.planes {
-                        let o = d.reads[i];
+                        let mut o = d.reads[i];
                         if o.page == op.page && matches!(o.work, Work::HostRead { .. }) && !taken.contains(&plane(&o)) {
                             taken.push(plane(&o));
                             planes += 1;
                             d.reads.remove(i);
+                            d.gc_wait(&mut o, now);
                             d.merged.push(o);
                         } else {
                             i += 1;
@@ -750,7 +831,7 @@ impl NandArray {
             let d = &mut self.dies[die.index()];
             let array_start = g.end.max(d.array_free);
             let end = array_start + array;
-            d.busy += end.since(now.max(d.array_free));
+            d.occupy(&mut self.totals, op.work, now.max(d.array_free), end);
             d.array_free = end;
             let mut ops = std::mem::take(&mut d.merged);
             ops.push(op);
@@ -765,7 +846,7 @@ impl NandArray {
         }
         let end = g.end + array;
         let d = &mut self.dies[die.index()];
-        d.busy += end.since(now);
+        d.occupy(&mut self.totals, op.work, now, end);
         let service = g.end.since(g.start) + array;
         d.running = Some(Running { op, end, phase: Phase::Array, service });
         if planes > 1 && matches!(op.work, Work::Program { .. }) {
@@ -786,7 +867,7 @@ impl NandArray {
                 let Some(mut r) = d.running else { return };
                 match r.op.work {
                     Work::HostRead { cmd, bytes, at } if self.cache_read => {
-                        self.cached_read_out(die, Target::Host(cmd, at), bytes, r.service, now, out);
+                        self.cached_read_out(die, Target::Host(cmd, at, r.op.gc), bytes, r.service, now, out);
                     }
                     Work::Prefetch { token, bytes } if self.cache_read => {
                         self.cached_read_out(die, Target::Prefetch(token), bytes, r.service, now, out);
@@ -833,7 +914,7 @@ impl NandArray {
                 let d = &mut self.dies[die.index()];
                 let Some(r) = d.running.take() else { return };
                 match r.op.work {
-                    Work::HostRead { cmd, bytes, at } => self.read_out(Target::Host(cmd, at), bytes, r.service, now, out),
+                    Work::HostRead { cmd, bytes, at } => self.read_out(Target::Host(cmd, at, r.op.gc), bytes, r.service, now, out),
                     Work::Prefetch { token, bytes } => self.read_out(Target::Prefetch(token), bytes, r.service, now, out),
                     Work::MapLoad { token } => self.read_out(Target::Map(token), 0, r.service, now, out),
                     _ => {}
@@ -892,9 +973,9 @@ impl NandArray {
     /// the map cache.
     fn deliver(&mut self, target: Target, bytes: u32, service: SimDuration, out: &mut Vec<Output>) {
         match target {
-            Target::Host(cmd, at) => {
+            Target::Host(cmd, at, gc) => {
                 self.counters.host_reads += 1;
-                out.push(Output::ReadReady { cmd, bytes, at, service });
+                out.push(Output::ReadReady { cmd, bytes, at, service, gc });
             }
             Target::Prefetch(token) => {
                 self.counters.prefetch_reads += 1;
@@ -930,7 +1011,7 @@ impl NandArray {
         r.phase = Phase::Transfer;
         r.service += g.end.since(g.start);
         let d = &mut self.dies[die.index()];
-        d.busy += g.end.since(now);
+        d.occupy(&mut self.totals, r.op.work, now, g.end);
         d.running = Some(*r);
         out.push(Output::At(g.end, Event::TransferDone { die }));
     }

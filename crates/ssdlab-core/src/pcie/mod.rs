@@ -284,7 +284,10 @@ impl Link {
                     c.add(Component::Media, media);
                     c.add(Component::Transfer, transfer);
                     c.add(Component::Translation, translated);
-                    c.add(Component::Queueing, elapsed - media - transfer - translated);
+                    let waited = elapsed - media - transfer - translated;
+                    let gc = c.crit_gc.min(waited);
+                    c.add(Component::Gc, gc);
+                    c.add(Component::Queueing, waited - gc);
                     c.mark = g.end;
                 }
                 return Sent::DataOut { end: g.end, last };

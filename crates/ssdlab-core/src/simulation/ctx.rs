@@ -43,6 +43,8 @@ pub struct Command {
     pub crit_len: u64,
     /// Read: media time (without waits) of the piece that became ready last.
     pub crit_media: SimDuration,
+    /// Read: of that piece's wait at its die, the time the die spent on GC work.
+    pub crit_gc: SimDuration,
     /// DMA addresses: the SQ/CQ slot, and the data buffer (a base address, or for buffered
     /// I/O the number that picks its page-cache pages).
     pub slot: u64,
@@ -78,6 +80,7 @@ impl Command {
             crit_end: SimTime::ZERO,
             crit_len: 0,
             crit_media: SimDuration::ZERO,
+            crit_gc: SimDuration::ZERO,
             slot: 0,
             buf: 0,
             submitted: SimTime::ZERO,

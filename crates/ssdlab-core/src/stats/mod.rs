@@ -60,10 +60,14 @@ pub enum Component {
     /// Buffered I/O waiting on the page cache: for a device read another I/O started
     /// (readahead), or paced or stopped by the dirty-page limits.
     PageCache = 11,
+    /// Waiting for garbage collection: a flash read's wait at its die behind GC's page reads,
+    /// programs and erases, and a write's wait for write-buffer space in the share of the
+    /// dies' time that GC took meanwhile (the buffer drains only as fast as the dies program).
+    Gc = 12,
 }
 
 /// Number of [`Component`]s.
-pub const COMPONENTS: usize = 12;
+pub const COMPONENTS: usize = 13;
 
 impl Component {
     pub const ALL: [Component; COMPONENTS] = [
@@ -79,6 +83,7 @@ impl Component {
         Component::Completion,
         Component::Translation,
         Component::PageCache,
+        Component::Gc,
     ];
 
     pub fn name(self) -> &'static str {
@@ -95,6 +100,7 @@ impl Component {
             Component::Completion => "completion",
             Component::Translation => "translation",
             Component::PageCache => "page_cache",
+            Component::Gc => "gc",
         }
     }
 }

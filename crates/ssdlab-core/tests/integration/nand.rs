@@ -257,6 +257,39 @@ fn aged_random_writes_follow_the_seed_003_iops_reasoning_and_the_waf_model() {
 }
 
 #[test]
+fn gc_time_is_its_own_component_of_a_write_and_of_a_read() {
+    // Seed 003's aged drive (one die per channel, no multi-plane, no cache program, no command
+    // overhead), random 4 KiB writes at QD32. The dies' GC time is exactly the moves' page
+    // reads (tR + transfer) and programs (transfer + tPROG) and the erases (tBERS).
+    let s = run("ops-isolation", &[("workload.number_ios", "60000"), ("media.nand.blocks_per_plane", "512")]);
+    let f = flash(&s);
+    let m = |k: &str| s.metrics[k];
+    let xfer = 4096.0 / 40e6;
+    let (t_r, t_prog, t_bers) = (60e-6, 800e-6, 1.5e-3);
+    let expected = m("nand.gc_reads") * (t_r + xfer) + f.ftl.gc_writes as f64 * (xfer + t_prog) + m("nand.erases") * t_bers;
+    let gc_busy = m("nand.dies.gc_busy") / 1e12;
+    assert!((gc_busy / expected - 1.0).abs() < 0.01, "GC die time {gc_busy} s vs moves and erases {expected} s");
+    // A write waits for buffer space, which frees as fast as the dies program: GC caused the
+    // share of the wait that GC took of the dies' time.
+    let share = m("nand.dies.gc_busy") / m("media.units.busy");
+    let b = &s.write.breakdown_us.0;
+    let (gc, queueing) = (b[Component::Gc as usize], b[Component::Queueing as usize]);
+    assert!(share > 0.5 && gc > 0.0, "GC dominates an aged drive's die time ({share})");
+    assert!((gc / (gc + queueing) / share - 1.0).abs() < 0.05, "writes' GC wait {gc} us of {} us waited, vs GC's share of die time {share}", gc + queueing);
+    // Reads among the writes wait behind GC at their dies; a clean drive has none.
+    let mixed = |pre: &str| {
+        run("ops-isolation", &[("workload.number_ios", "30000"), ("media.nand.blocks_per_plane", "512"), ("workload.rw", "randrw"), ("ftl.precondition", pre)])
+    };
+    let aged = mixed("\"aged\"");
+    let read_gc = aged.read.breakdown_us.0[Component::Gc as usize];
+    assert!(read_gc > 0.0 && read_gc < aged.read.latency_us.mean, "aged reads' GC wait {read_gc} us");
+    let clean = mixed("\"clean\"");
+    assert_eq!(clean.read.breakdown_us.0[Component::Gc as usize], 0.0);
+    assert_eq!(clean.write.breakdown_us.0[Component::Gc as usize], 0.0);
+    assert_eq!(clean.metrics["nand.dies.gc_busy"], 0.0);
+}
+
+#[test]
 fn gc_interleaves_with_host_writes_so_no_write_waits_longer_than_a_block_reclaim() {
     // Seed 003's drive, aged, random 4 KiB writes at QD32. Reclaiming one block on its die takes
     // at most 128 pages x (tR + 2 transfers + tPROG) + tBERS = 136 ms (60 us, 2 x 102.4 us,
