@@ -113,12 +113,26 @@ impl Config {
         let flagged: Vec<String> = issues.0.iter().map(|i| i.path.clone()).collect();
         let ok = |paths: &[&str]| !paths.iter().any(|p| flagged.iter().any(|f| f == p));
         let jobs = self.jobs();
-        issues.check(
-            !ok(&["workload.numjobs", "nvme.io_queues"]) || jobs.len() as u64 <= u64::from(self.nvme.io_queues),
-            "workload.numjobs",
-            w.numjobs,
-            format!("gives {} jobs; must be <= nvme.io_queues = {} (each job has its own queue pair)", jobs.len(), self.nvme.io_queues),
-        );
+        if ok(&["workload.numjobs", "nvme.io_queues", "nvme.queue_depth"]) && jobs.len() as u64 > u64::from(self.nvme.io_queues) {
+            // More jobs (CPUs) than queue pairs: consecutive jobs share a queue (blk-mq).
+            let map = crate::host::queue_map(jobs.len(), self.nvme.io_queues as usize);
+            let why = format!("gives {} jobs on nvme.io_queues = {} queue pairs, so jobs share queues", jobs.len(), self.nvme.io_queues);
+            if self.ats.enabled {
+                issues.push("workload.numjobs", w.numjobs, format!("{why}; with ats.enabled each job needs a queue pair of its own (its rings' DMA addresses are per job): give nvme.io_queues >= {}", jobs.len()));
+            }
+            for q in 0..crate::host::queues(jobs.len(), self.nvme.io_queues as usize) {
+                let on: Vec<usize> = (0..jobs.len()).filter(|&j| map[j] == q).collect();
+                if let Some(&other) = on.iter().find(|&&j| jobs[j].3 != jobs[on[0]].3) {
+                    issues.push("workload.numjobs", w.numjobs, format!("{why}, and tenants {:?} and {:?} would share queue {q}: give nvme.io_queues >= {}", jobs[on[0]].3, jobs[other].3, jobs.len()));
+                    break;
+                }
+                let depth: u64 = on.iter().map(|&j| u64::from(jobs[j].2.iodepth)).sum();
+                if depth >= u64::from(self.nvme.queue_depth) {
+                    issues.push("workload.numjobs", w.numjobs, format!("{why}, and the {} jobs on queue {q} have iodepth {depth} in all; must be <= nvme.queue_depth - 1 = {}", on.len(), self.nvme.queue_depth.saturating_sub(1)));
+                    break;
+                }
+            }
+        }
         let mut seen = std::collections::HashSet::new();
         for (_, path, job, _) in &jobs {
             if !seen.insert(path.clone()) {

@@ -1,7 +1,9 @@
 //! The host: application threads and the software path of an I/O, as costs on CPUs.
 //!
-//! Each job is one thread pinned to its own CPU, with its own `NVMe` queue pair (as Linux
-//! nvme-pci gives one queue pair per CPU), and belongs to a tenant. The CPU is a FIFO timeline:
+//! Each job is one thread pinned to its own CPU and belongs to a tenant. Linux nvme-pci gives
+//! each CPU a queue pair while the drive has enough (`nvme.io_queues`); with more jobs than
+//! queues, blk-mq maps consecutive CPUs onto each queue ([`queue_map`]), and a queue's interrupt
+//! is handled on the first CPU mapped to it (its effective affinity). The CPU is a FIFO timeline:
 //! submitting an I/O, and finishing one after its interrupt or poll, each take a software cost
 //! on that CPU, so a busy thread delays its own interrupt handling and vice versa.
 //!
@@ -24,8 +26,9 @@
 //! (reads, readahead, writeback by a flusher thread on a CPU of its own) take the path above.
 //! An fsync (`fsync`, `end_fsync`) waits for the dirty pages to reach the device.
 //!
-//! Leaves out: interrupt steering to other CPUs, NUMA, DRAM contention, and batched
-//! submission (one system call per I/O).
+//! Leaves out: interrupt steering to other CPUs, NUMA, DRAM contention, batched submission
+//! (one system call per I/O), and the completion IPI to the submitting CPU of a shared queue
+//! (the handler's CPU waits, each request's completion work runs on its own job's CPU).
 
 mod config;
 pub mod dma;
@@ -46,7 +49,8 @@ use crate::sim::{Grant, SimDuration, SimTime, Timeline};
 use crate::simulation::{Command, Ctx, Event as SimEvent};
 use crate::stats::{Component, Metrics};
 use crate::workload::replay::Replay;
-use crate::workload::{Io, JobGen, Op};
+use crate::workload::control::{Control, Limits, Pace, Verdict};
+use crate::workload::{Io, JobGen, Op, WorkloadConfig};
 use lock::SpinLock;
 use page_cache::{PageCache, Run, Throttle, PAGE};
 use rustc_hash::FxHashMap;
@@ -59,6 +63,9 @@ const MAX_BACKLOG: usize = 1 << 22;
 pub enum Event {
     /// An open-loop arrival for a job (or a closed-loop job done thinking).
     Arrival { job: JobId },
+    /// A closed-loop job starts (after its `startdelay`), or may go on after a rate wait: it
+    /// fills its free slots.
+    Wake { job: JobId },
     /// The next record of timed trace replay `source` arrives.
     TraceArrival { source: u16 },
     /// An MSI-X interrupt reaches the host, covering `count` CQEs of `queue`.
@@ -94,6 +101,17 @@ pub enum Event {
     CacheResume { cmd: CmdId },
 }
 
+/// What a job waits for before it issues again: nothing, or its queue to drain and then its
+/// rate schedule (a capped job ahead of it), a new latency window, or the latency search's
+/// last window (which restarts the job's statistics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Hold {
+    None,
+    Pace(SimTime),
+    Search,
+    Final,
+}
+
 /// Where a request is on its way out of the host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum SubmitStage {
@@ -119,6 +137,14 @@ struct Job {
     inflight: u32,
     iodepth: u32,
     thinktime: SimDuration,
+    /// fio's control loops: bandwidth caps, minimum rates, the latency-target search.
+    ctl: Control,
+    /// When the job starts (fio's `startdelay`).
+    start: SimTime,
+    /// What the job waits for before it issues more.
+    hold: Hold,
+    /// Why the job ended early, in fio's words.
+    error: Option<String>,
     /// Open loop: arrivals waiting for a free slot (a replayed record carries its I/O).
     backlog: VecDeque<(SimTime, Option<Io>)>,
     /// Through the page cache (`direct = false`).
@@ -241,6 +267,9 @@ pub struct Host {
     depth_level: Vec<[u64; 7]>,
     reap_level: Vec<[u64; 7]>,
     cpus: Vec<Timeline>,
+    /// Per job: its `NVMe` queue pair; per queue: the CPU (job) its interrupt is handled on.
+    queue_of: Vec<u16>,
+    irq_cpu: Vec<usize>,
     /// The tag lock (`tags = "lock"`).
     tag_lock: Option<SpinLock>,
     /// The request queue's lock (`scheduler = "thread"`).
@@ -320,6 +349,10 @@ impl Host {
                     inflight: 0,
                     iodepth: jw.iodepth,
                     thinktime: jw.thinktime,
+                    ctl: Control::new(&limits(&jw), SimTime::ZERO + jw.startdelay, jw.iodepth),
+                    start: SimTime::ZERO + jw.startdelay,
+                    hold: Hold::None,
+                    error: None,
                     backlog: VecDeque::new(),
                     buffered: !jw.direct,
                     fsync_every: jw.fsync,
@@ -359,11 +392,14 @@ impl Host {
             })
             .collect();
         let cache = jobs.iter().any(|j| j.buffered).then(|| Box::new(PageCache::new(&h.page_cache, files, dirtiers)));
+        let map = queue_map(n, config.nvme.io_queues as usize);
         Ok(Host {
             disk: DiskStats::default(),
             depth_level: vec![[0; 7]; n],
             reap_level: vec![[0; 7]; n],
             cpus: vec![Timeline::default(); n],
+            irq_cpu: (0..queues(n, config.nvme.io_queues as usize)).map(|q| map.iter().position(|&x| x == q).unwrap_or(0)).collect(),
+            queue_of: map.into_iter().map(|q| q as u16).collect(),
             tag_lock: (h.tags == Tags::Lock).then(|| SpinLock::new(h.lock_hold, h.lock_transfer, h.tag_lock_lines)),
             queue_lock: (h.scheduler == Scheduler::Thread).then(|| SpinLock::new(h.queue_lock_hold, h.lock_transfer, h.queue_lock_lines)),
             scheduler: (h.scheduler == Scheduler::Thread).then(Timeline::default),
@@ -411,14 +447,21 @@ impl Host {
         self.jobs.iter().map(|j| j.name.clone()).collect()
     }
 
+    /// Per job: why it ended early (fio's error message), if it did, and the depth its
+    /// latency-target search settled on, if it has one.
+    pub fn job_outcomes(&self) -> Vec<(Option<String>, Option<u32>)> {
+        self.jobs.iter().map(|j| (j.error.clone(), j.ctl.latency_depth())).collect()
+    }
+
     /// The tenant of every job.
     pub fn job_tenants(&self) -> Vec<TenantId> {
         self.jobs.iter().map(|j| j.tenant).collect()
     }
 
     /// The NVMe arbitration class of every job's queue pair (its tenant's).
-    pub fn job_classes(&self, config: &Config) -> Vec<crate::tenant::WrrClass> {
-        self.jobs.iter().map(|j| config.tenants.get(j.tenant.index()).map_or(crate::tenant::WrrClass::Medium, |t| t.class)).collect()
+    pub fn queue_classes(&self, config: &Config) -> Vec<crate::tenant::WrrClass> {
+        // Jobs of one queue belong to one tenant (validation).
+        self.irq_cpu.iter().map(|&j| config.tenants.get(self.jobs[j].tenant.index()).map_or(crate::tenant::WrrClass::Medium, |t| t.class)).collect()
     }
 
     /// Tenant names, by [`TenantId`].
@@ -524,15 +567,13 @@ impl Host {
             if self.job_source[job].is_some() {
                 continue;
             }
+            let start = self.jobs[job].start;
             if self.jobs[job].gen.open_loop() {
-                ctx.at(SimTime::ZERO, SimEvent::Host(Event::Arrival { job: JobId(job as u32) }));
+                ctx.at(start, SimEvent::Host(Event::Arrival { job: JobId(job as u32) }));
+            } else if start > ctx.now {
+                ctx.at(start, SimEvent::Host(Event::Wake { job: JobId(job as u32) }));
             } else {
-                for _ in 0..self.jobs[job].iodepth {
-                    if !self.jobs[job].gen.may_issue(ctx.now) {
-                        break;
-                    }
-                    self.issue(ctx, job, SimTime::ZERO, false);
-                }
+                self.fill(ctx, job);
             }
         }
     }
@@ -542,6 +583,13 @@ impl Host {
     pub fn handle(&mut self, ctx: &mut Ctx, ev: Event) {
         match ev {
             Event::Arrival { job } => self.on_arrival(ctx, job.index()),
+            Event::Wake { job } => {
+                let j = &mut self.jobs[job.index()];
+                if matches!(j.hold, Hold::Pace(_)) {
+                    j.hold = Hold::None;
+                }
+                self.fill(ctx, job.index());
+            }
             Event::TraceArrival { source } => self.on_trace_arrival(ctx, usize::from(source)),
             Event::CqeSeen { cmd } => {
                 // The thread spun from its submission until now (counted once per job).
@@ -654,9 +702,46 @@ impl Host {
             self.flow_issued[g] += 1;
             self.release_flow(ctx, g, job);
         }
-        let gen = &mut self.jobs[job].gen;
+        let j = &mut self.jobs[job];
+        if j.ctl.paced() && !reserved {
+            let drawn = j.gen.draw_op();
+            match j.ctl.pace(ctx.now, drawn, j.gen.mixed()) {
+                Pace::Now(op) => {
+                    let io = j.gen.io_for(op);
+                    j.ctl.issued(op, io.len);
+                    self.issue_io(ctx, job, io, arrival);
+                }
+                Pace::Wait(t) => {
+                    // Ahead of schedule: fio lets the queue drain, then sleeps until it is due.
+                    j.hold = Hold::Pace(t);
+                    if j.inflight == 0 {
+                        ctx.at(t, SimEvent::Host(Event::Wake { job: JobId(job as u32) }));
+                    }
+                }
+            }
+            return;
+        }
+        let gen = &mut j.gen;
         let io = if reserved { gen.next_reserved_io() } else { gen.next_io() };
         self.issue_io(ctx, job, io, arrival);
+    }
+
+    /// Issues closed-loop I/Os while `job` has free slots at its current depth, work left, and
+    /// nothing to wait for.
+    fn fill(&mut self, ctx: &mut Ctx, job: usize) {
+        let now = ctx.now;
+        loop {
+            let j = &self.jobs[job];
+            if j.hold != Hold::None || j.syncing || j.ended || j.inflight >= j.ctl.depth(j.iodepth) || j.gen.open_loop() || !j.gen.may_issue(now) || self.job_source[job].is_some() {
+                return;
+            }
+            let before = (j.inflight, j.hold);
+            self.issue(ctx, job, now, false);
+            let j = &self.jobs[job];
+            if (j.inflight, j.hold) == before {
+                return; // held back by its flow
+            }
+        }
     }
 
     /// Jobs of flow group `g` held back that are no longer ahead of their share look again
@@ -684,7 +769,7 @@ impl Host {
             state.writes_since_sync += 1;
             state.sync_due |= state.writes_since_sync >= state.fsync_every;
         }
-        let mut c = Command::new(state.tenant, JobId(job as u32), QueueId(job as u16), io.op, io.offset, io.len, arrival);
+        let mut c = Command::new(state.tenant, JobId(job as u32), QueueId(self.queue_of[job]), io.op, io.offset, io.len, arrival);
         if state.buffered {
             if let Some(cache) = &self.cache {
                 // A buffered read or write: the system call and the page look-ups (and a
@@ -792,7 +877,7 @@ impl Host {
     /// CPU (a read) or the flusher's (writeback), then the usual submission path.
     fn cache_request(&mut self, ctx: &mut Ctx, job: usize, op: Op, run: Run, flusher: bool) -> CmdId {
         let now = ctx.now;
-        let mut c = Command::new(self.jobs[job].tenant, JobId(job as u32), QueueId(job as u16), op, run.first * PAGE, run.pages * PAGE, now);
+        let mut c = Command::new(self.jobs[job].tenant, JobId(job as u32), QueueId(self.queue_of[job]), op, run.first * PAGE, run.pages * PAGE, now);
         c.cache = true;
         let pages = c.len.div_ceil(self.page_size);
         c.prp_entries = if pages > 2 { pages - 1 } else { 0 };
@@ -898,10 +983,7 @@ impl Host {
         if state.ended {
             return;
         }
-        let now = ctx.now;
-        while self.jobs[job].inflight < self.jobs[job].iodepth && !self.jobs[job].gen.open_loop() && self.jobs[job].gen.may_issue(now) && self.job_source[job].is_none() {
-            self.issue(ctx, job, now, false);
-        }
+        self.fill(ctx, job);
         self.maybe_end_fsync(ctx, job);
     }
 
@@ -1077,10 +1159,10 @@ impl Host {
         ctx.at(g.end, SimEvent::Host(Event::Complete { cmd: id, ring_cq }));
     }
 
-    /// When the interrupt handler of `queue` can run: its job's CPU is free (a busy thread
-    /// finishes what it is doing first, and the CQEs posted meanwhile wait for the same run).
+    /// When the interrupt handler of `queue` can run: its CPU is free (a busy thread finishes
+    /// what it is doing first, and the CQEs posted meanwhile wait for the same run).
     pub fn handler_at(&self, queue: QueueId, now: SimTime) -> SimTime {
-        self.cpus.get(usize::from(queue.0)).map_or(now, |c| c.free_at().max(now))
+        self.irq_cpu.get(usize::from(queue.0)).and_then(|&j| self.cpus.get(j)).map_or(now, |c| c.free_at().max(now))
     }
 
     /// The interrupt handler found `batch` completed: the first pays the interrupt, wake-up
@@ -1140,6 +1222,7 @@ impl Host {
             }
             return;
         }
+        let (op, len, latency) = (c.op, c.len, now.since(c.issued));
         ctx.cmds.remove(id);
         if idle {
             // A tenant went idle: the others' shares grow.
@@ -1147,6 +1230,32 @@ impl Host {
         }
         let state = &mut self.jobs[job];
         state.inflight -= 1;
+        match state.ctl.completed(op, len, latency, now) {
+            Verdict::Go => {}
+            Verdict::Drain => state.hold = Hold::Search,
+            Verdict::FinalRun => state.hold = Hold::Final,
+            Verdict::Done => state.gen.stop(),
+            Verdict::Error(e) => {
+                state.error = Some(format!("{}: {e}", state.name));
+                state.gen.stop();
+            }
+        }
+        if state.inflight == 0 {
+            match state.hold {
+                Hold::None => {}
+                Hold::Pace(t) => ctx.at(t.max(now), SimEvent::Host(Event::Wake { job: JobId(job as u32) })),
+                Hold::Search => {
+                    state.ctl.drained(now);
+                    state.hold = Hold::None;
+                }
+                Hold::Final => {
+                    // fio's reset_all_stats: the job's statistics start again at the depth found.
+                    state.ctl.drained(now);
+                    state.hold = Hold::None;
+                    ctx.probe.reset_job(job, now);
+                }
+            }
+        }
         if state.sync_due {
             // fsync once the I/Os in flight are done; the job issues nothing meanwhile.
             if state.inflight == 0 {
@@ -1173,7 +1282,7 @@ impl Host {
                     // The thread thinks, then issues (through the arrival path, which checks limits).
                     ctx.at(now + think, SimEvent::Host(Event::Arrival { job: JobId(job as u32) }));
                 } else {
-                    self.issue(ctx, job, now, false);
+                    self.fill(ctx, job);
                 }
             }
             None => {
@@ -1202,9 +1311,48 @@ impl Host {
     }
 }
 
+/// The control limits a job's workload sets.
+fn limits(w: &WorkloadConfig) -> Limits {
+    let pair = |r: Option<crate::workload::Rates>| r.map_or([0; 2], |r| [r.read, r.write]);
+    Limits {
+        rate: pair(w.rate),
+        rate_min: pair(w.rate_min),
+        rate_iops_min: w.rate_iops_min.map_or([0; 2], |r| [r.read, r.write]),
+        rate_cycle: w.rate_cycle,
+        latency_target: w.latency_target,
+        latency_window: w.latency_window,
+        latency_percentile: w.latency_percentile,
+        latency_run: w.latency_run,
+    }
+}
+
+/// `NVMe` I/O queue pairs the driver creates for `jobs` CPUs when the drive offers `io_queues`.
+pub fn queues(jobs: usize, io_queues: usize) -> usize {
+    jobs.min(io_queues).max(1)
+}
+
+/// Each job's (CPU's) queue pair: its own while there are enough, else consecutive CPUs share
+/// one, in groups as even as they can be (blk-mq's `blk_mq_map_queues` over
+/// `group_cpus_evenly`, on one NUMA node without SMT siblings).
+pub fn queue_map(jobs: usize, io_queues: usize) -> Vec<usize> {
+    let q = queues(jobs, io_queues);
+    // The first `jobs % q` groups take one CPU more.
+    let (per, extra) = (jobs / q, jobs % q);
+    (0..q).flat_map(|g| std::iter::repeat_n(g, per + usize::from(g < extra))).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpus_share_queues_in_even_consecutive_groups() {
+        assert_eq!(queue_map(4, 8), [0, 1, 2, 3]);
+        let m = queue_map(30, 8);
+        let sizes: Vec<usize> = (0..8).map(|q| m.iter().filter(|&&x| x == q).count()).collect();
+        assert_eq!(sizes, [4, 4, 4, 4, 4, 4, 3, 3]);
+        assert!(m.windows(2).all(|w| w[0] <= w[1]));
+    }
 
     #[test]
     fn fio_buckets_split_where_fio_splits() {

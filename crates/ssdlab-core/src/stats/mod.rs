@@ -301,6 +301,9 @@ pub struct Stats {
     digits: u8,
     /// Per job, reads and writes; totals are merged from these when asked for.
     per_job: Vec<[OpStats; 2]>,
+    /// Per job: when its statistics last restarted (fio's per-job `reset_all_stats`), if later
+    /// than `from`.
+    job_from: Vec<SimTime>,
     last_completion: SimTime,
     extra_percentiles: Vec<f64>,
     /// Completion latencies also in fio's bins.
@@ -320,6 +323,7 @@ impl Stats {
             from,
             digits: c.histogram_digits,
             per_job: Vec::new(),
+            job_from: Vec::new(),
             last_completion: SimTime::ZERO,
             extra_percentiles: c.percentiles.clone(),
             fio_bins: c.fio_bins,
@@ -398,7 +402,21 @@ impl Stats {
 
     /// The measurement window: from the end of the ramp to the last completion.
     pub fn window(&self) -> SimDuration {
-        self.last_completion.since(self.from)
+        // Once every job has restarted its statistics, the window starts at the earliest restart.
+        let restarted = !self.per_job.is_empty() && self.job_from.len() >= self.per_job.len();
+        let from = if restarted { self.job_from.iter().copied().min().unwrap_or(self.from).max(self.from) } else { self.from };
+        self.last_completion.since(from)
+    }
+
+    /// Job `j`'s statistics start again at `now` (the ramp's reset, for one job).
+    pub fn reset_job(&mut self, j: usize, now: SimTime) {
+        if let Some(ops) = self.per_job.get_mut(j) {
+            *ops = [OpStats::new(self.digits), OpStats::new(self.digits)];
+        }
+        if self.job_from.len() <= j {
+            self.job_from.resize(j + 1, self.from);
+        }
+        self.job_from[j] = now.max(self.from);
     }
 
     pub fn op_summary(&self, op: Op) -> OpSummary {
@@ -460,13 +478,14 @@ impl Stats {
 
     /// Per-job results; `names[j]` names job `j`.
     pub fn job_summaries(&self, names: &[String]) -> Vec<JobSummary> {
-        let window = self.window().as_secs_f64();
         let empty = [OpStats::new(self.digits), OpStats::new(self.digits)];
         names
             .iter()
             .enumerate()
             .map(|(j, name)| {
                 let ops = self.per_job.get(j).unwrap_or(&empty);
+                let from = self.job_from.get(j).copied().unwrap_or(self.from).max(self.from);
+                let window = self.last_completion.since(from).as_secs_f64();
                 let (ios, bytes) = (ops[0].ios + ops[1].ios, ops[0].bytes + ops[1].bytes);
                 let lat = ops[0].lat.sum + ops[1].lat.sum;
                 let (per_sec, mib_s) = rates(ios, bytes, window);
@@ -481,6 +500,8 @@ impl Stats {
                     write: self.summarise(&ops[1]),
                     iodepth_level: Vec::new(),
                     iodepth_complete: Vec::new(),
+                    error: None,
+                    latency_depth: None,
                 }
             })
             .collect()
@@ -704,6 +725,10 @@ pub struct JobSummary {
     /// I/Os by how many completions were reaped with each, in fio's buckets 0, 4, 8, 16, 32,
     /// 64, >64 (fio's `iodepth_complete`).
     pub iodepth_complete: Vec<u64>,
+    /// Why the job ended early (a minimum rate not met, a latency target missed at depth 1).
+    pub error: Option<String>,
+    /// The depth the job's latency-target search settled on (fio's `latency_depth`).
+    pub latency_depth: Option<u32>,
 }
 
 /// One tenant's results (its jobs together).

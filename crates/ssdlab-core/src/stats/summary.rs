@@ -19,6 +19,8 @@ pub struct Inputs<'a> {
     pub metrics: &'a Metrics,
     pub window_start: SimTime,
     pub job_names: Vec<String>,
+    /// Per job: its early end's error and its latency search's depth.
+    pub job_outcomes: Vec<(Option<String>, Option<u32>)>,
     pub tenants: &'a [String],
     pub job_tenants: Vec<TenantId>,
     pub medium: &'a dyn Medium,
@@ -83,6 +85,10 @@ impl Stats {
                 for (j, job) in jobs.iter_mut().enumerate() {
                     job.iodepth_level = levels.get(7 * j..7 * j + 7).map(<[u64]>::to_vec).unwrap_or_default();
                     job.iodepth_complete = reaps.get(7 * j..7 * j + 7).map(<[u64]>::to_vec).unwrap_or_default();
+                    if let Some((error, depth)) = x.job_outcomes.get(j) {
+                        job.error.clone_from(error);
+                        job.latency_depth = *depth;
+                    }
                 }
                 jobs
             },

@@ -203,6 +203,57 @@ impl std::str::FromStr for BsRange {
     }
 }
 
+/// A value per direction in fio's `read,write` form: `"X"` for both, `"X,Y"`, `"X,"` (reads
+/// only) or `",Y"` (writes only); a missing value is 0 (none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct PerDirection<const RATE: bool> {
+    pub read: u64,
+    pub write: u64,
+}
+
+/// Bytes per second per direction (`"10MiB/s,5MiB/s"`).
+pub type Rates = PerDirection<true>;
+/// I/Os per second per direction (`"100,50"`).
+pub type IopsPair = PerDirection<false>;
+
+impl<const RATE: bool> std::str::FromStr for PerDirection<RATE> {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let one = |t: &str| -> Result<u64, String> {
+            let t = t.trim();
+            if t.is_empty() {
+                return Ok(0);
+            }
+            if RATE {
+                let v = crate::config::units::parse_rate(t)?;
+                if !(v.is_finite() && v >= 0.0 && v < 1e18) {
+                    return Err(format!("{t:?} is not a rate between 0 and 1 EB/s"));
+                }
+                Ok(v.round() as u64)
+            } else {
+                t.parse::<u64>().map_err(|_| format!("{t:?} is not a whole number of I/Os per second"))
+            }
+        };
+        let parts: Vec<&str> = s.split(',').collect();
+        match parts.as_slice() {
+            [both] => Ok(PerDirection { read: one(both)?, write: one(both)? }),
+            [r, w] => Ok(PerDirection { read: one(r)?, write: one(w)? }),
+            _ => Err("expected a value, or read,write values".into()),
+        }
+    }
+}
+
+impl<const RATE: bool> fmt::Display for PerDirection<RATE> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let one = |v: u64| if v == 0 { String::new() } else if RATE { format!("{v}B/s") } else { v.to_string() };
+        if self.read == self.write {
+            f.write_str(&one(self.read))
+        } else {
+            write!(f, "{},{}", one(self.read), one(self.write))
+        }
+    }
+}
+
 impl fmt::Display for BsRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let one = |r: (u64, u64)| format!("{}-{}", format_size(r.0), format_size(r.1));
@@ -306,7 +357,9 @@ string_typed!(
     Distribution: "a string such as \"zipf:1.2\"",
     BlockSizes: "a size such as \"4k\" or \"4k,64k\"",
     BsSplit: "a string such as \"4k/50:64k/50\"",
-    BsRange: "a string such as \"4k-64k\" or \"4k-16k,8k-64k\""
+    BsRange: "a string such as \"4k-64k\" or \"4k-16k,8k-64k\"",
+    Rates: "a rate such as \"10MiB/s\", or read,write rates such as \"10MiB/s,5MiB/s\"",
+    IopsPair: "a number of I/Os per second, or read,write numbers such as \"100,50\""
 );
 
 config_enum! {
@@ -418,6 +471,36 @@ config_struct! {
         rate_iops: u64 = 0,
         /// Spacing of open-loop arrivals: `linear` or `poisson`. Default: `"linear"`.
         rate_process: RateProcess = RateProcess::Linear,
+        /// Bandwidth cap per direction (fio's `rate`): `"10MiB/s"` for both, `"10MiB/s,5MiB/s"`
+        /// for reads and writes, `",5MiB/s"` for writes only. The job keeps `iodepth` in flight
+        /// while it is behind its schedule (bytes issued / cap), and when it is ahead it lets the
+        /// queue drain and waits, as fio does. Default: unset (no cap).
+        rate: Option<Rates> = None,
+        /// Bandwidth each direction must keep (fio's `rate_min`), checked from two seconds
+        /// into the job over spans of at least `rate_cycle`; below it the job ends with an
+        /// error. Default: unset.
+        rate_min: Option<Rates> = None,
+        /// I/Os per second each direction must keep (fio's `rate_iops_min`), checked as
+        /// `rate_min`. Default: unset.
+        rate_iops_min: Option<IopsPair> = None,
+        /// The shortest span the minimum rates are measured over (fio's `rate_cycle`).
+        /// Default: `"1s"`.
+        rate_cycle: SimDuration = SimDuration::from_ps(crate::sim::PS_PER_S),
+        /// Simulated time before the job starts (fio's `startdelay`); its `runtime` counts from
+        /// its start. Default: `0`.
+        startdelay: SimDuration = SimDuration::ZERO,
+        /// fio's latency target: the job searches for the deepest queue (up to `iodepth`) at
+        /// which `latency_percentile` of the I/Os of each `latency_window` finish within this
+        /// latency (0: off). Default: `0`.
+        latency_target: SimDuration = SimDuration::ZERO,
+        /// The window the latency target is judged over. Default: `0` (every completion).
+        latency_window: SimDuration = SimDuration::ZERO,
+        /// The share of a window's I/Os, in per cent, that must meet the target. Default: `100.0`.
+        latency_percentile: f64 = 100.0,
+        /// Keep searching until the job ends (fio's `latency_run`); otherwise, once the depth
+        /// settles, the job's statistics restart for one last window at that depth and the job
+        /// ends. Default: `false`.
+        latency_run: bool = false,
         /// Master seed for every random choice of the run. Default: `1`.
         randseed: u64 = 1,
         /// Sequential jobs: bytes skipped after each I/O (fio's `rw=read:4k`); negative values
@@ -479,6 +562,15 @@ config_struct! {
         random_distribution: Option<Distribution> = None,
         rate_iops: Option<u64> = None,
         rate_process: Option<RateProcess> = None,
+        rate: Option<Rates> = None,
+        rate_min: Option<Rates> = None,
+        rate_iops_min: Option<IopsPair> = None,
+        rate_cycle: Option<SimDuration> = None,
+        startdelay: Option<SimDuration> = None,
+        latency_target: Option<SimDuration> = None,
+        latency_window: Option<SimDuration> = None,
+        latency_percentile: Option<f64> = None,
+        latency_run: Option<bool> = None,
         thinktime: Option<SimDuration> = None,
         rw_skip: Option<i64> = None,
         direct: Option<bool> = None,
@@ -517,6 +609,15 @@ impl WorkloadConfig {
                 ($($f:ident),*) => {$( if let Some(v) = &o.$f { w.$f = v.clone().into(); } )*};
             }
             take!(rw, rwmixread, bs, iodepth, number_ios, random_distribution, rate_iops, rate_process, thinktime, rw_skip, loops, direct, fsync, end_fsync, flow, flow_id, flow_sleep);
+            take!(rate_cycle, startdelay, latency_target, latency_window, latency_percentile, latency_run);
+            for (dst, src) in [(&mut w.rate, o.rate), (&mut w.rate_min, o.rate_min)] {
+                if src.is_some() {
+                    *dst = src;
+                }
+            }
+            if o.rate_iops_min.is_some() {
+                w.rate_iops_min = o.rate_iops_min;
+            }
             if let Some(v) = &o.bssplit {
                 w.bssplit = Some(v.clone());
             }
@@ -664,6 +765,32 @@ impl WorkloadConfig {
             issues.push(&key("direct"), self.direct, "a replayed trace is block I/O below the page cache; leave direct at true");
         }
         issues.check(self.rate_iops <= 1_000_000_000, &key("rate_iops"), self.rate_iops, "must be at most 1000000000 (one I/O per picosecond)");
+        if let Some(cap) = self.rate {
+            if self.rate_iops > 0 {
+                issues.push(&key("rate"), cap, "give rate or rate_iops, not both (fio: rate and rate_iops are mutually exclusive)");
+            }
+            if r.trace.is_some() || self.flow > 0 {
+                issues.push(&key("rate"), cap, "applies to a job that generates its own I/O (no trace, no flow)");
+            }
+            if let Some(min) = self.rate_min {
+                if (cap.read > 0 && min.read > cap.read) || (cap.write > 0 && min.write > cap.write) {
+                    issues.push(&key("rate_min"), min, format!("must not exceed {prefix}.rate = {cap} (fio: minimum rate exceeds rate)"));
+                }
+            }
+        }
+        if self.rate_min.is_some() && self.rate_iops_min.is_some() {
+            issues.push(&key("rate_iops_min"), self.rate_iops_min.unwrap_or_default(), "give rate_min or rate_iops_min, not both");
+        }
+        issues.check(self.rate_cycle > SimDuration::ZERO, &key("rate_cycle"), self.rate_cycle, "must be greater than zero");
+        issues.check(
+            self.latency_percentile.is_finite() && self.latency_percentile > 0.0 && self.latency_percentile <= 100.0,
+            &key("latency_percentile"),
+            self.latency_percentile,
+            "must be above 0 and at most 100",
+        );
+        if self.latency_target > SimDuration::ZERO && (self.rate_iops > 0 || r.trace.is_some()) {
+            issues.push(&key("latency_target"), self.latency_target, "the depth search applies to closed-loop jobs (no rate_iops, no trace)");
+        }
         if let Some(rt) = self.runtime {
             issues.check(rt > SimDuration::ZERO, &key("runtime"), rt, "must be greater than zero");
             issues.check(self.ramp_time < rt, &key("ramp_time"), self.ramp_time, format!("must be shorter than workload.runtime = {rt}"));

@@ -14,9 +14,10 @@
 //! the Python package and arrive here as `[[workload.jobs]]`).
 
 mod config;
+pub mod control;
 pub mod replay;
 
-pub use config::{BlockSizes, BsRange, BsSplit, DeviceMap, Distribution, JobOverride, LbaMode, RateProcess, ReplayConfig, ReplayMode, Rw, WorkloadConfig, DEFAULT_TENANT};
+pub use config::{BlockSizes, BsRange, BsSplit, DeviceMap, Distribution, IopsPair, JobOverride, LbaMode, PerDirection, RateProcess, Rates, ReplayConfig, ReplayMode, Rw, WorkloadConfig, DEFAULT_TENANT};
 
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution as _, Exp, Zipf};
@@ -87,6 +88,8 @@ pub struct JobGen {
     limit_bytes: Option<u64>,
     runtime: Option<SimTime>,
     rate: Option<(SimDuration, RateProcess)>,
+    /// The job ended early (an error of its control loops, or its latency search is done).
+    stopped: bool,
 }
 
 impl JobGen {
@@ -141,7 +144,8 @@ impl JobGen {
             bytes: 0,
             limit_ios: w.number_ios.map(|n| n.saturating_mul(loops)),
             limit_bytes,
-            runtime: w.runtime.map(|r| SimTime::ZERO + r),
+            runtime: w.runtime.map(|r| SimTime::ZERO + w.startdelay + r),
+            stopped: false,
             rate,
         })
     }
@@ -158,9 +162,20 @@ impl JobGen {
 
     /// Whether the job may still start an I/O at `now`.
     pub fn may_issue(&self, now: SimTime) -> bool {
-        self.limit_ios.is_none_or(|n| self.generated < n)
+        !self.stopped
+            && self.limit_ios.is_none_or(|n| self.generated < n)
             && self.limit_bytes.is_none_or(|b| self.bytes < b)
             && self.runtime.is_none_or(|r| now < r)
+    }
+
+    /// Ends the job: it issues nothing more.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// Whether the job issues both reads and writes.
+    pub fn mixed(&self) -> bool {
+        self.read_percent > 0 && self.read_percent < 100
     }
 
     /// Whether the job is open loop.
@@ -208,13 +223,23 @@ impl JobGen {
         list[list.len() - 1].0
     }
 
-    /// The next I/O of this job.
-    pub fn next_io(&mut self) -> Io {
-        let op = if self.read_percent >= 100 || (self.read_percent > 0 && self.rng.random_range(0..100u32) < self.read_percent) {
+    /// The direction of the next I/O, drawn by the read/write mix.
+    pub fn draw_op(&mut self) -> Op {
+        if self.read_percent >= 100 || (self.read_percent > 0 && self.rng.random_range(0..100u32) < self.read_percent) {
             Op::Read
         } else {
             Op::Write
-        };
+        }
+    }
+
+    /// The next I/O of this job.
+    pub fn next_io(&mut self) -> Io {
+        let op = self.draw_op();
+        self.io_for(op)
+    }
+
+    /// The next I/O of this job, in direction `op`.
+    pub fn io_for(&mut self, op: Op) -> Io {
         let len = self.pick_size(op);
         let offset = if self.random {
             let last = (self.region - len) / self.align;

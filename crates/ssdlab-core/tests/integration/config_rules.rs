@@ -84,7 +84,11 @@ fn value_rules_of_every_block() {
 
 #[test]
 fn cross_field_rules() {
-    rejects("workload.numjobs", "9", "<= nvme.io_queues = 8");
+    // More jobs than queue pairs share them, within a queue's depth and one tenant's queues.
+    let deep = issues(&[("workload.numjobs", "4"), ("nvme.io_queues", "2"), ("workload.iodepth", "600")]);
+    assert!(deep.iter().any(|i| i.path == "workload.numjobs" && i.rule.contains("the 2 jobs on queue 0 have iodepth 1200 in all; must be <= nvme.queue_depth - 1 = 1023")), "{deep:?}");
+    let ats = issues(&[("workload.numjobs", "4"), ("nvme.io_queues", "2"), ("ats.enabled", "true")]);
+    assert!(ats.iter().any(|i| i.path == "workload.numjobs" && i.rule.contains("with ats.enabled each job needs a queue pair of its own")), "{ats:?}");
     rejects("workload.iodepth", "1024", "<= nvme.queue_depth - 1 = 1023");
     let over = issues(&[("workload.offset", "\"200GiB\""), ("workload.size", "\"100GiB\"")]);
     assert!(over.iter().any(|i| i.path == "workload.size" && i.rule.contains("must be <= the exported capacity = 256GiB")), "{over:?}");

@@ -5,6 +5,7 @@
 mod analytic;
 mod ats;
 mod config_rules;
+mod control;
 mod determinism;
 mod ftl;
 mod golden;
