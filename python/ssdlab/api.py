@@ -364,6 +364,7 @@ def load_jobfile(
     wl_settings = [s for s in settings or [] if s[0].startswith("workload.")]
     configs = []
     for g in groups:
+        g.jobs = [fiojob.resolve(e, dev.capacity) for e in g.jobs]  # fio's shares of the device, in bytes
         workload: dict[str, Any] = dict(FIO_DEFAULTS, **{k: v for k, v in g.workload.items() if "." not in k}, jobs=g.jobs)
         stats = {k.split(".", 1)[1]: v for k, v in g.workload.items() if k.startswith("stats.")}
         if seed is not None:
@@ -386,12 +387,16 @@ class JobPlan:
         self.ignored = ignored
 
     def run(self, progress: Optional[Callable[[float], None]] = None) -> list[Result]:
-        """Runs the groups one after another, each on a freshly built device."""
+        """Runs the groups one after another, each on a freshly built device. A group with a
+        job whose `exit_what` is `all` (under `exitall`) is the last: when that job ends, fio
+        ends every job, and the groups after it never start."""
         out = []
         n = len(self.configs)
         for i, cfg in enumerate(self.configs):
             step = (lambda f, i=i: progress((i + f) / n)) if progress else None
             out.append(run(cfg, progress=step))
+            if any(j.get("exit_scope") == "all" and not j.get("exit_on_error") for j in self.groups[i].jobs):
+                break
         return out
 
 
@@ -480,8 +485,10 @@ def fio_json(plan: JobPlan, results: list[Result], plus: bool = False) -> dict[s
             total = int(j["read"]["ios"]) + int(j["write"]["ios"])
             bins = [b for o in ("read", "write") for b in j[o]["clat_us"].get("bins", [])]
             lat_ns, lat_us, lat_ms = _latency_buckets(bins, total)
+            entry = group.jobs[i]
+            ps = lambda key: int(str(entry.get(key, "0ps")).removesuffix("ps"))  # noqa: E731
             jobs.append({
-                "jobname": j["name"], "groupid": gid, "error": 0, "eta": 0, "elapsed": max(1, round(s["sim_time_s"])),
+                "jobname": j["name"], "groupid": int(entry.get("group", gid)), "error": _errno(j.get("error")), "eta": 0, "elapsed": max(1, round(s["sim_time_s"])),
                 "job options": {k: (o.value if o.value is not None else "") for k, o in src.options.items()},
                 "read": op(j["read"], runtime_ms), "write": op(j["write"], runtime_ms), "trim": op(empty, runtime_ms),
                 "sync": {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}},
@@ -490,8 +497,9 @@ def fio_json(plan: JobPlan, results: list[Result], plus: bool = False) -> dict[s
                 "iodepth_submit": {k: (100.0 if k == "4" and total else 0.0) for k in _REAP_KEYS},
                 "iodepth_complete": shares(j.get("iodepth_complete", []), _REAP_KEYS),
                 "latency_ns": lat_ns, "latency_us": lat_us, "latency_ms": lat_ms,
-                "latency_depth": int(group.jobs[i].get("iodepth", 1)),
-                "latency_target": 0, "latency_percentile": 100.0, "latency_window": 0,
+                "latency_depth": int(j.get("latency_depth") or entry.get("iodepth", 1)),
+                "latency_target": ps("latency_target") // 1000, "latency_percentile": float(entry.get("latency_percentile", 100.0)),
+                "latency_window": ps("latency_window") // 1_000_000,
                 "ssdlab": {"config_hash": s["config_hash"], "seed": s["seed"], "breakdown_us": s["breakdown_us"]},
             })
         span_ps = s["sim_time_s"] * 1e12
@@ -507,6 +515,14 @@ def fio_json(plan: JobPlan, results: list[Result], plus: bool = False) -> dict[s
         "time": _time.strftime("%a %b %d %H:%M:%S %Y", _time.localtime(now)),
         "global options": dict(plan.groups[0].global_options) if plan.groups else {}, "jobs": jobs, "disk_util": disks,
     }
+
+
+def _errno(error: Optional[str]) -> int:
+    """fio's error number for a job that ended early: ETIMEDOUT for a latency target missed at
+    depth 1, EIO for a minimum rate not met."""
+    if not error:
+        return 0
+    return 110 if "exceeds specified max" in error else 5
 
 
 def fio_terse(plan: JobPlan, results: list[Result]) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,10 +79,9 @@ IGNORED = {
 UNMODELLED = {
     "thinktime_spin", "thinktime_iotime",
     "zonecapacity", "max_open_zones", "zone_reset_threshold", "zone_reset_frequency", "read_beyond_wp",
-    "ratemin", "rate_iops_min", "rate_cycle", "flow_watermark", "startdelay", "random_sequence_stride", "percentage_random",
-    "latency_target", "latency_window", "latency_percentile", "latency_run",
+    "flow_watermark", "random_sequence_stride", "percentage_random",
     "fdp", "fdp_pli", "dataplacement",
-    "plids", "atomic", "sg_write_mode", "num_range", "write_mode", "trim_percentage", "trim_backlog", "trim_verify_zero",
+    "plids", "sg_write_mode", "num_range", "write_mode", "trim_percentage", "trim_backlog", "trim_verify_zero",
     "inplace", "donorname", "sprandom", "spr_op", "spr_num_regions", "verify_trim", "io_limit",
     "pingpong", "verb", "random_distribution_seed", "file_append", "bs_is_seq_rand", "rw_sequencer",
     "rwmixcycle", "time_based_limit",
@@ -92,6 +92,8 @@ MAPPED = {
     "rate_process", "random_distribution", "randseed", "randrepeat", "norandommap", "direct", "ioengine",
     "stonewall", "wait_for_previous", "new_group", "buffered", "offset_increment", "filesize", "blockalign", "ba",
     "thinktime", "thinktime_blocks", "rate", "bsrange", "blocksize_range", "loops",
+    "rate_min", "ratemin", "rate_iops_min", "rate_cycle", "ratecycle", "startdelay",
+    "latency_target", "latency_window", "latency_percentile", "latency_run", "exitall", "exitall_on_error", "exit_what", "atomic",
     "steadystate", "ss", "ss_dur", "ss_ramp", "ss_interval", "steadystate_duration", "steadystate_ramp_time",
     "steadystate_check_interval", "flow", "flow_id", "flow_sleep", "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit", "cmdprio_hint",
     "zonemode", "zonesize", "zonerange", "zoneskip", "wait_for",
@@ -303,12 +305,53 @@ def _sizes(out: dict) -> tuple[int, int]:
     return int(r), int(w)
 
 
-def _region_bytes(o: Option) -> int:
-    """`size`/`offset`: bytes; fio's percentage of the device is not supported."""
+def _region(o: Option) -> "int | Percent":
+    """`size`/`offset`/`offset_increment`: bytes, or fio's share of the device (`N%`, an integer
+    0-100), resolved against the device when it is known."""
     v = (o.value or "").strip()
     if v.endswith("%"):
-        raise _err(o.where, f"{o.key}={v}: a share of the device is not supported; give bytes")
+        try:
+            pct = int(v[:-1])
+        except ValueError:
+            raise _err(o.where, f"{o.key}={v}: a share of the device is a whole percentage, such as 30%") from None
+        if not 0 <= pct <= 100:
+            raise _err(o.where, f"{o.key}={v}: a share of the device must be between 0% and 100%")
+        return Percent(pct, o.where)
     return parse_size(v, o.where, o.key)
+
+
+@dataclass(frozen=True)
+class Percent:
+    """fio's `N%` of the device (`size`, `offset`, `offset_increment`)."""
+
+    pct: int
+    where: str
+
+
+def _pair(o: Option, parse) -> tuple[int, int]:
+    """fio's `read,write[,trim]` values: one value sets both, `a,` reads only, `,b` writes only
+    (the trim value is left out: ssdlab's jobs issue no trims yet)."""
+    parts = [x.strip() for x in (o.value or "").split(",")]
+    if len(parts) > 3 or not any(parts):
+        raise _err(o.where, f"{o.key}={o.value!r}: want VALUE or READ,WRITE[,TRIM]")
+    if len(parts) == 1:
+        v = parse(parts[0])
+        return v, v
+    read = parse(parts[0]) if parts[0] else 0
+    write = parse(parts[1]) if parts[1] else 0
+    return read, write
+
+
+def _rates(o: Option) -> str:
+    """A rate option in bytes per second (fio: a bare number is bytes, `k` is 1024) as the core's
+    `read,write` rates."""
+    r, w = _pair(o, lambda x: parse_size(x, o.where, o.key))
+    return ",".join(f"{v}B/s" if v else "" for v in (r, w))
+
+
+def _iops(o: Option) -> str:
+    r, w = _pair(o, lambda x: _int(Option(o.key, x, o.where)))
+    return ",".join(str(v) if v else "" for v in (r, w))
 
 
 def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
@@ -415,7 +458,7 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
     depth = _int(o["iodepth"], 1) if "iodepth" in o else 1
     out["iodepth"] = 1 if engine in SYNC_ENGINES else depth
     if "size" in o:
-        out["size"] = _region_bytes(o["size"])
+        out["size"] = _region(o["size"])
     if "thinktime" in o:
         # fio's thinktime is in microseconds unless it has a unit.
         ns = round(parse_time(o["thinktime"].value or "", o["thinktime"].where, "thinktime", unit="us") / 1e3)
@@ -441,7 +484,7 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
                 raise _err(o[key].where, f"{key}={o[key].value}: offsets align to multiples of 512 B")
             out["blockalign"] = align
     if "offset" in o:
-        out["offset"] = _region_bytes(o["offset"])
+        out["offset"] = _region(o["offset"])
     if "number_ios" in o:
         out["number_ios"] = _int(o["number_ios"], 1)
     if "io_size" in o:
@@ -454,26 +497,39 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
     if runtime_key:
         out["runtime"] = _seconds(o[runtime_key])
     if "time_based" in o and _bool(o["time_based"]) and not runtime_key:
-        raise _err(o["time_based"].where, "time_based without runtime runs forever")
+        # fio: "time_based requires a runtime/timeout setting", and it turns time_based off.
+        notes.append(f"{o['time_based'].where}: time_based without runtime: fio turns it off and runs the job by its size, as ssdlab does")
     if "rate_iops" in o:
         v = (o["rate_iops"].value or "").split(",")[0].strip()
         out["rate_iops"] = _int(Option("rate_iops", v, o["rate_iops"].where))
     if "rate" in o:
-        # A bandwidth cap is an I/O rate when every I/O of the job has one size and one direction.
-        o_rate = o["rate"]
-        parts = [x.strip() for x in (o_rate.value or "").split(",")]
-        rw = out.get("rw", "read")
-        reads = rw in ("read", "randread")
-        writes = rw in ("write", "randwrite")
-        idx = 0 if reads else 1
-        if not (reads or writes) or "bssplit" in o or "rate_iops" in o:
-            raise _err(o_rate.where, f"rate={o_rate.value}: modelled only for a read-only or write-only job with one block size and no rate_iops")
-        text = parts[idx] if idx < len(parts) and parts[idx] else parts[0]
-        bw = parse_size(text, o_rate.where, "rate")
-        bs = _sizes(out)[idx]
-        if bw < bs or bw % bs:
-            raise _err(o_rate.where, f"rate={o_rate.value}: {bw} B/s is not a whole number of {bs} B I/Os per second")
-        out["rate_iops"] = bw // bs
+        if "rate_iops" in o:
+            raise _err(o["rate"].where, "rate with rate_iops: fio refuses both (rate and rate_iops are mutually exclusive)")
+        caps = _rates(o["rate"])
+        if caps != ",":
+            out["rate"] = caps
+    mins = [k for k in ("rate_min", "ratemin") if k in o]
+    if mins:
+        out["rate_min"] = _rates(o[mins[0]])
+    if "rate_iops_min" in o:
+        out["rate_iops_min"] = _iops(o["rate_iops_min"])
+    for key in ("rate_cycle", "ratecycle"):
+        if key in o:
+            out["rate_cycle"] = f"{_int(o[key], 1)}ms"  # fio's rate_cycle is in milliseconds
+    if "latency_target" in o:
+        # fio's latency times are in microseconds unless they have a unit.
+        target = parse_time(o["latency_target"].value or "", o["latency_target"].where, "latency_target", unit="us")
+        if target > 0:
+            out["latency_target"] = f"{target}ps"
+            if "latency_window" in o:
+                out["latency_window"] = f"{parse_time(o['latency_window'].value or '', o['latency_window'].where, 'latency_window', unit='us')}ps"
+            if "latency_percentile" in o:
+                try:
+                    out["latency_percentile"] = float((o["latency_percentile"].value or "").strip().rstrip("%"))
+                except ValueError:
+                    raise _err(o["latency_percentile"].where, f"latency_percentile={o['latency_percentile'].value!r}: not a number") from None
+            if "latency_run" in o:
+                out["latency_run"] = _bool(o["latency_run"])
     if "rate_process" in o:
         out["rate_process"] = (o["rate_process"].value or "").strip()
     if "random_distribution" in o:
@@ -520,6 +576,11 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
             if "flow_sleep" in o:
                 # fio's flow_sleep is in microseconds.
                 out["flow_sleep"] = f"{_int(o['flow_sleep'])}us"
+    if "atomic" in o and _bool(o["atomic"]) and out.get("rw", "read") not in ("read", "randread"):
+        # fio sets RWF_ATOMIC on pvsync2, libaio and io_uring writes only (FIO_ATOMICWRITES).
+        if engine not in ("pvsync2", "libaio", "io_uring"):
+            raise _err(o["atomic"].where, f"atomic=1 with ioengine={engine}: fio: engine does not support atomic writes")
+        out["atomic"] = True
     prio = [k for k in ("cmdprio_percentage", "cmdprio_bssplit") if k in o]
     if prio:
         # Linux passes an I/O's priority to the I/O scheduler, not to an NVMe drive (NVMe has
@@ -579,44 +640,126 @@ def _steady_state(o: dict) -> dict:
     return out
 
 
+EXIT_WHAT = {"group": "group", "stonewall": "stonewall", "all": "all"}
+
+
 def groups(jf: JobFile) -> list[Group]:
-    """Splits the jobs into fio's groups (a new group at each `stonewall`/`new_group`) and maps each
-    job, expanding `numjobs`."""
+    """Splits the jobs into the groups that run one after another (a new one at each
+    `stonewall`), numbers fio's reporting groups (a new one at each `stonewall` or `new_group`),
+    and maps each job, expanding `numjobs`."""
     out: list[Group] = []
     placed: dict[str, int] = {}  # job name -> its group
+    report, in_report = 0, 0  # fio's groupid, and the jobs in it so far
+    # fio's exitall is global: set in any job, it holds for every job.
+    exitall = any("exitall" in j.options and _bool(j.options["exitall"]) for j in jf.jobs)
     for job in jf.jobs:
         o = job.options
         notes: list[str] = []
         settings, group = _job_settings(job, notes)
         n = _int(o["numjobs"], 1) if "numjobs" in o else 1
-        barrier = any(k in o and _bool(o[k]) for k in ("stonewall", "wait_for_previous", "new_group"))
+        barrier = any(k in o and _bool(o[k]) for k in ("stonewall", "wait_for_previous"))
+        if (barrier or ("new_group" in o and _bool(o["new_group"]))) and in_report:
+            report, in_report = report + 1, 0
+        in_report += n
+        settings["group"] = report
+        on_error = not exitall and "exitall_on_error" in o and _bool(o["exitall_on_error"])
+        if exitall or on_error:
+            what = (o["exit_what"].value or "").strip() if "exit_what" in o else "group"
+            if what not in EXIT_WHAT:
+                raise _err(o["exit_what"].where, f"exit_what={what}: must be group, stonewall or all")
+            settings["exit_scope"] = EXIT_WHAT[what]
+            if on_error:
+                settings["exit_on_error"] = True
         if not out or (barrier and out[-1].jobs):
             out.append(Group(len(out), [], {}, global_options=jf.global_options))
         g = out[-1]
         g.notes.extend(notes)
         if "wait_for" in o:
-            # fio: the job starts when the named job has finished. A job of an earlier group
-            # has (groups run one after another); one of the same group has not.
+            # fio: the job starts when every copy of the named job has finished. One of an
+            # earlier group has (groups run one after another); one of this group ends first.
             other = (o["wait_for"].value or "").strip()
             if other not in placed:
                 raise _err(o["wait_for"].where, f"wait_for={other}: no job of that name before this one")
             if placed[other] == g.groupid:
-                raise _err(o["wait_for"].where, f"wait_for={other}: that job runs in the same group; ssdlab runs a group's jobs together (put a stonewall before this job)")
+                settings["wait_for"] = other
         placed[job.name] = g.groupid
         for k, v in group.items():
             if k in g.workload and g.workload[k] != v:
                 raise _err(job.where, f"{k} differs between jobs of one group; ssdlab applies it per group")
             g.workload[k] = v
-        inc = parse_size(o["offset_increment"].value or "", o["offset_increment"].where, "offset_increment") if "offset_increment" in o else 0
+        inc = _region(o["offset_increment"]) if "offset_increment" in o else 0
+        delay = _startdelay(o["startdelay"]) if "startdelay" in o else None
+        if delay and g.groupid > 0:
+            g.notes.append(f"{o['startdelay'].where}: startdelay counts from the start of this group (fio counts it from the start of the run)")
         for i in range(n):
             entry = dict(settings)
             if n > 1:
                 entry["name"] = f"{job.name}.{i}"
-            if inc:
+            if inc or isinstance(entry.get("offset"), Percent):
                 # fio: job i of numjobs starts at offset + i x offset_increment.
-                entry["offset"] = entry.get("offset", 0) + i * inc
+                base = entry.get("offset", 0)
+                if isinstance(base, Percent) or isinstance(inc, Percent):
+                    entry["offset"] = Offset(base, inc, i)
+                else:
+                    entry["offset"] = base + i * inc
+            if delay:
+                lo, hi = delay
+                # fio draws a range per job and clone (rand_between on its delay state), in microseconds.
+                us = lo if lo == hi else random.Random(f"startdelay:{job.name}:{i}:{g.workload.get('randseed', 1)}").randint(lo, hi)
+                entry["startdelay"] = f"{us}us"
             g.jobs.append(entry)
             g.sources.append(job)
+    return out
+
+
+def _startdelay(o: Option) -> tuple[int, int]:
+    """fio's `startdelay=T` or `=LO-HI` (seconds unless a unit is given), in microseconds."""
+    v = (o.value or "").strip()
+    lo, sep, hi = v.partition("-")
+    a = parse_time(lo, o.where, o.key) // 1_000_000
+    b = parse_time(hi, o.where, o.key) // 1_000_000 if sep else a
+    if b < a:
+        raise _err(o.where, f"{o.key}={v}: the low end of the range is above the high end")
+    return a, b
+
+
+@dataclass(frozen=True)
+class Offset:
+    """Job `k`'s start when fio's offset or offset_increment is a share of the device."""
+
+    base: "int | Percent"
+    inc: "int | Percent"
+    k: int
+
+
+def resolve(entry: dict, capacity: int) -> dict:
+    """A job entry with fio's shares of the device (`size=N%`, `offset=N%`,
+    `offset_increment=N%`) turned into bytes of a device of `capacity` bytes, as fio's
+    `get_start_offset` and `setup_files` do: a share of an offset is aligned up to the job's
+    smallest block size, a share of a size is cut at the device's end and down to whole blocks."""
+    off, size = entry.get("offset", 0), entry.get("size")
+    if not isinstance(off, (Percent, Offset)) and not isinstance(size, Percent):
+        return entry
+    out = dict(entry)
+    r, w = (int(x) for x in str(out.get("bs", "4096,4096")).split(","))
+    min_bs = min(r, w)
+    if isinstance(off, (Percent, Offset)):
+        base, inc, k = (off.base, off.inc, off.k) if isinstance(off, Offset) else (off, 0, 0)
+        align = isinstance(base, Percent) or isinstance(inc, Percent)
+        step = capacity * inc.pct // 100 if isinstance(inc, Percent) else inc
+        start = (capacity * base.pct // 100 if isinstance(base, Percent) else base) + k * step
+        if align:
+            start = -(-start // min_bs) * min_bs
+        if start >= capacity:
+            where = base.where if isinstance(base, Percent) else inc.where if isinstance(inc, Percent) else "?"
+            raise _err(where, f"job {entry.get('name')} starts at byte {start}, beyond the device's {capacity} B")
+        out["offset"] = start
+    if isinstance(size, Percent):
+        n = min(capacity * size.pct // 100, capacity - out.get("offset", 0))
+        n -= n % min_bs
+        if n <= 0:
+            raise _err(size.where, f"size={size.pct}%: leaves job {entry.get('name')} no whole block")
+        out["size"] = n
     return out
 
 

@@ -138,6 +138,25 @@ impl Config {
             if !seen.insert(path.clone()) {
                 continue;
             }
+            if job.atomic && job.rw.read_percent(job.rwmixread) < 100 {
+                // Linux's RWF_ATOMIC rules (block/fops.c, generic_atomic_write_valid): direct
+                // I/O, a power-of-two length within the device's atomic unit, aligned to it.
+                let unit = self.nvme.atomic_write_unit.0;
+                let key = format!("{path}.atomic");
+                let (_, writes) = job.size_choices();
+                let sizes: Vec<u64> = match job.bsrange.filter(|_| job.bssplit.is_none()) {
+                    Some(r) => vec![r.write.0, r.write.1],
+                    None => writes.iter().map(|w| w.0).collect(),
+                };
+                let largest = sizes.iter().copied().max().unwrap_or(0);
+                if !job.direct {
+                    issues.push(&key, true, "atomic writes need direct I/O (Linux refuses RWF_ATOMIC on buffered writes)");
+                } else if let Some(bad) = sizes.iter().find(|&&b| !b.is_power_of_two() || b > unit) {
+                    issues.push(&key, true, format!("an atomic write of {} must be a power of two no larger than nvme.atomic_write_unit = {}", units::Bytes(*bad), self.nvme.atomic_write_unit));
+                } else if job.rw.is_random() && job.blockalign.map_or(job.min_bs(), |a| a.0) % largest != 0 {
+                    issues.push(&key, true, format!("random atomic writes of up to {} need offsets aligned to it: set blockalign", units::Bytes(largest)));
+                }
+            }
             let key = format!("{path}.iodepth");
             issues.check(
                 !ok(&[&key, "nvme.queue_depth"]) || u64::from(job.iodepth) < u64::from(self.nvme.queue_depth),

@@ -50,7 +50,7 @@ use crate::simulation::{Command, Ctx, Event as SimEvent};
 use crate::stats::{Component, Metrics};
 use crate::workload::replay::Replay;
 use crate::workload::control::{Control, Limits, Pace, Verdict};
-use crate::workload::{Io, JobGen, Op, WorkloadConfig};
+use crate::workload::{ExitScope, Io, JobGen, Op, WorkloadConfig};
 use lock::SpinLock;
 use page_cache::{PageCache, Run, Throttle, PAGE};
 use rustc_hash::FxHashMap;
@@ -145,6 +145,15 @@ struct Job {
     hold: Hold,
     /// Why the job ended early, in fio's words.
     error: Option<String>,
+    /// fio's reporting group, which jobs stop when this one ends (and only on an error), and
+    /// whether it has ended (issued all it will and seen it complete).
+    group: u32,
+    exit_scope: ExitScope,
+    exit_on_error: bool,
+    finished: bool,
+    /// fio's `wait_for`: the jobs this one starts after, and its runtime (counted from then).
+    waits_for: Vec<usize>,
+    runtime: Option<SimDuration>,
     /// Open loop: arrivals waiting for a free slot (a replayed record carries its I/O).
     backlog: VecDeque<(SimTime, Option<Io>)>,
     /// Through the page cache (`direct = false`).
@@ -353,6 +362,12 @@ impl Host {
                     start: SimTime::ZERO + jw.startdelay,
                     hold: Hold::None,
                     error: None,
+                    group: jw.group,
+                    exit_scope: jw.exit_scope,
+                    exit_on_error: jw.exit_on_error,
+                    finished: false,
+                    waits_for: Vec::new(),
+                    runtime: jw.runtime,
                     backlog: VecDeque::new(),
                     buffered: !jw.direct,
                     fsync_every: jw.fsync,
@@ -370,6 +385,13 @@ impl Host {
             })
             .collect::<Result<Vec<_>>>()?;
         let n = jobs.len();
+        let mut jobs = jobs;
+        for (j, (_, _, jw, _)) in config.jobs().into_iter().enumerate() {
+            if let Some(name) = &jw.wait_for {
+                let dotted = format!("{name}.");
+                jobs[j].waits_for = (0..n).filter(|&k| k != j && (jobs[k].name == *name || jobs[k].name.starts_with(&dotted))).collect();
+            }
+        }
         // Flow groups: each job's weight becomes its share of its group's total weight.
         let mut flow_ids: Vec<usize> = jobs.iter().filter_map(|j| j.flow.map(|f| f.0)).collect();
         flow_ids.sort_unstable();
@@ -564,17 +586,28 @@ impl Host {
             self.start_replay(ctx, source);
         }
         for job in 0..self.jobs.len() {
-            if self.job_source[job].is_some() {
+            if self.job_source[job].is_some() || !self.jobs[job].waits_for.is_empty() {
                 continue;
             }
-            let start = self.jobs[job].start;
-            if self.jobs[job].gen.open_loop() {
-                ctx.at(start, SimEvent::Host(Event::Arrival { job: JobId(job as u32) }));
-            } else if start > ctx.now {
-                ctx.at(start, SimEvent::Host(Event::Wake { job: JobId(job as u32) }));
-            } else {
-                self.fill(ctx, job);
-            }
+            self.begin(ctx, job);
+        }
+    }
+
+    /// `job` begins: at once, or after its start delay.
+    fn begin(&mut self, ctx: &mut Ctx, job: usize) {
+        let j = &mut self.jobs[job];
+        let start = j.start.max(ctx.now);
+        if !j.waits_for.is_empty() {
+            // After the jobs it waited for: schedules and runtime count from here.
+            j.gen.begin(start, j.runtime);
+            j.ctl.begin(start);
+        }
+        if j.gen.open_loop() {
+            ctx.at(start, SimEvent::Host(Event::Arrival { job: JobId(job as u32) }));
+        } else if start > ctx.now {
+            ctx.at(start, SimEvent::Host(Event::Wake { job: JobId(job as u32) }));
+        } else {
+            self.fill(ctx, job);
         }
     }
 
@@ -589,6 +622,7 @@ impl Host {
                     j.hold = Hold::None;
                 }
                 self.fill(ctx, job.index());
+                self.check_end(ctx, job.index());
             }
             Event::TraceArrival { source } => self.on_trace_arrival(ctx, usize::from(source)),
             Event::CqeSeen { cmd } => {
@@ -622,6 +656,7 @@ impl Host {
     fn on_arrival(&mut self, ctx: &mut Ctx, job: usize) {
         let now = ctx.now;
         if !self.jobs[job].gen.may_issue(now) {
+            self.check_end(ctx, job);
             return;
         }
         if self.jobs[job].inflight < self.jobs[job].iodepth {
@@ -1291,6 +1326,37 @@ impl Host {
                 if s.flow.is_some() && s.inflight == 0 && !s.gen.may_issue(now) {
                     self.flow_exit(ctx, job);
                 }
+            }
+        }
+        self.check_end(ctx, job);
+    }
+
+    /// If `job` has ended (nothing in flight, nothing more to issue), fio's `exitall` stops the
+    /// jobs of its `exit_scope`: they issue nothing more and finish what they have in flight.
+    /// Jobs waiting for it (`wait_for`) whose other waitees have ended begin.
+    fn check_end(&mut self, ctx: &mut Ctx, job: usize) {
+        let j = &self.jobs[job];
+        let started = j.waits_for.iter().all(|&w| self.jobs[w].finished);
+        if j.finished || !started || j.inflight > 0 || j.syncing || !j.backlog.is_empty() || j.gen.may_issue(ctx.now) {
+            return;
+        }
+        self.jobs[job].finished = true;
+        let j = &self.jobs[job];
+        if j.exit_scope != ExitScope::None && !(j.exit_on_error && j.error.is_none()) {
+            let (scope, group) = (j.exit_scope, j.group);
+            for (k, other) in self.jobs.iter_mut().enumerate() {
+                if k != job && (scope != ExitScope::Group || other.group == group) {
+                    other.gen.stop();
+                    other.backlog.clear();
+                }
+            }
+        }
+        for k in 0..self.jobs.len() {
+            let w = &self.jobs[k].waits_for;
+            if w.contains(&job) && w.iter().all(|&x| self.jobs[x].finished) {
+                self.begin(ctx, k);
+                // A job stopped before it began ends at once.
+                self.check_end(ctx, k);
             }
         }
     }

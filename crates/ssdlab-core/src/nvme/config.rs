@@ -17,9 +17,13 @@ config_enum! {
 config_struct! {
     /// The NVMe queue interface: queue pairs, arbitration and interrupts.
     pub struct NvmeConfig {
-        /// I/O submission/completion queue pairs the driver creates (one per host job is used).
-        /// Default: `8`.
+        /// I/O submission/completion queue pairs the drive offers; the driver creates one per
+        /// host job (CPU) up to this many, and more jobs share them. Default: `8`.
         io_queues: u32 = 8,
+        /// The largest write the drive completes atomically across a power failure (NVMe
+        /// AWUPF, in bytes): Linux's `RWF_ATOMIC` writes (`workload.atomic`) must fit it.
+        /// Default: `4KiB` (AWUPF = 0: one 4 KiB logical block, what most drives report).
+        atomic_write_unit: Bytes = Bytes(4096),
         /// Entries per queue, 2 to 65536 (a queue holds one entry less than its size).
         /// Default: `1024` (Linux nvme-pci).
         queue_depth: u32 = 1024,

@@ -373,6 +373,20 @@ config_enum! {
 }
 
 config_enum! {
+    /// Which jobs stop when a job ends (fio's `exitall` with `exit_what`).
+    pub enum ExitScope {
+        /// None: the job's end stops nothing else.
+        None = "none",
+        /// The jobs of its reporting group (`group`).
+        Group = "group",
+        /// Every job running (fio's `stonewall`: every job of this run).
+        Stonewall = "stonewall",
+        /// Every job, including those of later groups (which then never start).
+        All = "all",
+    }
+}
+
+config_enum! {
     /// How a trace is replayed.
     pub enum ReplayMode {
         /// Open loop: each record arrives at its trace time (times `time_scale`); arrivals that
@@ -486,6 +500,10 @@ config_struct! {
         /// The shortest span the minimum rates are measured over (fio's `rate_cycle`).
         /// Default: `"1s"`.
         rate_cycle: SimDuration = SimDuration::from_ps(crate::sim::PS_PER_S),
+        /// The job starts once every job of this name (and its `numjobs` copies, named
+        /// `NAME.N`) has ended (fio's `wait_for`); its `runtime` counts from then. Default:
+        /// unset.
+        wait_for: Option<String> = None,
         /// Simulated time before the job starts (fio's `startdelay`); its `runtime` counts from
         /// its start. Default: `0`.
         startdelay: SimDuration = SimDuration::ZERO,
@@ -501,6 +519,21 @@ config_struct! {
         /// settles, the job's statistics restart for one last window at that depth and the job
         /// ends. Default: `false`.
         latency_run: bool = false,
+        /// Writes are `RWF_ATOMIC` (fio's `atomic`): Linux takes only power-of-two sizes up to
+        /// `nvme.atomic_write_unit`, at offsets aligned to their size, with direct I/O, and never
+        /// splits them; the drive then writes each whole or not at all, at no extra cost.
+        /// Default: `false`.
+        atomic: bool = false,
+        /// fio's reporting group (`groupid`: `new_group` starts one without waiting, as
+        /// `stonewall` does after waiting); `exit_scope = "group"` stops the jobs of the same
+        /// group. Default: `0`.
+        group: u32 = 0,
+        /// When this job ends, these jobs stop too (fio's `exitall` and `exit_what`). Default:
+        /// `"none"`.
+        exit_scope: ExitScope = ExitScope::None,
+        /// `exit_scope` applies only when the job ends with an error (fio's `exitall_on_error`).
+        /// Default: `false`.
+        exit_on_error: bool = false,
         /// Master seed for every random choice of the run. Default: `1`.
         randseed: u64 = 1,
         /// Sequential jobs: bytes skipped after each I/O (fio's `rw=read:4k`); negative values
@@ -567,10 +600,15 @@ config_struct! {
         rate_iops_min: Option<IopsPair> = None,
         rate_cycle: Option<SimDuration> = None,
         startdelay: Option<SimDuration> = None,
+        wait_for: Option<String> = None,
         latency_target: Option<SimDuration> = None,
         latency_window: Option<SimDuration> = None,
         latency_percentile: Option<f64> = None,
         latency_run: Option<bool> = None,
+        atomic: Option<bool> = None,
+        group: Option<u32> = None,
+        exit_scope: Option<ExitScope> = None,
+        exit_on_error: Option<bool> = None,
         thinktime: Option<SimDuration> = None,
         rw_skip: Option<i64> = None,
         direct: Option<bool> = None,
@@ -609,11 +647,14 @@ impl WorkloadConfig {
                 ($($f:ident),*) => {$( if let Some(v) = &o.$f { w.$f = v.clone().into(); } )*};
             }
             take!(rw, rwmixread, bs, iodepth, number_ios, random_distribution, rate_iops, rate_process, thinktime, rw_skip, loops, direct, fsync, end_fsync, flow, flow_id, flow_sleep);
-            take!(rate_cycle, startdelay, latency_target, latency_window, latency_percentile, latency_run);
+            take!(rate_cycle, startdelay, latency_target, latency_window, latency_percentile, latency_run, atomic, group, exit_scope, exit_on_error);
             for (dst, src) in [(&mut w.rate, o.rate), (&mut w.rate_min, o.rate_min)] {
                 if src.is_some() {
                     *dst = src;
                 }
+            }
+            if o.wait_for.is_some() {
+                w.wait_for.clone_from(&o.wait_for);
             }
             if o.rate_iops_min.is_some() {
                 w.rate_iops_min = o.rate_iops_min;

@@ -151,6 +151,14 @@ impl Control {
         }
     }
 
+    /// The job starts at `now` (after waiting for others): schedules count from here.
+    pub fn begin(&mut self, now: SimTime) {
+        self.start = now;
+        if let Some(l) = self.lat.as_mut() {
+            l.since = now;
+        }
+    }
+
     /// Whether issuing is paced by a bandwidth cap.
     pub fn paced(&self) -> bool {
         self.bps != [0; 2]

@@ -17,7 +17,7 @@ mod config;
 pub mod control;
 pub mod replay;
 
-pub use config::{BlockSizes, BsRange, BsSplit, DeviceMap, Distribution, IopsPair, JobOverride, LbaMode, PerDirection, RateProcess, Rates, ReplayConfig, ReplayMode, Rw, WorkloadConfig, DEFAULT_TENANT};
+pub use config::{BlockSizes, BsRange, BsSplit, DeviceMap, Distribution, ExitScope, IopsPair, JobOverride, LbaMode, PerDirection, RateProcess, Rates, ReplayConfig, ReplayMode, Rw, WorkloadConfig, DEFAULT_TENANT};
 
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution as _, Exp, Zipf};
@@ -166,6 +166,13 @@ impl JobGen {
             && self.limit_ios.is_none_or(|n| self.generated < n)
             && self.limit_bytes.is_none_or(|b| self.bytes < b)
             && self.runtime.is_none_or(|r| now < r)
+    }
+
+    /// The job starts at `now` (after waiting for others): its runtime counts from here.
+    pub fn begin(&mut self, now: SimTime, runtime: Option<SimDuration>) {
+        if let Some(r) = runtime {
+            self.runtime = Some(now + r);
+        }
     }
 
     /// Ends the job: it issues nothing more.

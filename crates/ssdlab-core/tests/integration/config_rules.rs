@@ -87,6 +87,13 @@ fn cross_field_rules() {
     // More jobs than queue pairs share them, within a queue's depth and one tenant's queues.
     let deep = issues(&[("workload.numjobs", "4"), ("nvme.io_queues", "2"), ("workload.iodepth", "600")]);
     assert!(deep.iter().any(|i| i.path == "workload.numjobs" && i.rule.contains("the 2 jobs on queue 0 have iodepth 1200 in all; must be <= nvme.queue_depth - 1 = 1023")), "{deep:?}");
+    // RWF_ATOMIC writes follow Linux's rules against the drive's atomic write unit.
+    let atomic = issues(&[("workload.atomic", "true"), ("workload.rw", "\"randwrite\""), ("workload.bs", "\"8k\"")]);
+    assert!(atomic.iter().any(|i| i.path == "workload.atomic" && i.rule.contains("must be a power of two no larger than nvme.atomic_write_unit = 4KiB")), "{atomic:?}");
+    let buffered = issues(&[("workload.atomic", "true"), ("workload.rw", "\"randwrite\""), ("workload.direct", "false")]);
+    assert!(buffered.iter().any(|i| i.path == "workload.atomic" && i.rule.contains("need direct I/O")), "{buffered:?}");
+    let fits = [("workload.atomic", "true"), ("workload.rw", "\"randwrite\""), ("nvme.atomic_write_unit", "\"16KiB\""), ("workload.bs", "\"16k\"")];
+    build(None, None, &fits.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect::<Vec<_>>()).expect("16 KiB atomic writes fit a 16 KiB unit");
     let ats = issues(&[("workload.numjobs", "4"), ("nvme.io_queues", "2"), ("ats.enabled", "true")]);
     assert!(ats.iter().any(|i| i.path == "workload.numjobs" && i.rule.contains("with ats.enabled each job needs a queue pair of its own")), "{ats:?}");
     rejects("workload.iodepth", "1024", "<= nvme.queue_depth - 1 = 1023");

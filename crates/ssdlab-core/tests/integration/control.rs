@@ -80,3 +80,33 @@ fn the_latency_target_search_settles_on_the_deepest_queue_that_meets_it() {
     assert!(fixed(d).read.latency_us.p99 <= 300.0 * 1.05, "{target} met at {d}");
     assert!(fixed(2 * d).read.latency_us.p99 > 300.0, "{target} missed at {}", 2 * d);
 }
+
+#[test]
+fn a_job_that_ends_stops_the_jobs_of_its_exit_scope() {
+    // fio's exitall: when the short job ends, the long one stops (exit_what=stonewall), or
+    // goes on when it is in another reporting group and the scope is the group.
+    let two = |scope: &str, other_group: &str| {
+        let jobs = format!("[{{name = \"short\", number_ios = 500, exit_scope = \"{scope}\"}}, {{name = \"long\", runtime = \"50ms\", group = {other_group}}}]");
+        run(&[("workload.numjobs", "2"), ("workload.number_ios", "1000000000"), ("workload.jobs", jobs.as_str())])
+    };
+    let stopped = two("stonewall", "1");
+    assert!(stopped.sim_time_s < 0.01, "the long job stopped with the short one: {} s", stopped.sim_time_s);
+    let same_group = two("group", "0");
+    assert!(same_group.sim_time_s < 0.01, "{} s", same_group.sim_time_s);
+    let other_group = two("group", "1");
+    assert!((other_group.sim_time_s - 0.05).abs() < 0.001, "the long job ran its 50 ms: {} s", other_group.sim_time_s);
+}
+
+#[test]
+fn a_job_waiting_for_another_starts_when_all_its_copies_end() {
+    // fio's wait_for: the two "readers" start once both "writers" copies are done, and run
+    // their 5 ms.
+    let alone = run(&[("workload.numjobs", "2"), ("workload.rw", "write"), ("workload.number_ios", "3000")]);
+    let jobs = "[{name = \"writers\", rw = \"write\", number_ios = 3000}, {name = \"readers\", wait_for = \"writers\", runtime = \"5ms\"}]";
+    let s = run(&[("workload.numjobs", "2"), ("workload.number_ios", "1000000000"), ("workload.jobs", jobs)]);
+    let names: Vec<&str> = s.jobs.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(names, ["writers.0", "writers.1", "readers.0", "readers.1"]);
+    let expected = alone.sim_time_s + 0.005;
+    assert!((s.sim_time_s - expected).abs() < 0.0003, "{} s vs writers' {} s + 5 ms", s.sim_time_s, alone.sim_time_s);
+    assert!(s.jobs[2].ios > 0 && s.read.ios == s.jobs[2].ios + s.jobs[3].ios);
+}
