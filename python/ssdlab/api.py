@@ -364,7 +364,8 @@ def load_jobfile(
     wl_settings = [s for s in settings or [] if s[0].startswith("workload.")]
     configs = []
     for g in groups:
-        g.jobs = [fiojob.resolve(e, dev.capacity) for e in g.jobs]  # fio's shares of the device, in bytes
+        zone = _parse_bytes(dev.table.get("ftl", {}).get("zone_size"))
+        g.jobs = [fiojob.resolve(e, dev.capacity, zone) for e in g.jobs]  # fio's shares of the device, in bytes
         workload: dict[str, Any] = dict(FIO_DEFAULTS, **{k: v for k, v in g.workload.items() if "." not in k}, jobs=g.jobs)
         stats = {k.split(".", 1)[1]: v for k, v in g.workload.items() if k.startswith("stats.")}
         if seed is not None:
@@ -375,6 +376,13 @@ def load_jobfile(
             raise WorkloadError("\n".join(_jobfile_problem(g, i) for i in issues(err))) from None
         configs.append(Config(native))
     return JobPlan(str(jobfile), configs, groups, ignored)
+
+
+def _parse_bytes(v: Any) -> Optional[int]:
+    """A size from a resolved config table (an integer, or a string with a unit), if set."""
+    if v is None:
+        return None
+    return int(v) if isinstance(v, int) else _core.parse_size(str(v))
 
 
 class JobPlan:

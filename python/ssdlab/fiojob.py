@@ -78,7 +78,6 @@ IGNORED = {
 # Options with a meaning for the device that ssdlab does not model yet: an error, never dropped.
 UNMODELLED = {
     "thinktime_spin", "thinktime_iotime",
-    "zonecapacity", "max_open_zones", "zone_reset_threshold", "zone_reset_frequency", "read_beyond_wp",
     "flow_watermark", "random_sequence_stride", "percentage_random",
     "fdp", "fdp_pli", "dataplacement",
     "plids", "sg_write_mode", "num_range", "write_mode", "trim_percentage", "trim_backlog", "trim_verify_zero",
@@ -97,6 +96,7 @@ MAPPED = {
     "steadystate", "ss", "ss_dur", "ss_ramp", "ss_interval", "steadystate_duration", "steadystate_ramp_time",
     "steadystate_check_interval", "flow", "flow_id", "flow_sleep", "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit", "cmdprio_hint",
     "zonemode", "zonesize", "zonerange", "zoneskip", "wait_for",
+    "zonecapacity", "max_open_zones", "zone_reset_threshold", "zone_reset_frequency", "read_beyond_wp",
     "libblkio_driver", "libblkio_path", "libblkio_pre_connect_props", "libblkio_num_entries", "libblkio_queue_size",
     "libblkio_pre_start_props", "libblkio_vectored", "libblkio_write_zeroes_on_trim", "libblkio_wait_mode",
     "libblkio_force_enable_completion_eventfd", "fsync", "fdatasync", "end_fsync", "fsync_on_close", "sync",
@@ -317,7 +317,17 @@ def _region(o: Option) -> "int | Percent":
         if not 0 <= pct <= 100:
             raise _err(o.where, f"{o.key}={v}: a share of the device must be between 0% and 100%")
         return Percent(pct, o.where)
+    if v.endswith("z") and v[:-1].strip().isdigit():
+        return ZoneCount(int(v[:-1]), o.where)  # fio: a number of zones
     return parse_size(v, o.where, o.key)
+
+
+@dataclass(frozen=True)
+class ZoneCount:
+    """fio's `Nz`: N zones of the (zoned) device."""
+
+    n: int
+    where: str
 
 
 @dataclass(frozen=True)
@@ -378,8 +388,6 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
             close = difflib.get_close_matches(key, sorted(KNOWN), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise _err(o[key].where, f"unknown fio option {key!r}{hint}")
-    if "zonemode" in o and (o["zonemode"].value or "").strip() == "zbd":
-        raise _err(o["zonemode"].where, "zonemode=zbd: zoned block devices (ZNS, ZBC) are not modelled yet")
     for opt in o.values():
         if opt.problem:
             raise _err(opt.where, opt.problem)
@@ -441,7 +449,24 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
                 out["bsrange"] = ",".join(f"{a}-{b}" for a, b in ranges)
     if "loops" in o:
         out["loops"] = _int(o["loops"], 1)
-    if "zonemode" in o or "zonesize" in o:
+    if "zonemode" in o and (o["zonemode"].value or "").strip() == "zbd":
+        # fio's zoned block device mode, on a zoned drive (checked against the device later).
+        out["zbd"] = True
+        if "zonesize" in o:
+            out["zbd_zonesize"] = (parse_size(o["zonesize"].value or "", o["zonesize"].where, "zonesize"), o["zonesize"].where)
+        if "zonecapacity" in o and "zonesize" in o and parse_size(o["zonecapacity"].value or "", o["zonecapacity"].where, "zonecapacity") != out["zbd_zonesize"][0]:
+            raise _err(o["zonecapacity"].where, f"zonecapacity={o['zonecapacity'].value}: zones with a capacity below their size are not modelled")
+        if "max_open_zones" in o:
+            out["max_open_zones"] = _int(o["max_open_zones"])
+        if "read_beyond_wp" in o:
+            out["read_beyond_wp"] = _bool(o["read_beyond_wp"])
+        for key in ("zone_reset_threshold", "zone_reset_frequency"):
+            if key in o:
+                try:
+                    out[key] = float((o[key].value or "").strip())
+                except ValueError:
+                    raise _err(o[key].where, f"{key}={o[key].value!r}: not a number") from None
+    elif "zonemode" in o or "zonesize" in o:
         mode = (o["zonemode"].value or "").strip() if "zonemode" in o else "strided"
         if mode not in ("none", "strided"):
             raise _err(o["zonemode"].where, f"zonemode={mode}: must be none, strided or zbd")
@@ -732,15 +757,31 @@ class Offset:
     k: int
 
 
-def resolve(entry: dict, capacity: int) -> dict:
+def resolve(entry: dict, capacity: int, zone: Optional[int] = None) -> dict:
     """A job entry with fio's shares of the device (`size=N%`, `offset=N%`,
     `offset_increment=N%`) turned into bytes of a device of `capacity` bytes, as fio's
     `get_start_offset` and `setup_files` do: a share of an offset is aligned up to the job's
-    smallest block size, a share of a size is cut at the device's end and down to whole blocks."""
+    smallest block size, a share of a size is cut at the device's end and down to whole blocks.
+    Counts of zones (`Nz`) and zbd's `zonesize` are checked against the device's `zone` size."""
+    out = dict(entry)
+    if "zbd_zonesize" in out:
+        size_, where = out.pop("zbd_zonesize")
+        if zone is not None and size_ != zone:
+            raise _err(where, f"zonesize={size_}: the device's zones are {zone} B (ftl.zone_size)")
+    for key in ("offset", "size"):
+        v = out.get(key)
+        if isinstance(v, ZoneCount):
+            if zone is None:
+                raise _err(v.where, f"{key}={v.n}z: counts zones, and the device has none (a zoned drive sets ftl.zone_size)")
+            out[key] = v.n * zone
+    if isinstance(out.get("offset"), Offset):
+        o = out["offset"]
+        fix = lambda x: x.n * zone if isinstance(x, ZoneCount) and zone is not None else x  # noqa: E731
+        out["offset"] = Offset(fix(o.base), fix(o.inc), o.k)
+    entry = out
     off, size = entry.get("offset", 0), entry.get("size")
     if not isinstance(off, (Percent, Offset)) and not isinstance(size, Percent):
         return entry
-    out = dict(entry)
     r, w = (int(x) for x in str(out.get("bs", "4096,4096")).split(","))
     min_bs = min(r, w)
     if isinstance(off, (Percent, Offset)):

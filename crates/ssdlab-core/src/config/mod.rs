@@ -133,10 +133,16 @@ impl Config {
                 }
             }
         }
+        if let Some(z) = self.ftl.zone_size.filter(|_| !self.tenants.is_empty()) {
+            issues.push("ftl.zone_size", z, "zoned namespaces are modelled without [[tenants]]");
+        }
         let mut seen = std::collections::HashSet::new();
         for (_, path, job, _) in &jobs {
             if !seen.insert(path.clone()) {
                 continue;
+            }
+            if job.zbd && (self.media.kind != crate::media::MediaKind::Nand || self.ftl.zone_size.is_none()) {
+                issues.push(&format!("{path}.zbd"), true, "fio's zonemode=zbd needs a zoned drive: a NAND device with ftl.zone_size");
             }
             if job.atomic && job.rw.read_percent(job.rwmixread) < 100 {
                 // Linux's RWF_ATOMIC rules (block/fops.c, generic_atomic_write_valid): direct

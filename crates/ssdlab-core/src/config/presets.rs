@@ -11,6 +11,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("dram-polled", include_str!("../../../../presets/dram-polled.toml")),
     ("tlc", include_str!("../../../../presets/tlc.toml")),
     ("tlc-aged", include_str!("../../../../presets/tlc-aged.toml")),
+    ("zns", include_str!("../../../../presets/zns.toml")),
     ("slc", include_str!("../../../../presets/slc.toml")),
     ("mlc", include_str!("../../../../presets/mlc.toml")),
     ("qlc", include_str!("../../../../presets/qlc.toml")),

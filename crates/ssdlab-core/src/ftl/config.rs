@@ -175,6 +175,19 @@ config_struct! {
         ops_interval: crate::sim::SimDuration = crate::sim::SimDuration::ZERO,
         /// Most free blocks the controller moves at a step. Default: `8`.
         ops_step: u32 = 8,
+        /// A zoned namespace (NVMe ZNS): zones of this many bytes, each written sequentially at
+        /// its write pointer and reset before it is written again; a multiple of a superblock
+        /// (one block of every plane), which a zone stripes over. Unset: a conventional
+        /// namespace. Default: unset.
+        zone_size: Option<Bytes> = None,
+        /// Zones that may be partly written at once (MAR + 1 in the ZNS identify data); each
+        /// has a write stream, and so an open block in every plane, of its own. Default: `14`
+        /// ([ASSUME] a common report of large-zone ZNS drives).
+        max_active_zones: u32 = 14,
+        /// The controller's time to reset a zone (a Zone Management Send: it updates the
+        /// zone's state and unmaps its data; the blocks are erased later, when GC reclaims
+        /// them). Default: `10us` ([ASSUME]).
+        zone_reset_latency: crate::sim::SimDuration = crate::sim::SimDuration::from_ps(10_000_000),
         /// State before the run: `clean`, `sequential` or `aged`. Default: `"clean"`.
         precondition: Precondition = Precondition::Clean,
         /// Aged preconditioning: stop after this many drive writes of random overwrites even if
@@ -212,6 +225,16 @@ impl FtlConfig {
         if let Some(issue) = super::spare_space_issue(&g, self) {
             issues.0.push(issue);
         }
+        if let Some(z) = self.zone_size {
+            // A zone is whole superblocks: its stream fills one block of every plane at a time.
+            let superblock = u64::from(g.all_planes()) * g.slots_per_block() as u64 * self.mapping_unit.0;
+            let exported = super::exported_units(&g, self.op_ratio) * self.mapping_unit.0;
+            if z.0 == 0 || !z.0.is_multiple_of(superblock) {
+                issues.push("ftl.zone_size", z, format!("must be a positive multiple of a superblock (one block of each of the {} planes) = {}", g.all_planes(), Bytes(superblock)));
+            } else if z.0 > exported {
+                issues.push("ftl.zone_size", z, format!("must be at most the exported capacity = {}", Bytes(exported)));
+            }
+        }
     }
 
     pub fn validate(&self, issues: &mut Issues) {
@@ -241,6 +264,11 @@ impl FtlConfig {
         issues.check((1..=64).contains(&self.map_entry.0), "ftl.map_entry", self.map_entry, "must be between 1B and 64B");
         issues.check(self.read_ahead.0 <= 64 << 20, "ftl.read_ahead", self.read_ahead, "must be at most 64MiB (0 = off)");
         issues.check(self.ops_step >= 1, "ftl.ops_step", self.ops_step, "must be at least 1");
+        if self.zone_size.is_some() {
+            issues.check((1..=4096).contains(&self.max_active_zones), "ftl.max_active_zones", self.max_active_zones, "must be between 1 and 4096");
+            issues.check(self.precondition != Precondition::Aged, "ftl.precondition", self.precondition, "a zoned namespace is written zone by zone: clean (zones empty) or sequential (zones full)");
+            issues.check(self.placement == Placement::None, "ftl.placement", self.placement, "FDP placement and zones do not mix: leave placement at none with ftl.zone_size");
+        }
         issues.check(self.aging_replica_blocks >= 1024, "ftl.aging_replica_blocks", self.aging_replica_blocks, "must be at least 1024");
         issues.check(
             self.precondition_drive_writes >= 0.0 && self.precondition_drive_writes <= 100.0,

@@ -56,6 +56,8 @@ pub enum Event {
     BackgroundGc,
     /// The dynamic OPS controller's step.
     OpsResize,
+    /// Host job `job` resets zone `zone` (a Zone Management Send).
+    ZoneReset { zone: u32, job: u32 },
     /// NAND array events.
     Nand(nand::Event),
 }
@@ -134,6 +136,8 @@ pub struct FlashDevice {
     /// Background GC: idle time that starts it (zero = off), its target, the last host
     /// activity, and whether a check is pending.
     bg_idle: SimDuration,
+    /// A zone reset's time in the controller.
+    zone_reset_latency: SimDuration,
     bg_target: f64,
     last_activity: SimTime,
     bg_armed: bool,
@@ -240,6 +244,9 @@ impl FlashDevice {
         report.free_blocks = ftl.free_blocks();
         report.valid_fraction = ftl.full_valid_fraction();
         ftl.reset_counters();
+        if let Some(z) = config.ftl.zone_size {
+            ftl.enable_zones(z.0 / unit, config.ftl.max_active_zones, config.ftl.precondition == Precondition::Sequential);
+        }
         ftl.enable_map_cache();
         let total = (config.ftl.write_buffer.0 / unit).max(1);
         let buffer_parts: Vec<u64> = match &layout.pools {
@@ -289,6 +296,7 @@ impl FlashDevice {
             ops: Vec::new(),
             out: Vec::new(),
             bg_idle: config.ftl.bg_gc_idle,
+            zone_reset_latency: config.ftl.zone_reset_latency,
             bg_target: config.ftl.bg_gc_target,
             last_activity: SimTime::ZERO,
             bg_armed: false,
@@ -737,6 +745,24 @@ impl Medium for FlashDevice {
             }
             Event::BackgroundGc => self.background_gc(ctx),
             Event::OpsResize => self.resize_ops(ctx),
+            Event::ZoneReset { zone, job } => {
+                let mut ops = std::mem::take(&mut self.ops);
+                ops.clear();
+                let reset = self.ftl.reset_zone(zone as usize, &mut |op| ops.push(op));
+                self.ops = ops;
+                self.submit_ops(ctx.now);
+                self.apply(ctx);
+                match reset {
+                    Ok(dropped) => {
+                        // The zone's last, partly filled page never reaches the flash.
+                        self.buffer_used[0] = self.buffer_used[0].saturating_sub(dropped);
+                        let done = crate::host::Event::ZoneResetDone { job: crate::ids::JobId(job), zone };
+                        ctx.at(ctx.now + self.zone_reset_latency, SimEvent::Host(done));
+                    }
+                    Err(e) => ctx.fail(e),
+                }
+                self.admit_writes(ctx);
+            }
             Event::Nand(e) => {
                 self.array.handle(e, ctx.now, &mut self.out);
                 self.apply(ctx);
@@ -804,6 +830,7 @@ impl Medium for FlashDevice {
         m.count("ftl.map_cache.hits", "lookups", "map lookups and updates that found their translation page cached", mc.hits);
         m.count("ftl.map_cache.misses", "lookups", "map lookups and updates that loaded their translation page", mc.misses);
         m.count("ftl.map_cache.writebacks", "pages", "changed translation pages written back on eviction", mc.writebacks);
+        m.count("ftl.zone_resets", "zones", "zones reset by the host (a zoned namespace)", self.ftl.zone_resets());
         m.count("ftl.read_coalesced", "units", "read units that joined another host read's page read of the same bytes", self.coalesced);
         m.count("ftl.read_ahead.hits", "units", "read units found in DRAM, read ahead", self.ahead.hits);
         m.count("ftl.read_ahead.waits", "units", "read units that waited for their read-ahead page read", self.ahead.waits);

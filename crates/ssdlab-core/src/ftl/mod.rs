@@ -43,6 +43,7 @@ pub mod map;
 pub mod map_cache;
 mod read_ahead;
 mod pool;
+mod zones;
 pub mod ops;
 
 use std::collections::HashMap;
@@ -259,6 +260,8 @@ pub struct Ftl {
     /// each handle's data apart.
     handles: usize,
     persistent: bool,
+    /// A zoned namespace's zones (`ftl.zone_size`).
+    zones: Option<Box<zones::Zones>>,
 }
 
 /// GC attribution among tenants: every unit GC moves is counted by the tenant whose write
@@ -367,6 +370,7 @@ impl Ftl {
             moved_blocks: 0,
             handles: 0,
             persistent: false,
+            zones: None,
             cfg: cfg.clone(),
             g,
         })
@@ -753,8 +757,9 @@ impl Ftl {
             s.version.insert(lpn, s.next);
             s.next
         });
-        let stream = self.host_stream(lpn);
+        let stream = if self.zones.is_some() { self.zone_stream(lpn)? } else { self.host_stream(lpn) };
         let slot = self.allocate(p, stream, sink)?;
+        self.zone_written(lpn);
         let old = self.l2p.set(lpn, slot);
         if old != UNMAPPED {
             self.invalidate(old);
@@ -1097,6 +1102,24 @@ impl Ftl {
     }
 
     /// Erases a victim with nothing valid left: a free block of its pool again.
+    /// Erases `block` now if it is full and holds nothing valid (a zone reset's blocks); a
+    /// block that GC is collecting is left to GC.
+    fn erase_if_empty(&mut self, block: u32, sink: &mut impl FnMut(FlashOp)) {
+        let b = &self.blocks[block as usize];
+        if b.state != State::Full || b.valid != 0 {
+            return;
+        }
+        let p = usize::from(b.pool);
+        self.pools[p].victims.unlist(&mut self.links, block, 0);
+        self.erase_victim(block, p, sink);
+    }
+
+    /// The slot `lpn` maps to, if it is mapped.
+    fn l2p_slot(&self, lpn: u64) -> Option<u64> {
+        let slot = self.l2p.get(lpn);
+        (slot != UNMAPPED).then_some(slot)
+    }
+
     fn erase_victim(&mut self, victim: u32, p: usize, sink: &mut impl FnMut(FlashOp)) {
         sink(FlashOp::Erase { block: BlockId(victim) });
         let b = &mut self.blocks[victim as usize];

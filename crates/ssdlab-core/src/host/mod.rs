@@ -50,6 +50,7 @@ use crate::simulation::{Command, Ctx, Event as SimEvent};
 use crate::stats::{Component, Metrics};
 use crate::workload::replay::Replay;
 use crate::workload::control::{Control, Limits, Pace, Verdict};
+use crate::workload::zbd::{Place, ZbdJob, ZoneView};
 use crate::workload::{ExitScope, Io, JobGen, Op, WorkloadConfig};
 use lock::SpinLock;
 use page_cache::{PageCache, Run, Throttle, PAGE};
@@ -89,6 +90,8 @@ pub enum Event {
     EndRequest { cmd: CmdId, ring_cq: bool },
     /// The host has finished `cmd`: the application sees it complete.
     Complete { cmd: CmdId, ring_cq: bool },
+    /// The drive has reset zone `zone` for `job`.
+    ZoneResetDone { job: JobId, zone: u32 },
     /// The request reaches the cgroup I/O controller (`host.share`).
     ShareOffer { cmd: CmdId },
     /// A tenant's requests held by the controller may go.
@@ -110,6 +113,11 @@ enum Hold {
     Pace(SimTime),
     Search,
     Final,
+    /// zbd: the queue drains, then the job resets this zone (and waits for the reset).
+    Reset(usize),
+    Resetting,
+    /// zbd: the zone of the job's next write has a write in flight.
+    ZoneBusy,
 }
 
 /// Where a request is on its way out of the host.
@@ -151,6 +159,10 @@ struct Job {
     exit_scope: ExitScope,
     exit_on_error: bool,
     finished: bool,
+    /// fio's zbd mode: the job's options and state, and an I/O it holds back (already placed
+    /// by zbd, or not yet).
+    zbd: Option<ZbdJob>,
+    pending: Option<(Io, bool)>,
     /// fio's `wait_for`: the jobs this one starts after, and its runtime (counted from then).
     waits_for: Vec<usize>,
     runtime: Option<SimDuration>,
@@ -334,6 +346,10 @@ pub struct Host {
     job_source: Vec<Option<usize>>,
     /// DMA addresses of rings and buffers, when something looks at them (ATS, a DMA log).
     pub memory: Option<Box<dma::HostMemory>>,
+    /// The zoned drive as fio's zbd jobs see it, and per zone the writes held for its write
+    /// lock (job, I/O, arrival), oldest first.
+    zones: Option<Box<ZoneView>>,
+    zone_waits: FxHashMap<usize, VecDeque<(usize, Io, SimTime)>>,
 }
 
 impl Host {
@@ -368,6 +384,21 @@ impl Host {
                     finished: false,
                     waits_for: Vec::new(),
                     runtime: jw.runtime,
+                    zbd: jw.zbd.then(|| {
+                        let (start, len) = (jw.offset.0, region);
+                        let freq = jw.zone_reset_frequency;
+                        ZbdJob {
+                            start,
+                            len,
+                            min_bs: jw.min_bs().max(512),
+                            random: jw.rw.is_random(),
+                            read_beyond_wp: jw.read_beyond_wp,
+                            reset_threshold: jw.zone_reset_threshold,
+                            reset_frequency: freq,
+                            writes_left: if freq > 0.0 { (1.0 / freq).round().max(1.0) as u64 } else { 0 },
+                        }
+                    }),
+                    pending: None,
                     backlog: VecDeque::new(),
                     buffered: !jw.direct,
                     fsync_every: jw.fsync,
@@ -415,6 +446,7 @@ impl Host {
             .collect();
         let cache = jobs.iter().any(|j| j.buffered).then(|| Box::new(PageCache::new(&h.page_cache, files, dirtiers)));
         let map = queue_map(n, config.nvme.io_queues as usize);
+        let zones = zone_view(config, &jobs);
         Ok(Host {
             disk: DiskStats::default(),
             depth_level: vec![[0; 7]; n],
@@ -457,6 +489,8 @@ impl Host {
             sources,
             job_source,
             memory: None,
+            zones,
+            zone_waits: FxHashMap::default(),
         })
     }
 
@@ -616,6 +650,14 @@ impl Host {
     pub fn handle(&mut self, ctx: &mut Ctx, ev: Event) {
         match ev {
             Event::Arrival { job } => self.on_arrival(ctx, job.index()),
+            Event::ZoneResetDone { job, zone } => {
+                if let Some(v) = self.zones.as_mut() {
+                    v.reset(zone as usize);
+                }
+                self.jobs[job.index()].hold = Hold::None;
+                self.fill(ctx, job.index());
+                self.wake_zone_waiters(ctx);
+            }
             Event::Wake { job } => {
                 let j = &mut self.jobs[job.index()];
                 if matches!(j.hold, Hold::Pace(_)) {
@@ -737,6 +779,14 @@ impl Host {
             self.flow_issued[g] += 1;
             self.release_flow(ctx, g, job);
         }
+        if let Some((io, placed)) = self.jobs[job].pending.take() {
+            if placed {
+                self.issue_zoned(ctx, job, io, arrival);
+            } else {
+                self.place(ctx, job, io, arrival);
+            }
+            return;
+        }
         let j = &mut self.jobs[job];
         if j.ctl.paced() && !reserved {
             let drawn = j.gen.draw_op();
@@ -744,7 +794,7 @@ impl Host {
                 Pace::Now(op) => {
                     let io = j.gen.io_for(op);
                     j.ctl.issued(op, io.len);
-                    self.issue_io(ctx, job, io, arrival);
+                    self.place(ctx, job, io, arrival);
                 }
                 Pace::Wait(t) => {
                     // Ahead of schedule: fio lets the queue drain, then sleeps until it is due.
@@ -758,7 +808,67 @@ impl Host {
         }
         let gen = &mut j.gen;
         let io = if reserved { gen.next_reserved_io() } else { gen.next_io() };
+        self.place(ctx, job, io, arrival);
+    }
+
+    /// fio's zbd mode moves `io` to where the zones take it (or resets a zone first, or waits
+    /// for a zone's write lock); other jobs issue it as it is.
+    fn place(&mut self, ctx: &mut Ctx, job: usize, io: Io, arrival: SimTime) {
+        let j = &mut self.jobs[job];
+        let (Some(view), Some(zj)) = (self.zones.as_mut(), j.zbd.as_mut()) else {
+            self.issue_io(ctx, job, io, arrival);
+            return;
+        };
+        match view.place(zj, io.op, io.offset, io.len) {
+            Place::Io { offset, len } => self.issue_zoned(ctx, job, Io { op: io.op, offset, len }, arrival),
+            Place::Reset { zone, len } => {
+                // fio's io_u_quiesce, then __zbd_reset_zone; then the write at the zone's start.
+                view.lock(zone);
+                j.pending = Some((Io { op: Op::Write, offset: zone as u64 * view.zone_bytes(), len }, true));
+                j.hold = Hold::Reset(zone);
+                if j.inflight == 0 && !view.write_locked(zone) {
+                    self.send_reset(ctx, job, zone);
+                }
+            }
+            Place::Busy { .. } => {
+                j.pending = Some((io, false));
+                j.hold = Hold::ZoneBusy;
+            }
+            Place::Eof => j.gen.stop(),
+        }
+    }
+
+    /// Issues an I/O that zbd placed: a write moves its zone's write pointer and takes the
+    /// zone's write lock, or waits in the host for the write holding it (counted in flight, as
+    /// the application has submitted it).
+    fn issue_zoned(&mut self, ctx: &mut Ctx, job: usize, io: Io, arrival: SimTime) {
+        self.jobs[job].gen.continue_at(io.offset + io.len);
+        if io.op == Op::Write {
+            if let Some(v) = self.zones.as_mut() {
+                if !v.issued(io.offset, io.len) {
+                    self.jobs[job].inflight += 1;
+                    self.zone_waits.entry(v.zone_of(io.offset)).or_default().push_back((job, io, arrival));
+                    return;
+                }
+            }
+        }
         self.issue_io(ctx, job, io, arrival);
+    }
+
+    fn send_reset(&mut self, ctx: &mut Ctx, job: usize, zone: usize) {
+        self.jobs[job].hold = Hold::Resetting;
+        let ev = crate::ftl::Event::ZoneReset { zone: zone as u32, job: job as u32 };
+        ctx.at(ctx.now, SimEvent::Media(crate::media::Event::Flash(ev)));
+    }
+
+    /// Jobs waiting for a zone's write lock look again.
+    fn wake_zone_waiters(&mut self, ctx: &mut Ctx) {
+        for k in 0..self.jobs.len() {
+            if self.jobs[k].hold == Hold::ZoneBusy {
+                self.jobs[k].hold = Hold::None;
+                self.fill(ctx, k);
+            }
+        }
     }
 
     /// Issues closed-loop I/Os while `job` has free slots at its current depth, work left, and
@@ -1257,7 +1367,7 @@ impl Host {
             }
             return;
         }
-        let (op, len, latency) = (c.op, c.len, now.since(c.issued));
+        let (op, len, latency, offset) = (c.op, c.len, now.since(c.issued), c.offset);
         ctx.cmds.remove(id);
         if idle {
             // A tenant went idle: the others' shares grow.
@@ -1289,8 +1399,31 @@ impl Host {
                     state.hold = Hold::None;
                     ctx.probe.reset_job(job, now);
                 }
+                Hold::Reset(zone) if !self.zones.as_ref().is_some_and(|v| v.write_locked(zone)) => self.send_reset(ctx, job, zone),
+                Hold::Reset(_) => {}
+                Hold::Resetting | Hold::ZoneBusy => {}
             }
         }
+        if op == Op::Write {
+            if let Some(v) = self.zones.as_mut() {
+                // The zone's write lock passes to the next write held for it, if any.
+                let z = v.zone_of(offset);
+                match self.zone_waits.get_mut(&z).and_then(VecDeque::pop_front) {
+                    Some((j, io, arrival)) => {
+                        self.jobs[j].inflight -= 1;
+                        self.issue_io(ctx, j, io, arrival);
+                    }
+                    None => {
+                        v.unlock(z);
+                        // A reset of this zone waited for its last write.
+                        if let Some(j) = (0..self.jobs.len()).find(|&j| self.jobs[j].hold == Hold::Reset(z) && self.jobs[j].inflight == 0) {
+                            self.send_reset(ctx, j, z);
+                        }
+                    }
+                }
+            }
+        }
+        let state = &mut self.jobs[job];
         if state.sync_due {
             // fsync once the I/Os in flight are done; the job issues nothing meanwhile.
             if state.inflight == 0 {
@@ -1375,6 +1508,19 @@ impl Host {
         }
         self.release_flow(ctx, g, job);
     }
+}
+
+/// The zones of a zoned drive as fio's zbd jobs find them when they start (a zone report):
+/// every zone full after a sequential fill, else empty.
+fn zone_view(config: &Config, jobs: &[Job]) -> Option<Box<ZoneView>> {
+    let zone = config.ftl.zone_size?.0;
+    let first = jobs.iter().position(|j| j.zbd.is_some())?;
+    let zones = (config.exported_capacity() / zone.max(1)) as usize;
+    let full = config.ftl.precondition == crate::ftl::Precondition::Sequential;
+    let limit = config.ftl.max_active_zones;
+    let asked = config.jobs().get(first).map_or(0, |j| j.2.max_open_zones);
+    let max_open = if asked == 0 { limit } else { asked.min(limit) };
+    Some(Box::new(ZoneView::new(zone, vec![if full { zone } else { 0 }; zones], max_open as usize)))
 }
 
 /// The control limits a job's workload sets.

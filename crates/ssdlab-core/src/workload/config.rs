@@ -544,6 +544,19 @@ config_struct! {
         zonesize: Option<Bytes> = None,
         /// Bytes skipped after each zone of `zonesize` bytes. Default: `0`.
         zoneskip: Bytes = Bytes(0),
+        /// fio's `zonemode=zbd` on a zoned drive (`ftl.zone_size`): writes go to their zone's
+        /// write pointer (a full zone is reset first), reads stay below it. Default: `false`.
+        zbd: bool = false,
+        /// zbd: zones written at once, among all jobs (fio's `max_open_zones`; 0: the drive's
+        /// `ftl.max_active_zones`). Default: `0`.
+        max_open_zones: u32 = 0,
+        /// zbd: reads may go past the write pointer (fio's `read_beyond_wp`). Default: `false`.
+        read_beyond_wp: bool = false,
+        /// zbd: once the job's zones hold this share of its size, every 1/`zone_reset_frequency`
+        /// -th write resets its zone first (fio's `zone_reset_threshold`). Default: `0`.
+        zone_reset_threshold: f64 = 0.0,
+        /// zbd: see `zone_reset_threshold` (0: off). Default: `0`.
+        zone_reset_frequency: f64 = 0.0,
         /// Closed loop: a job waits this long after an I/O completes before issuing the next
         /// (fio's `thinktime` with `thinktime_blocks = 1`). Default: `0`.
         thinktime: SimDuration = SimDuration::ZERO,
@@ -617,6 +630,11 @@ config_struct! {
         flow_sleep: Option<SimDuration> = None,
         zonesize: Option<Bytes> = None,
         zoneskip: Option<Bytes> = None,
+        zbd: Option<bool> = None,
+        max_open_zones: Option<u32> = None,
+        read_beyond_wp: Option<bool> = None,
+        zone_reset_threshold: Option<f64> = None,
+        zone_reset_frequency: Option<f64> = None,
         fsync: Option<u32> = None,
         end_fsync: Option<bool> = None,
         /// In a tenant's workload only: the tenant's jobs replay this trace over its
@@ -648,6 +666,7 @@ impl WorkloadConfig {
             }
             take!(rw, rwmixread, bs, iodepth, number_ios, random_distribution, rate_iops, rate_process, thinktime, rw_skip, loops, direct, fsync, end_fsync, flow, flow_id, flow_sleep);
             take!(rate_cycle, startdelay, latency_target, latency_window, latency_percentile, latency_run, atomic, group, exit_scope, exit_on_error);
+            take!(zbd, max_open_zones, read_beyond_wp, zone_reset_threshold, zone_reset_frequency);
             for (dst, src) in [(&mut w.rate, o.rate), (&mut w.rate_min, o.rate_min)] {
                 if src.is_some() {
                     *dst = src;
@@ -821,6 +840,9 @@ impl WorkloadConfig {
         }
         if self.rate_min.is_some() && self.rate_iops_min.is_some() {
             issues.push(&key("rate_iops_min"), self.rate_iops_min.unwrap_or_default(), "give rate_min or rate_iops_min, not both");
+        }
+        for (k, v) in [("zone_reset_threshold", self.zone_reset_threshold), ("zone_reset_frequency", self.zone_reset_frequency)] {
+            issues.check((0.0..=1.0).contains(&v), &key(k), v, "must be between 0 and 1");
         }
         issues.check(self.rate_cycle > SimDuration::ZERO, &key("rate_cycle"), self.rate_cycle, "must be greater than zero");
         issues.check(

@@ -15,6 +15,7 @@
 
 mod config;
 pub mod control;
+pub mod zbd;
 pub mod replay;
 
 pub use config::{BlockSizes, BsRange, BsSplit, DeviceMap, Distribution, ExitScope, IopsPair, JobOverride, LbaMode, PerDirection, RateProcess, Rates, ReplayConfig, ReplayMode, Rw, WorkloadConfig, DEFAULT_TENANT};
@@ -166,6 +167,19 @@ impl JobGen {
             && self.limit_ios.is_none_or(|n| self.generated < n)
             && self.limit_bytes.is_none_or(|b| self.bytes < b)
             && self.runtime.is_none_or(|r| now < r)
+    }
+
+    /// A sequential job goes on after the I/O that ended at `end` (fio's `last_pos` after zbd
+    /// moved the I/O).
+    pub fn continue_at(&mut self, end: u64) {
+        if !self.random {
+            self.next_seq = end;
+        }
+    }
+
+    /// Whether the job's offsets are random.
+    pub fn random(&self) -> bool {
+        self.random
     }
 
     /// The job starts at `now` (after waiting for others): its runtime counts from here.

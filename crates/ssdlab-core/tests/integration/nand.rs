@@ -475,3 +475,41 @@ fn readers_of_one_unit_share_one_page_read() {
     assert!(off.metrics["ftl.read_coalesced"] < 0.5);
     assert!(spread.metrics["ftl.read_coalesced"] < 0.5, "random reads over 64 GiB never meet");
 }
+
+#[test]
+fn a_zoned_drive_moves_nothing_and_erases_what_resets_empty() {
+    // fio's zbd random writes on the ZNS preset (every zone full): each write goes to an open
+    // zone's write pointer, a full zone is reset first, and the reset erases the zone's blocks,
+    // which hold nothing valid: no page moves, WAF 1 (where the same drive without zones, under
+    // random writes, collects: see the aged runs above).
+    let s = run("zns", &[("workload.numjobs", "4"), ("workload.number_ios", "6000")]);
+    let f = flash(&s);
+    assert_eq!(f.ftl.gc_writes, 0, "a zoned drive moves nothing");
+    assert!((f.waf - 1.0).abs() < 1e-9, "WAF {}", f.waf);
+    let resets = s.metrics["ftl.zone_resets"];
+    // 6000 x 4 jobs x 512 KiB = 11.7 GiB written through 256 MiB zones that start full: a
+    // reset for every zone opened, give or take the 14 open at the end. Each reset erases the
+    // zone's block in each of the 64 planes.
+    let zones_written = 4.0 * 6000.0 * 512.0 / (256.0 * 1024.0);
+    assert!(resets >= zones_written - 14.0 && resets <= zones_written + 14.0, "{resets} resets for {zones_written} zones' worth");
+    assert_eq!(s.metrics["ftl.erases"], 64.0 * resets, "a reset erases one block per plane");
+    // Without zbd, a random write on a zoned drive is not at its zone's write pointer.
+    let err = Simulation::new(config_from(Some("zns"), &[("workload.zbd", "false"), ("workload.numjobs", "1")])).and_then(|mut s| s.run()).unwrap_err();
+    assert!(err.to_string().contains("is full: reset it before writing it again") || err.to_string().contains("write pointer is at unit"), "{err}");
+}
+
+#[test]
+fn one_write_per_zone_in_flight_caps_a_zones_write_rate() {
+    // Linux lets one write per zone be in flight, so one job writing one zone at QD32 keeps
+    // one write in flight; with eight zones open its writes spread and overlap.
+    let zns = |open: &str, depth: &str| {
+        run("zns", &[("workload.numjobs", "1"), ("workload.bs", "\"16KiB\""), ("workload.iodepth", depth), ("workload.max_open_zones", open), ("workload.number_ios", "20000"), ("ftl.precondition", "\"clean\"")])
+    };
+    // The drive's mean queue (iostat's avgqu-sz, from the device's in-queue time): one write
+    // at a time with one zone, several with eight.
+    let in_flight = |s: &Summary| s.metrics["host.disk.in_queue"] / (s.sim_time_s * 1e12);
+    let one_zone = zns("1", "32");
+    let eight = zns("8", "32");
+    assert!(in_flight(&one_zone) <= 1.0, "one zone at QD32 keeps {} in flight", in_flight(&one_zone));
+    assert!(in_flight(&eight) > 4.0, "eight zones keep {} in flight", in_flight(&eight));
+}
