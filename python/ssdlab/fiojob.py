@@ -78,7 +78,7 @@ IGNORED = {
 # Options with a meaning for the device that ssdlab does not model yet: an error, never dropped.
 UNMODELLED = {
     "thinktime_spin", "thinktime_iotime",
-    "flow_watermark", "random_sequence_stride", "percentage_random",
+    "flow_watermark", "percentage_random",
     "fdp", "fdp_pli", "dataplacement",
     "plids", "sg_write_mode", "num_range", "write_mode", "trim_percentage", "trim_backlog", "trim_verify_zero",
     "inplace", "donorname", "sprandom", "spr_op", "spr_num_regions", "verify_trim", "io_limit",
@@ -92,7 +92,7 @@ MAPPED = {
     "stonewall", "wait_for_previous", "new_group", "buffered", "offset_increment", "filesize", "blockalign", "ba",
     "thinktime", "thinktime_blocks", "rate", "bsrange", "blocksize_range", "loops",
     "rate_min", "ratemin", "rate_iops_min", "rate_cycle", "ratecycle", "startdelay",
-    "latency_target", "latency_window", "latency_percentile", "latency_run", "exitall", "exitall_on_error", "exit_what", "atomic",
+    "latency_target", "latency_window", "latency_percentile", "latency_run", "exitall", "exitall_on_error", "exit_what", "atomic", "random_sequence_stride",
     "steadystate", "ss", "ss_dur", "ss_ramp", "ss_interval", "steadystate_duration", "steadystate_ramp_time",
     "steadystate_check_interval", "flow", "flow_id", "flow_sleep", "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit", "cmdprio_hint",
     "zonemode", "zonesize", "zonerange", "zoneskip", "wait_for",
@@ -559,9 +559,11 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
         out["rate_process"] = (o["rate_process"].value or "").strip()
     if "random_distribution" in o:
         v = (o["random_distribution"].value or "").strip()
-        if v.split(":")[0] not in ("random", "zipf", "pareto", "zoned"):
-            raise _err(o["random_distribution"].where, f"random_distribution={v}: only random, zipf:θ, pareto:h and zoned: are modelled (zoned_abs and normal are not)")
+        if v.split(":")[0] not in ("random", "zipf", "pareto", "zoned", "sequence"):
+            raise _err(o["random_distribution"].where, f"random_distribution={v}: only random, zipf:θ, pareto:h, zoned: and sequence: are modelled (zoned_abs and normal are not)")
         out["random_distribution"] = v
+    if "random_sequence_stride" in o:
+        out["random_sequence_stride"] = _bool(o["random_sequence_stride"])
     # fio's default is buffered I/O (direct=0, buffered=1): through the host's page cache.
     if "direct" in o:
         direct = _bool(o["direct"])

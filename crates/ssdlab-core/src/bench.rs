@@ -46,6 +46,14 @@ pub const SCENARIOS: &[Scenario] = &[
             ("workload.number_ios", "500000"),
         ],
     },
+    // fio's zbd random writes on the zoned drive: 16 KiB writes of four jobs at QD8 at their
+    // zones' write pointers, each full zone reset (and its 64 blocks erased) before it is
+    // written again.
+    Scenario {
+        name: "zns-zbd-randwrite-16k",
+        preset: "zns",
+        settings: &[("workload.bs", "16k"), ("workload.iodepth", "8"), ("workload.number_ios", "100000")],
+    },
     Scenario { name: "mqsim-randread-4k-qd32", preset: "mqsim", settings: &[("workload.number_ios", "500000")] },
     Scenario { name: "mqsim-cmt-randread-4k-qd32", preset: "mqsim", settings: &[("workload.number_ios", "500000"), ("ftl.map_cache", "\"2MiB\"")] },
     Scenario { name: "moneta-16-threads-4k", preset: "moneta", settings: &[("workload.numjobs", "16"), ("workload.number_ios", "60000")] },

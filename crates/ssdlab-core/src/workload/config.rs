@@ -75,6 +75,9 @@ pub enum Distribution {
     /// fio's zoned: `(access %, region %)` in order from the region's start, each zone uniform
     /// within (`zoned:50/5:30/15:20/80`: half the I/Os in the first 5 %).
     Zoned(Vec<(u32, u32)>),
+    /// fio's sequence (`sequence:2,0,1`): the blocks of the list in turn, repeated (with
+    /// `random_sequence_stride`, each repetition a list's length further on).
+    Sequence(Vec<u64>),
 }
 
 impl std::str::FromStr for Distribution {
@@ -98,6 +101,13 @@ impl std::str::FromStr for Distribution {
                 } else {
                     Err("pareto:h needs 0 < h < 1".into())
                 }
+            }
+            Some(("sequence", t)) => {
+                let blocks: Vec<u64> = t.split(',').map(|b| b.trim().parse::<u64>().map_err(|_| format!("sequence: {b:?} is not a block number"))).collect::<Result<_, _>>()?;
+                if blocks.is_empty() || blocks.len() > 64 {
+                    return Err("sequence: give 1 to 64 block numbers (fio's FIO_SEQ_MAX)".into());
+                }
+                Ok(Distribution::Sequence(blocks))
             }
             Some(("zoned", t)) => {
                 if t.contains(',') {
@@ -134,6 +144,7 @@ impl fmt::Display for Distribution {
             Distribution::Zipf(t) => write!(f, "zipf:{t}"),
             Distribution::Pareto(h) => write!(f, "pareto:{h}"),
             Distribution::Zoned(z) => write!(f, "zoned:{}", z.iter().map(|(a, r)| format!("{a}/{r}")).collect::<Vec<_>>().join(":")),
+            Distribution::Sequence(b) => write!(f, "sequence:{}", b.iter().map(u64::to_string).collect::<Vec<_>>().join(",")),
         }
     }
 }
@@ -479,8 +490,12 @@ config_struct! {
         runtime: Option<SimDuration> = None,
         /// Simulated time at the start whose I/Os are left out of the statistics. Default: `0`.
         ramp_time: SimDuration = SimDuration::ZERO,
-        /// Offsets of random I/O: `random`, `zipf:θ` or `pareto:h`. Default: `"random"`.
+        /// Offsets of random I/O: `random`, `zipf:θ`, `pareto:h`, fio's `zoned:A/R:...` or
+        /// `sequence:B,B,...` (block numbers in turn). Default: `"random"`.
         random_distribution: Distribution = Distribution::Random,
+        /// `sequence`: each repetition of the list moves a list's length of blocks on, and the
+        /// job ends past its region (fio's `random_sequence_stride`). Default: `false`.
+        random_sequence_stride: bool = false,
         /// Open-loop arrival rate per job in I/O per second (0 = closed loop). Default: `0`.
         rate_iops: u64 = 0,
         /// Spacing of open-loop arrivals: `linear` or `poisson`. Default: `"linear"`.
@@ -606,6 +621,7 @@ config_struct! {
         number_ios: Option<u64> = None,
         runtime: Option<SimDuration> = None,
         random_distribution: Option<Distribution> = None,
+        random_sequence_stride: Option<bool> = None,
         rate_iops: Option<u64> = None,
         rate_process: Option<RateProcess> = None,
         rate: Option<Rates> = None,
@@ -666,6 +682,7 @@ impl WorkloadConfig {
             }
             take!(rw, rwmixread, bs, iodepth, number_ios, random_distribution, rate_iops, rate_process, thinktime, rw_skip, loops, direct, fsync, end_fsync, flow, flow_id, flow_sleep);
             take!(rate_cycle, startdelay, latency_target, latency_window, latency_percentile, latency_run, atomic, group, exit_scope, exit_on_error);
+            take!(random_sequence_stride);
             take!(zbd, max_open_zones, read_beyond_wp, zone_reset_threshold, zone_reset_frequency);
             for (dst, src) in [(&mut w.rate, o.rate), (&mut w.rate_min, o.rate_min)] {
                 if src.is_some() {

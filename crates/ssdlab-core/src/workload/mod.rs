@@ -60,6 +60,8 @@ enum Offsets {
     Pareto { power: f64, ranks: u64 },
     /// Per zone: its share of the I/Os (percent) and its slots `lo..hi`.
     Zoned(Vec<(u32, u64, u64)>),
+    /// fio's sequence: blocks in turn (per direction, by the I/Os issued in it), with stride.
+    Sequence { blocks: Vec<u64>, stride: bool, issued: [u64; 2] },
 }
 
 /// The generator of one job.
@@ -121,6 +123,12 @@ impl JobGen {
                     out.push((access, lo.min(ranks - 1), hi));
                 }
                 Offsets::Zoned(out)
+            }
+            Distribution::Sequence(blocks) => {
+                if let Some(&b) = blocks.iter().find(|&&b| b >= ranks) {
+                    return Err(Error::workload("workload.random_distribution", format!("sequence:{}", blocks.iter().map(u64::to_string).collect::<Vec<_>>().join(",")), format!("block {b} is beyond the job's {ranks} blocks (fio: sequence access block out of bounds)")));
+                }
+                Offsets::Sequence { blocks, stride: w.random_sequence_stride, issued: [0; 2] }
             }
         };
         let rate = (w.rate_iops > 0).then(|| (SimDuration::from_ps(PS_PER_S / w.rate_iops), w.rate_process));
@@ -218,6 +226,22 @@ impl JobGen {
         Some(now + gap)
     }
 
+    /// fio's `__get_next_rand_offset_sequence`: the n-th I/O of a direction takes the list's
+    /// (n mod length)-th block, a list's length further on per repetition with the stride; a
+    /// striding job whose next repetition starts past its last block (`last`) is done.
+    fn sequence_block(&mut self, op: Op, last: u64) -> u64 {
+        let Offsets::Sequence { blocks, stride, issued } = &mut self.offsets else { return 0 };
+        let n = &mut issued[usize::from(op != Op::Read)];
+        let k = blocks.len() as u64;
+        let b = if *stride { *n / k * k + blocks[(*n % k) as usize] } else { blocks[(*n % k) as usize] };
+        *n += 1;
+        let next = *n / k * k + blocks[(*n % k) as usize];
+        if *stride && next > last {
+            self.stopped = true;
+        }
+        b.min(last)
+    }
+
     fn pick_size(&mut self, op: Op) -> u64 {
         if let Some(r) = self.ranges {
             // fio's draw: min + ⌊max × u⌋, aligned down to a multiple of min, capped at max.
@@ -287,6 +311,7 @@ impl JobGen {
                     }
                     self.rng.random_range(pick.1..pick.2.max(pick.1 + 1))
                 }
+                Offsets::Sequence { .. } => self.sequence_block(op, last),
             };
             self.start + slot.min(last) * self.align
         } else {
@@ -438,6 +463,23 @@ mod tests {
         // fio's example leaves the last region empty: the rest of the region.
         assert_eq!("zoned:50/5:30/15:20/".parse::<Distribution>().unwrap().to_string(), "zoned:50/5:30/15:20/80");
         assert!("zoned:50/5:50/95,100/100".parse::<Distribution>().unwrap_err().contains("writes"));
+    }
+
+    #[test]
+    fn a_sequence_visits_its_blocks_in_turn_and_strides_to_the_end() {
+        let mut w = WorkloadConfig { random_distribution: "sequence:2,0,1".parse().unwrap(), ..WorkloadConfig::default() };
+        let mut g = job(&w, 6 * 4096);
+        let blocks: Vec<u64> = (0..6).map(|_| g.next_io().offset / 4096).collect();
+        assert_eq!(blocks, [2, 0, 1, 2, 0, 1]);
+        w.random_sequence_stride = true;
+        let mut g = job(&w, 6 * 4096);
+        let mut blocks = vec![];
+        while g.may_issue(SimTime::ZERO) {
+            blocks.push(g.next_io().offset / 4096);
+        }
+        assert_eq!(blocks, [2, 0, 1, 5, 3, 4], "fio's t/sequence.py stride pattern, ending at the region's end");
+        let bad = WorkloadConfig { random_distribution: "sequence:9".parse().unwrap(), ..WorkloadConfig::default() };
+        assert!(JobGen::new(&bad, 6 * 4096, 0).is_err());
     }
 
     #[test]
