@@ -108,7 +108,7 @@ EXPECTED = {
     "surface-scan.fio": "ok: 2 groups, 2 jobs",
     "tiobench-example.fio": "ok: 4 groups, 16 jobs",
     "uring-cmd-bsg.fio": ":19: rw=trimwrite: trims are not issued by the simulated host yet",
-    "uring-cmd-fdp.fio": ":14: fdp=1: has a meaning for the device that ssdlab does not mod",
+    "uring-cmd-fdp.fio": "ok: 1 groups, 3 jobs",
     "uring-cmd-ng.fio": "ok: 3 groups, 3 jobs",
     "uring-cmd-pi-ext.fio": ":19: bs = 4160B: block sizes must be positive multiples of 512B",
     "uring-cmd-pi-sb.fio": "ok: 2 groups, 2 jobs",
@@ -134,6 +134,8 @@ DEVICE = {
     # 30 jobs 124 GiB apart, each writing 120 GiB: a 4 TB drive (fio refuses the offsets on a
     # smaller one, as ssdlab does).
     "cross-stripe-verify.fio": ("default", {"media.capacity": "4TiB"}),
+    # FDP with placement identifiers: a drive with 8 reclaim unit handles.
+    "uring-cmd-fdp.fio": ("tlc", {"ftl.placement": "fdp", "ftl.fdp_handles": 8, "ftl.op_ratio": 0.1}),
     # fio's zbd mode: a zoned drive with 256 MiB zones.
     **{f: ("zns", None) for f in ("libzbc-rand-write.fio", "libzbc-seq-read.fio", "uring-cmd-zoned.fio", "zbd-rand-write.fio",
                                   "zbd-rand-write-zone-reset-gc.fio", "zbd-seq-read.fio", "zbd-rand-write-trim-gc.fio", "uring-cmd-zoned-append.fio")},
@@ -159,7 +161,7 @@ def test_every_example_job_file_is_classified():
     assert len(files) == 107 and files == sorted(EXPECTED)
     got = {name: outcome(FIO_JOBS / name) for name in files}
     assert got == EXPECTED
-    assert sum(v.startswith("ok") for v in got.values()) >= 48
+    assert sum(v.startswith("ok") for v in got.values()) >= 49
 
 
 @pytest.mark.skipif(not FIO_JOBS.is_dir(), reason="../shared/data/fio-jobs is not beside the repository")
@@ -414,6 +416,18 @@ def test_sequence_distribution_visits_the_blocks_fio_lists(tmp_path):
         sim.run(None)
         got.append(list(np.frombuffer(sim.io_log()["offset"], "<u8") // 4096))
     assert sorted(got[0]) == sorted([2, 0, 1, 2, 0, 1]) and sorted(got[1]) == sorted([2, 0, 1, 5, 3, 4])
+
+
+def test_fdp_placement_identifiers_map_onto_the_drives_handles(tmp_path):
+    fdp = {"ftl.placement": "fdp", "ftl.fdp_handles": 4, "ftl.op_ratio": 0.1}
+    text = "[a]\nrw=randwrite\nfdp=1\nfdp_pli=3,0-1\n[b]\nrw=randwrite\nfdp=1\n[c]\nrw=randwrite\nfdp=1\nfdp_pli_select=random\nplids=2\n"
+    plan = api.load_jobfile(write(tmp_path, text), "tlc", set=fdp)
+    a, b, c = plan.groups[0].jobs
+    assert (a["placement_ids"], b["placement_ids"], c["placement_ids"], c["placement_select"]) == ([0, 1, 3], [0, 1, 2, 3], [2], "random")
+    with pytest.raises(ssdlab.WorkloadError, match="must name one of the drive's ftl.fdp_handles = 4"):
+        api.load_jobfile(write(tmp_path, "[a]\nrw=randwrite\nfdp=1\nfdp_pli=5\n"), "tlc", set=fdp)
+    with pytest.raises(ssdlab.WorkloadError, match="fdp_handles = 0"):
+        api.load_jobfile(write(tmp_path, "[a]\nrw=randwrite\nfdp=1\nfdp_pli=1\n"), "tlc")
 
 
 def test_time_based_without_runtime_is_turned_off_as_fio_does(tmp_path):

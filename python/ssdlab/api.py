@@ -364,8 +364,9 @@ def load_jobfile(
     wl_settings = [s for s in settings or [] if s[0].startswith("workload.")]
     configs = []
     for g in groups:
-        zone = _parse_bytes(dev.table.get("ftl", {}).get("zone_size"))
-        g.jobs = [fiojob.resolve(e, dev.capacity, zone) for e in g.jobs]  # fio's shares of the device, in bytes
+        ftl = dev.table.get("ftl", {})
+        zone, handles = _parse_bytes(ftl.get("zone_size")), int(ftl.get("fdp_handles", 0) or 0) if ftl.get("placement") == "fdp" else 0
+        g.jobs = [fiojob.resolve(e, dev.capacity, zone, handles) for e in g.jobs]  # fio's shares of the device, in bytes
         workload: dict[str, Any] = dict(FIO_DEFAULTS, **{k: v for k, v in g.workload.items() if "." not in k}, jobs=g.jobs)
         stats = {k.split(".", 1)[1]: v for k, v in g.workload.items() if k.startswith("stats.")}
         if seed is not None:

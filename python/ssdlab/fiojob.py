@@ -79,8 +79,7 @@ IGNORED = {
 UNMODELLED = {
     "thinktime_spin", "thinktime_iotime",
     "flow_watermark", "percentage_random",
-    "fdp", "fdp_pli", "dataplacement",
-    "plids", "sg_write_mode", "num_range", "write_mode", "trim_percentage", "trim_backlog", "trim_verify_zero",
+    "sg_write_mode", "num_range", "write_mode", "trim_percentage", "trim_backlog", "trim_verify_zero",
     "inplace", "donorname", "sprandom", "spr_op", "spr_num_regions", "verify_trim", "io_limit",
     "pingpong", "verb", "random_distribution_seed", "file_append", "bs_is_seq_rand", "rw_sequencer",
     "rwmixcycle", "time_based_limit",
@@ -93,6 +92,7 @@ MAPPED = {
     "thinktime", "thinktime_blocks", "rate", "bsrange", "blocksize_range", "loops",
     "rate_min", "ratemin", "rate_iops_min", "rate_cycle", "ratecycle", "startdelay",
     "latency_target", "latency_window", "latency_percentile", "latency_run", "exitall", "exitall_on_error", "exit_what", "atomic", "random_sequence_stride",
+    "fdp", "fdp_pli", "plids", "fdp_pli_select", "plid_select", "dataplacement", "data_placement",
     "steadystate", "ss", "ss_dur", "ss_ramp", "ss_interval", "steadystate_duration", "steadystate_ramp_time",
     "steadystate_check_interval", "flow", "flow_id", "flow_sleep", "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit", "cmdprio_hint",
     "zonemode", "zonesize", "zonerange", "zoneskip", "wait_for",
@@ -608,6 +608,7 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
         if engine not in ("pvsync2", "libaio", "io_uring"):
             raise _err(o["atomic"].where, f"atomic=1 with ioengine={engine}: fio: engine does not support atomic writes")
         out["atomic"] = True
+    _placement(o, out)
     prio = [k for k in ("cmdprio_percentage", "cmdprio_bssplit") if k in o]
     if prio:
         # Linux passes an I/O's priority to the I/O scheduler, not to an NVMe drive (NVMe has
@@ -622,6 +623,44 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
         if key in o:
             _bool(o[key])
     return out, group
+
+
+def _placement(o: dict, out: dict) -> None:
+    """fio's FDP placement (`fdp=1` or `dataplacement=fdp`): the placement identifiers a job's
+    writes name (`fdp_pli`/`plids`, ranges such as 0,2-4; by default every handle of the
+    device), picked in turn or at random (`fdp_pli_select`)."""
+    mode = next((o[k] for k in ("dataplacement", "data_placement") if k in o), None)
+    fdp = ("fdp" in o and _bool(o["fdp"])) or (mode is not None and (mode.value or "").strip() == "fdp")
+    if mode is not None and (mode.value or "").strip() == "streams":
+        raise _err(mode.where, "dataplacement=streams: write streams are not modelled (FDP is)")
+    if not fdp:
+        return
+    key = next((k for k in ("fdp_pli", "plids") if k in o), None)
+    if key is None:
+        out["placement_ids"] = AllPids()
+    else:
+        ids: list[int] = []
+        for part in (o[key].value or "").split(","):
+            lo, sep, hi = part.strip().partition("-")
+            try:
+                a, b = int(lo), int(hi) if sep else int(lo)
+            except ValueError:
+                raise _err(o[key].where, f"{key}={o[key].value}: want indices such as 0,2-4") from None
+            ids.extend(range(a, b + 1))
+        if not ids or len(ids) > 128:
+            raise _err(o[key].where, f"{key}={o[key].value}: name 1 to 128 placement identifiers (fio's FIO_MAX_DP_IDS)")
+        out["placement_ids"] = sorted(ids)
+    sel = next((o[k] for k in ("fdp_pli_select", "plid_select") if k in o), None)
+    if sel is not None:
+        v = (sel.value or "").strip()
+        if v not in ("roundrobin", "random"):
+            raise _err(sel.where, f"{sel.key}={v}: roundrobin or random (a scheme file is not modelled)")
+        out["placement_select"] = v
+
+
+@dataclass(frozen=True)
+class AllPids:
+    """fio's default placement list: every handle the device reports."""
 
 
 # fio's steady-state metrics, as columns of the device's time series.
@@ -759,12 +798,13 @@ class Offset:
     k: int
 
 
-def resolve(entry: dict, capacity: int, zone: Optional[int] = None) -> dict:
+def resolve(entry: dict, capacity: int, zone: Optional[int] = None, handles: int = 0) -> dict:
     """A job entry with fio's shares of the device (`size=N%`, `offset=N%`,
     `offset_increment=N%`) turned into bytes of a device of `capacity` bytes, as fio's
     `get_start_offset` and `setup_files` do: a share of an offset is aligned up to the job's
     smallest block size, a share of a size is cut at the device's end and down to whole blocks.
-    Counts of zones (`Nz`) and zbd's `zonesize` are checked against the device's `zone` size."""
+    Counts of zones (`Nz`) and zbd's `zonesize` are checked against the device's `zone` size,
+    and a job naming every placement identifier gets the device's `handles`."""
     out = dict(entry)
     if "zbd_zonesize" in out:
         size_, where = out.pop("zbd_zonesize")
@@ -780,6 +820,8 @@ def resolve(entry: dict, capacity: int, zone: Optional[int] = None) -> dict:
         o = out["offset"]
         fix = lambda x: x.n * zone if isinstance(x, ZoneCount) and zone is not None else x  # noqa: E731
         out["offset"] = Offset(fix(o.base), fix(o.inc), o.k)
+    if isinstance(out.get("placement_ids"), AllPids):
+        out["placement_ids"] = list(range(handles))
     entry = out
     off, size = entry.get("offset", 0), entry.get("size")
     if not isinstance(off, (Percent, Offset)) and not isinstance(size, Percent):

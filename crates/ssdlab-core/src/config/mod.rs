@@ -141,6 +141,9 @@ impl Config {
             if !seen.insert(path.clone()) {
                 continue;
             }
+            if let Some(&pid) = job.placement_ids.iter().find(|&&p| self.ftl.placement != crate::ftl::Placement::Fdp || p >= self.ftl.fdp_handles) {
+                issues.push(&format!("{path}.placement_ids"), pid, format!("must name one of the drive's ftl.fdp_handles = {} reclaim unit handles (with ftl.placement = \"fdp\")", self.ftl.fdp_handles));
+            }
             if job.zbd && (self.media.kind != crate::media::MediaKind::Nand || self.ftl.zone_size.is_none()) {
                 issues.push(&format!("{path}.zbd"), true, "fio's zonemode=zbd needs a zoned drive: a NAND device with ftl.zone_size");
             }
@@ -233,7 +236,16 @@ impl Config {
 
     /// FDP: tenants to place, one shared pool, and spare blocks for every stream's open blocks.
     fn validate_fdp(&self, issues: &mut Issues) {
-        let n = self.tenants.len();
+        let by_pid = self.ftl.fdp_handles > 0;
+        let n = if by_pid { self.ftl.fdp_handles as usize } else { self.tenants.len() };
+        if by_pid && !(2..=128).contains(&n) {
+            issues.push("ftl.fdp_handles", n, "must be between 2 and 128 (or 0: a handle per tenant)");
+            return;
+        }
+        if by_pid && self.ftl.ruh_type == crate::ftl::RuhType::Persistent {
+            issues.push("ftl.ruh_type", "\"persistent\"", "handles picked by placement identifier are modelled initially isolated (GC would need each unit's handle)");
+            return;
+        }
         if n < 2 {
             issues.push("ftl.placement", "\"fdp\"", "places each tenant's data apart: name two or more [[tenants]]");
             return;

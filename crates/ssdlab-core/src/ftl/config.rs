@@ -166,6 +166,10 @@ config_struct! {
         /// Data placement: `"none"` or `"fdp"` (each tenant a reclaim unit handle; a reclaim unit
         /// is a stream's open block in every plane). Default: `"none"`.
         placement: Placement = Placement::None,
+        /// FDP: reclaim unit handles that writes pick by placement identifier (jobs'
+        /// `workload.placement_ids`, fio's `fdp_pli`), each a host stream of its own, initially
+        /// isolated; 0: a handle per tenant instead. Default: `0`.
+        fdp_handles: u32 = 0,
         /// FDP: reclaim unit handles that are `"initial"`ly or `"persistent"`ly isolated.
         /// Default: `"initial"`.
         ruh_type: RuhType = RuhType::Initial,

@@ -227,7 +227,11 @@ impl FlashDevice {
         let unit = config.ftl.mapping_unit.0;
         ftl.set_tenants(layout.ranges.iter().map(|r| r.start / unit).collect());
         if config.ftl.placement == super::Placement::Fdp {
-            ftl.enable_placement(config.ftl.ruh_type == super::RuhType::Persistent);
+            if config.ftl.fdp_handles > 0 {
+                ftl.enable_handles(config.ftl.fdp_handles as usize);
+            } else {
+                ftl.enable_placement(config.ftl.ruh_type == super::RuhType::Persistent);
+            }
         }
         let t0 = Instant::now();
         let mut report = PreconditionReport { state: config.ftl.precondition.as_str().to_string(), waf: 1.0, ..PreconditionReport::default() };
@@ -414,7 +418,7 @@ impl FlashDevice {
         let now = ctx.now;
         while let Some(&Waiting { id, busy, gc }) = self.waiting[part].front() {
             let c = &ctx.cmds[id];
-            let (units, tenant) = (c.pieces, c.tenant.index());
+            let (units, tenant, pid) = (c.pieces, c.tenant.index(), (c.pid != crate::simulation::NO_PID).then_some(c.pid));
             if self.buffer_used[part] > 0 && self.buffer_used[part] + units > self.buffer_units[part] {
                 return;
             }
@@ -425,7 +429,7 @@ impl FlashDevice {
             ops.clear();
             for lpn in (first..first + units).map(Lpn) {
                 self.ahead.written(lpn);
-                let slot = match self.ftl.write_placed(lpn, &mut |op| ops.push(op)) {
+                let slot = match self.ftl.write_placed_by(lpn, pid, &mut |op| ops.push(op)) {
                     Ok(slot) => slot,
                     Err(e) => {
                         ctx.fail(e);

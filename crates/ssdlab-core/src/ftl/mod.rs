@@ -262,6 +262,8 @@ pub struct Ftl {
     persistent: bool,
     /// A zoned namespace's zones (`ftl.zone_size`).
     zones: Option<Box<zones::Zones>>,
+    /// FDP handles are picked by the writes' placement identifiers, not by tenant.
+    by_pid: bool,
 }
 
 /// GC attribution among tenants: every unit GC moves is counted by the tenant whose write
@@ -371,6 +373,7 @@ impl Ftl {
             handles: 0,
             persistent: false,
             zones: None,
+            by_pid: false,
             cfg: cfg.clone(),
             g,
         })
@@ -429,6 +432,20 @@ impl Ftl {
         }
     }
 
+    /// FDP with `n` reclaim unit handles that host writes pick by placement identifier
+    /// ([`Ftl::write_placed_by`]), each a host stream of its own, initially isolated (GC moves
+    /// every handle's data into one GC stream). Call before any write.
+    pub fn enable_handles(&mut self, n: usize) {
+        if n < 2 {
+            return;
+        }
+        self.handles = n;
+        self.by_pid = true;
+        for pool in &mut self.pools {
+            pool.add_streams(n - 1);
+        }
+    }
+
     /// FDP reclaim unit handles (0 without placement).
     pub fn placement_handles(&self) -> usize {
         self.handles
@@ -437,6 +454,9 @@ impl Ftl {
     /// The host stream of the tenant owning `lpn` (FDP), else the host stream.
     #[inline]
     fn host_stream(&self, lpn: u64) -> usize {
+        if self.by_pid {
+            return HOST;
+        }
         match (&self.attribution, self.handles) {
             (Some(a), h) if h > 1 => match a.owner(lpn) {
                 0 => HOST,
@@ -743,6 +763,12 @@ impl Ftl {
     /// [`Ftl::write`], returning the slot the unit was placed in before GC ran (GC in the same
     /// call may move it on at once).
     pub fn write_placed(&mut self, lpn: Lpn, sink: &mut impl FnMut(FlashOp)) -> Result<u64> {
+        self.write_placed_by(lpn, None, sink)
+    }
+
+    /// [`Ftl::write_placed`] for a write naming FDP placement identifier `pid` (an index into
+    /// the handles of [`Ftl::enable_handles`]; none or out of range: handle 0).
+    pub fn write_placed_by(&mut self, lpn: Lpn, pid: Option<u16>, sink: &mut impl FnMut(FlashOp)) -> Result<u64> {
         let lpn = lpn.0;
         let p = self.pool_of(lpn);
         self.pools[p].counters.host_writes += 1;
@@ -757,7 +783,11 @@ impl Ftl {
             s.version.insert(lpn, s.next);
             s.next
         });
-        let stream = if self.zones.is_some() { self.zone_stream(lpn)? } else { self.host_stream(lpn) };
+        let stream = match pid.map(usize::from) {
+            Some(h) if self.by_pid && h > 0 && h < self.handles => 1 + h,
+            _ if self.zones.is_some() => self.zone_stream(lpn)?,
+            _ => self.host_stream(lpn),
+        };
         let slot = self.allocate(p, stream, sink)?;
         self.zone_written(lpn);
         let old = self.l2p.set(lpn, slot);

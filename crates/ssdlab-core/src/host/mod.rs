@@ -915,6 +915,11 @@ impl Host {
             state.sync_due |= state.writes_since_sync >= state.fsync_every;
         }
         let mut c = Command::new(state.tenant, JobId(job as u32), QueueId(self.queue_of[job]), io.op, io.offset, io.len, arrival);
+        if io.op == Op::Write {
+            if let Some(pid) = state.gen.placement_id() {
+                c.pid = pid;
+            }
+        }
         if state.buffered {
             if let Some(cache) = &self.cache {
                 // A buffered read or write: the system call and the page look-ups (and a

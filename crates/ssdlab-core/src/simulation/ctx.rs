@@ -20,6 +20,9 @@ pub enum Event {
     Media(media::Event),
 }
 
+/// A write that names no FDP placement identifier.
+pub const NO_PID: u16 = u16::MAX;
+
 /// A command in flight: what it asks for, where it is, and where its time went.
 #[derive(Clone, Debug)]
 pub struct Command {
@@ -45,6 +48,8 @@ pub struct Command {
     pub crit_media: SimDuration,
     /// Read: of that piece's wait at its die, the time the die spent on GC work.
     pub crit_gc: SimDuration,
+    /// Write: the FDP placement identifier it names ([`NO_PID`]: none).
+    pub pid: u16,
     /// DMA addresses: the SQ/CQ slot, and the data buffer (a base address, or for buffered
     /// I/O the number that picks its page-cache pages).
     pub slot: u64,
@@ -81,6 +86,7 @@ impl Command {
             crit_len: 0,
             crit_media: SimDuration::ZERO,
             crit_gc: SimDuration::ZERO,
+            pid: NO_PID,
             slot: 0,
             buf: 0,
             submitted: SimTime::ZERO,

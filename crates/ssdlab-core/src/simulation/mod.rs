@@ -17,7 +17,7 @@ mod ctx;
 
 use std::time::Instant;
 
-pub use ctx::{Command, Commands, Ctx, Event};
+pub use ctx::{Command, Commands, Ctx, Event, NO_PID};
 
 use crate::ats::{Access, Atc};
 use crate::config::Config;

@@ -384,6 +384,16 @@ config_enum! {
 }
 
 config_enum! {
+    /// How a job picks the placement identifier of each write (fio's `fdp_pli_select`).
+    pub enum PlacementSelect {
+        /// Each in turn.
+        RoundRobin = "roundrobin",
+        /// One at random.
+        Random = "random",
+    }
+}
+
+config_enum! {
     /// Which jobs stop when a job ends (fio's `exitall` with `exit_what`).
     pub enum ExitScope {
         /// None: the job's end stops nothing else.
@@ -539,6 +549,11 @@ config_struct! {
         /// splits them; the drive then writes each whole or not at all, at no extra cost.
         /// Default: `false`.
         atomic: bool = false,
+        /// FDP placement identifiers the job's writes name (fio's `fdp_pli`/`plids`), each an
+        /// index into the drive's `ftl.fdp_handles`. Default: `[]` (none: handle 0).
+        placement_ids: Vec<u32> = Vec::new(),
+        /// How a write picks among them: `"roundrobin"` or `"random"`. Default: `"roundrobin"`.
+        placement_select: PlacementSelect = PlacementSelect::RoundRobin,
         /// fio's reporting group (`groupid`: `new_group` starts one without waiting, as
         /// `stonewall` does after waiting); `exit_scope = "group"` stops the jobs of the same
         /// group. Default: `0`.
@@ -635,6 +650,8 @@ config_struct! {
         latency_percentile: Option<f64> = None,
         latency_run: Option<bool> = None,
         atomic: Option<bool> = None,
+        placement_ids: Option<Vec<u32>> = None,
+        placement_select: Option<PlacementSelect> = None,
         group: Option<u32> = None,
         exit_scope: Option<ExitScope> = None,
         exit_on_error: Option<bool> = None,
@@ -682,7 +699,7 @@ impl WorkloadConfig {
             }
             take!(rw, rwmixread, bs, iodepth, number_ios, random_distribution, rate_iops, rate_process, thinktime, rw_skip, loops, direct, fsync, end_fsync, flow, flow_id, flow_sleep);
             take!(rate_cycle, startdelay, latency_target, latency_window, latency_percentile, latency_run, atomic, group, exit_scope, exit_on_error);
-            take!(random_sequence_stride);
+            take!(random_sequence_stride, placement_ids, placement_select);
             take!(zbd, max_open_zones, read_beyond_wp, zone_reset_threshold, zone_reset_frequency);
             for (dst, src) in [(&mut w.rate, o.rate), (&mut w.rate_min, o.rate_min)] {
                 if src.is_some() {

@@ -18,7 +18,7 @@ pub mod control;
 pub mod zbd;
 pub mod replay;
 
-pub use config::{BlockSizes, BsRange, BsSplit, DeviceMap, Distribution, ExitScope, IopsPair, JobOverride, LbaMode, PerDirection, RateProcess, Rates, ReplayConfig, ReplayMode, Rw, WorkloadConfig, DEFAULT_TENANT};
+pub use config::{BlockSizes, BsRange, BsSplit, DeviceMap, Distribution, ExitScope, IopsPair, PlacementSelect, JobOverride, LbaMode, PerDirection, RateProcess, Rates, ReplayConfig, ReplayMode, Rw, WorkloadConfig, DEFAULT_TENANT};
 
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution as _, Exp, Zipf};
@@ -93,6 +93,10 @@ pub struct JobGen {
     rate: Option<(SimDuration, RateProcess)>,
     /// The job ended early (an error of its control loops, or its latency search is done).
     stopped: bool,
+    /// FDP placement identifiers its writes name, the next in turn, and whether picked at random.
+    placement: Vec<u16>,
+    next_pid: usize,
+    random_pid: bool,
 }
 
 impl JobGen {
@@ -155,6 +159,14 @@ impl JobGen {
             limit_bytes,
             runtime: w.runtime.map(|r| SimTime::ZERO + w.startdelay + r),
             stopped: false,
+            placement: {
+                // fio sorts the list (str_fdp_pli_cb).
+                let mut ids: Vec<u16> = w.placement_ids.iter().map(|&p| p.min(u32::from(u16::MAX - 1)) as u16).collect();
+                ids.sort_unstable();
+                ids
+            },
+            next_pid: 0,
+            random_pid: w.placement_select == config::PlacementSelect::Random,
             rate,
         })
     }
@@ -195,6 +207,23 @@ impl JobGen {
         if let Some(r) = runtime {
             self.runtime = Some(now + r);
         }
+    }
+
+    /// The placement identifier of the job's next write (fio's `dp_fill_dspec_data`), if it
+    /// names any.
+    pub fn placement_id(&mut self) -> Option<u16> {
+        if self.placement.is_empty() {
+            return None;
+        }
+        let n = self.placement.len();
+        let i = if self.random_pid {
+            self.rng.random_range(0..n)
+        } else {
+            let i = self.next_pid;
+            self.next_pid = (i + 1) % n;
+            i
+        };
+        Some(self.placement[i])
     }
 
     /// Ends the job: it issues nothing more.

@@ -87,6 +87,9 @@ fn cross_field_rules() {
     // More jobs than queue pairs share them, within a queue's depth and one tenant's queues.
     let deep = issues(&[("workload.numjobs", "4"), ("nvme.io_queues", "2"), ("workload.iodepth", "600")]);
     assert!(deep.iter().any(|i| i.path == "workload.numjobs" && i.rule.contains("the 2 jobs on queue 0 have iodepth 1200 in all; must be <= nvme.queue_depth - 1 = 1023")), "{deep:?}");
+    // FDP placement identifiers name the drive's handles.
+    let pid = issues(&[("workload.placement_ids", "[1]")]);
+    assert!(pid.iter().any(|i| i.path == "workload.placement_ids" && i.rule.contains("ftl.fdp_handles = 0")), "{pid:?}");
     // RWF_ATOMIC writes follow Linux's rules against the drive's atomic write unit.
     let atomic = issues(&[("workload.atomic", "true"), ("workload.rw", "\"randwrite\""), ("workload.bs", "\"8k\"")]);
     assert!(atomic.iter().any(|i| i.path == "workload.atomic" && i.rule.contains("must be a power of two no larger than nvme.atomic_write_unit = 4KiB")), "{atomic:?}");

@@ -293,3 +293,43 @@ fn pools_keep_their_blocks_gc_and_counters_apart() {
     let err = Ftl::with_pools(g, &cfg, 5, &[specs[0], tight]).err().unwrap();
     assert!(err.to_string().contains("spare blocks"), "{err}");
 }
+
+/// Steady WAF of a log writer (sequential over the first quarter) and a random writer (the
+/// rest), 3:7, naming FDP placement identifiers 1 and 0 when `pids`, or none.
+fn pid_waf(pids: bool) -> f64 {
+    let cfg = FtlConfig { op_ratio: 0.10, gc_trigger: 0.005, gc_reclaim: 0.01, ..FtlConfig::default() };
+    let mut f = Ftl::new(&nand(128, 64, 4096), &cfg, 3).unwrap();
+    if pids {
+        f.enable_handles(2);
+    }
+    f.enable_integrity();
+    let n = f.exported_units();
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
+    let mut cursor = 0;
+    let mut write = |f: &mut Ftl, k: u64| {
+        for _ in 0..k {
+            let (lpn, pid) = if rng.random_range(0..10) < 3 {
+                cursor = (cursor + 1) % (n / 4);
+                (cursor, 1)
+            } else {
+                (n / 4 + rng.random_range(0..n - n / 4), 0)
+            };
+            f.write_placed_by(Lpn(lpn), pids.then_some(pid), &mut |_| {}).unwrap();
+        }
+    };
+    write(&mut f, 6 * n);
+    f.reset_counters();
+    write(&mut f, 2 * n);
+    f.verify().unwrap();
+    f.counters().waf()
+}
+
+#[test]
+fn placement_identifiers_keep_a_log_writer_apart_and_lower_waf() {
+    // FDP by placement identifier (fio's fdp=1 with fdp_pli): the log writer's reclaim units
+    // die whole once it has rewritten them, so kept apart from the random writer they need no
+    // moves; one mixed stream moves the log's live data with the random writer's. (Measured:
+    // 5.40 mixed, 4.79 apart.)
+    let (mixed, apart) = (pid_waf(false), pid_waf(true));
+    assert!(apart < mixed * 0.9, "WAF {apart:.2} with placement against {mixed:.2} without");
+}
