@@ -98,9 +98,9 @@ EXPECTED = {
     "rdmaio-client.fio": ":3: ioengine=rdma does RDMA verbs, not block I/O to a drive",
     "rdmaio-server.fio": ":3: ioengine=rdma does RDMA verbs, not block I/O to a drive",
     "sequence-distribution.fio": "ok: 2 groups, 2 jobs",
-    "sg_verify-fail.fio": ":33: sg_write_mode=verify_bytchk_01: has a meaning for the device",
-    "sg_verify.fio": ":36: sg_write_mode=verify_bytchk_00: has a meaning for the device",
-    "sg_write_same_ndob.fio": ":33: sg_write_mode=write_same_ndob: has a meaning for the device ",
+    "sg_verify-fail.fio": "ok: 5 groups, 5 jobs",
+    "sg_verify.fio": "ok: 7 groups, 7 jobs",
+    "sg_write_same_ndob.fio": "ok: 4 groups, 4 jobs",
     "sprandom.fio": ":32: ${FIO_BS} is not set in the environment",
     "ssd-steadystate.fio": "ok: 2 groups, 5 jobs",
     "ssd-test.fio": "ok: 4 groups, 4 jobs",
@@ -113,8 +113,8 @@ EXPECTED = {
     "uring-cmd-pi-ext.fio": ":19: bs = 4160B: block sizes must be positive multiples of 512B",
     "uring-cmd-pi-sb.fio": "ok: 2 groups, 2 jobs",
     "uring-cmd-trim-multi-range.fio": ":16: num_range=8: has a meaning for the device that ssdlab does n",
-    "uring-cmd-write-mode.fio": ":21: write_mode=write/40:zeroes/30:uncor/20:verify/10: has a mean",
-    "uring-cmd-zoned-append.fio": ":13: write_mode=zone_append: has a meaning for the device that ss",
+    "uring-cmd-write-mode.fio": "ok: 1 groups, 1 jobs",
+    "uring-cmd-zoned-append.fio": ":13: write_mode=zone_append: zone append is not modelled yet",
     "uring-cmd-zoned.fio": "ok: 3 groups, 3 jobs",
     "waitfor.fio": "ok: 1 groups, 16 jobs",
     "xnvme-compare.fio": ":70: ${FIO_RW} is not set in the environment",
@@ -136,6 +136,9 @@ DEVICE = {
     "cross-stripe-verify.fio": ("default", {"media.capacity": "4TiB"}),
     # FDP with placement identifiers: a drive with 8 reclaim unit handles.
     "uring-cmd-fdp.fio": ("tlc", {"ftl.placement": "fdp", "ftl.fdp_handles": 8, "ftl.op_ratio": 0.1}),
+    # NVMe Write Zeroes, Write Uncorrectable, Verify and Compare (and the sg engine's SCSI
+    # equivalents) are modelled on flash drives.
+    **{f: ("tlc", None) for f in ("uring-cmd-write-mode.fio", "sg_verify.fio", "sg_verify-fail.fio", "sg_write_same_ndob.fio")},
     # fio's zbd mode: a zoned drive with 256 MiB zones.
     **{f: ("zns", None) for f in ("libzbc-rand-write.fio", "libzbc-seq-read.fio", "uring-cmd-zoned.fio", "zbd-rand-write.fio",
                                   "zbd-rand-write-zone-reset-gc.fio", "zbd-seq-read.fio", "zbd-rand-write-trim-gc.fio", "uring-cmd-zoned-append.fio")},
@@ -161,7 +164,7 @@ def test_every_example_job_file_is_classified():
     assert len(files) == 107 and files == sorted(EXPECTED)
     got = {name: outcome(FIO_JOBS / name) for name in files}
     assert got == EXPECTED
-    assert sum(v.startswith("ok") for v in got.values()) >= 49
+    assert sum(v.startswith("ok") for v in got.values()) >= 53
 
 
 @pytest.mark.skipif(not FIO_JOBS.is_dir(), reason="../shared/data/fio-jobs is not beside the repository")
@@ -343,7 +346,7 @@ def test_a_latency_target_job_reports_its_depth_and_a_missed_minimum_its_error(t
     p = write(tmp_path, "[j]\nrw=randread\nioengine=libaio\ndirect=1\nruntime=10\nratemin=1g\nnumber_ios=100000000\n")
     plan = api.load_jobfile(p, "tlc")
     [res] = plan.run()
-    assert res.summary["jobs"][0]["error"].startswith("j: read rate_min=1073741824B/s not met")
+    assert res.summary["jobs"][0]["error"].startswith("j: rate_min=1073741824B/s not met")
     assert api.fio_json(plan, [res])["jobs"][0]["error"] == 5
 
 
@@ -428,6 +431,22 @@ def test_fdp_placement_identifiers_map_onto_the_drives_handles(tmp_path):
         api.load_jobfile(write(tmp_path, "[a]\nrw=randwrite\nfdp=1\nfdp_pli=5\n"), "tlc", set=fdp)
     with pytest.raises(ssdlab.WorkloadError, match="fdp_handles = 0"):
         api.load_jobfile(write(tmp_path, "[a]\nrw=randwrite\nfdp=1\nfdp_pli=1\n"), "tlc")
+
+
+def test_write_modes_become_the_nvme_commands_of_the_writes(tmp_path):
+    [g], _ = fiojob.load(write(tmp_path, "[j]\nioengine=io_uring_cmd\nrw=write\nwrite_mode=write/40:zeroes/30:uncor/20:verify/10\n"), env={})
+    assert g.jobs[0]["write_mode"] == "write/40:zeroes/30:uncor/20:verify/10"
+    groups, _ = fiojob.load(write(tmp_path, "[a]\nioengine=sg\nrw=write\nsg_write_mode=verify_bytchk_11\n[b]\nstonewall\nioengine=sg\nrw=write\nsg_write_mode=write_same_ndob\n"), env={})
+    assert [g.jobs[0]["write_mode"] for g in groups] == ["compare-block", "zeroes"]
+    with pytest.raises(ssdlab.WorkloadError, match="WRITE SAME with data"):
+        fiojob.load(write(tmp_path, "[j]\nioengine=sg\nrw=write\nsg_write_mode=write_same\n"), env={})
+    # On the device: a Verify reads the media and counts as a write of its length, as in fio.
+    plan = api.load_jobfile(write(tmp_path, "[j]\nioengine=io_uring_cmd\nrw=randwrite\nbs=4k\nnumber_ios=500\nwrite_mode=verify\n"), "tlc")
+    [res] = plan.run()
+    s = res.summary
+    assert s["write"]["ios"] == 500 and s["metrics"]["nand.host_reads"] == 500 and s["metrics"]["nand.programs"] == 0
+    with pytest.raises(ssdlab.WorkloadError, match="modelled on flash drives"):
+        api.load_jobfile(write(tmp_path, "[j]\nioengine=io_uring_cmd\nrw=write\nwrite_mode=zeroes\n"), "default")
 
 
 def test_time_based_without_runtime_is_turned_off_as_fio_does(tmp_path):

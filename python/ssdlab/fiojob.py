@@ -79,7 +79,7 @@ IGNORED = {
 UNMODELLED = {
     "thinktime_spin", "thinktime_iotime",
     "flow_watermark", "percentage_random",
-    "sg_write_mode", "num_range", "write_mode", "trim_percentage", "trim_backlog", "trim_verify_zero",
+    "num_range", "trim_percentage", "trim_backlog", "trim_verify_zero",
     "inplace", "donorname", "sprandom", "spr_op", "spr_num_regions", "verify_trim", "io_limit",
     "pingpong", "verb", "random_distribution_seed", "file_append", "bs_is_seq_rand", "rw_sequencer",
     "rwmixcycle", "time_based_limit",
@@ -92,7 +92,7 @@ MAPPED = {
     "thinktime", "thinktime_blocks", "rate", "bsrange", "blocksize_range", "loops",
     "rate_min", "ratemin", "rate_iops_min", "rate_cycle", "ratecycle", "startdelay",
     "latency_target", "latency_window", "latency_percentile", "latency_run", "exitall", "exitall_on_error", "exit_what", "atomic", "random_sequence_stride",
-    "fdp", "fdp_pli", "plids", "fdp_pli_select", "plid_select", "dataplacement", "data_placement",
+    "fdp", "fdp_pli", "plids", "fdp_pli_select", "plid_select", "dataplacement", "data_placement", "write_mode", "sg_write_mode",
     "steadystate", "ss", "ss_dur", "ss_ramp", "ss_interval", "steadystate_duration", "steadystate_ramp_time",
     "steadystate_check_interval", "flow", "flow_id", "flow_sleep", "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit", "cmdprio_hint",
     "zonemode", "zonesize", "zonerange", "zoneskip", "wait_for",
@@ -609,6 +609,7 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
             raise _err(o["atomic"].where, f"atomic=1 with ioengine={engine}: fio: engine does not support atomic writes")
         out["atomic"] = True
     _placement(o, out)
+    _write_mode(o, out, notes)
     prio = [k for k in ("cmdprio_percentage", "cmdprio_bssplit") if k in o]
     if prio:
         # Linux passes an I/O's priority to the I/O scheduler, not to an NVMe drive (NVMe has
@@ -656,6 +657,33 @@ def _placement(o: dict, out: dict) -> None:
         if v not in ("roundrobin", "random"):
             raise _err(sel.where, f"{sel.key}={v}: roundrobin or random (a scheme file is not modelled)")
         out["placement_select"] = v
+
+
+# SCSI commands of fio's sg engine (sg_write_mode) as the NVMe command each is modelled by.
+SG_WRITE_MODES = {"write": "write", "verify_bytchk_00": "verify", "verify_bytchk_01": "compare", "verify_bytchk_11": "compare-block", "write_same_ndob": "zeroes"}
+
+
+def _write_mode(o: dict, out: dict, notes: list[str]) -> None:
+    """io_uring_cmd's `write_mode` (write, zeroes, uncor, verify, or shares such as
+    write/60:zeroes/40) and the sg engine's `sg_write_mode`, as the commands a job's writes are."""
+    key = next((k for k in ("write_mode", "sg_write_mode") if k in o), None)
+    if key is None:
+        return
+    where, v = o[key].where, (o[key].value or "").strip()
+    if key == "sg_write_mode":
+        if v not in SG_WRITE_MODES:
+            raise _err(where, f"sg_write_mode={v}: of the sg engine's modes, {', '.join(SG_WRITE_MODES)} are modelled (WRITE SAME with data, WRITE AND VERIFY and WRITE STREAM are not)")
+        mode = SG_WRITE_MODES[v]
+        found = "; what a comparison finds is not modelled (ssdlab keeps no data)" if "verify" in v else ""
+        notes.append(f"{where}: sg_write_mode={v} runs as the NVMe command it amounts to ({mode}){found}")
+    else:
+        mode = v
+        if any(part.split("/")[0].strip() == "zone_append" for part in v.split(":")):
+            raise _err(where, f"write_mode={v}: zone append is not modelled yet")
+        if any(part.split("/")[0].strip() == "verify" for part in v.split(":")):
+            notes.append(f"{where}: write_mode={v}: a Verify reads the media; what it finds is not modelled (ssdlab keeps no data)")
+    if mode != "write":
+        out["write_mode"] = mode
 
 
 @dataclass(frozen=True)

@@ -144,8 +144,22 @@ impl Config {
             if let Some(&pid) = job.placement_ids.iter().find(|&&p| self.ftl.placement != crate::ftl::Placement::Fdp || p >= self.ftl.fdp_handles) {
                 issues.push(&format!("{path}.placement_ids"), pid, format!("must name one of the drive's ftl.fdp_handles = {} reclaim unit handles (with ftl.placement = \"fdp\")", self.ftl.fdp_handles));
             }
+            if let Some(mix) = job.write_mode.as_ref().filter(|m| m.0.iter().any(|e| e.0 != crate::workload::Kind::Write)) {
+                let key = format!("{path}.write_mode");
+                if self.media.kind != crate::media::MediaKind::Nand {
+                    issues.push(&key, mix, "Write Zeroes, Write Uncorrectable, Verify and Compare are modelled on flash drives (media.kind = \"nand\")");
+                } else if self.ftl.zone_size.is_some() {
+                    issues.push(&key, mix, "a zoned namespace takes writes only at its write pointers");
+                } else if !job.direct {
+                    issues.push(&key, mix, "these commands go to the drive directly (direct I/O)");
+                }
+            }
             if job.zbd && (self.media.kind != crate::media::MediaKind::Nand || self.ftl.zone_size.is_none()) {
                 issues.push(&format!("{path}.zbd"), true, "fio's zonemode=zbd needs a zoned drive: a NAND device with ftl.zone_size");
+            } else if job.zbd && (!job.direct || job.replay.trace.is_some()) {
+                issues.push(&format!("{path}.zbd"), true, "zbd jobs write the zones directly: direct I/O, no replayed trace (fio: direct I/O is mandatory for writing to ZBD drives)");
+            } else if job.zbd && !job.min_bs().is_multiple_of(self.ftl.mapping_unit.0) {
+                issues.push(&format!("{path}.bs"), units::format_size(job.min_bs()), format!("zbd writes must be whole mapping units (ftl.mapping_unit = {})", self.ftl.mapping_unit));
             }
             if job.atomic && job.rw.read_percent(job.rwmixread) < 100 {
                 // Linux's RWF_ATOMIC rules (block/fops.c, generic_atomic_write_valid): direct

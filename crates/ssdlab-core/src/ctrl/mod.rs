@@ -132,7 +132,9 @@ impl Ctrl {
             None => match last {
                 Step::Fetch => SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::SqeRead }),
                 Step::Prp => SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::PrpRead }),
-                Step::Translate if c.op == Op::Read => SimEvent::Media(media::Event::ReadStart { cmd: id }),
+                Step::Translate if c.op == Op::Read || (c.kind.reads_media() && !c.kind.data_in()) => SimEvent::Media(media::Event::ReadStart { cmd: id }),
+                // Write Zeroes and Write Uncorrectable move no data: the drive acts on its map.
+                Step::Translate if !c.kind.data_in() => SimEvent::Media(media::Event::WriteStart { cmd: id }),
                 Step::Translate => SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::DataRead }),
                 Step::Completion => SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::Cqe }),
                 Step::Parse | Step::PrpList => unreachable!("always followed by an internal step"),

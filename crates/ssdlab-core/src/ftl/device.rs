@@ -447,6 +447,8 @@ impl FlashDevice {
             if let Some(n) = self.tenant_ios.get_mut(tenant) {
                 *n += 1;
             }
+            let dropped = self.ftl.take_dropped_units();
+            self.buffer_used[part] = self.buffer_used[part].saturating_sub(dropped);
             self.ops = ops;
             self.submit_ops(now);
             let erases = self.ftl.counters().erases;
@@ -730,6 +732,20 @@ impl Medium for FlashDevice {
 
     /// Write data has arrived: into the write buffer if there is room, else wait for it.
     fn write(&mut self, ctx: &mut Ctx, id: CmdId) {
+        if ctx.cmds[id].kind.deallocates() {
+            // Write Zeroes or Write Uncorrectable: the controller unmaps the blocks (reads of
+            // them return zeroes); nothing reaches the flash.
+            let (now, c) = (ctx.now, &ctx.cmds[id]);
+            let first = c.offset / self.unit;
+            for lpn in first..first + c.pieces {
+                self.ahead.written(Lpn(lpn));
+                self.ftl.trim(Lpn(lpn));
+            }
+            let c = &mut ctx.cmds[id];
+            c.account(Component::Media, now + self.buffer_latency);
+            ctx.at(now + self.buffer_latency, SimEvent::Ctrl(crate::ctrl::Event::Step { cmd: id, step: crate::ctrl::Step::Completion }));
+            return;
+        }
         let bg = self.note_activity(ctx.now);
         self.arm_ops(ctx);
         let part = self.part_of(ctx.cmds[id].offset);

@@ -1131,7 +1131,6 @@ impl Ftl {
         Ok(())
     }
 
-    /// Erases a victim with nothing valid left: a free block of its pool again.
     /// Erases `block` now if it is full and holds nothing valid (a zone reset's blocks); a
     /// block that GC is collecting is left to GC.
     fn erase_if_empty(&mut self, block: u32, sink: &mut impl FnMut(FlashOp)) {
@@ -1150,6 +1149,7 @@ impl Ftl {
         (slot != UNMAPPED).then_some(slot)
     }
 
+    /// Erases a victim with nothing valid left: a free block of its pool again.
     fn erase_victim(&mut self, victim: u32, p: usize, sink: &mut impl FnMut(FlashOp)) {
         sink(FlashOp::Erase { block: BlockId(victim) });
         let b = &mut self.blocks[victim as usize];

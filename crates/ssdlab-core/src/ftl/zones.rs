@@ -32,6 +32,10 @@ pub(super) struct Zones {
     max_active: u32,
     /// Zones reset so far.
     pub resets: u64,
+    /// Units of partly filled pages that zones which filled up left unprogrammed (a stream
+    /// that skipped a plane with no free block ends a zone mid-page): the write buffer drops
+    /// them.
+    dropped: u64,
 }
 
 impl Ftl {
@@ -49,6 +53,7 @@ impl Ftl {
             idle: (first..first + max_active).rev().collect(),
             max_active,
             resets: 0,
+            dropped: 0,
         }));
     }
 
@@ -98,8 +103,16 @@ impl Ftl {
         if z.wp[zone] == z.units {
             let s = std::mem::replace(&mut z.stream[zone], IDLE);
             z.idle.push(s);
-            self.seal(s as usize);
+            let dropped = self.seal(s as usize);
+            if let Some(z) = self.zones.as_mut() {
+                z.dropped += dropped;
+            }
         }
+    }
+
+    /// Units of partly filled pages that full zones left unprogrammed since the last call.
+    pub fn take_dropped_units(&mut self) -> u64 {
+        self.zones.as_mut().map_or(0, |z| std::mem::take(&mut z.dropped))
     }
 
     /// Resets `zone`: its units are unmapped, its write pointer returns to its start, and its

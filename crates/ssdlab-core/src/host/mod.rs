@@ -111,13 +111,20 @@ pub enum Event {
 enum Hold {
     None,
     Pace(SimTime),
-    Search,
-    Final,
     /// zbd: the queue drains, then the job resets this zone (and waits for the reset).
     Reset(usize),
     Resetting,
     /// zbd: the zone of the job's next write has a write in flight.
     ZoneBusy,
+}
+
+/// The latency-target search waits for the job's queue to drain: before a new window, or
+/// before its last one (which restarts the job's statistics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LatWait {
+    None,
+    Search,
+    Final,
 }
 
 /// Where a request is on its way out of the host.
@@ -149,8 +156,12 @@ struct Job {
     ctl: Control,
     /// When the job starts (fio's `startdelay`).
     start: SimTime,
-    /// What the job waits for before it issues more.
+    /// What the job waits for before it issues more, and whether its latency search waits
+    /// for the queue to drain.
     hold: Hold,
+    lat_wait: LatWait,
+    /// The job is running (its start delay over, the jobs it waits for ended).
+    started: bool,
     /// Why the job ended early, in fio's words.
     error: Option<String>,
     /// fio's reporting group, which jobs stop when this one ends (and only on an error), and
@@ -374,9 +385,11 @@ impl Host {
                     inflight: 0,
                     iodepth: jw.iodepth,
                     thinktime: jw.thinktime,
-                    ctl: Control::new(&limits(&jw), SimTime::ZERO + jw.startdelay, jw.iodepth),
+                    ctl: Control::new(&limits(&jw, w.ramp_time), SimTime::ZERO + jw.startdelay, jw.iodepth),
                     start: SimTime::ZERO + jw.startdelay,
                     hold: Hold::None,
+                    lat_wait: LatWait::None,
+                    started: false,
                     error: None,
                     group: jw.group,
                     exit_scope: jw.exit_scope,
@@ -395,7 +408,7 @@ impl Host {
                             read_beyond_wp: jw.read_beyond_wp,
                             reset_threshold: jw.zone_reset_threshold,
                             reset_frequency: freq,
-                            writes_left: if freq > 0.0 { (1.0 / freq).round().max(1.0) as u64 } else { 0 },
+                            writes_left: if freq > 0.0 { ((1.0 / freq) as u64).max(1) } else { 0 },
                         }
                     }),
                     pending: None,
@@ -641,7 +654,9 @@ impl Host {
         } else if start > ctx.now {
             ctx.at(start, SimEvent::Host(Event::Wake { job: JobId(job as u32) }));
         } else {
+            j.started = true;
             self.fill(ctx, job);
+            self.check_end(ctx, job);
         }
     }
 
@@ -651,15 +666,23 @@ impl Host {
         match ev {
             Event::Arrival { job } => self.on_arrival(ctx, job.index()),
             Event::ZoneResetDone { job, zone } => {
+                let j = job.index();
                 if let Some(v) = self.zones.as_mut() {
                     v.reset(zone as usize);
                 }
-                self.jobs[job.index()].hold = Hold::None;
-                self.fill(ctx, job.index());
+                self.jobs[j].hold = Hold::None;
+                // The write that waited for the reset goes first, at the zone's start.
+                if let Some((io, true)) = self.jobs[j].pending {
+                    self.jobs[j].pending = None;
+                    self.issue_zoned(ctx, j, io, ctx.now);
+                }
+                self.fill(ctx, j);
+                self.check_end(ctx, j);
                 self.wake_zone_waiters(ctx);
             }
             Event::Wake { job } => {
                 let j = &mut self.jobs[job.index()];
+                j.started = true;
                 if matches!(j.hold, Hold::Pace(_)) {
                     j.hold = Hold::None;
                 }
@@ -697,11 +720,19 @@ impl Host {
 
     fn on_arrival(&mut self, ctx: &mut Ctx, job: usize) {
         let now = ctx.now;
+        self.jobs[job].started = true;
         if !self.jobs[job].gen.may_issue(now) {
             self.check_end(ctx, job);
             return;
         }
-        if self.jobs[job].inflight < self.jobs[job].iodepth {
+        let j = &self.jobs[job];
+        let free = j.hold == Hold::None && j.lat_wait == LatWait::None && j.inflight < j.ctl.depth(j.iodepth);
+        if !free && !j.gen.open_loop() {
+            // A thinking thread held back (a drain, a reset, its search's depth): it goes on
+            // when the hold clears.
+            return;
+        }
+        if free {
             self.issue(ctx, job, now, false);
         } else if self.jobs[job].backlog.len() >= MAX_BACKLOG {
             ctx.fail(Error::workload("workload.rate_iops", self.rate_iops.to_string(), format!("job {job}: more than {MAX_BACKLOG} arrivals wait for a free iodepth slot: the device cannot sustain this rate")));
@@ -867,6 +898,7 @@ impl Host {
             if self.jobs[k].hold == Hold::ZoneBusy {
                 self.jobs[k].hold = Hold::None;
                 self.fill(ctx, k);
+                self.check_end(ctx, k);
             }
         }
     }
@@ -877,7 +909,7 @@ impl Host {
         let now = ctx.now;
         loop {
             let j = &self.jobs[job];
-            if j.hold != Hold::None || j.syncing || j.ended || j.inflight >= j.ctl.depth(j.iodepth) || j.gen.open_loop() || !j.gen.may_issue(now) || self.job_source[job].is_some() {
+            if j.hold != Hold::None || j.lat_wait != LatWait::None || j.syncing || j.ended || j.inflight >= j.ctl.depth(j.iodepth) || j.gen.open_loop() || !j.gen.may_issue(now) || self.job_source[job].is_some() {
                 return;
             }
             let before = (j.inflight, j.hold);
@@ -919,6 +951,7 @@ impl Host {
             if let Some(pid) = state.gen.placement_id() {
                 c.pid = pid;
             }
+            c.kind = state.gen.write_kind();
         }
         if state.buffered {
             if let Some(cache) = &self.cache {
@@ -1382,31 +1415,32 @@ impl Host {
         state.inflight -= 1;
         match state.ctl.completed(op, len, latency, now) {
             Verdict::Go => {}
-            Verdict::Drain => state.hold = Hold::Search,
-            Verdict::FinalRun => state.hold = Hold::Final,
-            Verdict::Done => state.gen.stop(),
+            Verdict::Drain => state.lat_wait = LatWait::Search,
+            Verdict::FinalRun => state.lat_wait = LatWait::Final,
+            Verdict::Done => {
+                state.gen.stop();
+                state.backlog.clear();
+            }
             Verdict::Error(e) => {
                 state.error = Some(format!("{}: {e}", state.name));
                 state.gen.stop();
+                state.backlog.clear();
             }
         }
         if state.inflight == 0 {
-            match state.hold {
-                Hold::None => {}
-                Hold::Pace(t) => ctx.at(t.max(now), SimEvent::Host(Event::Wake { job: JobId(job as u32) })),
-                Hold::Search => {
-                    state.ctl.drained(now);
-                    state.hold = Hold::None;
-                }
-                Hold::Final => {
+            match std::mem::replace(&mut state.lat_wait, LatWait::None) {
+                LatWait::None => {}
+                LatWait::Search => state.ctl.drained(now),
+                LatWait::Final => {
                     // fio's reset_all_stats: the job's statistics start again at the depth found.
                     state.ctl.drained(now);
-                    state.hold = Hold::None;
                     ctx.probe.reset_job(job, now);
                 }
+            }
+            match state.hold {
+                Hold::Pace(t) => ctx.at(t.max(now), SimEvent::Host(Event::Wake { job: JobId(job as u32) })),
                 Hold::Reset(zone) if !self.zones.as_ref().is_some_and(|v| v.write_locked(zone)) => self.send_reset(ctx, job, zone),
-                Hold::Reset(_) => {}
-                Hold::Resetting | Hold::ZoneBusy => {}
+                Hold::None | Hold::Reset(_) | Hold::Resetting | Hold::ZoneBusy => {}
             }
         }
         if op == Op::Write {
@@ -1480,14 +1514,26 @@ impl Host {
         }
         self.jobs[job].finished = true;
         let j = &self.jobs[job];
+        let mut stopped = Vec::new();
         if j.exit_scope != ExitScope::None && !(j.exit_on_error && j.error.is_none()) {
             let (scope, group) = (j.exit_scope, j.group);
             for (k, other) in self.jobs.iter_mut().enumerate() {
-                if k != job && (scope != ExitScope::Group || other.group == group) {
+                // fio's TERMINATE_STONEWALL stops the jobs running; `all` also those waiting.
+                let hit = match scope {
+                    ExitScope::Group => other.group == group,
+                    ExitScope::Stonewall => other.started,
+                    ExitScope::All => true,
+                    ExitScope::None => false,
+                };
+                if k != job && hit {
                     other.gen.stop();
                     other.backlog.clear();
+                    stopped.push(k);
                 }
             }
+        }
+        for k in stopped {
+            self.check_end(ctx, k);
         }
         for k in 0..self.jobs.len() {
             let w = &self.jobs[k].waits_for;
@@ -1529,7 +1575,7 @@ fn zone_view(config: &Config, jobs: &[Job]) -> Option<Box<ZoneView>> {
 }
 
 /// The control limits a job's workload sets.
-fn limits(w: &WorkloadConfig) -> Limits {
+fn limits(w: &WorkloadConfig, ramp_time: SimDuration) -> Limits {
     let pair = |r: Option<crate::workload::Rates>| r.map_or([0; 2], |r| [r.read, r.write]);
     Limits {
         rate: pair(w.rate),
@@ -1540,6 +1586,7 @@ fn limits(w: &WorkloadConfig) -> Limits {
         latency_window: w.latency_window,
         latency_percentile: w.latency_percentile,
         latency_run: w.latency_run,
+        ramp_time,
     }
 }
 

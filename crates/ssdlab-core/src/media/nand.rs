@@ -141,6 +141,9 @@ struct Die {
     /// GC work committed so far ends.
     gc_busy: SimDuration,
     gc_until: SimTime,
+    /// The GC clock's last reading (it never goes back, even when a suspend or a cache
+    /// program's gap makes the committed estimate dip).
+    gc_seen: SimDuration,
     /// Programs merged into the running multi-plane program.
     merged: Vec<Op>,
     /// Cache program: when the array finishes its last program, and the programs (with their
@@ -177,13 +180,14 @@ impl Die {
 
     /// GC time the die has done by `now` (what is committed, less what lies ahead).
     #[inline]
-    fn gc_clock(&self, now: SimTime) -> SimDuration {
-        self.gc_busy - self.gc_until.since(now).min(self.gc_busy)
+    fn gc_clock(&mut self, now: SimTime) -> SimDuration {
+        self.gc_seen = (self.gc_busy - self.gc_until.since(now).min(self.gc_busy)).max(self.gc_seen);
+        self.gc_seen
     }
 
     /// A host read starts at `now`: of its wait since it was queued, the die's GC time.
     #[inline]
-    fn gc_wait(&self, op: &mut Op, now: SimTime) {
+    fn gc_wait(&mut self, op: &mut Op, now: SimTime) {
         if matches!(op.work, Work::HostRead { .. }) {
             let done = self.gc_clock(now);
             op.gc = (done - op.gc.min(done)).min(now.since(op.queued));

@@ -221,8 +221,8 @@ impl Link {
             Tlp::SqeData => (Dir::Down, p.completions(SQE_BYTES)),
             Tlp::PrpRead => (Dir::Up, p.read_requests(c.prp_entries * PRP_ENTRY_BYTES)),
             Tlp::PrpData => (Dir::Down, p.completions(c.prp_entries * PRP_ENTRY_BYTES)),
-            Tlp::DataRead => (Dir::Up, p.read_requests(c.len)),
-            Tlp::DataIn => (Dir::Down, p.completions(c.len)),
+            Tlp::DataRead => (Dir::Up, p.read_requests(c.kind.data_len(c.len))),
+            Tlp::DataIn => (Dir::Down, p.completions(c.kind.data_len(c.len))),
             Tlp::DataOut { len, .. } => (Dir::Up, p.writes(u64::from(len))),
             Tlp::Cqe => (Dir::Up, p.writes(CQE_BYTES)),
         };
@@ -270,7 +270,9 @@ impl Link {
             Tlp::DataIn => {
                 c.account(Component::Queueing, g.start);
                 c.account(Component::Transfer, g.end + prop);
-                (SimEvent::Media(media::Event::WriteStart { cmd: id }), g.end + prop)
+                // A Compare's data meets the blocks the drive reads; a Write's goes to the media.
+                let next = if c.kind.reads_media() { media::Event::ReadStart { cmd: id } } else { media::Event::WriteStart { cmd: id } };
+                (SimEvent::Media(next), g.end + prop)
             }
             Tlp::DataOut { .. } => {
                 c.pieces_left -= 1;

@@ -50,6 +50,8 @@ pub struct Command {
     pub crit_gc: SimDuration,
     /// Write: the FDP placement identifier it names ([`NO_PID`]: none).
     pub pid: u16,
+    /// Write: the NVMe command it is (Write, Write Zeroes, Verify, ...).
+    pub kind: crate::workload::Kind,
     /// DMA addresses: the SQ/CQ slot, and the data buffer (a base address, or for buffered
     /// I/O the number that picks its page-cache pages).
     pub slot: u64,
@@ -87,6 +89,7 @@ impl Command {
             crit_media: SimDuration::ZERO,
             crit_gc: SimDuration::ZERO,
             pid: NO_PID,
+            kind: crate::workload::Kind::Write,
             slot: 0,
             buf: 0,
             submitted: SimTime::ZERO,

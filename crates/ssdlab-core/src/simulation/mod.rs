@@ -300,6 +300,11 @@ impl Simulation {
     /// A command's TLPs are ready: the device's DMAs first look up their translations (and
     /// are logged, when asked).
     fn send(&mut self, id: CmdId, tlp: Tlp) {
+        if matches!(tlp, Tlp::DataOut { .. }) && self.cmds[id].op == crate::workload::Op::Write {
+            // A Verify's or Compare's read: the data stays in the drive.
+            self.piece_checked(id);
+            return;
+        }
         if tlp == Tlp::SqDoorbell {
             // The request reaches the device (the disk statistics' view of a request).
             self.host.disk.start(self.now);
@@ -310,6 +315,26 @@ impl Simulation {
             return;
         }
         self.translate_and_transmit(id, tlp);
+    }
+
+    /// A piece a Verify or Compare read is checked in the controller (on flash, whose reads
+    /// take no transfer engine); after the last, the command completes (its critical piece's
+    /// media time and GC wait split as a read's).
+    fn piece_checked(&mut self, id: CmdId) {
+        let now = self.now;
+        let c = &mut self.cmds[id];
+        c.pieces_left = c.pieces_left.saturating_sub(1);
+        if c.pieces_left > 0 {
+            return;
+        }
+        let waited = now.since(c.mark);
+        let media = c.crit_media.min(waited);
+        let gc = c.crit_gc.min(waited - media);
+        c.add(Component::Media, media);
+        c.add(Component::Gc, gc);
+        c.add(Component::Queueing, waited - media - gc);
+        c.mark = now;
+        self.queue.push(now, Event::Ctrl(ctrl::Event::Step { cmd: id, step: Step::Completion }));
     }
 
     fn translate_and_transmit(&mut self, id: CmdId, tlp: Tlp) {

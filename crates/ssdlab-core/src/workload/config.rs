@@ -276,6 +276,72 @@ impl fmt::Display for BsRange {
     }
 }
 
+/// The commands a job's writes are, with their shares (fio's `write_mode`, io_uring_cmd):
+/// `write`, `zeroes`, `uncor`, `verify` or `compare`, alone or as `write/60:zeroes/40`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteMix(pub Vec<(super::Kind, u32)>);
+
+impl std::str::FromStr for WriteMix {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let kind = |k: &str| match k.trim() {
+            "write" => Ok(super::Kind::Write),
+            "zeroes" => Ok(super::Kind::Zeroes),
+            "uncor" => Ok(super::Kind::Uncorrectable),
+            "verify" => Ok(super::Kind::Verify),
+            "compare" => Ok(super::Kind::Compare),
+            "compare-block" => Ok(super::Kind::CompareBlock),
+            other => Err(format!("{other:?} is not write, zeroes, uncor, verify, compare or compare-block")),
+        };
+        let items: Vec<&str> = s.split(':').map(str::trim).filter(|i| !i.is_empty()).collect();
+        if let [one] = items.as_slice() {
+            if !one.contains('/') {
+                return Ok(WriteMix(vec![(kind(one)?, 100)]));
+            }
+        }
+        let mut parts: Vec<(super::Kind, Option<u32>)> = Vec::new();
+        for item in &items {
+            let (k, p) = item.split_once('/').unwrap_or((item, ""));
+            let share = if p.trim().is_empty() { None } else { Some(p.trim().parse::<u32>().map_err(|_| format!("{p:?} is not a whole percentage"))?) };
+            parts.push((kind(k)?, share));
+        }
+        // As fio: entries without a share split what the others leave.
+        let given: u32 = parts.iter().filter_map(|e| e.1).sum();
+        let blanks = parts.iter().filter(|e| e.1.is_none()).count() as u32;
+        if parts.is_empty() || given > 100 || (blanks == 0 && given != 100) {
+            return Err(format!("shares must add up to 100 (they add up to {given})"));
+        }
+        let (each, mut extra) = if blanks > 0 { ((100 - given) / blanks, (100 - given) % blanks) } else { (0, 0) };
+        let out = parts
+            .into_iter()
+            .map(|(k, p)| {
+                let share = p.unwrap_or_else(|| {
+                    let one = u32::from(extra > 0);
+                    extra -= one;
+                    each + one
+                });
+                (k, share)
+            })
+            .collect();
+        Ok(WriteMix(out))
+    }
+}
+
+impl fmt::Display for WriteMix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = |k: super::Kind| match k {
+            super::Kind::Write => "write",
+            super::Kind::Zeroes => "zeroes",
+            super::Kind::Uncorrectable => "uncor",
+            super::Kind::Verify => "verify",
+            super::Kind::Compare => "compare",
+            super::Kind::CompareBlock => "compare-block",
+        };
+        let parts: Vec<String> = self.0.iter().map(|(k, p)| format!("{}/{p}", name(*k))).collect();
+        f.write_str(&parts.join(":"))
+    }
+}
+
 /// fio's `bssplit`: `size/percent:size/percent…`, optionally `,` and a separate write list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BsSplit {
@@ -369,6 +435,7 @@ string_typed!(
     BlockSizes: "a size such as \"4k\" or \"4k,64k\"",
     BsSplit: "a string such as \"4k/50:64k/50\"",
     BsRange: "a string such as \"4k-64k\" or \"4k-16k,8k-64k\"",
+    WriteMix: "a string such as \"zeroes\" or \"write/60:zeroes/40\"",
     Rates: "a rate such as \"10MiB/s\", or read,write rates such as \"10MiB/s,5MiB/s\"",
     IopsPair: "a number of I/Os per second, or read,write numbers such as \"100,50\""
 );
@@ -549,6 +616,13 @@ config_struct! {
         /// splits them; the drive then writes each whole or not at all, at no extra cost.
         /// Default: `false`.
         atomic: bool = false,
+        /// The NVMe commands the job's writes are (fio's `write_mode`): `write`, `zeroes`
+        /// (Write Zeroes: the drive deallocates), `uncor` (Write Uncorrectable), `verify` (the
+        /// drive reads and checks the media, no data moves), `compare` (data in, compared with
+        /// the media) or `compare-block` (one 512 B block in, compared with every block: SCSI
+        /// VERIFY with BYTCHK = 11b), alone or as shares such as `"write/60:zeroes/40"`. fio counts them
+        /// all as writes. Default: unset (every write a Write).
+        write_mode: Option<WriteMix> = None,
         /// FDP placement identifiers the job's writes name (fio's `fdp_pli`/`plids`), each an
         /// index into the drive's `ftl.fdp_handles`. Default: `[]` (none: handle 0).
         placement_ids: Vec<u32> = Vec::new(),
@@ -651,6 +725,7 @@ config_struct! {
         latency_run: Option<bool> = None,
         atomic: Option<bool> = None,
         placement_ids: Option<Vec<u32>> = None,
+        write_mode: Option<WriteMix> = None,
         placement_select: Option<PlacementSelect> = None,
         group: Option<u32> = None,
         exit_scope: Option<ExitScope> = None,
@@ -705,6 +780,9 @@ impl WorkloadConfig {
                 if src.is_some() {
                     *dst = src;
                 }
+            }
+            if o.write_mode.is_some() {
+                w.write_mode.clone_from(&o.write_mode);
             }
             if o.wait_for.is_some() {
                 w.wait_for.clone_from(&o.wait_for);

@@ -88,8 +88,14 @@ pub struct Control {
     cycle: SimDuration,
     done_bytes: [u64; 2],
     done_ios: [u64; 2],
-    base: Option<(SimTime, [u64; 2], [u64; 2])>,
+    /// Per direction, fio's `lastrate`: when the span under check began, with the bytes and
+    /// I/Os done by then.
+    base: [Option<(SimTime, u64, u64)>; 2],
     lat: Option<LatTarget>,
+    /// The end of the ramp (fio resets the schedule, the minimum-rate check and the latency
+    /// search there, and checks nothing before), and whether it has passed.
+    ramp_end: SimTime,
+    ramped: bool,
 }
 
 /// The limits a job's config sets (see [`super::config::WorkloadConfig`]).
@@ -99,6 +105,8 @@ pub struct Limits {
     pub rate_min: [u64; 2],
     pub rate_iops_min: [u64; 2],
     pub rate_cycle: SimDuration,
+    /// The group's `ramp_time`.
+    pub ramp_time: SimDuration,
     /// `latency_target` (zero: off), window, percentile, `latency_run`.
     pub latency_target: SimDuration,
     pub latency_window: SimDuration,
@@ -146,8 +154,10 @@ impl Control {
             cycle: l.rate_cycle,
             done_bytes: [0; 2],
             done_ios: [0; 2],
-            base: None,
+            base: [None; 2],
             lat,
+            ramp_end: SimTime::ZERO + l.ramp_time,
+            ramped: l.ramp_time == SimDuration::ZERO,
         }
     }
 
@@ -183,9 +193,27 @@ impl Control {
         self.start + SimDuration::from_ps(u64::try_from(ps).unwrap_or(u64::MAX))
     }
 
+    /// fio's `reset_all_stats` at the end of the ramp: the rate schedule, the minimum-rate
+    /// check (its settling time too) and the latency window start again.
+    fn ramp(&mut self, now: SimTime) {
+        if self.ramped || now < self.ramp_end {
+            return;
+        }
+        self.ramped = true;
+        self.start = self.start.max(self.ramp_end);
+        self.issued = [0; 2];
+        self.done_bytes = [0; 2];
+        self.done_ios = [0; 2];
+        self.base = [None; 2];
+        if let Some(l) = self.lat.as_mut() {
+            Self::cycle(l, now);
+        }
+    }
+
     /// The direction to issue at `now`, given the one the rwmix drew; `mixed` says whether the
     /// job issues both directions.
-    pub fn pace(&self, now: SimTime, drawn: Op, mixed: bool) -> Pace {
+    pub fn pace(&mut self, now: SimTime, drawn: Op, mixed: bool) -> Pace {
+        self.ramp(now);
         let mine = self.due(drawn);
         if now >= mine {
             return Pace::Now(drawn);
@@ -207,6 +235,10 @@ impl Control {
 
     /// An I/O finished at `now` after `latency`; what the job does next.
     pub fn completed(&mut self, op: Op, len: u64, latency: SimDuration, now: SimTime) -> Verdict {
+        self.ramp(now);
+        if !self.ramped {
+            return Verdict::Go;
+        }
         let i = index(op);
         self.done_bytes[i] += len;
         self.done_ios[i] += 1;
@@ -235,7 +267,8 @@ impl Control {
         let ok = l.ios > 0 && (l.ios - l.failed.min(l.ios)) as f64 / l.ios as f64 * 100.0 >= l.percentile;
         if !ok {
             if l.qd == 1 {
-                Self::cycle(l, now);
+                // fio's __lat_target_failed at depth 1 changes nothing: the window goes on
+                // and is judged again.
                 return Verdict::Go;
             }
             Self::shrink(l);
@@ -296,33 +329,34 @@ impl Control {
         if now.since(self.start) < MIN_RATE_SETTLE {
             return None;
         }
-        let Some((at, bytes, ios)) = self.base else {
-            self.base = Some((now, self.done_bytes, self.done_ios));
-            return None;
-        };
-        let spent = now.since(at);
-        if spent < self.cycle || spent == SimDuration::ZERO {
-            return None;
-        }
-        let ms = u128::from(spent.as_ps()) / 1_000_000_000;
+        // fio's __check_min_rate: per direction, once it has done something, a baseline, then
+        // spans of at least rate_cycle.
         for d in 0..2 {
-            if self.done_bytes[d] == 0 {
+            if self.done_bytes[d] == 0 || (self.min_bps[d] == 0 && self.min_iops[d] == 0) {
                 continue;
             }
-            let name = ["read", "write"][d];
+            let Some((at, bytes, ios)) = self.base[d] else {
+                self.base[d] = Some((now, self.done_bytes[d], self.done_ios[d]));
+                continue;
+            };
+            let spent = now.since(at);
+            if spent < self.cycle || spent == SimDuration::ZERO {
+                continue;
+            }
+            let ms = (u128::from(spent.as_ps()) / 1_000_000_000).max(1);
             if self.min_bps[d] > 0 {
-                let got = u128::from(self.done_bytes[d] - bytes[d]) * 1000 / ms.max(1);
+                let got = u128::from(self.done_bytes[d] - bytes) * 1000 / ms;
                 if got < u128::from(self.min_bps[d]) {
-                    return Some(Verdict::Error(format!("{name} rate_min={}B/s not met, got {got}B/s", self.min_bps[d])));
+                    return Some(Verdict::Error(format!("rate_min={}B/s not met, got {got}B/s", self.min_bps[d])));
                 }
-            } else if self.min_iops[d] > 0 {
-                let got = u128::from(self.done_ios[d] - ios[d]) * 1000 / ms.max(1);
+            } else {
+                let got = u128::from(self.done_ios[d] - ios) * 1000 / ms;
                 if got < u128::from(self.min_iops[d]) {
-                    return Some(Verdict::Error(format!("{name} rate_iops_min={} not met, got {got} IOPS", self.min_iops[d])));
+                    return Some(Verdict::Error(format!("rate_iops_min={} not met, got {got} IOPS", self.min_iops[d])));
                 }
             }
+            self.base[d] = Some((now, self.done_bytes[d], self.done_ios[d]));
         }
-        self.base = Some((now, self.done_bytes, self.done_ios));
         None
     }
 }
@@ -361,7 +395,7 @@ mod tests {
         // 4096 B over 1.2 s since the baseline: 3413 B/s.
         assert_eq!(c.completed(Op::Read, 0, lat, t(3300)), Verdict::Go);
         // Nothing more for 5 s: 0 B/s.
-        assert_eq!(c.completed(Op::Read, 0, lat, t(8300)), Verdict::Error("read rate_min=1024B/s not met, got 0B/s".into()));
+        assert_eq!(c.completed(Op::Read, 0, lat, t(8300)), Verdict::Error("rate_min=1024B/s not met, got 0B/s".into()));
     }
 
     #[test]

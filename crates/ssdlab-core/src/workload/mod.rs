@@ -18,7 +18,7 @@ pub mod control;
 pub mod zbd;
 pub mod replay;
 
-pub use config::{BlockSizes, BsRange, BsSplit, DeviceMap, Distribution, ExitScope, IopsPair, PlacementSelect, JobOverride, LbaMode, PerDirection, RateProcess, Rates, ReplayConfig, ReplayMode, Rw, WorkloadConfig, DEFAULT_TENANT};
+pub use config::{BlockSizes, BsRange, BsSplit, DeviceMap, Distribution, ExitScope, IopsPair, PlacementSelect, WriteMix, JobOverride, LbaMode, PerDirection, RateProcess, Rates, ReplayConfig, ReplayMode, Rw, WorkloadConfig, DEFAULT_TENANT};
 
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution as _, Exp, Zipf};
@@ -31,6 +31,51 @@ use crate::sim::{stream_seed, Rng, SimDuration, SimTime, PS_PER_S};
 pub enum Op {
     Read = 0,
     Write = 1,
+}
+
+/// The NVMe command a write is (fio counts them all as writes, with their length).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Kind {
+    /// Write: data from the host, to the media.
+    #[default]
+    Write,
+    /// Write Zeroes: no data moves; the drive deallocates the blocks (reads return zeroes).
+    Zeroes,
+    /// Write Uncorrectable: no data moves; the drive marks the blocks (here: deallocates them).
+    Uncorrectable,
+    /// Verify: the drive reads the blocks from the media and checks them; no data moves.
+    Verify,
+    /// Compare: data from the host, compared with the blocks read from the media.
+    Compare,
+    /// SCSI VERIFY with BYTCHK = 11b: one 512 B block from the host, compared with every block
+    /// read from the media.
+    CompareBlock,
+}
+
+impl Kind {
+    /// Whether the host's data crosses the link (to the drive).
+    pub fn data_in(self) -> bool {
+        matches!(self, Kind::Write | Kind::Compare | Kind::CompareBlock)
+    }
+
+    /// Bytes of host data a command of `len` bytes moves to the drive.
+    pub fn data_len(self, len: u64) -> u64 {
+        match self {
+            Kind::CompareBlock => 512,
+            k if k.data_in() => len,
+            _ => 0,
+        }
+    }
+
+    /// Whether the drive reads the media (and sends nothing back).
+    pub fn reads_media(self) -> bool {
+        matches!(self, Kind::Verify | Kind::Compare | Kind::CompareBlock)
+    }
+
+    /// Whether the drive deallocates the blocks.
+    pub fn deallocates(self) -> bool {
+        matches!(self, Kind::Zeroes | Kind::Uncorrectable)
+    }
 }
 
 impl Op {
@@ -93,6 +138,8 @@ pub struct JobGen {
     rate: Option<(SimDuration, RateProcess)>,
     /// The job ended early (an error of its control loops, or its latency search is done).
     stopped: bool,
+    /// The commands its writes are, with their shares (empty: all Writes).
+    write_mix: Vec<(Kind, u32)>,
     /// FDP placement identifiers its writes name, the next in turn, and whether picked at random.
     placement: Vec<u16>,
     next_pid: usize,
@@ -166,6 +213,7 @@ impl JobGen {
                 ids
             },
             next_pid: 0,
+            write_mix: w.write_mode.as_ref().map_or_else(Vec::new, |m| m.0.clone()),
             random_pid: w.placement_select == config::PlacementSelect::Random,
             rate,
         })
@@ -224,6 +272,24 @@ impl JobGen {
             i
         };
         Some(self.placement[i])
+    }
+
+    /// The command of the job's next write (fio's `fio_ioring_cmd_prep_write_split` draw).
+    pub fn write_kind(&mut self) -> Kind {
+        match self.write_mix.as_slice() {
+            [] => Kind::Write,
+            [(k, _)] => *k,
+            mix => {
+                let mut roll = self.rng.random_range(0..100u32);
+                for &(k, p) in mix {
+                    if roll < p {
+                        return k;
+                    }
+                    roll -= p;
+                }
+                mix[mix.len() - 1].0
+            }
+        }
     }
 
     /// Ends the job: it issues nothing more.

@@ -102,7 +102,8 @@ impl ZoneView {
             if valid as f64 >= job.len as f64 * job.reset_threshold {
                 job.writes_left = job.writes_left.saturating_sub(1);
                 if job.writes_left == 0 {
-                    job.writes_left = (1.0 / job.reset_frequency).round().max(1.0) as u64;
+                    // fio truncates 1/frequency to an integer.
+                    job.writes_left = ((1.0 / job.reset_frequency) as u64).max(1);
                     reset = true;
                 }
             }

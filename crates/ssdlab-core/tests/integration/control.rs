@@ -53,7 +53,7 @@ fn a_missed_minimum_rate_ends_the_job_with_fios_error() {
     // starts two seconds in and spans a cycle (0.5 s here), so the job ends at about 2.5 s of its 10.
     let s = tlc(&[("workload.runtime", "\"10s\""), ("workload.rate_min", "\"1GB/s\""), ("workload.rate_cycle", "\"500ms\"")]);
     let err = s.jobs[0].error.as_deref().expect("the job failed");
-    assert!(err.starts_with("job0: read rate_min=1000000000B/s not met, got "), "{err}");
+    assert!(err.starts_with("job0: rate_min=1000000000B/s not met, got "), "{err}");
     assert!(s.sim_time_s > 2.5 && s.sim_time_s < 2.6, "ended at {} s", s.sim_time_s);
     let ok = tlc(&[("workload.runtime", "\"3s\""), ("workload.rate_min", "\"1MB/s\"")]);
     assert!(ok.jobs[0].error.is_none());
@@ -109,4 +109,25 @@ fn a_job_waiting_for_another_starts_when_all_its_copies_end() {
     let expected = alone.sim_time_s + 0.005;
     assert!((s.sim_time_s - expected).abs() < 0.0003, "{} s vs writers' {} s + 5 ms", s.sim_time_s, alone.sim_time_s);
     assert!(s.jobs[2].ios > 0 && s.read.ios == s.jobs[2].ios + s.jobs[3].ios);
+}
+
+#[test]
+fn the_ramp_restarts_fios_checks() {
+    // fio checks nothing during ramp_time and starts the minimum-rate check's two seconds of
+    // settling at its end: with a 1 s ramp the job fails at about 3.5 s, not 2.5 s.
+    let s = tlc(&[("workload.runtime", "\"10s\""), ("workload.ramp_time", "\"1s\""), ("workload.rate_min", "\"1GB/s\""), ("workload.rate_cycle", "\"500ms\"")]);
+    assert!(s.jobs[0].error.is_some());
+    assert!(s.sim_time_s > 3.5 && s.sim_time_s < 3.6, "ended at {} s", s.sim_time_s);
+}
+
+#[test]
+fn exit_what_stonewall_spares_jobs_not_yet_started() {
+    // fio's TERMINATE_STONEWALL stops the jobs running; one still in its start delay runs.
+    let jobs = "[{name = \"short\", number_ios = 500, exit_scope = \"stonewall\"}, {name = \"late\", startdelay = \"20ms\", runtime = \"10ms\"}]";
+    let s = run(&[("workload.numjobs", "1"), ("workload.number_ios", "1000000000"), ("workload.jobs", jobs)]);
+    assert!((s.sim_time_s - 0.030).abs() < 0.0005, "{} s", s.sim_time_s);
+    let all = jobs.replace("stonewall", "all");
+    let s = run(&[("workload.numjobs", "1"), ("workload.number_ios", "1000000000"), ("workload.jobs", all.as_str())]);
+    let ios: Vec<(&str, u64)> = s.jobs.iter().map(|j| (j.name.as_str(), j.ios)).collect();
+    assert_eq!(ios, [("short", 500), ("late", 0)], "exit_what=all stops it before it starts");
 }

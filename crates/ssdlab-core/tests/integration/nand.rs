@@ -513,3 +513,28 @@ fn one_write_per_zone_in_flight_caps_a_zones_write_rate() {
     assert!(in_flight(&one_zone) <= 1.0, "one zone at QD32 keeps {} in flight", in_flight(&one_zone));
     assert!(in_flight(&eight) > 4.0, "eight zones keep {} in flight", in_flight(&eight));
 }
+
+#[test]
+fn write_zeroes_deallocate_and_verify_reads_without_moving_data() {
+    // NVMe Write Zeroes and Write Uncorrectable unmap the blocks (no data crosses the link, no
+    // program); Verify reads the media and sends nothing back. fio counts all as writes.
+    let mix = |mode: &str| run("tlc", &[("workload.rw", "randwrite"), ("workload.iodepth", "8"), ("workload.number_ios", "20000"), ("workload.write_mode", mode)]);
+    let writes = mix("\"write\"");
+    let zeroes = mix("\"zeroes\"");
+    let verify = mix("\"verify\"");
+    let down = |s: &Summary| s.metrics["pcie.down.wire_bytes"];
+    let up = |s: &Summary| s.metrics["pcie.up.wire_bytes"];
+    // 20000 x 4 KiB of data cross the link only for real writes.
+    assert!(down(&writes) > 20000.0 * 4096.0 && down(&zeroes) < 20000.0 * 200.0, "{} vs {}", down(&writes), down(&zeroes));
+    assert!(up(&verify) < 20000.0 * 200.0, "verify sends no data back: {}", up(&verify));
+    assert_eq!(zeroes.metrics["nand.programs"], 0.0);
+    let t = zeroes.metrics["ftl.trims"];
+    assert!(t > 19_900.0 && t <= 20_000.0, "each unit unmapped once (a random offset drawn twice counts once): {t}");
+    assert_eq!(verify.metrics["nand.host_reads"], 20000.0, "one page read per 4 KiB verify");
+    assert!(verify.write.latency_us.mean > 50.0, "a verify waits for tR: {} us", verify.write.latency_us.mean);
+    // A mix draws each write's command by its share.
+    let split = mix("\"write/50:zeroes/50\"");
+    let trims = split.metrics["ftl.trims"];
+    assert!((trims / 10000.0 - 1.0).abs() < 0.05, "{trims} of 20000 writes were zeroes");
+    assert!(split.write.ios == 20000 && zeroes.write.ios == 20000 && verify.write.ios == 20000, "fio counts them all as writes");
+}
