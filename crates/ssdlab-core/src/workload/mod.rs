@@ -276,20 +276,10 @@ impl JobGen {
 
     /// The command of the job's next write (fio's `fio_ioring_cmd_prep_write_split` draw).
     pub fn write_kind(&mut self) -> Kind {
-        match self.write_mix.as_slice() {
-            [] => Kind::Write,
-            [(k, _)] => *k,
-            mix => {
-                let mut roll = self.rng.random_range(0..100u32);
-                for &(k, p) in mix {
-                    if roll < p {
-                        return k;
-                    }
-                    roll -= p;
-                }
-                mix[mix.len() - 1].0
-            }
+        if self.write_mix.is_empty() {
+            return Kind::Write;
         }
+        pick_weighted(&mut self.rng, &self.write_mix)
     }
 
     /// Ends the job: it issues nothing more.
@@ -350,17 +340,7 @@ impl JobGen {
             return len.min(max);
         }
         let list = if op == Op::Read { &self.reads } else { &self.writes };
-        if list.len() == 1 {
-            return list[0].0;
-        }
-        let mut roll = self.rng.random_range(0..100u32);
-        for &(size, pct) in list {
-            if roll < pct {
-                return size;
-            }
-            roll -= pct;
-        }
-        list[list.len() - 1].0
+        pick_weighted(&mut self.rng, list)
     }
 
     /// The direction of the next I/O, drawn by the read/write mix.
@@ -455,6 +435,22 @@ impl JobGen {
         }
         self.limit_bytes.map_or(0.0, |b| self.bytes as f64 / b.max(1) as f64)
     }
+}
+
+/// One of `list`'s values, drawn by their percentages (which add up to 100); a single value
+/// draws nothing.
+fn pick_weighted<T: Copy>(rng: &mut Rng, list: &[(T, u32)]) -> T {
+    if let [(v, _)] = list {
+        return *v;
+    }
+    let mut roll = rng.random_range(0..100u32);
+    for &(v, pct) in list {
+        if roll < pct {
+            return v;
+        }
+        roll -= pct;
+    }
+    list[list.len() - 1].0
 }
 
 fn scatter(rank: u64, ranks: u64) -> u64 {
