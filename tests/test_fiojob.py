@@ -114,7 +114,7 @@ EXPECTED = {
     "uring-cmd-pi-sb.fio": "ok: 2 groups, 2 jobs",
     "uring-cmd-trim-multi-range.fio": ":16: num_range=8: has a meaning for the device that ssdlab does n",
     "uring-cmd-write-mode.fio": "ok: 1 groups, 1 jobs",
-    "uring-cmd-zoned-append.fio": ":13: write_mode=zone_append: zone append is not modelled yet",
+    "uring-cmd-zoned-append.fio": "ok: 3 groups, 3 jobs",
     "uring-cmd-zoned.fio": "ok: 3 groups, 3 jobs",
     "waitfor.fio": "ok: 1 groups, 16 jobs",
     "xnvme-compare.fio": ":70: ${FIO_RW} is not set in the environment",
@@ -164,7 +164,7 @@ def test_every_example_job_file_is_classified():
     assert len(files) == 107 and files == sorted(EXPECTED)
     got = {name: outcome(FIO_JOBS / name) for name in files}
     assert got == EXPECTED
-    assert sum(v.startswith("ok") for v in got.values()) >= 53
+    assert sum(v.startswith("ok") for v in got.values()) >= 54
 
 
 @pytest.mark.skipif(not FIO_JOBS.is_dir(), reason="../shared/data/fio-jobs is not beside the repository")
@@ -445,6 +445,10 @@ def test_write_modes_become_the_nvme_commands_of_the_writes(tmp_path):
     [res] = plan.run()
     s = res.summary
     assert s["write"]["ios"] == 500 and s["metrics"]["nand.host_reads"] == 500 and s["metrics"]["nand.programs"] == 0
+    [g], _ = fiojob.load(write(tmp_path, "[j]\nioengine=io_uring_cmd\nrw=write\nzonemode=zbd\nwrite_mode=zone_append\n"), env={})
+    assert g.jobs[0]["write_mode"] == "zone_append"
+    with pytest.raises(ssdlab.WorkloadError, match="zone_append is modelled alone, for zbd jobs"):
+        api.load_jobfile(write(tmp_path, "[j]\nioengine=io_uring_cmd\nrw=write\nwrite_mode=zone_append\n"), "zns")
     with pytest.raises(ssdlab.WorkloadError, match="modelled on flash drives"):
         api.load_jobfile(write(tmp_path, "[j]\nioengine=io_uring_cmd\nrw=write\nwrite_mode=zeroes\n"), "default")
 

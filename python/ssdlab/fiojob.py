@@ -678,8 +678,6 @@ def _write_mode(o: dict, out: dict, notes: list[str]) -> None:
         notes.append(f"{where}: sg_write_mode={v} runs as the NVMe command it amounts to ({mode}){found}")
     else:
         mode = v
-        if any(part.split("/")[0].strip() == "zone_append" for part in v.split(":")):
-            raise _err(where, f"write_mode={v}: zone append is not modelled yet")
         if any(part.split("/")[0].strip() == "verify" for part in v.split(":")):
             notes.append(f"{where}: write_mode={v}: a Verify reads the media; what it finds is not modelled (ssdlab keeps no data)")
     if mode != "write":

@@ -144,7 +144,12 @@ impl Config {
             if let Some(&pid) = job.placement_ids.iter().find(|&&p| self.ftl.placement != crate::ftl::Placement::Fdp || p >= self.ftl.fdp_handles) {
                 issues.push(&format!("{path}.placement_ids"), pid, format!("must name one of the drive's ftl.fdp_handles = {} reclaim unit handles (with ftl.placement = \"fdp\")", self.ftl.fdp_handles));
             }
-            if let Some(mix) = job.write_mode.as_ref().filter(|m| m.0.iter().any(|e| e.0 != crate::workload::Kind::Write)) {
+            let appends = job.write_mode.as_ref().is_some_and(|m| m.0.iter().any(|e| e.0 == crate::workload::Kind::ZoneAppend));
+            if let Some(mix) = job.write_mode.as_ref().filter(|_| appends) {
+                if mix.0.len() > 1 || !job.zbd {
+                    issues.push(&format!("{path}.write_mode"), mix, "zone_append is modelled alone, for zbd jobs (workload.zbd) on a zoned drive");
+                }
+            } else if let Some(mix) = job.write_mode.as_ref().filter(|m| m.0.iter().any(|e| e.0 != crate::workload::Kind::Write)) {
                 let key = format!("{path}.write_mode");
                 if self.media.kind != crate::media::MediaKind::Nand {
                     issues.push(&key, mix, "Write Zeroes, Write Uncorrectable, Verify and Compare are modelled on flash drives (media.kind = \"nand\")");

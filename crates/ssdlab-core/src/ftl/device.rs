@@ -417,6 +417,12 @@ impl FlashDevice {
     fn admit_part(&mut self, ctx: &mut Ctx, part: usize) {
         let now = ctx.now;
         while let Some(&Waiting { id, busy, gc }) = self.waiting[part].front() {
+            if ctx.cmds[id].kind == crate::workload::Kind::ZoneAppend {
+                // A Zone Append goes to its zone's write pointer as the drive finds it.
+                if let Some(lpn) = self.ftl.zone_pointer(ctx.cmds[id].offset / self.unit) {
+                    ctx.cmds[id].offset = lpn * self.unit;
+                }
+            }
             let c = &ctx.cmds[id];
             let (units, tenant, pid) = (c.pieces, c.tenant.index(), (c.pid != crate::simulation::NO_PID).then_some(c.pid));
             if self.buffer_used[part] > 0 && self.buffer_used[part] + units > self.buffer_units[part] {

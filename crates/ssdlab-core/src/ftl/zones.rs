@@ -67,6 +67,13 @@ impl Ftl {
         self.zones.as_ref().map_or_else(Vec::new, |z| z.wp.clone())
     }
 
+    /// The unit at the write pointer of the zone holding unit `lpn`.
+    pub fn zone_pointer(&self, lpn: u64) -> Option<u64> {
+        let z = self.zones.as_ref()?;
+        let zone = (lpn / z.units) as usize;
+        z.wp.get(zone).map(|wp| zone as u64 * z.units + wp)
+    }
+
     /// Zones reset since the counters were last reset.
     pub fn zone_resets(&self) -> u64 {
         self.zones.as_ref().map_or(0, |z| z.resets)

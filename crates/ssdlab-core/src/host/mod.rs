@@ -874,9 +874,11 @@ impl Host {
     /// the application has submitted it).
     fn issue_zoned(&mut self, ctx: &mut Ctx, job: usize, io: Io, arrival: SimTime) {
         self.jobs[job].gen.continue_at(io.offset + io.len);
+        let appends = self.jobs[job].gen.appends();
         if io.op == Op::Write {
             if let Some(v) = self.zones.as_mut() {
-                if !v.issued(io.offset, io.len) {
+                // A Zone Append needs no lock: the drive writes it at the pointer it finds.
+                if !v.issued(io.offset, io.len, appends) {
                     self.jobs[job].inflight += 1;
                     self.zone_waits.entry(v.zone_of(io.offset)).or_default().push_back((job, io, arrival));
                     return;
@@ -1455,7 +1457,8 @@ impl Host {
                     None => {
                         v.unlock(z);
                         // A reset of this zone waited for its last write.
-                        if let Some(j) = (0..self.jobs.len()).find(|&j| self.jobs[j].hold == Hold::Reset(z) && self.jobs[j].inflight == 0) {
+                        let idle = !v.write_locked(z);
+                        if let Some(j) = (0..self.jobs.len()).find(|&j| idle && self.jobs[j].hold == Hold::Reset(z) && self.jobs[j].inflight == 0) {
                             self.send_reset(ctx, j, z);
                         }
                     }

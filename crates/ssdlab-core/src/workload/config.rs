@@ -291,7 +291,8 @@ impl std::str::FromStr for WriteMix {
             "verify" => Ok(super::Kind::Verify),
             "compare" => Ok(super::Kind::Compare),
             "compare-block" => Ok(super::Kind::CompareBlock),
-            other => Err(format!("{other:?} is not write, zeroes, uncor, verify, compare or compare-block")),
+            "zone_append" => Ok(super::Kind::ZoneAppend),
+            other => Err(format!("{other:?} is not write, zeroes, uncor, verify, compare, compare-block or zone_append")),
         };
         let items: Vec<&str> = s.split(':').map(str::trim).filter(|i| !i.is_empty()).collect();
         if let [one] = items.as_slice() {
@@ -336,6 +337,7 @@ impl fmt::Display for WriteMix {
             super::Kind::Verify => "verify",
             super::Kind::Compare => "compare",
             super::Kind::CompareBlock => "compare-block",
+            super::Kind::ZoneAppend => "zone_append",
         };
         let parts: Vec<String> = self.0.iter().map(|(k, p)| format!("{}/{p}", name(*k))).collect();
         f.write_str(&parts.join(":"))
@@ -620,7 +622,8 @@ config_struct! {
         /// (Write Zeroes: the drive deallocates), `uncor` (Write Uncorrectable), `verify` (the
         /// drive reads and checks the media, no data moves), `compare` (data in, compared with
         /// the media) or `compare-block` (one 512 B block in, compared with every block: SCSI
-        /// VERIFY with BYTCHK = 11b), alone or as shares such as `"write/60:zeroes/40"`. fio counts them
+        /// VERIFY with BYTCHK = 11b), alone or as shares such as `"write/60:zeroes/40"`; or
+        /// `zone_append` alone (zbd jobs on a zoned drive: Zone Append, no zone write lock). fio counts them
         /// all as writes. Default: unset (every write a Write).
         write_mode: Option<WriteMix> = None,
         /// FDP placement identifiers the job's writes name (fio's `fdp_pli`/`plids`), each an

@@ -50,12 +50,15 @@ pub enum Kind {
     /// SCSI VERIFY with BYTCHK = 11b: one 512 B block from the host, compared with every block
     /// read from the media.
     CompareBlock,
+    /// Zone Append: data to a zone, written wherever the zone's write pointer is when the
+    /// drive takes it (so several may be in flight to one zone).
+    ZoneAppend,
 }
 
 impl Kind {
     /// Whether the host's data crosses the link (to the drive).
     pub fn data_in(self) -> bool {
-        matches!(self, Kind::Write | Kind::Compare | Kind::CompareBlock)
+        matches!(self, Kind::Write | Kind::Compare | Kind::CompareBlock | Kind::ZoneAppend)
     }
 
     /// Bytes of host data a command of `len` bytes moves to the drive.
@@ -272,6 +275,11 @@ impl JobGen {
             i
         };
         Some(self.placement[i])
+    }
+
+    /// Whether the job's writes are all Zone Appends (they take no zone write lock).
+    pub fn appends(&self) -> bool {
+        matches!(self.write_mix.as_slice(), [(Kind::ZoneAppend, _)])
     }
 
     /// The command of the job's next write (fio's `fio_ioring_cmd_prep_write_split` draw).

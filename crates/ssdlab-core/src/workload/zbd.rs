@@ -40,8 +40,9 @@ pub struct ZoneView {
     zone: u64,
     /// Bytes written in each zone.
     wp: Vec<u64>,
-    /// Zones with a write in flight (the write lock), and zones being reset.
-    busy: Vec<bool>,
+    /// Per zone, the writes in flight (one holding the write lock, or Zone Appends), and
+    /// zones being reset.
+    busy: Vec<u32>,
     resetting: Vec<bool>,
     /// The zones being written (fio's `write_zones[]`), and how many may be.
     open: Vec<usize>,
@@ -69,7 +70,7 @@ impl ZoneView {
     /// (0: no limit).
     pub fn new(zone: u64, wp: Vec<u64>, max_open: usize) -> Self {
         let n = wp.len();
-        ZoneView { zone, wp, busy: vec![false; n], resetting: vec![false; n], open: Vec::new(), max_open }
+        ZoneView { zone, wp, busy: vec![0; n], resetting: vec![false; n], open: Vec::new(), max_open }
     }
 
     pub fn zone_bytes(&self) -> u64 {
@@ -160,11 +161,16 @@ impl ZoneView {
     }
 
     /// A write of `len` bytes at `offset` was submitted: the zone's pointer moves on. Returns
-    /// whether it takes the zone's write lock now (else it waits for the write under way).
-    pub fn issued(&mut self, offset: u64, len: u64) -> bool {
+    /// whether it goes to the drive now: it takes the zone's write lock, or is a Zone Append
+    /// (`append`), which needs none; else it waits for the write under way.
+    pub fn issued(&mut self, offset: u64, len: u64, append: bool) -> bool {
         let z = self.zone_of(offset);
         self.wp[z] = (self.wp[z] + len).min(self.zone);
-        !std::mem::replace(&mut self.busy[z], true)
+        if append || self.busy[z] == 0 {
+            self.busy[z] += 1;
+            return true;
+        }
+        false
     }
 
     /// The zone holding byte `offset`.
@@ -172,18 +178,18 @@ impl ZoneView {
         ((offset / self.zone) as usize).min(self.wp.len().saturating_sub(1))
     }
 
-    /// The write holding `zone`'s lock completed, and no other waits for it; a full zone
-    /// leaves the set being written (fio's `zbd_end_zone_io`).
+    /// A write to `zone` completed and no other waits for its lock; once none is in flight, a
+    /// full zone leaves the set being written (fio's `zbd_end_zone_io`).
     pub fn unlock(&mut self, zone: usize) {
-        self.busy[zone] = false;
-        if self.wp[zone] == self.zone && !self.resetting[zone] {
+        self.busy[zone] = self.busy[zone].saturating_sub(1);
+        if self.busy[zone] == 0 && self.wp[zone] == self.zone && !self.resetting[zone] {
             self.open.retain(|&x| x != zone);
         }
     }
 
-    /// Whether a write holds `zone`'s lock (a reset waits for it).
+    /// Whether a write to `zone` is in flight (a reset waits for it).
     pub fn write_locked(&self, zone: usize) -> bool {
-        self.busy[zone]
+        self.busy[zone] > 0
     }
 
     /// Zone `zone` is being reset: writes placed in it wait.
@@ -214,9 +220,10 @@ mod tests {
         let mut j = job(true);
         assert_eq!(v.place(&mut j, Op::Write, 2 * 256 * M + 5 * M, 512 * 1024), Place::Io { offset: 2 * 256 * M + 100 * M, len: 512 * 1024 });
         assert_eq!(v.place(&mut j, Op::Write, 256 * M + 7, 512 * 1024), Place::Reset { zone: 1, len: 512 * 1024 });
-        assert!(v.issued(2 * 256 * M + 100 * M, 512 * 1024), "the first write takes the zone's lock");
+        assert!(v.issued(2 * 256 * M + 100 * M, 512 * 1024, false), "the first write takes the zone's lock");
         assert_eq!(v.place(&mut j, Op::Write, 2 * 256 * M, 512 * 1024), Place::Io { offset: 2 * 256 * M + 100 * M + 512 * 1024, len: 512 * 1024 });
-        assert!(!v.issued(2 * 256 * M + 100 * M + 512 * 1024, 512 * 1024), "the next waits for it");
+        assert!(!v.issued(2 * 256 * M + 100 * M + 512 * 1024, 512 * 1024, false), "the next waits for it");
+        assert!(v.issued(2 * 256 * M + 100 * M + M, 512 * 1024, true), "a Zone Append needs no lock");
         v.lock(1);
         assert_eq!(v.place(&mut j, Op::Write, 256 * M, 512 * 1024), Place::Busy { zone: 1 }, "a zone being reset takes nothing");
     }
@@ -237,7 +244,7 @@ mod tests {
         let mut j = ZbdJob { len: 8 * 256 * M, ..job(true) };
         for z in [0u64, 1] {
             let Place::Io { offset, len } = v.place(&mut j, Op::Write, z * 256 * M, 512 * 1024) else { panic!() };
-            v.issued(offset, len);
+            v.issued(offset, len, false);
             v.unlock(v.zone_of(offset));
         }
         let Place::Io { offset, .. } = v.place(&mut j, Op::Write, 5 * 256 * M, 512 * 1024) else { panic!() };

@@ -538,3 +538,18 @@ fn write_zeroes_deallocate_and_verify_reads_without_moving_data() {
     assert!((trims / 10000.0 - 1.0).abs() < 0.05, "{trims} of 20000 writes were zeroes");
     assert!(split.write.ios == 20000 && zeroes.write.ios == 20000 && verify.write.ios == 20000, "fio counts them all as writes");
 }
+
+#[test]
+fn zone_appends_to_one_zone_overlap_where_writes_wait() {
+    // Zone Append takes no zone write lock: the drive writes each at the pointer it finds, so
+    // one zone written at QD32 keeps many appends at the drive, where plain writes keep one.
+    let zns = |mode: &str| {
+        run("zns", &[("workload.numjobs", "1"), ("workload.bs", "\"16KiB\""), ("workload.iodepth", "32"), ("workload.max_open_zones", "1"), ("workload.number_ios", "20000"), ("ftl.precondition", "\"clean\""), ("workload.write_mode", mode)])
+    };
+    let at_drive = |s: &Summary| s.metrics["host.disk.in_queue"] / (s.sim_time_s * 1e12);
+    let writes = zns("\"write\"");
+    let appends = zns("\"zone_append\"");
+    assert!(at_drive(&writes) <= 1.0 && at_drive(&appends) > 8.0, "writes {} appends {}", at_drive(&writes), at_drive(&appends));
+    assert_eq!(flash(&appends).ftl.gc_writes, 0);
+    assert_eq!(appends.write.ios, 20000);
+}
