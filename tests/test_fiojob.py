@@ -70,7 +70,7 @@ EXPECTED = {
     "jesd219.fio": "ok: 1 groups, 4 jobs",
     "latency-profile.fio": "ok: 1 groups, 1 jobs",
     "libblkio-io_uring.fio": "ok: 1 groups, 4 jobs",
-    "libblkio-virtio-blk-vfio-pci.fio": ":15: libblkio_driver=virtio-blk-vfio-pci: only the io_uring and n",
+    "libblkio-virtio-blk-vfio-pci.fio": "ok: 1 groups, 4 jobs",
     "libcufile-cufile.fio": ":11: ${FIO_DIR} is not set in the environment",
     "libcufile-posix.fio": ":11: ${FIO_DIR} is not set in the environment",
     "libhdfs.fio": ":6: ioengine=libhdfs does HDFS, not block I/O to a drive",
@@ -110,7 +110,7 @@ EXPECTED = {
     "uring-cmd-bsg.fio": ":19: rw=trimwrite: trims are not issued by the simulated host yet",
     "uring-cmd-fdp.fio": "ok: 1 groups, 3 jobs",
     "uring-cmd-ng.fio": "ok: 3 groups, 3 jobs",
-    "uring-cmd-pi-ext.fio": ":19: bs = 4160B: block sizes must be positive multiples of 512B",
+    "uring-cmd-pi-ext.fio": "ok: 2 groups, 2 jobs",
     "uring-cmd-pi-sb.fio": "ok: 2 groups, 2 jobs",
     "uring-cmd-trim-multi-range.fio": ":16: num_range=8: has a meaning for the device that ssdlab does n",
     "uring-cmd-write-mode.fio": "ok: 1 groups, 1 jobs",
@@ -139,6 +139,10 @@ DEVICE = {
     # NVMe Write Zeroes, Write Uncorrectable, Verify and Compare (and the sg engine's SCSI
     # equivalents) are modelled on flash drives.
     **{f: ("tlc", None) for f in ("uring-cmd-write-mode.fio", "sg_verify.fio", "sg_verify-fail.fio", "sg_write_same_ndob.fio")},
+    # An extended LBA format: 4096 B of data and 64 B of protection information per block.
+    "uring-cmd-pi-ext.fio": ("tlc", {"nvme.lba_size": "4KiB", "nvme.metadata_size": "64B", "nvme.extended_lba": True}),
+    # libblkio's user-space virtio-blk driver: a device presenting virtqueues.
+    "libblkio-virtio-blk-vfio-pci.fio": ("default", {"nvme.interface": "virtio-blk"}),
     # fio's zbd mode: a zoned drive with 256 MiB zones.
     **{f: ("zns", None) for f in ("libzbc-rand-write.fio", "libzbc-seq-read.fio", "uring-cmd-zoned.fio", "zbd-rand-write.fio",
                                   "zbd-rand-write-zone-reset-gc.fio", "zbd-seq-read.fio", "zbd-rand-write-trim-gc.fio", "uring-cmd-zoned-append.fio")},
@@ -164,7 +168,7 @@ def test_every_example_job_file_is_classified():
     assert len(files) == 107 and files == sorted(EXPECTED)
     got = {name: outcome(FIO_JOBS / name) for name in files}
     assert got == EXPECTED
-    assert sum(v.startswith("ok") for v in got.values()) >= 54
+    assert sum(v.startswith("ok") for v in got.values()) >= 56
 
 
 @pytest.mark.skipif(not FIO_JOBS.is_dir(), reason="../shared/data/fio-jobs is not beside the repository")
@@ -451,6 +455,15 @@ def test_write_modes_become_the_nvme_commands_of_the_writes(tmp_path):
         api.load_jobfile(write(tmp_path, "[j]\nioengine=io_uring_cmd\nrw=write\nwrite_mode=zone_append\n"), "zns")
     with pytest.raises(ssdlab.WorkloadError, match="modelled on flash drives"):
         api.load_jobfile(write(tmp_path, "[j]\nioengine=io_uring_cmd\nrw=write\nwrite_mode=zeroes\n"), "default")
+
+
+def test_libblkio_virtio_blk_needs_a_device_with_virtqueues(tmp_path):
+    text = "[j]\nioengine=libblkio\nlibblkio_driver=virtio-blk-vfio-pci\nrw=randread\nnumber_ios=100\n"
+    with pytest.raises(ssdlab.WorkloadError, match='give the device nvme.interface = "virtio-blk"'):
+        api.load_jobfile(write(tmp_path, text), "default")
+    plan = api.load_jobfile(write(tmp_path, text), "default", set={"nvme.interface": "virtio-blk"})
+    [res] = plan.run()
+    assert res.summary["read"]["ios"] == 100
 
 
 def test_time_based_without_runtime_is_turned_off_as_fio_does(tmp_path):

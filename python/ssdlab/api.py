@@ -359,15 +359,27 @@ def load_jobfile(
     if fio_percentiles:
         dev_settings.append(("stats.percentiles", "[" + ", ".join(str(p) for p in FIO_PERCENTILES) + "]"))
         dev_settings.append(("stats.fio_bins", "true"))
-    dev = load_config(device, set=set, settings=dev_settings)
+    try:
+        dev = load_config(device, set=set, settings=dev_settings)
+    except ConfigError as err:
+        # The device's own [workload] may not fit the device as set (say, 4 KiB blocks on an
+        # extended LBA format); the job file replaces it, so check the device with its first job.
+        first = next((j for g in groups for j in g.jobs), None)
+        if first is None or not all(i["path"].startswith("workload.") for i in issues(err)):
+            raise
+        fit = dict(set or {}, **{"workload.bs": str(first.get("bs", "4096")), "workload.offset": 0})
+        dev = load_config(device, set=fit, settings=dev_settings)
     base = _without_workload(dev.toml)
     wl_settings = [s for s in settings or [] if s[0].startswith("workload.")]
     configs = []
     for g in groups:
         ftl = dev.table.get("ftl", {})
         zone, handles = _parse_bytes(ftl.get("zone_size")), int(ftl.get("fdp_handles", 0) or 0) if ftl.get("placement") == "fdp" else 0
-        g.jobs = [fiojob.resolve(e, dev.capacity, zone, handles) for e in g.jobs]  # fio's shares of the device, in bytes
+        interface = str(dev.table.get("nvme", {}).get("interface", "nvme"))
+        g.jobs = [fiojob.resolve(e, dev.capacity, zone, handles, interface) for e in g.jobs]  # fio's shares of the device, in bytes
         workload: dict[str, Any] = dict(FIO_DEFAULTS, **{k: v for k, v in g.workload.items() if "." not in k}, jobs=g.jobs)
+        if g.jobs and all("bs" in j for j in g.jobs):
+            workload["bs"] = g.jobs[0]["bs"]  # fio's 4k default is never used: not checked against the device either
         stats = {k.split(".", 1)[1]: v for k, v in g.workload.items() if k.startswith("stats.")}
         if seed is not None:
             workload["randseed"] = int(seed)

@@ -380,9 +380,13 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
         raise _err(o["ioengine"].where, f"ioengine={engine!r} is not an engine ssdlab knows")
     if engine == "libblkio":
         driver = (o["libblkio_driver"].value or "").strip() if "libblkio_driver" in o else ""
-        if driver not in ("io_uring", "nvme-io_uring"):
-            where = o["libblkio_driver"].where if "libblkio_driver" in o else job.where
-            raise _err(where, f"libblkio_driver={driver or '(unset)'}: only the io_uring and nvme-io_uring drivers reach an NVMe drive (virtio-blk devices are not modelled)")
+        where = o["libblkio_driver"].where if "libblkio_driver" in o else job.where
+        if driver == "virtio-blk-vfio-pci":
+            # A user-space driver of a virtio-blk PCI function: the device must present
+            # virtqueues (nvme.interface = "virtio-blk"), checked against the device later.
+            out["needs_interface"] = ("virtio-blk", where)
+        elif driver not in ("io_uring", "nvme-io_uring"):
+            raise _err(where, f"libblkio_driver={driver or '(unset)'}: the io_uring, nvme-io_uring and virtio-blk-vfio-pci drivers are modelled (vhost-user and vhost-vdpa reach a software backend, not a drive)")
     for key in o:  # engine-specific options are unknown here, but the engine's error comes first
         if key not in KNOWN:
             close = difflib.get_close_matches(key, sorted(KNOWN), n=1)
@@ -824,7 +828,7 @@ class Offset:
     k: int
 
 
-def resolve(entry: dict, capacity: int, zone: Optional[int] = None, handles: int = 0) -> dict:
+def resolve(entry: dict, capacity: int, zone: Optional[int] = None, handles: int = 0, interface: str = "nvme") -> dict:
     """A job entry with fio's shares of the device (`size=N%`, `offset=N%`,
     `offset_increment=N%`) turned into bytes of a device of `capacity` bytes, as fio's
     `get_start_offset` and `setup_files` do: a share of an offset is aligned up to the job's
@@ -832,6 +836,10 @@ def resolve(entry: dict, capacity: int, zone: Optional[int] = None, handles: int
     Counts of zones (`Nz`) and zbd's `zonesize` are checked against the device's `zone` size,
     and a job naming every placement identifier gets the device's `handles`."""
     out = dict(entry)
+    if "needs_interface" in out:
+        want, where = out.pop("needs_interface")
+        if want != interface:
+            raise _err(where, f"libblkio_driver=virtio-blk-vfio-pci drives a virtio-blk device: give the device nvme.interface = \"{want}\"")
     if "zbd_zonesize" in out:
         size_, where = out.pop("zbd_zonesize")
         if zone is not None and size_ != zone:

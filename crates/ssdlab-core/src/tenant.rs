@@ -284,7 +284,7 @@ impl Config {
         for (_, path, w, _) in self.tenant_jobs() {
             if seen.insert(path.clone()) {
                 let mut job = Issues::default();
-                w.validate_at(&path, &mut job);
+                w.validate_at(&path, &mut job, self.host_block());
                 issues.0.extend(job.0.into_iter().filter(|i| !before.contains(&(i.rule.clone(), i.value.clone()))));
             }
         }

@@ -98,7 +98,7 @@ impl Config {
         if self.media.kind == crate::media::MediaKind::Nand {
             self.ftl.validate(issues);
         }
-        self.workload.validate(issues);
+        self.workload.validate(issues, self.host_block());
         self.validate_tenants(issues);
         self.stats.validate(issues);
         if self.ats.enabled {
@@ -130,6 +130,44 @@ impl Config {
                 if depth >= u64::from(self.nvme.queue_depth) {
                     issues.push("workload.numjobs", w.numjobs, format!("{why}, and the {} jobs on queue {q} have iodepth {depth} in all; must be <= nvme.queue_depth - 1 = {}", on.len(), self.nvme.queue_depth.saturating_sub(1)));
                     break;
+                }
+            }
+        }
+        if self.nvme.interface == crate::nvme::Interface::VirtioBlk {
+            // What virtio-blk lacks: NVMe's arbitration classes, interrupt coalescing, its
+            // write-family commands, zones, placement, metadata; ATS maps NVMe rings.
+            let nvme_only = [
+                (self.nvme.arbitration == crate::nvme::Arbitration::Wrr, "nvme.arbitration"),
+                (self.nvme.irq_coalesce_threshold > 0, "nvme.irq_coalesce_threshold"),
+                (self.ats.enabled, "ats.enabled"),
+                (self.ftl.zone_size.is_some(), "ftl.zone_size"),
+                (self.ftl.placement == crate::ftl::Placement::Fdp, "ftl.placement"),
+                (self.nvme.metadata_size.0 > 0, "nvme.metadata_size"),
+                (jobs.iter().any(|j| j.2.write_mode.as_ref().is_some_and(|m| m.0.iter().any(|e| e.0 != crate::workload::Kind::Write))), "workload.write_mode"),
+            ];
+            for (_, key) in nvme_only.iter().filter(|(on, _)| *on) {
+                issues.push(key, "set", "is an NVMe feature: leave it off with nvme.interface = \"virtio-blk\"");
+            }
+        }
+        if self.nvme.metadata_size.0 > 0 && ok(&["nvme.metadata_size", "nvme.lba_size"]) {
+            let why = "an LBA format with metadata is modelled for direct I/O of its own jobs: no tenants, traces, ATS, zbd or buffered I/O";
+            let others = !self.tenants.is_empty() || self.ats.enabled || self.workload.replay.trace.is_some() || jobs.iter().any(|j| j.2.zbd || !j.2.direct);
+            if others {
+                issues.push("nvme.metadata_size", self.nvme.metadata_size, why);
+            }
+            let lba = self.nvme.lba_size.0;
+            let unit = if self.media.kind == crate::media::MediaKind::Nand { self.ftl.mapping_unit.0 } else { lba };
+            if !unit.is_multiple_of(lba) {
+                issues.push("nvme.lba_size", self.nvme.lba_size, format!("must divide ftl.mapping_unit = {}", self.ftl.mapping_unit));
+            }
+            // Interleaved metadata makes the host's block lba + metadata (the value rules check
+            // that); with a separate metadata buffer the host's sizes are whole data blocks.
+            if !self.nvme.extended_lba {
+                for (_, path, job, _) in &jobs {
+                    if [job.min_bs(), job.max_bs(), job.offset.0].iter().any(|s| !s.is_multiple_of(lba)) {
+                        issues.push(&format!("{path}.bs"), units::format_size(job.min_bs()), format!("sizes and offsets must be whole blocks of nvme.lba_size = {}", self.nvme.lba_size));
+                        break;
+                    }
                 }
             }
         }
@@ -233,7 +271,7 @@ impl Config {
         if !ok(&["workload.offset", "workload.size", "workload.bs", "workload.bssplit", "media.capacity", "ftl.op_ratio", "ftl.mapping_unit"]) {
             return;
         }
-        let cap = self.exported_capacity();
+        let cap = self.host_capacity();
         let mut seen = std::collections::HashSet::new();
         for (_, path, job, _) in &jobs {
             if !seen.insert(path.clone()) {
@@ -320,6 +358,27 @@ impl Config {
         }
     }
 
+    /// Bytes of one logical block as the host addresses it: 512, or with an extended LBA
+    /// format (`nvme.extended_lba`) the block's data and its metadata.
+    pub fn host_block(&self) -> u64 {
+        if self.nvme.extended_lba && self.nvme.metadata_size.0 > 0 {
+            self.nvme.lba_size.0 + self.nvme.metadata_size.0
+        } else {
+            512
+        }
+    }
+
+    /// Bytes the host addresses: the exported capacity, counting each block's metadata with
+    /// an extended LBA format.
+    pub fn host_capacity(&self) -> u64 {
+        let cap = self.exported_capacity();
+        if self.host_block() == 512 {
+            cap
+        } else {
+            cap / self.nvme.lba_size.0 * self.host_block()
+        }
+    }
+
     /// Bytes of the region each job of the base workload addresses.
     pub fn region_size(&self) -> u64 {
         self.region_size_of(&self.workload)
@@ -327,7 +386,7 @@ impl Config {
 
     /// Bytes of the region a job addresses.
     pub fn region_size_of(&self, w: &WorkloadConfig) -> u64 {
-        w.size.map_or_else(|| self.exported_capacity().saturating_sub(w.offset.0), |s| s.0)
+        w.size.map_or_else(|| self.host_capacity().saturating_sub(w.offset.0), |s| s.0)
     }
 
     /// The resolved config as TOML.

@@ -357,6 +357,11 @@ pub struct Host {
     job_source: Vec<Option<usize>>,
     /// DMA addresses of rings and buffers, when something looks at them (ATS, a DMA log).
     pub memory: Option<Box<dma::HostMemory>>,
+    /// The device presents virtio-blk virtqueues (no PRPs).
+    virtio: bool,
+    /// An LBA format with metadata: the host's block (data, and the metadata when
+    /// interleaved), the block's data, and its metadata, in bytes.
+    metadata: Option<(u64, u64, u64)>,
     /// The zoned drive as fio's zbd jobs see it, and per zone the writes held for its write
     /// lock (job, I/O, arrival), oldest first.
     zones: Option<Box<ZoneView>>,
@@ -504,6 +509,11 @@ impl Host {
             memory: None,
             zones,
             zone_waits: FxHashMap::default(),
+            virtio: config.nvme.interface == crate::nvme::Interface::VirtioBlk,
+            metadata: (config.nvme.metadata_size.0 > 0).then(|| {
+                let (lba, ms) = (config.nvme.lba_size.0, config.nvme.metadata_size.0);
+                (if config.nvme.extended_lba { lba + ms } else { lba }, lba, ms)
+            }),
         })
     }
 
@@ -955,6 +965,14 @@ impl Host {
             }
             c.kind = state.gen.write_kind();
         }
+        if let Some((block, lba, ms)) = self.metadata {
+            // The host addresses blocks of `block` bytes (data and, interleaved, metadata); the
+            // drive's blocks hold `lba` bytes of data, the metadata moves beside it.
+            let blocks = io.len / block;
+            c.offset = io.offset / block * lba;
+            c.len = blocks * lba;
+            c.md = blocks * ms;
+        }
         if state.buffered {
             if let Some(cache) = &self.cache {
                 // A buffered read or write: the system call and the page look-ups (and a
@@ -973,7 +991,8 @@ impl Host {
             }
         }
         let pages = io.len.div_ceil(self.page_size);
-        c.prp_entries = if pages > 2 { pages - 1 } else { 0 };
+        // virtio-blk describes the buffer with a descriptor; NVMe needs a PRP list past two pages.
+        c.prp_entries = if pages > 2 && !self.virtio { pages - 1 } else { 0 };
         if let Some(m) = &mut self.memory {
             m.assign(job, &mut c);
         }
@@ -1065,7 +1084,8 @@ impl Host {
         let mut c = Command::new(self.jobs[job].tenant, JobId(job as u32), QueueId(self.queue_of[job]), op, run.first * PAGE, run.pages * PAGE, now);
         c.cache = true;
         let pages = c.len.div_ceil(self.page_size);
-        c.prp_entries = if pages > 2 { pages - 1 } else { 0 };
+        // virtio-blk describes the buffer with a descriptor; NVMe needs a PRP list past two pages.
+        c.prp_entries = if pages > 2 && !self.virtio { pages - 1 } else { 0 };
         if let Some(m) = &mut self.memory {
             m.assign(job, &mut c);
         }

@@ -14,12 +14,41 @@ config_enum! {
     }
 }
 
+config_enum! {
+    /// The queue interface the device presents to the host.
+    pub enum Interface {
+        /// NVMe submission/completion queue pairs: a 64 B SQE fetched per command, PRPs, a
+        /// 16 B CQE and a CQ head doorbell.
+        Nvme = "nvme",
+        /// virtio-blk virtqueues (split ring), as a virtio-blk PCI function: per request the
+        /// device reads the available ring entry, then the descriptor chain (header, data,
+        /// status: 3 x 16 B), then the 16 B request header, each read depending on the one
+        /// before; it writes the 1 B status, the 8 B used element and the 2 B used index, and
+        /// the driver rings no completion doorbell.
+        VirtioBlk = "virtio-blk",
+    }
+}
+
 config_struct! {
     /// The NVMe queue interface: queue pairs, arbitration and interrupts.
     pub struct NvmeConfig {
         /// I/O submission/completion queue pairs the drive offers; the driver creates one per
         /// host job (CPU) up to this many, and more jobs share them. Default: `8`.
         io_queues: u32 = 8,
+        /// The queue interface: `"nvme"`, or `"virtio-blk"` (virtqueues in place of queue
+        /// pairs; everything behind the queues is the same device). Default: `"nvme"`.
+        interface: Interface = Interface::Nvme,
+        /// Data bytes of a logical block (the LBA format's LBADS): a power of two from 512B
+        /// to 64KiB. Default: `512B`.
+        lba_size: Bytes = Bytes(512),
+        /// Metadata bytes per logical block (the LBA format's MS: 8 or 64 for end-to-end
+        /// protection information), at most `lba_size`; the host's I/O carries them across the
+        /// link, the drive keeps them out of band. Default: `0`.
+        metadata_size: Bytes = Bytes(0),
+        /// The metadata is interleaved with each block's data (an extended LBA, FLBAS bit 4):
+        /// the host's sizes and offsets count both (fio's bs=4160 for 4096 + 64); else it
+        /// travels in a separate buffer (fio's md_per_io_size). Default: `false`.
+        extended_lba: bool = false,
         /// The largest write the drive completes atomically across a power failure (NVMe
         /// AWUPF, in bytes): Linux's `RWF_ATOMIC` writes (`workload.atomic`) must fit it.
         /// Default: `4KiB` (AWUPF = 0: one 4 KiB logical block, what most drives report).
@@ -50,6 +79,8 @@ config_struct! {
 impl NvmeConfig {
     pub fn validate(&self, issues: &mut Issues) {
         issues.check((1..=65_535).contains(&self.io_queues), "nvme.io_queues", self.io_queues, "must be between 1 and 65535");
+        issues.check(self.lba_size.0.is_power_of_two() && (512..=65_536).contains(&self.lba_size.0), "nvme.lba_size", self.lba_size, "must be a power of two from 512B to 64KiB");
+        issues.check(self.metadata_size.0 <= self.lba_size.0, "nvme.metadata_size", self.metadata_size, format!("must be at most nvme.lba_size = {}", self.lba_size));
         issues.check((2..=65_536).contains(&self.queue_depth), "nvme.queue_depth", self.queue_depth, "must be between 2 and 65536");
         issues.check(
             self.page_size.0.is_power_of_two() && (4096..=(128 << 20)).contains(&self.page_size.0),

@@ -23,7 +23,7 @@ mod config;
 
 use std::collections::VecDeque;
 
-pub use config::{Arbitration, NvmeConfig};
+pub use config::{Arbitration, Interface, NvmeConfig};
 pub use crate::tenant::WrrClass;
 
 /// Bytes of a submission queue entry.
@@ -36,6 +36,12 @@ pub const DOORBELL_BYTES: u64 = 4;
 pub const MSI_BYTES: u64 = 4;
 /// Bytes of one PRP entry.
 pub const PRP_ENTRY_BYTES: u64 = 8;
+/// virtio-blk: bytes the device reads per request, each read after the one before: the
+/// available ring's index and entry, the descriptor chain (header, data, status), the header.
+pub const VIRTIO_FETCH_BYTES: [u64; 3] = [4, 48, 16];
+/// virtio-blk: bytes the device writes per completion: the status byte, the used ring element,
+/// the used index.
+pub const VIRTIO_COMPLETION_BYTES: [u64; 3] = [1, 8, 2];
 
 /// Index of an I/O queue pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -18,7 +18,7 @@ mod config;
 pub use config::{CompletionSplit, PcieConfig};
 
 use crate::ctrl::Step;
-use crate::nvme::{CmdId, CQE_BYTES, DOORBELL_BYTES, PRP_ENTRY_BYTES, SQE_BYTES};
+use crate::nvme::{CmdId, CQE_BYTES, DOORBELL_BYTES, PRP_ENTRY_BYTES, SQE_BYTES, VIRTIO_COMPLETION_BYTES, VIRTIO_FETCH_BYTES};
 use crate::sim::{Grant, SimDuration, SimTime, Timeline};
 use crate::simulation::{Ctx, Event as SimEvent};
 use crate::stats::{Component, Metrics};
@@ -145,6 +145,8 @@ pub struct Link {
     up: Direction,
     /// Host memory latency: how long after a read request arrives its completion can leave.
     host_memory: SimDuration,
+    /// The device presents virtio-blk virtqueues instead of NVMe queue pairs.
+    virtio: bool,
 }
 
 /// What a transmission leaves for the simulation to route.
@@ -164,7 +166,12 @@ pub enum Sent {
 impl Link {
     /// A link whose host side answers read requests after `host_memory`.
     pub fn new(c: &PcieConfig, host_memory: SimDuration) -> Self {
-        Link { params: LinkParams::new(c), down: Direction::default(), up: Direction::default(), host_memory }
+        Link { params: LinkParams::new(c), down: Direction::default(), up: Direction::default(), host_memory, virtio: false }
+    }
+
+    /// The device presents virtio-blk virtqueues: fetches and completions move their bytes.
+    pub fn set_virtio(&mut self) {
+        self.virtio = true;
     }
 
     /// Puts `tlps` on direction `dir` at `now` (the moment they are ready to go). The grant
@@ -217,13 +224,18 @@ impl Link {
         let prop = p.propagation;
         let (dir, tlps) = match tlp {
             Tlp::SqDoorbell => (Dir::Down, p.writes(DOORBELL_BYTES)),
-            Tlp::SqeRead => (Dir::Up, p.read_requests(SQE_BYTES)),
-            Tlp::SqeData => (Dir::Down, p.completions(SQE_BYTES)),
+            Tlp::SqeRead => (Dir::Up, p.read_requests(self.fetch_bytes(c.fetch_stage))),
+            Tlp::SqeData => (Dir::Down, p.completions(self.fetch_bytes(c.fetch_stage))),
             Tlp::PrpRead => (Dir::Up, p.read_requests(c.prp_entries * PRP_ENTRY_BYTES)),
             Tlp::PrpData => (Dir::Down, p.completions(c.prp_entries * PRP_ENTRY_BYTES)),
-            Tlp::DataRead => (Dir::Up, p.read_requests(c.kind.data_len(c.len))),
-            Tlp::DataIn => (Dir::Down, p.completions(c.kind.data_len(c.len))),
-            Tlp::DataOut { len, .. } => (Dir::Up, p.writes(u64::from(len))),
+            // Metadata (protection information) crosses the link with the data.
+            Tlp::DataRead => (Dir::Up, p.read_requests(c.kind.data_len(c.len) + c.md)),
+            Tlp::DataIn => (Dir::Down, p.completions(c.kind.data_len(c.len) + c.md)),
+            Tlp::DataOut { len, .. } => (Dir::Up, p.writes(u64::from(len) + c.md * u64::from(len) / c.len.max(1))),
+            Tlp::Cqe if self.virtio => {
+                let all: Vec<Tlps> = VIRTIO_COMPLETION_BYTES.iter().map(|&b| p.writes(b)).collect();
+                (Dir::Up, Tlps { count: all.iter().map(|t| t.count).sum(), wire_bytes: all.iter().map(|t| t.wire_bytes).sum() })
+            }
             Tlp::Cqe => (Dir::Up, p.writes(CQE_BYTES)),
         };
         // The first request of a batch leaves one request's time after the batch starts.
@@ -252,6 +264,13 @@ impl Link {
                 let back = g.end + prop + mem;
                 c.account(cat, back);
                 (SimEvent::Pcie(Event::Send { cmd: id, tlp: next }), back)
+            }
+            Tlp::SqeData if self.virtio && usize::from(c.fetch_stage) + 1 < VIRTIO_FETCH_BYTES.len() => {
+                // virtio-blk: the next read depends on what this one brought.
+                c.fetch_stage += 1;
+                c.account(Component::Queueing, g.start);
+                c.account(Component::Fetch, g.end + prop);
+                (SimEvent::Pcie(Event::Send { cmd: id, tlp: Tlp::SqeRead }), g.end + prop)
             }
             Tlp::SqeData | Tlp::PrpData => {
                 let (cat, step) = if tlp == Tlp::SqeData { (Component::Fetch, Step::Parse) } else { (Component::Prp, Step::PrpList) };
@@ -314,7 +333,19 @@ impl Link {
     }
 
     /// The host's CQ head doorbell goes down at `now` (nothing waits for it; it uses the link).
+    /// The bytes of a command's fetch read at `stage`.
+    fn fetch_bytes(&self, stage: u8) -> u64 {
+        if self.virtio {
+            VIRTIO_FETCH_BYTES[usize::from(stage).min(VIRTIO_FETCH_BYTES.len() - 1)]
+        } else {
+            SQE_BYTES
+        }
+    }
+
     pub fn cq_doorbell(&mut self, now: SimTime) {
+        if self.virtio {
+            return; // virtio-blk drivers update the used event index in memory, not a register
+        }
         let t = self.params.writes(DOORBELL_BYTES);
         self.send(Dir::Down, now, t);
     }

@@ -52,6 +52,10 @@ pub struct Command {
     pub pid: u16,
     /// Write: the NVMe command it is (Write, Write Zeroes, Verify, ...).
     pub kind: crate::workload::Kind,
+    /// Metadata bytes (protection information) that cross the link with its data.
+    pub md: u64,
+    /// virtio-blk: which of the request's dependent reads the fetch is at.
+    pub fetch_stage: u8,
     /// DMA addresses: the SQ/CQ slot, and the data buffer (a base address, or for buffered
     /// I/O the number that picks its page-cache pages).
     pub slot: u64,
@@ -90,6 +94,8 @@ impl Command {
             crit_gc: SimDuration::ZERO,
             pid: NO_PID,
             kind: crate::workload::Kind::Write,
+            md: 0,
+            fetch_stage: 0,
             slot: 0,
             buf: 0,
             submitted: SimTime::ZERO,

@@ -84,7 +84,10 @@ impl Simulation {
             return Err(Error::Config(issues.0));
         }
         let mut host = Host::new(&config)?;
-        let link = Link::new(&config.pcie, config.host.memory_latency);
+        let mut link = Link::new(&config.pcie, config.host.memory_latency);
+        if config.nvme.interface == nvme::Interface::VirtioBlk {
+            link.set_virtio();
+        }
         let round_trip = link.translation_round_trip();
         let atc = if config.ats.enabled {
             let memory = HostMemory::new(&config, host.job_count());
@@ -252,7 +255,9 @@ impl Simulation {
                     self.host.disk.end(ctx.now, c.op, ctx.now.since(c.submitted));
                 }
                 if !c.cache {
-                    ctx.probe.io_completed(&IoRecord { tenant: c.tenant, job: c.job, op: c.op, offset: c.offset, len: c.len, issued: c.issued, submitted: c.submitted, completed: ctx.now, breakdown: &c.breakdown });
+                    // The host counts what it addressed: with an extended LBA, each block's metadata too.
+                    let len = if self.config.nvme.extended_lba { c.len + c.md } else { c.len };
+                    ctx.probe.io_completed(&IoRecord { tenant: c.tenant, job: c.job, op: c.op, offset: c.offset, len, issued: c.issued, submitted: c.submitted, completed: ctx.now, breakdown: &c.breakdown });
                 }
                 self.host.complete(ctx, cmd);
             }

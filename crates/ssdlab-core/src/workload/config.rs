@@ -860,8 +860,10 @@ impl WorkloadConfig {
         r.iter().chain(w.iter()).map(|e| e.0).min().unwrap_or(512)
     }
 
-    pub fn validate(&self, issues: &mut Issues) {
-        self.validate_at("workload", issues);
+    /// The value rules; sizes and offsets must be whole host blocks of `block` bytes (512 B, or
+    /// the namespace's logical block with its metadata when that is interleaved).
+    pub fn validate(&self, issues: &mut Issues, block: u64) {
+        self.validate_at("workload", issues, block);
         for (i, o) in self.jobs.iter().enumerate() {
             if o.replay.is_some() {
                 issues.push(&format!("workload.jobs[{i}].replay"), "set", "a trace per job belongs to a tenant: use [tenants.workload.replay] (or workload.replay for every job)");
@@ -870,27 +872,28 @@ impl WorkloadConfig {
         let before: Vec<(String, String)> = issues.0.iter().map(|i| (i.rule.clone(), i.value.clone())).collect();
         for (_, path, w) in self.job_configs().into_iter().filter(|(_, p, _)| p != "workload") {
             let mut job = Issues::default();
-            w.validate_at(&path, &mut job);
+            w.validate_at(&path, &mut job, block);
             // A problem the base already has is reported once, at the base.
             issues.0.extend(job.0.into_iter().filter(|i| !before.contains(&(i.rule.clone(), i.value.clone()))));
         }
     }
 
     /// The value rules, reporting keys under `prefix`.
-    pub fn validate_at(&self, prefix: &str, issues: &mut Issues) {
+    pub fn validate_at(&self, prefix: &str, issues: &mut Issues, block: u64) {
+        let many = format!("block sizes must be positive multiples of {block}B");
         let key = |k: &str| format!("{prefix}.{k}");
         issues.check(self.rwmixread <= 100, &key("rwmixread"), self.rwmixread, "must be between 0 and 100");
-        if [self.bs.read, self.bs.write].iter().any(|&size| size == 0 || !size.is_multiple_of(512)) {
-            issues.push(&key("bs"), self.bs, "block sizes must be positive multiples of 512B");
+        if [self.bs.read, self.bs.write].iter().any(|&size| size == 0 || !size.is_multiple_of(block)) {
+            issues.push(&key("bs"), self.bs, &many);
         }
         if let Some(split) = &self.bssplit {
-            if split.read.iter().chain(split.write.iter()).any(|e| e.0 == 0 || e.0 % 512 != 0) {
-                issues.push(&key("bssplit"), split, "block sizes must be positive multiples of 512B");
+            if split.read.iter().chain(split.write.iter()).any(|e| e.0 == 0 || e.0 % block != 0) {
+                issues.push(&key("bssplit"), split, &many);
             }
         }
         if let Some(r) = self.bsrange {
-            if [r.read.0, r.read.1, r.write.0, r.write.1].iter().any(|&b| b == 0 || b % 512 != 0) {
-                issues.push(&key("bsrange"), r, "block sizes must be positive multiples of 512B");
+            if [r.read.0, r.read.1, r.write.0, r.write.1].iter().any(|&b| b == 0 || b % block != 0) {
+                issues.push(&key("bsrange"), r, &many);
             }
             if self.bssplit.is_some() {
                 issues.push(&key("bsrange"), r, "give bsrange or bssplit, not both");
@@ -899,9 +902,9 @@ impl WorkloadConfig {
         issues.check(self.loops >= 1, &key("loops"), self.loops, "must be at least 1");
         issues.check(self.iodepth >= 1, &key("iodepth"), self.iodepth, "must be at least 1");
         issues.check(self.numjobs >= 1, &key("numjobs"), self.numjobs, "must be at least 1");
-        issues.check(self.offset.0.is_multiple_of(512), &key("offset"), self.offset, "must be a multiple of 512B");
+        issues.check(self.offset.0.is_multiple_of(block), &key("offset"), self.offset, format!("must be a multiple of {block}B"));
         if let Some(a) = self.blockalign {
-            issues.check(a.0 > 0 && a.0.is_multiple_of(512), &key("blockalign"), a, "must be a positive multiple of 512B");
+            issues.check(a.0 > 0 && a.0.is_multiple_of(block), &key("blockalign"), a, format!("must be a positive multiple of {block}B"));
         }
         if let Some(size) = self.size {
             issues.check(size.0 > 0, &key("size"), size, "must be greater than zero");

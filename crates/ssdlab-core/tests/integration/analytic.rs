@@ -330,3 +330,21 @@ fn fio_flow_control_splits_the_ios_by_weight() {
     let free = run(&[("workload.numjobs", "1"), ("workload.runtime", "\"20ms\""), ("workload.number_ios", "100000000"), ("workload.iodepth", "4"), ("workload.rw", "randread")]);
     assert_eq!(alone.read.ios, free.read.ios);
 }
+
+#[test]
+fn a_virtio_blk_request_pays_three_dependent_reads_where_nvme_pays_one() {
+    // virtio-blk (split virtqueue): the device reads the available ring entry, then the
+    // descriptor chain, then the request header, each after the one before; NVMe reads one
+    // 64 B SQE. The fetch of a QD1 read so takes three small host-memory round trips against
+    // one, and the rest of the path (controller, media, data) is the same device.
+    let qd1 = |iface: &str| run(&[("workload.number_ios", "2000"), ("nvme.interface", iface)]);
+    let (nvme, virtio) = (qd1("\"nvme\""), qd1("\"virtio-blk\""));
+    let fetch = |s: &ssdlab_core::Summary| s.read.breakdown_us.0[Component::Fetch as usize];
+    let ratio = fetch(&virtio) / fetch(&nvme);
+    assert!((2.8..3.05).contains(&ratio), "fetch {} us vs {} us: {ratio}", fetch(&virtio), fetch(&nvme));
+    let media = |s: &ssdlab_core::Summary| s.read.breakdown_us.0[Component::Media as usize];
+    assert!((media(&virtio) - media(&nvme)).abs() < 1e-9);
+    // Upstream: three read requests for one, and three completion writes (1, 8 and 2 B) for a
+    // 16 B CQE: more TLPs; downstream no CQ head doorbell.
+    assert!(virtio.metrics["pcie.up.wire_bytes"] > nvme.metrics["pcie.up.wire_bytes"]);
+}

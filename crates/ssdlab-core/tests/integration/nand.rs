@@ -553,3 +553,26 @@ fn zone_appends_to_one_zone_overlap_where_writes_wait() {
     assert_eq!(flash(&appends).ftl.gc_writes, 0);
     assert_eq!(appends.write.ios, 20000);
 }
+
+#[test]
+fn protection_information_crosses_the_link_but_not_the_flash() {
+    // An extended LBA format, 4096 B of data and 64 B of protection information per block
+    // (fio's bs=4160): the host counts 4160 B an I/O and the link carries them; the flash
+    // stores the data (the metadata lives out of band), so programs do not change.
+    let w = |extra: &[(&str, &str)]| {
+        let mut s = vec![("workload.rw", "randwrite"), ("workload.iodepth", "4"), ("workload.number_ios", "20000")];
+        s.extend_from_slice(extra);
+        run("tlc", &s)
+    };
+    let plain = w(&[("workload.bs", "\"4096\""), ("nvme.lba_size", "\"4KiB\"")]);
+    let pi = w(&[("workload.bs", "\"4160\""), ("nvme.lba_size", "\"4KiB\""), ("nvme.metadata_size", "\"64B\""), ("nvme.extended_lba", "true")]);
+    assert_eq!(pi.write.bytes, 20000 * 4160);
+    assert_eq!(pi.metrics["nand.programs"], plain.metrics["nand.programs"]);
+    let per_io = |s: &Summary| s.metrics["pcie.down.wire_bytes"] / 20000.0;
+    let extra = per_io(&pi) - per_io(&plain);
+    assert!((64.0..64.0 + 2.0 * 30.0).contains(&extra), "64 B more a write, with at most a TLP or two of overhead: {extra}");
+    // Sizes that are not whole 4160 B blocks are refused.
+    let bad: Vec<(String, String)> = [("workload.bs", "\"4096\""), ("nvme.lba_size", "\"4KiB\""), ("nvme.metadata_size", "\"64B\""), ("nvme.extended_lba", "true")].iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect();
+    let err = ssdlab_core::config::build(Some("tlc"), None, &bad).err().expect("refused");
+    assert!(err.to_string().contains("positive multiples of 4160B"), "{err}");
+}
