@@ -466,6 +466,15 @@ def test_libblkio_virtio_blk_needs_a_device_with_virtqueues(tmp_path):
     assert res.summary["read"]["ios"] == 100
 
 
+def test_overrides_win_over_the_job_files_own_values(tmp_path):
+    # -w number_ios=... (settings) replaces each job's number_ios, rather than being ignored.
+    text = "[a]\nnumber_ios=5000\n[b]\nnumber_ios=7000\nruntime=10s\n"
+    plan = api.load_jobfile(write(tmp_path, text), "default", settings=[("workload.number_ios", "100"), ("workload.runtime", "\"1s\"")])
+    [res] = plan.run()
+    assert [j["ios"] for j in res.summary["jobs"]] == [100, 100]
+    assert all("number_ios" not in j and "runtime" not in j for j in plan.groups[0].jobs)
+
+
 def test_time_based_without_runtime_is_turned_off_as_fio_does(tmp_path):
     [g], _ = fiojob.load(write(tmp_path, "[j]\ntime_based\nsize=1m\n"), env={})
     assert "runtime" not in g.jobs[0] and any("fio turns it off" in n for n in g.notes)

@@ -376,7 +376,12 @@ def load_jobfile(
         ftl = dev.table.get("ftl", {})
         zone, handles = _parse_bytes(ftl.get("zone_size")), int(ftl.get("fdp_handles", 0) or 0) if ftl.get("placement") == "fdp" else 0
         interface = str(dev.table.get("nvme", {}).get("interface", "nvme"))
-        g.jobs = [fiojob.resolve(e, dev.capacity, zone, handles, interface) for e in g.jobs]  # fio's shares of the device, in bytes
+        g.jobs = [fiojob.resolve(e, dev.capacity, zone, handles, interface) for e in g.jobs]
+        # Overrides win (`-w number_ios=...`, `settings`): a job's own value of the key gives
+        # way to the group-wide one they set.
+        for key in {k.split(".", 1)[1] for k, _ in wl_settings if k.count(".") == 1}:
+            for e in g.jobs:
+                e.pop(key, None)  # fio's shares of the device, in bytes
         workload: dict[str, Any] = dict(FIO_DEFAULTS, **{k: v for k, v in g.workload.items() if "." not in k}, jobs=g.jobs)
         if g.jobs and all("bs" in j for j in g.jobs):
             workload["bs"] = g.jobs[0]["bs"]  # fio's 4k default is never used: not checked against the device either
