@@ -186,3 +186,29 @@ def test_a_core_workload_error_carries_its_issue() -> None:
         ssdlab.run("default", workload={"numjobs": 1, "rate_iops": 10_000_000, "runtime": "2s", "number_ios": 100_000_000})
     (issue,) = ssdlab.exceptions.issues(e.value)
     assert issue["path"] == "workload.rate_iops" and issue["value"] == "10000000" and "cannot sustain" in issue["rule"]
+
+
+def test_misuse_of_the_api_is_a_config_error_naming_the_argument():
+    # Issue 16: a seed that is not a whole number, a workload that is not a table, and config
+    # trees that contain themselves or nest without end are refused with the argument named.
+    with pytest.raises(ssdlab.ConfigError, match="seed = 1.5: must be a whole number"):
+        ssdlab.load_config("default", seed=1.5)
+    with pytest.raises(ssdlab.ConfigError, match="workload = 'randread': must be a table of fio keys"):
+        ssdlab.load_config("default", workload="randread")
+    loop: dict = {"workload": {}}
+    loop["workload"]["jobs"] = loop
+    with pytest.raises(ssdlab.ConfigError, match="contains itself"):
+        ssdlab.load_config(loop)
+    deep: dict = {}
+    node = deep
+    for _ in range(30000):
+        node["a"] = {}
+        node = node["a"]
+    with pytest.raises(ssdlab.ConfigError, match="nests more than 32 levels deep"):
+        ssdlab.load_config(deep)
+
+
+def test_a_huge_value_is_not_echoed_back_whole():
+    with pytest.raises(ssdlab.ConfigError) as e:
+        ssdlab.load_config("default", set={"pcie.lanes": "x" * 10_000_000})
+    assert len(str(e.value)) < 2000 and "(10000002 bytes)" in str(e.value)

@@ -214,3 +214,16 @@ def test_the_run_header_names_the_overrides(cli):
     assert p.returncode == 0, p.stderr
     head = " ".join(p.stdout.splitlines()[:3])
     assert "with workload.number_ios=300, ftl.precondition=clean" in " ".join(head.split())
+
+
+def test_error_text_with_brackets_and_bad_includes_reach_the_terminal(cli, tmp_path):
+    # Issue 16: rich's markup ate "[name]" out of messages; an include of /dev/zero ran out of
+    # memory. Both are now plain exit-2 errors that say what is wrong.
+    bad = tmp_path / "bad.fio"
+    bad.write_text("[global\nrw=read\n")
+    p = cli("run", str(bad))
+    assert p.returncode == 2 and "a section header is [name]" in p.stderr, p.stderr
+    inc = tmp_path / "inc.fio"
+    inc.write_text("[j]\ninclude /dev/zero\n")
+    p = cli("run", str(inc))
+    assert p.returncode == 2 and "include /dev/zero: not a regular file" in p.stderr, p.stderr

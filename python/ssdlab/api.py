@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import operator
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -99,6 +100,12 @@ def load_config(
     base: Optional[str] = None
     base_toml: Optional[str] = None
     overrides: dict[str, Any] = {}
+    for name, tree in (("config", config), ("workload", workload), ("set", set)):
+        _check_tree(tree, name)
+    if workload is not None and not isinstance(workload, Mapping):
+        raise _arg_error("workload", workload, "must be a table of fio keys, such as {'rw': 'randread'}")
+    if set is not None and not isinstance(set, Mapping):
+        raise _arg_error("set", set, "must map dotted keys to values, such as {'pcie.lanes': 8}")
     if isinstance(config, Config):
         base_toml = config.toml
     elif isinstance(config, Mapping):
@@ -110,8 +117,41 @@ def load_config(
     if set:
         _merge(overrides, _nest(set))
     if seed is not None:
-        _merge(overrides, {"workload": {"randseed": int(seed)}})
+        _merge(overrides, {"workload": {"randseed": _seed(seed)}})
     return Config(_core.Config(base, overrides or None, list(settings or []), base_toml))
+
+
+def _arg_error(path: str, value: object, rule: str) -> ConfigError:
+    shown = repr(value)
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    return ConfigError(f"invalid configuration (1 problem):\n  - {path} = {shown}: {rule}", [{"path": path, "value": shown, "rule": rule}])
+
+
+def _seed(seed: object) -> int:
+    """A seed: a whole number (1.5 or True are refused, as is anything that is not one)."""
+    if isinstance(seed, bool):
+        raise _arg_error("seed", seed, "must be a whole number")
+    try:
+        return operator.index(seed)  # type: ignore[arg-type]
+    except TypeError:
+        raise _arg_error("seed", seed, "must be a whole number") from None
+
+
+def _check_tree(obj: object, path: str, depth: int = 0, seen: Optional[set] = None) -> None:
+    """Refuses a config tree that contains itself or nests deeper than any config does (before
+    the core walks it)."""
+    if not isinstance(obj, (Mapping, list, tuple)):
+        return
+    seen = seen if seen is not None else set()
+    if id(obj) in seen:
+        raise _arg_error(path, "...", "contains itself")
+    if depth > 32:
+        raise _arg_error(path, "...", "nests more than 32 levels deep")
+    seen.add(id(obj))
+    items = obj.items() if isinstance(obj, Mapping) else enumerate(obj)
+    for k, v in items:
+        _check_tree(v, f"{path}.{k}" if isinstance(obj, Mapping) else f"{path}[{k}]", depth + 1, seen)
+    seen.discard(id(obj))
 
 
 def presets() -> "pd.DataFrame":
@@ -387,7 +427,7 @@ def load_jobfile(
             workload["bs"] = g.jobs[0]["bs"]  # fio's 4k default is never used: not checked against the device either
         stats = {k.split(".", 1)[1]: v for k, v in g.workload.items() if k.startswith("stats.")}
         if seed is not None:
-            workload["randseed"] = int(seed)
+            workload["randseed"] = _seed(seed)
         try:
             native = _core.Config(None, {"workload": workload, **({"stats": stats} if stats else {})}, wl_settings, base)
         except ConfigError as err:

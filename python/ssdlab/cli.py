@@ -1058,17 +1058,17 @@ def main(argv: Optional[list[str]] = None) -> None:
                 where = f"{i['path']} = {i['value']}" if i["value"] else i["path"]
                 err.print(f"  - {where}: {i['rule']}", highlight=False, markup=False)
         else:
-            err.print(f"[bold red]error:[/bold red] {e.args[0] if e.args else e}", highlight=False)
+            err.print(f"[bold red]error:[/bold red] {escape(str(e.args[0] if e.args else e))}", highlight=False)
         if debug:
             raise
         sys.exit(2)
     except UsageError as e:
-        err.print(f"[bold red]error:[/bold red] {e}", highlight=False)
+        err.print(f"[bold red]error:[/bold red] {escape(str(e))}", highlight=False)
         sys.exit(2)
     except KeyboardInterrupt:
         _exit_interrupted()
     except Exception as e:
         if debug:
             raise
-        err.print(f"[bold red]internal error:[/bold red] {type(e).__name__}: {e} (set SSDLAB_DEBUG=1 for a traceback; please report it)", highlight=False)
+        err.print(f"[bold red]internal error:[/bold red] {type(e).__name__}: {escape(str(e))} (set SSDLAB_DEBUG=1 for a traceback; please report it)", highlight=False)
         sys.exit(1)

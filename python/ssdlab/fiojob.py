@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import os
 import random
+import stat
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,9 @@ from typing import Mapping, Optional
 
 from . import _core
 from .exceptions import WorkloadError
+
+# The largest file an `include` line reads.
+INCLUDE_LIMIT = 4 << 20
 
 # Engines whose I/O reaches a block device. Sync engines have one I/O in flight per job.
 SYNC_ENGINES = {"sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "sg"}
@@ -205,7 +209,17 @@ def _lines(path: Path, env: Mapping[str, str], depth: int = 0, text: Optional[st
             if depth > 8:
                 raise _err(where, "include nested too deeply")
             inc = Path(s.split(None, 1)[1].strip())
-            yield from _lines(inc if inc.is_absolute() else path.parent / inc, env, depth + 1)
+            inc = inc if inc.is_absolute() else path.parent / inc
+            try:
+                st = inc.stat()
+            except OSError as e:
+                raise _err(where, f"include {inc}: {e.strerror or e}") from None
+            # Only regular files of job-file size (never /dev/zero or a device).
+            if not stat.S_ISREG(st.st_mode):
+                raise _err(where, f"include {inc}: not a regular file")
+            if st.st_size > INCLUDE_LIMIT:
+                raise _err(where, f"include {inc}: {st.st_size} bytes; a job file is at most {INCLUDE_LIMIT} bytes")
+            yield from _lines(inc, env, depth + 1)
             continue
         yield where, _substitute(s, env, where)
 

@@ -25,7 +25,7 @@ impl fmt::Display for ConfigIssue {
         if self.value.is_empty() {
             write!(f, "{}: {}", self.path, self.rule)
         } else {
-            write!(f, "{} = {}: {}", self.path, self.value, self.rule)
+            write!(f, "{} = {}: {}", self.path, shown(self.value.clone()), self.rule)
         }
     }
 }
@@ -54,6 +54,25 @@ pub enum Error {
     Invariant { component: &'static str, detail: String },
 }
 
+/// A value as an error message shows it: whole up to 200 bytes, else its start and its size (a
+/// 10 MB value is never echoed back).
+pub fn shown(v: String) -> String {
+    clip(v, 200, 160)
+}
+
+/// `v` whole up to `max` bytes, else its first `cut` bytes and its size (a rule that quotes a
+/// huge value, say a parser's message, stays short).
+pub fn clip(v: String, max: usize, cut: usize) -> String {
+    if v.len() <= max {
+        return v;
+    }
+    let mut cut = cut.min(v.len());
+    while !v.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}... ({} bytes)", &v[..cut], v.len())
+}
+
 fn list(issues: &[ConfigIssue]) -> String {
     issues.iter().map(|i| format!("  - {i}")).collect::<Vec<_>>().join("\n")
 }
@@ -61,7 +80,7 @@ fn list(issues: &[ConfigIssue]) -> String {
 impl Error {
     /// A workload error: `path = value: reason` (or `path: reason` without a value).
     pub fn workload(path: impl Into<String>, value: impl Into<String>, reason: impl Into<String>) -> Self {
-        Error::Workload { path: path.into(), value: value.into(), reason: reason.into() }
+        Error::Workload { path: path.into(), value: shown(value.into()), reason: reason.into() }
     }
 
     fn issue_text(path: &str, value: &str, reason: &str) -> String {
@@ -82,7 +101,7 @@ impl Error {
 
     /// A single-issue config error.
     pub fn config(path: impl Into<String>, value: impl Into<String>, rule: impl Into<String>) -> Self {
-        Error::Config(vec![ConfigIssue { path: path.into(), value: value.into(), rule: rule.into() }])
+        Error::Config(vec![ConfigIssue { path: path.into(), value: shown(value.into()), rule: rule.into() }])
     }
 }
 

@@ -19,7 +19,7 @@ pub struct Issues(pub Vec<ConfigIssue>);
 
 impl Issues {
     pub fn push(&mut self, path: &str, value: impl std::fmt::Display, rule: impl Into<String>) {
-        self.0.push(ConfigIssue { path: path.to_string(), value: value.to_string(), rule: rule.into() });
+        self.0.push(ConfigIssue { path: path.to_string(), value: crate::error::shown(value.to_string()), rule: crate::error::clip(rule.into(), 600, 400) });
     }
 
     /// Records `rule` against `path = value` unless `ok` holds.
