@@ -227,3 +227,17 @@ def test_error_text_with_brackets_and_bad_includes_reach_the_terminal(cli, tmp_p
     inc.write_text("[j]\ninclude /dev/zero\n")
     p = cli("run", str(inc))
     assert p.returncode == 2 and "include /dev/zero: not a regular file" in p.stderr, p.stderr
+
+
+def test_an_output_in_a_missing_directory_is_an_exit_2_error_naming_it(cli, tmp_path):
+    # Issue 16: these were rc 1 "internal error" after the work was done.
+    trace = ROOT.parent / "shared" / "data" / "traces"
+    sample = next(iter(sorted(trace.glob("*.csv*"))), None) if trace.is_dir() else None
+    missing = tmp_path / "nope" / "out"
+    cases = [("atc", "--plot", f"{missing}.png"), ("decompose", "--plot", f"{missing}.svg")]
+    if sample is not None:
+        cases.append(("trace", "convert", str(sample), "-o", f"{missing}.parquet"))
+    for args in cases:
+        p = cli(*args)
+        assert p.returncode == 2 and "does not exist" in p.stderr and "nope" in p.stderr, (args, p.stderr)
+        no_traceback(p)

@@ -73,6 +73,13 @@ def _ctrl_c_exits_130(command: F) -> F:
 def _check_plot(path: Optional[str], flag: str = "--plot") -> None:
     if path and not path.lower().endswith((".png", ".svg")):
         raise UsageError(f"{flag} {path!r}: write a .png or .svg file")
+    _check_out(path, flag)
+
+
+def _check_out(path: Optional[str], flag: str) -> None:
+    """A file to write must go to a directory that exists (an exit-2 error naming it, before any work)."""
+    if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise UsageError(f"{flag} {path}: its directory {os.path.dirname(os.path.abspath(path))} does not exist")
 
 
 def _pairs(items: list[str], option: str, prefix: str = "") -> list[tuple[str, str]]:
@@ -452,6 +459,7 @@ def atc(
     if trace == "record":
         if not record_config or not output:
             raise UsageError("atc record needs a CONFIG and -o FILE")
+        _check_out(output, "-o")
         sim = ats.record(record_config, output)
         out.print(f"wrote {sim.dma_log_len():,} DMA accesses to {output}")
         return
@@ -462,6 +470,7 @@ def atc(
         synth_d = {"stack": synth, "ios": ios, "queues": queues, "vms": vms, "split": split, "reuse": reuse, "bs": ats.parse_size(bs, "bs"), "seed": seed}
         if write_trace:
             ats.write_synth(write_trace, synth_d)
+    _check_out(output, "-o")
     _check_plot(plot)
     result = ats.study(
         trace, synth=synth_d, from_sim=from_sim, stu=[s for s in stu.split(",") if s.strip()], policies=[p.strip() for p in policy.split(",") if p.strip()],
@@ -1038,6 +1047,7 @@ def trace_convert(
 
     if not output.lower().endswith(".parquet"):
         raise UsageError(f"-o {output!r}: write a .parquet file")
+    _check_out(output, "-o")
     with _Count("converting") as count:
         meta = tr.convert(path, output, format_, strict=not lenient, blk_action=blk_action, progress=count)
     c = meta["counts"]
