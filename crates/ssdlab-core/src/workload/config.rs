@@ -533,8 +533,8 @@ config_struct! {
 }
 
 config_struct! {
-    /// A synthetic workload in fio's vocabulary. Each of `numjobs` jobs is a host thread with
-    /// its own NVMe queue pair.
+    /// A synthetic workload in fio's vocabulary. Each of `numjobs` jobs is a host thread on a
+    /// CPU of its own, with its own NVMe queue pair while the drive has enough of them.
     pub struct WorkloadConfig {
         /// `read`, `write`, `randread`, `randwrite`, `randrw`, or `rw`/`readwrite`.
         /// Default: `"randread"`.
@@ -554,7 +554,7 @@ config_struct! {
         loops: u32 = 1,
         /// I/Os each job keeps in flight. Default: `1`.
         iodepth: u32 = 1,
-        /// Jobs (threads), each with its own queue pair. Default: `1`.
+        /// Jobs (threads); beyond `nvme.io_queues`, consecutive jobs share queue pairs. Default: `1`.
         numjobs: u32 = 1,
         /// Region size each job addresses, from `offset`. Default: unset (to the end of the device).
         size: Option<Bytes> = None,
