@@ -284,15 +284,11 @@ pub struct WriteMix(pub Vec<(super::Kind, u32)>);
 impl std::str::FromStr for WriteMix {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let kind = |k: &str| match k.trim() {
-            "write" => Ok(super::Kind::Write),
-            "zeroes" => Ok(super::Kind::Zeroes),
-            "uncor" => Ok(super::Kind::Uncorrectable),
-            "verify" => Ok(super::Kind::Verify),
-            "compare" => Ok(super::Kind::Compare),
-            "compare-block" => Ok(super::Kind::CompareBlock),
-            "zone_append" => Ok(super::Kind::ZoneAppend),
-            other => Err(format!("{other:?} is not write, zeroes, uncor, verify, compare, compare-block or zone_append")),
+        let kind = |k: &str| {
+            super::Kind::NAMES.iter().find(|(_, n)| *n == k.trim()).map(|(kind, _)| *kind).ok_or_else(|| {
+                let names: Vec<&str> = super::Kind::NAMES.iter().map(|(_, n)| *n).collect();
+                format!("{:?} is not {}", k.trim(), names.join(", "))
+            })
         };
         let items: Vec<&str> = s.split(':').map(str::trim).filter(|i| !i.is_empty()).collect();
         if let [one] = items.as_slice() {
@@ -330,16 +326,7 @@ impl std::str::FromStr for WriteMix {
 
 impl fmt::Display for WriteMix {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = |k: super::Kind| match k {
-            super::Kind::Write => "write",
-            super::Kind::Zeroes => "zeroes",
-            super::Kind::Uncorrectable => "uncor",
-            super::Kind::Verify => "verify",
-            super::Kind::Compare => "compare",
-            super::Kind::CompareBlock => "compare-block",
-            super::Kind::ZoneAppend => "zone_append",
-        };
-        let parts: Vec<String> = self.0.iter().map(|(k, p)| format!("{}/{p}", name(*k))).collect();
+        let parts: Vec<String> = self.0.iter().map(|(k, p)| format!("{}/{p}", k.name())).collect();
         f.write_str(&parts.join(":"))
     }
 }

@@ -56,6 +56,22 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Each command with its name in `workload.write_mode` (fio's `write_mode` words).
+    pub const NAMES: [(Kind, &'static str); 7] = [
+        (Kind::Write, "write"),
+        (Kind::Zeroes, "zeroes"),
+        (Kind::Uncorrectable, "uncor"),
+        (Kind::Verify, "verify"),
+        (Kind::Compare, "compare"),
+        (Kind::CompareBlock, "compare-block"),
+        (Kind::ZoneAppend, "zone_append"),
+    ];
+
+    /// Its name in `workload.write_mode`.
+    pub fn name(self) -> &'static str {
+        Self::NAMES.iter().find(|(k, _)| *k == self).map_or("write", |(_, n)| n)
+    }
+
     /// Whether the host's data crosses the link (to the drive).
     pub fn data_in(self) -> bool {
         matches!(self, Kind::Write | Kind::Compare | Kind::CompareBlock | Kind::ZoneAppend)
