@@ -39,7 +39,7 @@ EXPECTED = {
     "disk-zone-profile.fio": "ok: 1 groups, 1 jobs",
     "e4defrag.fio": ":2: ioengine=e4defrag does ext4 defragmentation, not block I/O t",
     "e4defrag2.fio": ":6: ioengine=e4defrag does ext4 defragmentation, not block I/O t",
-    "enospc-pressure.fio": ":35: rw=randtrim: trims are not issued by the simulated host yet",
+    "enospc-pressure.fio": "ok: 1 groups, 3 jobs",
     "example_latency_steadystate.fio": "ok: 1 groups, 1 jobs",
     "exec.fio": ":6: ioengine=exec does running programs, not block I/O to a driv",
     "exitwhat.fio": "ok: 2 groups, 11 jobs",
@@ -107,7 +107,7 @@ EXPECTED = {
     "steadystate.fio": "ok: 2 groups, 8 jobs",
     "surface-scan.fio": "ok: 2 groups, 2 jobs",
     "tiobench-example.fio": "ok: 4 groups, 16 jobs",
-    "uring-cmd-bsg.fio": ":19: rw=trimwrite: trims are not issued by the simulated host yet",
+    "uring-cmd-bsg.fio": "ok: 6 groups, 6 jobs",
     "uring-cmd-fdp.fio": "ok: 1 groups, 3 jobs",
     "uring-cmd-ng.fio": "ok: 3 groups, 3 jobs",
     "uring-cmd-pi-ext.fio": "ok: 2 groups, 2 jobs",
@@ -121,7 +121,7 @@ EXPECTED = {
     "xnvme-fdp.fio": ":54: ${FIO_RW} is not set in the environment",
     "xnvme-pi.fio": "ok: 2 groups, 2 jobs",
     "xnvme-zoned.fio": ":85: ${FIO_RW} is not set in the environment",
-    "zbd-rand-write-trim-gc.fio": ":39: rw=randtrim: trims are not issued by the simulated host yet",
+    "zbd-rand-write-trim-gc.fio": ":39: rw = randtrim: a zoned namespace frees space by zone resets,",
     "zbd-rand-write-zone-reset-gc.fio": "ok: 1 groups, 1 jobs",
     "zbd-rand-write.fio": "ok: 1 groups, 16 jobs",
     "zbd-seq-read.fio": "ok: 1 groups, 1 jobs",
@@ -134,6 +134,8 @@ DEVICE = {
     # 30 jobs 124 GiB apart, each writing 120 GiB: a 4 TB drive (fio refuses the offsets on a
     # smaller one, as ssdlab does).
     "cross-stripe-verify.fio": ("default", {"media.capacity": "4TiB"}),
+    # A filesystem test: files of 128 GiB in a 999 GiB region, so a 1 TiB drive.
+    "enospc-pressure.fio": ("default", {"media.capacity": "1TiB"}),
     # FDP with placement identifiers: a drive with 8 reclaim unit handles.
     "uring-cmd-fdp.fio": ("tlc", {"ftl.placement": "fdp", "ftl.fdp_handles": 8, "ftl.op_ratio": 0.1}),
     # NVMe Write Zeroes, Write Uncorrectable, Verify and Compare (and the sg engine's SCSI
@@ -533,7 +535,7 @@ verify=md5
     ("[j]\nbs=4000\n", ":2: bs = "),
     ("[j]\nioengine=libaio\ndirect=1\niodepth=100000\n", ":4: iodepth = 100000"),
     ("[global]\nrw=read\n", "no job sections"),
-    ("[j]\nrw=trim\n", ":2: rw=trim: trims are not issued"),
+    ("[j]\nrw=trimwrite\nrate=1m,2m,3m\n", ":3: rate=1m,2m,3m: a trim limit of its own"),
 ])
 def test_bad_job_files_name_the_line_and_value(tmp_path, text, needle):
     p = write(tmp_path, text)
@@ -689,3 +691,17 @@ def test_fio_jsonplus_clat2csv_reads_ssdlab_json_plus(fio_outputs):
     assert rows[0].startswith("nsec, read_slat_ns_count") and len(rows) > 10
     p = subprocess.run(run[:2] + ["--validate"] + run[2:], capture_output=True, text=True)
     assert p.returncode == 0 and "validated" in p.stdout, p.stdout + p.stderr
+
+
+def test_trim_jobs_reach_the_drive_and_fio_json_reports_them(tmp_path):
+    # fio's trimwrite: each 4 KiB block trimmed, then written; fio's JSON has a trim section.
+    p = write(tmp_path, "[t]\nioengine=libaio\ndirect=1\nrw=trimwrite\nbs=4k\niodepth=4\nnumber_ios=2000\n")
+    plan = api.load_jobfile(p, "tlc")
+    results = plan.run()
+    doc = api.fio_json(plan, results)
+    job = doc["jobs"][0]
+    assert (job["trim"]["total_ios"], job["write"]["total_ios"], job["read"]["total_ios"]) == (1000, 1000, 0)
+    assert job["trim"]["io_bytes"] == 1000 * 4096
+    s = results[0].summary
+    assert s["flash"]["ftl"]["trims"] > 0
+    assert list(results[0].latency.index) == ["write", "trim"]

@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from ssdlab import _core
 from ssdlab.exceptions import ConfigError, WorkloadError, issues
 
+#: The I/O directions, in the order of their codes in I/O logs.
+OPS = ("read", "write", "trim")
+
 if TYPE_CHECKING:  # pandas and numpy load on first use: the CLI's memory and start-up stay small
     import pandas as pd
 
@@ -191,7 +194,7 @@ class Result:
         import pandas as pd
 
         rows = {}
-        for op in ("read", "write"):
+        for op in OPS:
             s = self.summary[op]
             if s["ios"] == 0:
                 continue
@@ -209,7 +212,7 @@ class Result:
         """Mean microseconds per component of the path, per direction and over all I/O."""
         import pandas as pd
 
-        rows = {op: self.summary[op]["breakdown_us"] for op in ("read", "write") if self.summary[op]["ios"] > 0}
+        rows = {op: self.summary[op]["breakdown_us"] for op in OPS if self.summary[op]["ios"] > 0}
         rows["all"] = self.summary["breakdown_us"]
         return pd.DataFrame.from_dict(rows, orient="index")[components()]
 
@@ -230,7 +233,7 @@ class Result:
         rows = {}
         for t in self.summary["tenants"]:
             row: dict[str, Any] = {"ios": t["ios"], "iops": t["iops"], "bandwidth_mib_s": t["bandwidth_mib_s"]}
-            for op in ("read", "write"):
+            for op in OPS:
                 o = t[op]
                 row[f"{op}_ios"] = o["ios"]
                 for k in ("mean", "p50", "p99", "max"):
@@ -280,7 +283,7 @@ class Result:
                 "job": named(job, [j["name"] for j in self.summary.get("jobs", [])]),
                 "queue": job.astype(np.uint32) + 1,
                 "tenant": named(tenant, [t["name"] for t in self.summary.get("tenants", [])] or ["default"]),
-                "op": pd.Categorical.from_codes(np.frombuffer(log["op"], dtype=np.uint8), ["read", "write"]),
+                "op": pd.Categorical.from_codes(np.frombuffer(log["op"], dtype=np.uint8), list(OPS)),
                 "offset": u64("offset"),
                 "len": u64("len"),
                 "issued_us": u64("issued_ps") / 1e6,
@@ -537,7 +540,6 @@ def fio_json(plan: JobPlan, results: list[Result], plus: bool = False) -> dict[s
         total = sum(counts)
         return {k: (100.0 * c / total if total else 0.0) for k, c in zip(keys, list(counts) + [0] * (len(keys) - len(counts)))}
 
-    empty = {"ios": 0, "bytes": 0, "bandwidth_mib_s": 0.0, "iops": 0.0, "slat_us": {}, "clat_us": {}, "latency_us": {}}
     now = _time.time()
     jobs = []
     disks: list[dict[str, Any]] = []
@@ -548,15 +550,15 @@ def fio_json(plan: JobPlan, results: list[Result], plus: bool = False) -> dict[s
         cpu = 100.0 * s["utilisation"]["host_cpu"]
         for i, j in enumerate(s["jobs"]):
             src = group.sources[i]
-            total = int(j["read"]["ios"]) + int(j["write"]["ios"])
-            bins = [b for o in ("read", "write") for b in j[o]["clat_us"].get("bins", [])]
+            total = sum(int(j[o]["ios"]) for o in OPS)
+            bins = [b for o in OPS for b in j[o]["clat_us"].get("bins", [])]
             lat_ns, lat_us, lat_ms = _latency_buckets(bins, total)
             entry = group.jobs[i]
             ps = lambda key: int(str(entry.get(key, "0ps")).removesuffix("ps"))  # noqa: E731
             jobs.append({
                 "jobname": j["name"], "groupid": int(entry.get("group", gid)), "error": _errno(j.get("error")), "eta": 0, "elapsed": max(1, round(s["sim_time_s"])),
                 "job options": {k: (o.value if o.value is not None else "") for k, o in src.options.items()},
-                "read": op(j["read"], runtime_ms), "write": op(j["write"], runtime_ms), "trim": op(empty, runtime_ms),
+                "read": op(j["read"], runtime_ms), "write": op(j["write"], runtime_ms), "trim": op(j["trim"], runtime_ms),
                 "sync": {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}},
                 "job_runtime": runtime_ms, "usr_cpu": 0.0, "sys_cpu": cpu, "ctx": 0, "majf": 0, "minf": 0,
                 "iodepth_level": shares(j.get("iodepth_level", []), _DEPTH_KEYS),

@@ -198,7 +198,7 @@ def _print_summary(result: api.Result, overrides: Sequence[tuple[str, str]] = ()
     t = Table(title="Throughput and latency (us)", title_justify="left")
     for col in ("op", "I/Os", "IOPS", "MiB/s", "mean", "p50", "p99", "p99.9", "p99.99", "max"):
         t.add_column(col, justify="right")
-    for op in ("read", "write"):
+    for op in api.OPS:
         o = s[op]
         if o["ios"] == 0:
             continue
@@ -219,7 +219,7 @@ def _print_summary(result: api.Result, overrides: Sequence[tuple[str, str]] = ()
         tt = Table(title="Per tenant", title_justify="left")
         flash_t = all(t.get("flash") for t in s["tenants"])
         slos = any(t.get("slo") for t in s["tenants"])
-        dirs = [op for op in ("read", "write") if any(t[op]["ios"] for t in s["tenants"])]
+        dirs = [op for op in api.OPS if any(t[op]["ios"] for t in s["tenants"])]
         cols = ["tenant", "weight", "I/Os", "IOPS", "MiB/s", "BW ratio", "weight ratio"]
         cols += [f"{op} {k} us" for op in dirs for k in ("mean", "p99")]
         if flash_t:
@@ -243,7 +243,7 @@ def _print_summary(result: api.Result, overrides: Sequence[tuple[str, str]] = ()
             out.print("  GC moved own/others: units GC moved on behalf of the tenant's writes, its own and other tenants'")
     b = Table(title="Where the time goes (mean us)", title_justify="left")
     b.add_column("component")
-    ops = [op for op in ("read", "write") if s[op]["ios"] > 0]
+    ops = [op for op in api.OPS if s[op]["ios"] > 0]
     for op in ops:
         b.add_column(op, justify="right")
         b.add_column("%", justify="right")
@@ -304,7 +304,7 @@ def _print_summary(result: api.Result, overrides: Sequence[tuple[str, str]] = ()
         out.print(
             f"replay: {r['trace']} ({r['format']}, {r['mode']})  {r['issued']:,} records issued from {r['lines']:,} lines"
             f"  remapped {r['remapped']:,}  realigned {r['realigned']:,}  reordered {r['reordered']:,}"
-            f"  skipped: {r['skipped_trims']:,} trims, {r['skipped_flushes']:,} flushes, {r['bad_lines']:,} bad lines, {r['zero_length']:,} zero-length"
+            f"  skipped: {r['skipped_flushes']:,} flushes, {r['bad_lines']:,} bad lines, {r['zero_length']:,} zero-length"
         )
 
 

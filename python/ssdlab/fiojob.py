@@ -310,12 +310,14 @@ def _bs_pair(o: Option) -> str:
     sizes = [parse_size(x, o.where, o.key) if x else None for x in parts]
     read = sizes[0]
     write = sizes[1] if len(sizes) > 1 and sizes[1] is not None else read
-    return f"{read},{write}"
+    # fio's HOWTO: `8k,32k` trims 32k, `8k,32k,` leaves trims at the default (4 KiB).
+    trim = write if len(sizes) < 3 else sizes[2] if sizes[2] is not None else 4096
+    return f"{read},{write}" + (f",{trim}" if trim != write else "")
 
 
 def _sizes(out: dict) -> tuple[int, int]:
     """The job's read and write block sizes so far (fio's default 4 KiB)."""
-    r, w = out.get("bs", "4096,4096").split(",")
+    r, w = out.get("bs", "4096,4096").split(",")[:2]
     return int(r), int(w)
 
 
@@ -354,7 +356,8 @@ class Percent:
 
 def _pair(o: Option, parse) -> tuple[int, int]:
     """fio's `read,write[,trim]` values: one value sets both, `a,` reads only, `,b` writes only
-    (the trim value is left out: ssdlab's jobs issue no trims yet)."""
+    (the trim value is left out: the core counts trims with the writes; `_job_settings` refuses
+    a trim value that differs from the write value for a job that trims)."""
     parts = [x.strip() for x in (o.value or "").split(",")]
     if len(parts) > 3 or not any(parts):
         raise _err(o.where, f"{o.key}={o.value!r}: want VALUE or READ,WRITE[,TRIM]")
@@ -418,9 +421,8 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
         rw = (o["rw"].value or "").strip().lower()
         rw, _, modifier = rw.partition(":")
         names = {"read": "read", "write": "write", "randread": "randread", "randwrite": "randwrite",
-                 "randrw": "randrw", "rw": "rw", "readwrite": "rw"}
-        if rw in ("trim", "randtrim", "trimwrite", "randtrimwrite"):
-            raise _err(o["rw"].where, f"rw={rw}: trims are not issued by the simulated host yet")
+                 "randrw": "randrw", "rw": "rw", "readwrite": "rw", "trim": "trim", "randtrim": "randtrim",
+                 "trimwrite": "trimwrite", "randtrimwrite": "randtrimwrite"}
         if rw not in names:
             raise _err(o["rw"].where, f"rw={rw!r}: must be one of {', '.join(sorted(set(names)))}")
         if modifier:
@@ -430,6 +432,11 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
             sign = -1 if m.startswith("-") else 1
             out["rw_skip"] = sign * parse_size(m.lstrip("+-"), o["rw"].where, "rw offset modifier")
         out["rw"] = names[rw]
+        if "trim" in rw:
+            for key in ("rate", "rate_min", "ratemin", "rate_iops", "rate_iops_min"):
+                parts = [x.strip() for x in (o[key].value or "").split(",")] if key in o else []
+                if len(parts) == 3 and parts[2] != parts[1]:
+                    raise _err(o[key].where, f"{key}={o[key].value}: a trim limit of its own is not modelled (ssdlab counts trims against the write limit)")
     if "rwmixread" in o:
         out["rwmixread"] = _int(o["rwmixread"])
     elif "rwmixwrite" in o:
@@ -874,8 +881,7 @@ def resolve(entry: dict, capacity: int, zone: Optional[int] = None, handles: int
     off, size = entry.get("offset", 0), entry.get("size")
     if not isinstance(off, (Percent, Offset)) and not isinstance(size, Percent):
         return entry
-    r, w = (int(x) for x in str(out.get("bs", "4096,4096")).split(","))
-    min_bs = min(r, w)
+    min_bs = min(int(x) for x in str(out.get("bs", "4096")).split(","))
     if isinstance(off, (Percent, Offset)):
         base, inc, k = (off.base, off.inc, off.k) if isinstance(off, Offset) else (off, 0, 0)
         align = isinstance(base, Percent) or isinstance(inc, Percent)

@@ -332,7 +332,7 @@ def execute(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         row["config_hash"] = s["config_hash"]
         for k in ("ios", "sim_time_s", "window_s", "iops", "bandwidth_mib_s", "events"):
             row[k] = s.get(k)
-        for op in ("read", "write"):
+        for op in api.OPS:
             o = s[op]
             row[f"{op}.ios"], row[f"{op}.iops"], row[f"{op}.bandwidth_mib_s"] = o["ios"], o["iops"], o["bandwidth_mib_s"]
             for q in ("mean", "p50", "p99", "p999", "max"):

@@ -201,7 +201,7 @@ def store_report(path: str, output: str, figures: bool = True) -> list[str]:
 
 
 def _breakdown(df: "pd.DataFrame", axes: list[str], figs: _Figures) -> str:
-    from ssdlab import components
+    from ssdlab import api, components
 
     cols = [f"breakdown_us.{c}" for c in components() if f"breakdown_us.{c}" in df.columns]
     cols = [c for c in cols if c != "breakdown_us.total" and df[c].fillna(0).abs().sum() > 0]
@@ -284,13 +284,13 @@ def result_report(summary: dict[str, Any], output: str, figures: bool = True) ->
     """Writes the report of one run's summary (``ssdlab run --json``) to ``output``."""
     import pandas as pd
 
-    from ssdlab import components
+    from ssdlab import api, components
 
     figs = _Figures(os.path.splitext(output)[0] + "-figures" if figures else None)
     parts = [f"<h1>Run {html.escape(str(summary.get('config_hash')))}</h1>",
              f"<p class='muted'>seed {summary.get('seed')}, {summary.get('ios')} I/Os in {summary.get('sim_time_s', 0) * 1e3:,.3f} ms simulated, ssdlab {html.escape(str(summary.get('version')))}</p>"]
     rows = []
-    for op in ("read", "write"):
+    for op in api.OPS:
         o = summary.get(op) or {}
         if o.get("ios"):
             lat = o["latency_us"]

@@ -197,6 +197,9 @@ impl Config {
                     issues.push(&key, mix, "these commands go to the drive directly (direct I/O)");
                 }
             }
+            if job.rw.trims() && self.media.kind == crate::media::MediaKind::Nand && self.ftl.zone_size.is_some() {
+                issues.push(&format!("{path}.rw"), job.rw, "a zoned namespace frees space by zone resets, not by trims (Dataset Management deallocate)");
+            }
             if job.zbd && (self.media.kind != crate::media::MediaKind::Nand || self.ftl.zone_size.is_none()) {
                 issues.push(&format!("{path}.zbd"), true, "fio's zonemode=zbd needs a zoned drive: a NAND device with ftl.zone_size");
             } else if job.zbd && (!job.direct || job.replay.trace.is_some()) {

@@ -396,6 +396,32 @@ impl FlashDevice {
         }
     }
 
+    /// A trim (Dataset Management, deallocate): the firmware cleared the map entries of the
+    /// whole mapping units inside the range in its translate step (a unit the range covers
+    /// only in part keeps its data: deallocation is advisory). Their pages become invalid, so
+    /// GC moves less; nothing reaches the flash, except that with a cached map each changed
+    /// translation page is loaded and later written back like a write's (the trim does not
+    /// wait for the load: the firmware logs the deallocation).
+    fn deallocate(&mut self, ctx: &mut Ctx, id: CmdId) {
+        let (now, c) = (ctx.now, &ctx.cmds[id]);
+        if self.ftl.zone_geometry().is_some() {
+            let why = "a zoned namespace frees space by zone resets, not by Dataset Management deallocate";
+            ctx.fail(crate::error::Error::workload("workload", format!("a trim of {} B at byte {}", c.len, c.offset), why));
+            return;
+        }
+        let (first, end) = (c.offset.div_ceil(self.unit), (c.offset + c.len) / self.unit);
+        let mut ops = std::mem::take(&mut self.ops);
+        ops.clear();
+        for lpn in (first..end).map(Lpn) {
+            self.ahead.written(lpn);
+            self.ftl.deallocate(lpn, &mut |op| ops.push(op));
+        }
+        self.ops = ops;
+        self.submit_ops(now);
+        self.apply(ctx);
+        ctx.at(now, SimEvent::Ctrl(crate::ctrl::Event::Step { cmd: id, step: crate::ctrl::Step::Completion }));
+    }
+
     /// Moves waiting writes into the write buffer, oldest first, while they fit (a write
     /// larger than the whole buffer goes in alone when the buffer is empty). The FTL places
     /// each unit (running foreground GC as it needs), and the write completes from DRAM.
@@ -738,6 +764,10 @@ impl Medium for FlashDevice {
 
     /// Write data has arrived: into the write buffer if there is room, else wait for it.
     fn write(&mut self, ctx: &mut Ctx, id: CmdId) {
+        if ctx.cmds[id].kind == crate::workload::Kind::Deallocate {
+            self.deallocate(ctx, id);
+            return;
+        }
         if ctx.cmds[id].kind.deallocates() {
             // Write Zeroes or Write Uncorrectable: the controller unmaps the blocks (reads of
             // them return zeroes); nothing reaches the flash.

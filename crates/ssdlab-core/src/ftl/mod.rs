@@ -799,6 +799,14 @@ impl Ftl {
         Ok(slot)
     }
 
+    /// A host trim of `lpn`: its map entry is looked up and, if mapped, cleared (through the
+    /// map cache, if there is one), and the unit is unmapped.
+    pub fn deallocate(&mut self, lpn: Lpn, sink: &mut impl FnMut(FlashOp)) {
+        let mapped = self.lookup(lpn).is_some();
+        self.touch_map(lpn.0, mapped, sink);
+        self.trim(lpn);
+    }
+
     /// Unmaps `lpn`.
     pub fn trim(&mut self, lpn: Lpn) {
         let lpn = lpn.0;

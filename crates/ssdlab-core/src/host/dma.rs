@@ -93,7 +93,7 @@ impl HostMemory {
         self.seq += 1;
         c.buf = match lay.stack {
             Stack::LinuxBuffered => self.seq,
-            Stack::LinuxIommu => lay.map_iova(q, c.len),
+            Stack::LinuxIommu => lay.map_iova(q, mapped_len(c)),
             _ => lay.take_buffer(&mut self.rng),
         };
     }
@@ -102,7 +102,7 @@ impl HostMemory {
     pub fn release(&mut self, c: &Command) {
         let (vm, q) = self.place(c.job.index());
         match self.layouts[vm].stack {
-            Stack::LinuxIommu => self.layouts[vm].unmap_iova(q, c.buf, c.len),
+            Stack::LinuxIommu => self.layouts[vm].unmap_iova(q, c.buf, mapped_len(c)),
             Stack::LinuxBuffered => {}
             _ => self.layouts[vm].free_buffer(c.buf),
         }
@@ -132,3 +132,12 @@ impl HostMemory {
         }
     }
 }
+/// Bytes the driver maps for a command's data: a trim's is its range list.
+fn mapped_len(c: &Command) -> u64 {
+    if c.kind == crate::workload::Kind::Deallocate {
+        crate::workload::DSM_RANGE_BYTES
+    } else {
+        c.len
+    }
+}
+

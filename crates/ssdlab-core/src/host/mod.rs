@@ -271,12 +271,15 @@ impl DiskStats {
         self.outstanding += 1;
     }
 
-    /// A request completes after `took`.
+    /// A request completes after `took` (a discard counts in neither direction: fio's disk
+    /// statistics read the read and write fields of `/sys/block/*/stat`).
     pub fn end(&mut self, now: SimTime, op: Op, took: SimDuration) {
         self.advance(now);
         self.outstanding = self.outstanding.saturating_sub(1);
-        self.ios[op as usize] += 1;
-        self.ticks[op as usize] += took;
+        if let Some(i) = [Op::Read, Op::Write].iter().position(|&o| o == op) {
+            self.ios[i] += 1;
+            self.ticks[i] += took;
+        }
     }
 }
 
@@ -959,21 +962,31 @@ impl Host {
             state.sync_due |= state.writes_since_sync >= state.fsync_every;
         }
         let mut c = Command::new(state.tenant, JobId(job as u32), QueueId(self.queue_of[job]), io.op, io.offset, io.len, arrival);
-        if io.op == Op::Write {
-            if let Some(pid) = state.gen.placement_id() {
-                c.pid = pid;
+        match io.op {
+            Op::Write => {
+                if let Some(pid) = state.gen.placement_id() {
+                    c.pid = pid;
+                }
+                c.kind = state.gen.write_kind();
             }
-            c.kind = state.gen.write_kind();
+            Op::Trim => c.kind = crate::workload::Kind::Deallocate,
+            Op::Read => {}
         }
         if let Some((block, lba, ms)) = self.metadata {
             // The host addresses blocks of `block` bytes (data and, interleaved, metadata); the
-            // drive's blocks hold `lba` bytes of data, the metadata moves beside it.
+            // drive's blocks hold `lba` bytes of data, the metadata moves beside it (a trim
+            // moves none).
             let blocks = io.len / block;
             c.offset = io.offset / block * lba;
             c.len = blocks * lba;
-            c.md = blocks * ms;
+            c.md = if io.op == Op::Trim { 0 } else { blocks * ms };
         }
-        if state.buffered {
+        if io.op == Op::Trim {
+            // A discard drops the range from the page cache, then goes to the device as it is.
+            if let Some(cache) = self.cache.as_mut() {
+                cache.discard(io.offset / PAGE, (io.offset + io.len).div_ceil(PAGE) - io.offset / PAGE);
+            }
+        } else if state.buffered {
             if let Some(cache) = &self.cache {
                 // A buffered read or write: the system call and the page look-ups (and a
                 // write's copy into the cache), then the cache decides.
@@ -990,7 +1003,8 @@ impl Host {
                 return;
             }
         }
-        let pages = io.len.div_ceil(self.page_size);
+        // A trim's data is its one range descriptor.
+        let pages = if io.op == Op::Trim { 1 } else { io.len.div_ceil(self.page_size) };
         // virtio-blk describes the buffer with a descriptor; NVMe needs a PRP list past two pages.
         c.prp_entries = if pages > 2 && !self.virtio { pages - 1 } else { 0 };
         if let Some(m) = &mut self.memory {
@@ -1100,6 +1114,7 @@ impl Host {
                     self.reads.insert(id, run);
                 }
                 Op::Write => cache.writing(run),
+                Op::Trim => {}
             }
         }
         self.after_submit(ctx, id, g.end, SubmitStage::Cpu);

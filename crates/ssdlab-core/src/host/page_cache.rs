@@ -441,6 +441,19 @@ impl PageCache {
         }
     }
 
+    /// A discard of `n` pages from page `first`: the kernel truncates the range from the cache
+    /// first (`blkdev_issue_discard` after `truncate_inode_pages_range`), so its clean and
+    /// dirty pages are dropped, the dirty ones unwritten.
+    pub fn discard(&mut self, first: u64, n: u64) {
+        for p in first..first + n {
+            self.clean.pop(&p);
+            self.dirty.remove(&p);
+        }
+        if self.dirty.is_empty() {
+            self.dirtied_when = None;
+        }
+    }
+
     /// `balance_dirty_pages` after a write of `bytes`: free below the freerun point, paced
     /// between it and the limit (each dirtier gets its share of the writeback bandwidth, scaled
     /// by the distance to the limit), stopped at the limit.

@@ -135,6 +135,16 @@ pub struct Share {
     pub held_time: SimDuration,
 }
 
+/// Bytes an I/O takes from a bandwidth limit: blk-throttle counts a discard as one sector
+/// (`throtl_bio_data_size`), whatever its length.
+fn throttled_bytes(op: Op, len: u64) -> f64 {
+    if op == Op::Trim {
+        512.0
+    } else {
+        len as f64
+    }
+}
+
 /// Model cost in ps of an I/O at `iops` per second (the 4 KiB page's part taken out).
 fn per_io(iops: f64, page: f64) -> f64 {
     (PS_PER_S as f64 / iops - page).max(0.0)
@@ -199,7 +209,7 @@ impl Share {
 
     /// The model cost of an I/O in ps (before the tenant's share divides it).
     fn cost(&self, t: &Tenant, op: Op, offset: u64, len: u64) -> f64 {
-        let d = op as usize;
+        let d = op.data_dir();
         let seq = t.last_end[d] != u64::MAX && offset.abs_diff(t.last_end[d]) <= SEQ_WINDOW;
         let base = if seq { self.seq_cost[d] } else { self.rand_cost[d] };
         base + self.page_cost[d] * len.div_ceil(MODEL_PAGE).max(1) as f64
@@ -234,14 +244,14 @@ impl Share {
                 }
             }
             ShareMode::Max => {
-                let d = op as usize;
+                let d = op.data_dir();
                 let x = &mut self.tenants[t];
                 let mut at = now;
                 if let Some(b) = &mut x.buckets[d] {
                     at = at.max(b.ready_at(now, 1.0));
                 }
                 if let Some(b) = &mut x.buckets[2 + d] {
-                    at = at.max(b.ready_at(now, len as f64));
+                    at = at.max(b.ready_at(now, throttled_bytes(op, len)));
                 }
                 at
             }
@@ -257,18 +267,18 @@ impl Share {
                 self.tenants[t].vtime += charge;
             }
             ShareMode::Max => {
-                let d = op as usize;
+                let d = op.data_dir();
                 let x = &mut self.tenants[t];
                 if let Some(b) = &mut x.buckets[d] {
                     b.take(1.0);
                 }
                 if let Some(b) = &mut x.buckets[2 + d] {
-                    b.take(len as f64);
+                    b.take(throttled_bytes(op, len));
                 }
             }
         }
         let x = &mut self.tenants[t];
-        x.last_end[op as usize] = offset + len;
+        x.last_end[op.data_dir()] = offset + len;
         x.inflight += 1;
     }
 

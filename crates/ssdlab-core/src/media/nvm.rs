@@ -334,6 +334,12 @@ impl Medium for NvmArray {
     }
 
     fn write(&mut self, ctx: &mut Ctx, id: CmdId) {
+        if ctx.cmds[id].kind == crate::workload::Kind::Deallocate {
+            // Cells written in place have no map to change: a trim is a hint the array
+            // ignores, done once the controller has taken it.
+            ctx.at(ctx.now, SimEvent::Ctrl(crate::ctrl::Event::Step { cmd: id, step: crate::ctrl::Step::Completion }));
+            return;
+        }
         let c = &mut ctx.cmds[id];
         c.pieces_left = c.pieces;
         c.crit_end = SimTime::ZERO;

@@ -283,6 +283,16 @@ impl OpStats {
         OpStats { ios: 0, bytes: 0, lat: l.clone(), slat: l.clone(), clat: l, breakdown: [0; COMPONENTS] }
     }
 
+    /// Fresh statistics for each direction (read, write, trim).
+    fn per_op(digits: u8) -> [OpStats; 3] {
+        [OpStats::new(digits), OpStats::new(digits), OpStats::new(digits)]
+    }
+
+    /// I/Os and bytes over the directions.
+    fn totals(ops: &[OpStats; 3]) -> (u64, u64) {
+        (ops.iter().map(|o| o.ios).sum(), ops.iter().map(|o| o.bytes).sum())
+    }
+
     fn add(&mut self, o: &OpStats) {
         self.ios += o.ios;
         self.bytes += o.bytes;
@@ -299,8 +309,8 @@ impl OpStats {
 pub struct Stats {
     from: SimTime,
     digits: u8,
-    /// Per job, reads and writes; totals are merged from these when asked for.
-    per_job: Vec<[OpStats; 2]>,
+    /// Per job, reads, writes and trims; totals are merged from these when asked for.
+    per_job: Vec<[OpStats; 3]>,
     /// Per job: when its statistics last restarted (fio's per-job `reset_all_stats`), if later
     /// than `from`.
     job_from: Vec<SimTime>,
@@ -388,7 +398,7 @@ impl Stats {
     }
 
     pub fn ios(&self) -> u64 {
-        self.per_job.iter().map(|j| j[0].ios + j[1].ios).sum()
+        self.per_job.iter().flatten().map(|o| o.ios).sum()
     }
 
     /// One direction over all jobs.
@@ -411,7 +421,7 @@ impl Stats {
     /// Job `j`'s statistics start again at `now` (the ramp's reset, for one job).
     pub fn reset_job(&mut self, j: usize, now: SimTime) {
         if let Some(ops) = self.per_job.get_mut(j) {
-            *ops = [OpStats::new(self.digits), OpStats::new(self.digits)];
+            *ops = OpStats::per_op(self.digits);
         }
         if self.job_from.len() <= j {
             self.job_from.resize(j + 1, self.from);
@@ -453,14 +463,15 @@ impl Stats {
             .iter()
             .enumerate()
             .map(|(t, name)| {
-                let mut ops = [OpStats::new(self.digits), OpStats::new(self.digits)];
+                let mut ops = OpStats::per_op(self.digits);
                 for (j, stats) in self.per_job.iter().enumerate() {
                     if job_tenants.get(j).map(|x| x.index()) == Some(t) {
-                        ops[0].add(&stats[0]);
-                        ops[1].add(&stats[1]);
+                        for (a, b) in ops.iter_mut().zip(stats) {
+                            a.add(b);
+                        }
                     }
                 }
-                let (ios, bytes) = (ops[0].ios + ops[1].ios, ops[0].bytes + ops[1].bytes);
+                let (ios, bytes) = OpStats::totals(&ops);
                 let (per_sec, mib_s) = rates(ios, bytes, window);
                 TenantSummary {
                     name: name.clone(),
@@ -470,6 +481,7 @@ impl Stats {
                     bandwidth_mib_s: mib_s,
                     read: self.summarise(&ops[0]),
                     write: self.summarise(&ops[1]),
+                    trim: self.summarise(&ops[2]),
                     ..TenantSummary::default()
                 }
             })
@@ -478,7 +490,7 @@ impl Stats {
 
     /// Per-job results; `names[j]` names job `j`.
     pub fn job_summaries(&self, names: &[String]) -> Vec<JobSummary> {
-        let empty = [OpStats::new(self.digits), OpStats::new(self.digits)];
+        let empty = OpStats::per_op(self.digits);
         names
             .iter()
             .enumerate()
@@ -486,8 +498,8 @@ impl Stats {
                 let ops = self.per_job.get(j).unwrap_or(&empty);
                 let from = self.job_from.get(j).copied().unwrap_or(self.from).max(self.from);
                 let window = self.last_completion.since(from).as_secs_f64();
-                let (ios, bytes) = (ops[0].ios + ops[1].ios, ops[0].bytes + ops[1].bytes);
-                let lat = ops[0].lat.sum + ops[1].lat.sum;
+                let (ios, bytes) = OpStats::totals(ops);
+                let lat: u128 = ops.iter().map(|o| o.lat.sum).sum();
                 let (per_sec, mib_s) = rates(ios, bytes, window);
                 JobSummary {
                     name: name.clone(),
@@ -498,6 +510,7 @@ impl Stats {
                     mean_latency_us: if ios > 0 { lat as f64 / ios as f64 / PS_PER_US as f64 } else { 0.0 },
                     read: self.summarise(&ops[0]),
                     write: self.summarise(&ops[1]),
+                    trim: self.summarise(&ops[2]),
                     iodepth_level: Vec::new(),
                     iodepth_complete: Vec::new(),
                     error: None,
@@ -532,7 +545,7 @@ impl Observer for Stats {
         let j = rec.job.index();
         if j >= self.per_job.len() {
             let d = self.digits;
-            self.per_job.resize_with(j + 1, || [OpStats::new(d), OpStats::new(d)]);
+            self.per_job.resize_with(j + 1, || OpStats::per_op(d));
         }
         let s = &mut self.per_job[j][rec.op as usize];
         s.ios += 1;
@@ -719,6 +732,8 @@ pub struct JobSummary {
     pub mean_latency_us: f64,
     pub read: OpSummary,
     pub write: OpSummary,
+    /// Trims (Dataset Management deallocate); their bytes are the ranges trimmed.
+    pub trim: OpSummary,
     /// I/Os by the job's queue depth when each was issued, in fio's buckets 1, 2, 4, 8, 16, 32,
     /// >=64 (fio's `iodepth_level`).
     pub iodepth_level: Vec<u64>,
@@ -741,6 +756,8 @@ pub struct TenantSummary {
     pub bandwidth_mib_s: f64,
     pub read: OpSummary,
     pub write: OpSummary,
+    /// Trims (Dataset Management deallocate); their bytes are the ranges trimmed.
+    pub trim: OpSummary,
     /// Its I/O weight and NVMe class (`[[tenants]]`; 100 and medium without tenants).
     pub weight: u32,
     pub class: String,
@@ -803,6 +820,8 @@ pub struct Summary {
     pub bandwidth_mib_s: f64,
     pub read: OpSummary,
     pub write: OpSummary,
+    /// Trims (Dataset Management deallocate); their bytes are the ranges trimmed.
+    pub trim: OpSummary,
     /// Per job (a job is a host thread with its own queue pair).
     pub jobs: Vec<JobSummary>,
     /// Per tenant (its jobs together).

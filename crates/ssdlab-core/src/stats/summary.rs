@@ -35,6 +35,8 @@ impl Stats {
         let m = x.metrics;
         let read = self.op_summary(Op::Read);
         let write = self.op_summary(Op::Write);
+        let trim = self.op_summary(Op::Trim);
+        // Bytes moved: a trim's range moves none.
         let bytes = read.bytes + write.bytes;
         let span = x.now.since(x.window_start);
         let sim = span.as_secs_f64();
@@ -95,6 +97,7 @@ impl Stats {
             tenants: self.tenant_summaries(x.tenants, &x.job_tenants),
             read,
             write,
+            trim,
             utilisation: Utilisation {
                 host_cpu: frac(ps("host.cpu.busy"), m.value("host.cpus")),
                 pcie_down: frac(ps("pcie.down.busy"), 1.0),
@@ -193,7 +196,7 @@ pub fn derived(s: &Summary) -> Vec<(String, &'static str, &'static str, f64)> {
         ("io.bandwidth_mib_s".to_string(), "MiB/s", "bytes moved per second over the window", s.bandwidth_mib_s),
         ("io.window_s".to_string(), "s", "the measurement window: end of the ramp to the last completion", s.window_s),
     ];
-    for (op, o) in [("read", &s.read), ("write", &s.write)] {
+    for (op, o) in [("read", &s.read), ("write", &s.write), ("trim", &s.trim)] {
         out.push((format!("io.{op}.ios"), "I/Os", "I/Os of this direction", o.ios as f64));
         out.push((format!("io.{op}.iops"), "IOPS", "I/Os of this direction per second", o.iops));
         out.push((format!("io.{op}.bandwidth_mib_s"), "MiB/s", "bandwidth of this direction", o.bandwidth_mib_s));

@@ -18,10 +18,18 @@ pub enum Rw {
     RandRw,
     /// Sequential mixed reads and writes (`rw` or `readwrite`).
     ReadWrite,
+    /// Sequential trims (NVMe Dataset Management, deallocate).
+    Trim,
+    /// Random trims.
+    RandTrim,
+    /// Sequential trims, each followed by a write of the block it trimmed (fio's `trimwrite`).
+    TrimWrite,
+    /// Random trims, each followed by a write of the block it trimmed.
+    RandTrimWrite,
 }
 
 impl Rw {
-    pub const NAMES: &'static [&'static str] = &["read", "write", "randread", "randwrite", "randrw", "rw", "readwrite"];
+    pub const NAMES: &'static [&'static str] = &["read", "write", "randread", "randwrite", "randrw", "rw", "readwrite", "trim", "randtrim", "trimwrite", "randtrimwrite"];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -31,18 +39,27 @@ impl Rw {
             Rw::RandWrite => "randwrite",
             Rw::RandRw => "randrw",
             Rw::ReadWrite => "rw",
+            Rw::Trim => "trim",
+            Rw::RandTrim => "randtrim",
+            Rw::TrimWrite => "trimwrite",
+            Rw::RandTrimWrite => "randtrimwrite",
         }
     }
 
     pub fn is_random(self) -> bool {
-        matches!(self, Rw::RandRead | Rw::RandWrite | Rw::RandRw)
+        matches!(self, Rw::RandRead | Rw::RandWrite | Rw::RandRw | Rw::RandTrim | Rw::RandTrimWrite)
+    }
+
+    /// Whether the job issues trims.
+    pub fn trims(self) -> bool {
+        matches!(self, Rw::Trim | Rw::RandTrim | Rw::TrimWrite | Rw::RandTrimWrite)
     }
 
     /// Percentage of reads given fio's `rwmixread`.
     pub fn read_percent(self, rwmixread: u32) -> u32 {
         match self {
             Rw::Read | Rw::RandRead => 100,
-            Rw::Write | Rw::RandWrite => 0,
+            Rw::Write | Rw::RandWrite | Rw::Trim | Rw::RandTrim | Rw::TrimWrite | Rw::RandTrimWrite => 0,
             Rw::RandRw | Rw::ReadWrite => rwmixread,
         }
     }
@@ -58,6 +75,10 @@ impl std::str::FromStr for Rw {
             "randwrite" => Rw::RandWrite,
             "randrw" => Rw::RandRw,
             "rw" | "readwrite" => Rw::ReadWrite,
+            "trim" => Rw::Trim,
+            "randtrim" => Rw::RandTrim,
+            "trimwrite" => Rw::TrimWrite,
+            "randtrimwrite" => Rw::RandTrimWrite,
             _ => return Err(format!("must be one of: {}", Rw::NAMES.join(", "))),
         })
     }
@@ -149,11 +170,13 @@ impl fmt::Display for Distribution {
     }
 }
 
-/// fio's `bs`: one size for all, or `read,write`.
+/// fio's `bs`: one size for all, or `read,write[,trim]` (an empty or missing value takes the
+/// one before it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlockSizes {
     pub read: u64,
     pub write: u64,
+    pub trim: u64,
 }
 
 impl std::str::FromStr for BlockSizes {
@@ -165,20 +188,25 @@ impl std::str::FromStr for BlockSizes {
             Some("") | None => read,
             Some(w) => parse_size(w)?,
         };
-        // fio accepts a third (trim) size; trims are not modelled yet.
-        if parts.nth(1).is_some() {
+        let trim = match parts.next() {
+            Some("") | None => write,
+            Some(t) => parse_size(t)?,
+        };
+        if parts.next().is_some() {
             return Err("expected at most read,write,trim sizes".into());
         }
-        Ok(BlockSizes { read, write })
+        Ok(BlockSizes { read, write, trim })
     }
 }
 
 impl fmt::Display for BlockSizes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.read == self.write {
+        if self.read == self.write && self.write == self.trim {
             f.write_str(&format_size(self.read))
-        } else {
+        } else if self.write == self.trim {
             write!(f, "{},{}", format_size(self.read), format_size(self.write))
+        } else {
+            write!(f, "{},{},{}", format_size(self.read), format_size(self.write), format_size(self.trim))
         }
     }
 }
@@ -523,13 +551,14 @@ config_struct! {
     /// A synthetic workload in fio's vocabulary. Each of `numjobs` jobs is a host thread on a
     /// CPU of its own, with its own NVMe queue pair while the drive has enough of them.
     pub struct WorkloadConfig {
-        /// `read`, `write`, `randread`, `randwrite`, `randrw`, or `rw`/`readwrite`.
-        /// Default: `"randread"`.
+        /// `read`, `write`, `randread`, `randwrite`, `randrw`, `rw`/`readwrite`, or with trims
+        /// (NVMe Dataset Management, deallocate) `trim`, `randtrim`, `trimwrite` (each trim
+        /// followed by a write of its block) or `randtrimwrite`. Default: `"randread"`.
         rw: Rw = Rw::RandRead,
         /// Percentage of reads in mixed workloads (0-100). Default: `50`.
         rwmixread: u32 = 50,
-        /// Block size, or `read,write` sizes; multiples of 512 B. Default: `"4KiB"`.
-        bs: BlockSizes = BlockSizes { read: 4096, write: 4096 },
+        /// Block size, or `read,write[,trim]` sizes; multiples of 512 B. Default: `"4KiB"`.
+        bs: BlockSizes = BlockSizes { read: 4096, write: 4096, trim: 4096 },
         /// Weighted block sizes, e.g. `"4k/60:64k/40"`; overrides `bs`. Default: unset.
         bssplit: Option<BsSplit> = None,
         /// Block sizes drawn from a range as fio draws them (`"4k-64k"`, or read,write ranges):
@@ -829,13 +858,28 @@ impl WorkloadConfig {
         }
     }
 
+    /// The sizes of trims: `bs`'s trim value (with `bssplit` or `bsrange`, the writes' sizes).
+    pub fn trim_choices(&self) -> SizeChoices {
+        if self.bssplit.is_some() || self.bsrange.is_some() {
+            self.size_choices().1
+        } else {
+            vec![(self.bs.trim, 100)]
+        }
+    }
+
+    /// Every size the workload can issue: reads', writes' and (when it trims) trims'.
+    fn all_sizes(&self) -> impl Iterator<Item = u64> {
+        let (r, w) = self.size_choices();
+        let t = if self.rw.trims() { self.trim_choices() } else { Vec::new() };
+        r.into_iter().chain(w).chain(t).map(|e| e.0)
+    }
+
     /// The largest block size this workload can issue.
     pub fn max_bs(&self) -> u64 {
         if let (Some(r), None) = (self.bsrange, &self.bssplit) {
             return r.read.1.max(r.write.1);
         }
-        let (r, w) = self.size_choices();
-        r.iter().chain(w.iter()).map(|e| e.0).max().unwrap_or(0)
+        self.all_sizes().max().unwrap_or(0)
     }
 
     /// The smallest block size this workload can issue.
@@ -843,8 +887,7 @@ impl WorkloadConfig {
         if let (Some(r), None) = (self.bsrange, &self.bssplit) {
             return r.read.0.min(r.write.0);
         }
-        let (r, w) = self.size_choices();
-        r.iter().chain(w.iter()).map(|e| e.0).min().unwrap_or(512)
+        self.all_sizes().min().unwrap_or(512)
     }
 
     /// The value rules; sizes and offsets must be whole host blocks of `block` bytes (512 B, or
@@ -870,7 +913,7 @@ impl WorkloadConfig {
         let many = format!("block sizes must be positive multiples of {block}B");
         let key = |k: &str| format!("{prefix}.{k}");
         issues.check(self.rwmixread <= 100, &key("rwmixread"), self.rwmixread, "must be between 0 and 100");
-        if [self.bs.read, self.bs.write].iter().any(|&size| size == 0 || !size.is_multiple_of(block)) {
+        if [self.bs.read, self.bs.write, self.bs.trim].iter().any(|&size| size == 0 || !size.is_multiple_of(block)) {
             issues.push(&key("bs"), self.bs, &many);
         }
         if let Some(split) = &self.bssplit {

@@ -114,6 +114,8 @@ pub struct Limits {
     pub latency_run: bool,
 }
 
+/// The direction's slot: reads, or writes (trims count with the writes: `workload.rate` has no
+/// trim value).
 fn index(op: Op) -> usize {
     usize::from(op != Op::Read)
 }

@@ -10,7 +10,10 @@
 //!
 //! A job may instead replay a block trace ([`replay`]).
 //!
-//! Leaves out: trims, `zoned_abs`, sequential runs in random jobs (fio job files are read in
+//! Trims (`trim`, `randtrim`, `trimwrite`, `randtrimwrite`) are Dataset Management deallocate
+//! commands of one range each.
+//!
+//! Leaves out: `zoned_abs`, sequential runs in random jobs (fio job files are read in
 //! the Python package and arrive here as `[[workload.jobs]]`).
 
 mod config;
@@ -31,7 +34,12 @@ use crate::sim::{stream_seed, Rng, SimDuration, SimTime, PS_PER_S};
 pub enum Op {
     Read = 0,
     Write = 1,
+    /// A trim: an NVMe Dataset Management command with the deallocate attribute (one range).
+    Trim = 2,
 }
+
+/// Directions, in the order of their indices (`op as usize`).
+pub const OPS: [Op; 3] = [Op::Read, Op::Write, Op::Trim];
 
 /// The NVMe command a write is (fio counts them all as writes, with their length).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -53,6 +61,9 @@ pub enum Kind {
     /// Zone Append: data to a zone, written wherever the zone's write pointer is when the
     /// drive takes it (so several may be in flight to one zone).
     ZoneAppend,
+    /// Dataset Management with the deallocate attribute (a trim): the host sends its range
+    /// list (16 B a range), and the drive unmaps the whole mapping units inside the ranges.
+    Deallocate,
 }
 
 impl Kind {
@@ -67,20 +78,25 @@ impl Kind {
         (Kind::ZoneAppend, "zone_append"),
     ];
 
-    /// Its name in `workload.write_mode`.
+    /// Its name in `workload.write_mode` (a trim's is `dsm`: trims are not a write mode).
     pub fn name(self) -> &'static str {
+        if self == Kind::Deallocate {
+            return "dsm";
+        }
         Self::NAMES.iter().find(|(k, _)| *k == self).map_or("write", |(_, n)| n)
     }
 
     /// Whether the host's data crosses the link (to the drive).
     pub fn data_in(self) -> bool {
-        matches!(self, Kind::Write | Kind::Compare | Kind::CompareBlock | Kind::ZoneAppend)
+        matches!(self, Kind::Write | Kind::Compare | Kind::CompareBlock | Kind::ZoneAppend | Kind::Deallocate)
     }
 
     /// Bytes of host data a command of `len` bytes moves to the drive.
     pub fn data_len(self, len: u64) -> u64 {
         match self {
             Kind::CompareBlock => 512,
+            // One range descriptor: context attributes, length in blocks, starting LBA.
+            Kind::Deallocate => DSM_RANGE_BYTES,
             k if k.data_in() => len,
             _ => 0,
         }
@@ -93,16 +109,27 @@ impl Kind {
 
     /// Whether the drive deallocates the blocks.
     pub fn deallocates(self) -> bool {
-        matches!(self, Kind::Zeroes | Kind::Uncorrectable)
+        matches!(self, Kind::Zeroes | Kind::Uncorrectable | Kind::Deallocate)
     }
 }
+
+/// Bytes of a Dataset Management range descriptor (NVMe base specification, Figure
+/// "Dataset Management – Range Definition": 4 B attributes, 4 B length, 8 B starting LBA).
+pub const DSM_RANGE_BYTES: u64 = 16;
 
 impl Op {
     pub fn as_str(self) -> &'static str {
         match self {
             Op::Read => "read",
             Op::Write => "write",
+            Op::Trim => "trim",
         }
+    }
+
+    /// The data direction as Linux's block layer counts it (0 read, 1 write): a discard is a
+    /// write op there (`op_is_write`), so throttling and cost models charge trims as writes.
+    pub fn data_dir(self) -> usize {
+        usize::from(self != Op::Read)
     }
 }
 
@@ -125,7 +152,18 @@ enum Offsets {
     /// Per zone: its share of the I/Os (percent) and its slots `lo..hi`.
     Zoned(Vec<(u32, u64, u64)>),
     /// fio's sequence: blocks in turn (per direction, by the I/Os issued in it), with stride.
-    Sequence { blocks: Vec<u64>, stride: bool, issued: [u64; 2] },
+    Sequence { blocks: Vec<u64>, stride: bool, issued: [u64; 3] },
+}
+
+/// How a job trims.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Trims {
+    /// It does not.
+    None,
+    /// Every I/O is a trim.
+    Only,
+    /// Each trim is followed by a write of the block it trimmed (fio's `trimwrite`).
+    ThenWrite,
 }
 
 /// The generator of one job.
@@ -144,6 +182,10 @@ pub struct JobGen {
     zone_done: u64,
     reads: Vec<(u64, u32)>,
     writes: Vec<(u64, u32)>,
+    trims: Vec<(u64, u32)>,
+    trim_mode: Trims,
+    /// `trimwrite`: the offset of the trim whose write comes next.
+    trimmed: Option<u64>,
     /// fio's `bsrange` (when no `bssplit`): sizes drawn within it.
     ranges: Option<BsRange>,
     offsets: Offsets,
@@ -198,7 +240,7 @@ impl JobGen {
                 if let Some(&b) = blocks.iter().find(|&&b| b >= ranks) {
                     return Err(Error::workload("workload.random_distribution", format!("sequence:{}", blocks.iter().map(u64::to_string).collect::<Vec<_>>().join(",")), format!("block {b} is beyond the job's {ranks} blocks (fio: sequence access block out of bounds)")));
                 }
-                Offsets::Sequence { blocks, stride: w.random_sequence_stride, issued: [0; 2] }
+                Offsets::Sequence { blocks, stride: w.random_sequence_stride, issued: [0; 3] }
             }
         };
         let rate = (w.rate_iops > 0).then(|| (SimDuration::from_ps(PS_PER_S / w.rate_iops), w.rate_process));
@@ -217,6 +259,13 @@ impl JobGen {
             zone_done: 0,
             reads,
             writes,
+            trims: w.trim_choices(),
+            trim_mode: match w.rw {
+                Rw::Trim | Rw::RandTrim => Trims::Only,
+                Rw::TrimWrite | Rw::RandTrimWrite => Trims::ThenWrite,
+                _ => Trims::None,
+            },
+            trimmed: None,
             ranges,
             offsets,
             generated: 0,
@@ -245,7 +294,7 @@ impl JobGen {
 
     /// Whether the job issues writes.
     pub fn writes(&self) -> bool {
-        self.read_percent < 100
+        self.read_percent < 100 && self.trim_mode != Trims::Only
     }
 
     /// Whether the job may still start an I/O at `now`.
@@ -340,7 +389,7 @@ impl JobGen {
     /// striding job whose next repetition starts past its last block (`last`) is done.
     fn sequence_block(&mut self, op: Op, last: u64) -> u64 {
         let Offsets::Sequence { blocks, stride, issued } = &mut self.offsets else { return 0 };
-        let n = &mut issued[usize::from(op != Op::Read)];
+        let n = &mut issued[op as usize];
         let k = blocks.len() as u64;
         let b = if *stride { *n / k * k + blocks[(*n % k) as usize] } else { blocks[(*n % k) as usize] };
         *n += 1;
@@ -363,12 +412,22 @@ impl JobGen {
             let len = if min.is_power_of_two() { len & !(min - 1) } else { len - len % min };
             return len.min(max);
         }
-        let list = if op == Op::Read { &self.reads } else { &self.writes };
+        let list = match op {
+            Op::Read => &self.reads,
+            Op::Write => &self.writes,
+            Op::Trim => &self.trims,
+        };
         pick_weighted(&mut self.rng, list)
     }
 
-    /// The direction of the next I/O, drawn by the read/write mix.
+    /// The direction of the next I/O, drawn by the read/write mix (a trimming job's: a trim,
+    /// or with `trimwrite` the write that follows one).
     pub fn draw_op(&mut self) -> Op {
+        match self.trim_mode {
+            Trims::Only => return Op::Trim,
+            Trims::ThenWrite => return if self.trimmed.is_some() { Op::Write } else { Op::Trim },
+            Trims::None => {}
+        }
         if self.read_percent >= 100 || (self.read_percent > 0 && self.rng.random_range(0..100u32) < self.read_percent) {
             Op::Read
         } else {
@@ -385,6 +444,15 @@ impl JobGen {
     /// The next I/O of this job, in direction `op`.
     pub fn io_for(&mut self, op: Op) -> Io {
         let len = self.pick_size(op);
+        if op == Op::Write {
+            if let Some(offset) = self.trimmed.take() {
+                // fio's trimwrite: the write goes where the trim just went (fio keeps a
+                // position per direction; with equal trim and write sizes they agree).
+                self.generated += 1;
+                self.bytes += len;
+                return Io { op, offset: offset.min(self.start + self.region - len), len };
+            }
+        }
         let offset = if self.random {
             let last = (self.region - len) / self.align;
             let slot = match &self.offsets {
@@ -434,6 +502,9 @@ impl JobGen {
         };
         self.generated += 1;
         self.bytes += len;
+        if op == Op::Trim && self.trim_mode == Trims::ThenWrite {
+            self.trimmed = Some(offset);
+        }
         Io { op, offset, len }
     }
 
@@ -497,6 +568,25 @@ mod tests {
         let mut g = job(&w, 65536);
         let offs: Vec<u64> = (0..6).map(|_| g.next_io().offset / 1024).collect();
         assert_eq!(offs, vec![0, 4, 32, 36, 0, 4]);
+    }
+
+    #[test]
+    fn trimwrite_writes_each_block_it_trimmed_and_trims_take_their_own_size() {
+        let w = WorkloadConfig { rw: Rw::TrimWrite, bs: "4k".parse().unwrap(), ..WorkloadConfig::default() };
+        let mut g = job(&w, 16384);
+        let ios: Vec<(Op, u64)> = (0..6).map(|_| g.next_io()).map(|io| (io.op, io.offset / 4096)).collect();
+        assert_eq!(ios, vec![(Op::Trim, 0), (Op::Write, 0), (Op::Trim, 1), (Op::Write, 1), (Op::Trim, 2), (Op::Write, 2)]);
+        let w = WorkloadConfig { rw: Rw::RandTrimWrite, bs: "4k".parse().unwrap(), ..WorkloadConfig::default() };
+        let mut g = job(&w, 1 << 30);
+        for _ in 0..100 {
+            let (t, w) = (g.next_io(), g.next_io());
+            assert_eq!((t.op, w.op, t.offset), (Op::Trim, Op::Write, w.offset));
+        }
+        // bs=read,write,trim: a trim job uses the third size.
+        let w = WorkloadConfig { rw: Rw::RandTrim, bs: "4k,8k,64k".parse().unwrap(), ..WorkloadConfig::default() };
+        let mut g = job(&w, 1 << 30);
+        assert!((0..50).map(|_| g.next_io()).all(|io| io.op == Op::Trim && io.len == 65536 && io.offset % 4096 == 0));
+        assert!(!g.writes(), "a trim-only job does not write");
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! than the one before it (Tencent's traces have them) arrives with the one before and is
 //! counted as reordered, so memory stays bounded. Offsets are aligned down to 512 B and lengths
 //! rounded up to it. Addresses beyond the region wrap, scale (the trace's highest byte is found
-//! in a first pass) or stop the run, as chosen. Trims and flushes are counted and skipped: the
-//! simulated host issues reads and writes only.
+//! in a first pass) or stop the run, as chosen. Trims are issued as Dataset Management
+//! deallocates (one larger than the region, as a discard of a whole disk is, trims the whole
+//! region); flushes are counted and skipped.
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -23,7 +24,6 @@ pub struct ReplaySummary {
     pub mode: String,
     /// Records turned into I/Os.
     pub issued: u64,
-    pub skipped_trims: u64,
     pub skipped_flushes: u64,
     /// Records whose address was wrapped or scaled into the region.
     pub remapped: u64,
@@ -43,7 +43,6 @@ impl std::ops::AddAssign for ReplaySummary {
     fn add_assign(&mut self, x: Self) {
         self.trace = format!("{}, {}", self.trace, x.trace);
         self.issued += x.issued;
-        self.skipped_trims += x.skipped_trims;
         self.skipped_flushes += x.skipped_flushes;
         self.remapped += x.remapped;
         self.realigned += x.realigned;
@@ -143,10 +142,7 @@ impl Replay {
             let op = match rec.op {
                 trace::Op::Read => Op::Read,
                 trace::Op::Write => Op::Write,
-                trace::Op::Trim => {
-                    self.summary.skipped_trims += 1;
-                    continue;
-                }
+                trace::Op::Trim => Op::Trim,
                 trace::Op::Flush => {
                     self.summary.skipped_flushes += 1;
                     continue;
@@ -188,9 +184,13 @@ impl Replay {
     /// The record's place in the region: aligned to 512 B, then wrapped, scaled or rejected.
     fn place(&mut self, op: Op, offset: u64, len: u64) -> Result<Io> {
         let aligned = offset & !511;
-        let alen = (offset - aligned + len).div_ceil(512) * 512;
+        let mut alen = (offset - aligned + len).div_ceil(512) * 512;
         if aligned != offset || alen != len {
             self.summary.realigned += 1;
+        }
+        if op == Op::Trim && alen > self.region {
+            self.summary.remapped += 1;
+            alen = self.region;
         }
         if alen > self.region {
             return Err(self.error(format!("a request of {alen} B does not fit the simulated region of {} B", self.region)));

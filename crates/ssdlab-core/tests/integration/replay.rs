@@ -61,13 +61,13 @@ fn timed_replay_keeps_trace_time_and_scales_it() {
 }
 
 #[test]
-fn out_of_order_records_trims_and_flushes_are_counted() {
+fn out_of_order_records_and_flushes_are_counted_and_trims_issued() {
     let body = "fio version 3 iolog\n0 f add\n10 f read 0 4096\n5 f read 4096 4096\n20 f trim 0 4096\n30 f sync\n40 f write 1000 4096\n";
     let p = write("mixed.iolog", body);
     let r = replay(&p, &[]).unwrap();
     let rs = r.replay.unwrap();
-    assert_eq!((rs.issued, rs.reordered, rs.skipped_trims, rs.skipped_flushes, rs.realigned), (3, 1, 1, 1, 1));
-    assert_eq!((r.read.ios, r.write.ios), (2, 1));
+    assert_eq!((rs.issued, rs.reordered, rs.skipped_flushes, rs.realigned), (4, 1, 1, 1));
+    assert_eq!((r.read.ios, r.write.ios, r.trim.ios, r.trim.bytes), (2, 1, 1, 4096));
 }
 
 #[test]
