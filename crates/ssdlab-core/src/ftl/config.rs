@@ -192,6 +192,12 @@ config_struct! {
         /// zone's state and unmaps its data; the blocks are erased later, when GC reclaims
         /// them). Default: `10us` ([ASSUME]).
         zone_reset_latency: crate::sim::SimDuration = crate::sim::SimDuration::from_ps(10_000_000),
+        /// Integrity mode: a shadow map records the version of every unit written (from
+        /// preconditioning on), every host read is checked against it, and the FTL's
+        /// invariants are verified at the end; `flash.integrity` reports lost, stale and
+        /// duplicated units. Timing is unchanged; it costs host memory (two hash-map entries
+        /// per mapped unit) and wall time. Default: `false`.
+        integrity: bool = false,
         /// State before the run: `clean`, `sequential` or `aged`. Default: `"clean"`.
         precondition: Precondition = Precondition::Clean,
         /// Aged preconditioning: stop after this many drive writes of random overwrites even if

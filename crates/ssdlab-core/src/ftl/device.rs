@@ -108,6 +108,22 @@ pub struct FlashSummary {
     /// Dynamic OPS (`ftl.ops_interval`): every tenant's pool at every controller step.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ops_over_time: Vec<super::ops::OpsRow>,
+    /// Integrity mode (`ftl.integrity`): what the checks found over the whole run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<IntegrityReport>,
+}
+
+/// Integrity mode's findings: the checks of host reads, and the check of every invariant at
+/// the end of the run.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct IntegrityReport {
+    #[serde(flatten)]
+    pub reads: super::IntegrityCounts,
+    /// Units mapped at the end, each checked against its last written version.
+    pub mapped: u64,
+    /// The first broken invariant at the end (mapping, back pointers, valid counts, free
+    /// blocks), if any.
+    pub violation: Option<String>,
 }
 
 /// The FTL over the NAND array, with its write buffer.
@@ -115,6 +131,8 @@ pub struct FlashDevice {
     ftl: Ftl,
     array: NandArray,
     unit: u64,
+    /// Integrity mode: host reads are checked against the FTL's shadow map.
+    integrity: bool,
     /// The write buffer's parts (one, or one per pool with `ftl.buffer_split`): units each
     /// holds and units in use.
     buffer_units: Vec<u64>,
@@ -233,6 +251,9 @@ impl FlashDevice {
                 ftl.enable_placement(config.ftl.ruh_type == super::RuhType::Persistent);
             }
         }
+        if config.ftl.integrity {
+            ftl.enable_integrity();
+        }
         let t0 = Instant::now();
         let mut report = PreconditionReport { state: config.ftl.precondition.as_str().to_string(), waf: 1.0, ..PreconditionReport::default() };
         match config.ftl.precondition {
@@ -293,6 +314,7 @@ impl FlashDevice {
             ftl,
             array,
             unit,
+            integrity: config.ftl.integrity,
             buffer_units: buffer_parts.clone(),
             buffer_used: vec![0; buffer_parts.len()],
             buffer_latency: config.ftl.buffer_latency,
@@ -684,6 +706,9 @@ impl Medium for FlashDevice {
             let next = ((lpn + 1) * self.unit).min(end);
             let bytes = (next - at) as u32;
             let within = (at - offset) as u32;
+            if self.integrity {
+                self.ftl.check_read(Lpn(lpn));
+            }
             let ahead = if self.ahead.enabled() { self.ahead.lookup(Lpn(lpn), id, bytes, within) } else { Lookup::Miss };
             match (ahead, self.ftl.lookup(Lpn(lpn))) {
                 (Lookup::Hit, _) => immediate.push((bytes, within, Served::ReadAhead)),
@@ -952,6 +977,7 @@ impl Medium for FlashDevice {
             die_utilisation: m.ints("nand.dies.busy").iter().map(|&b| b as f64 / t).collect(),
             free_blocks_over_time: Vec::new(),
             ops_over_time: self.sizer.as_ref().map_or_else(Vec::new, |s| s.rows.clone()),
+            integrity: self.ftl.integrity_counts().map(|reads| IntegrityReport { reads, mapped: self.ftl.mapped_units(), violation: self.ftl.verify().err() }),
         })
     }
 }

@@ -51,7 +51,7 @@ use std::collections::HashMap;
 use rand::{RngExt, SeedableRng};
 
 pub use config::{Aging, FtlConfig, OpsSplit, Placement, PoolMode, Precondition, RuhType, Striping, Victim, SPARE_RULE_KEYS};
-pub use device::{Event, FlashDevice, FlashSummary, PreconditionReport};
+pub use device::{Event, FlashDevice, FlashSummary, IntegrityReport, PreconditionReport};
 pub use pool::{spare_need, PoolSpec};
 use map::{L2p, Layout, P2l, Segment, UNMAPPED};
 use map_cache::{MapCache, MapCacheCounters};
@@ -221,11 +221,26 @@ impl std::ops::AddAssign for FtlCounters {
 }
 
 /// The shadow map of integrity mode: the version of every written unit, and the version each
-/// physical slot holds.
+/// physical slot holds; and what the checks of host reads found.
 struct Shadow {
     version: HashMap<u64, u64>,
     slot_version: HashMap<u64, u64>,
     next: u64,
+    found: IntegrityCounts,
+}
+
+/// What integrity mode's checks of host reads found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct IntegrityCounts {
+    /// Mapping units read and checked against the shadow map.
+    pub checked: u64,
+    /// Units written (and not trimmed since) that the map no longer finds.
+    pub lost: u64,
+    /// Units that map to a slot holding another version than their last write (an older
+    /// one, or data of a unit trimmed or never written).
+    pub stale: u64,
+    /// Units whose slot holds another unit (two units claim one slot).
+    pub duplicated: u64,
 }
 
 /// The FTL.
@@ -379,9 +394,36 @@ impl Ftl {
         })
     }
 
-    /// Turns on the shadow map (integrity mode). Call before any write.
+    /// Turns on the shadow map (integrity mode). Call before any write (preconditioning
+    /// records what it places).
     pub fn enable_integrity(&mut self) {
-        self.shadow = Some(Shadow { version: HashMap::new(), slot_version: HashMap::new(), next: 1 });
+        self.shadow = Some(Shadow { version: HashMap::new(), slot_version: HashMap::new(), next: 1, found: IntegrityCounts::default() });
+    }
+
+    /// Integrity mode: checks that a host read of `lpn` finds its last written version (and
+    /// nothing, if it was trimmed or never written).
+    pub fn check_read(&mut self, lpn: Lpn) {
+        let slot = self.lookup(lpn);
+        let holder = slot.map(|s| self.p2l.get(self.block_of_slot(s), (s % u64::from(self.g.slots_per_block())) as u32));
+        let Some(sh) = &mut self.shadow else { return };
+        sh.found.checked += 1;
+        match (sh.version.get(&lpn.0), slot) {
+            (None, None) => {}
+            (Some(_), None) => sh.found.lost += 1,
+            (None, Some(_)) => sh.found.stale += 1,
+            (Some(want), Some(s)) => {
+                if holder != Some(lpn.0) {
+                    sh.found.duplicated += 1;
+                } else if sh.slot_version.get(&s) != Some(want) {
+                    sh.found.stale += 1;
+                }
+            }
+        }
+    }
+
+    /// Integrity mode: what the checks of host reads found (`None` when it is off).
+    pub fn integrity_counts(&self) -> Option<IntegrityCounts> {
+        self.shadow.as_ref().map(|s| s.found)
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -1570,6 +1612,36 @@ mod tests {
         let blocks: Vec<BlockId> = ops.iter().map(|o| if let FlashOp::Program { block, .. } = o { *block } else { BlockId(NIL) }).collect();
         assert_ne!(f.geometry().plane_of(blocks[0]), f.geometry().plane_of(blocks[1]));
         f.verify().unwrap();
+    }
+
+    #[test]
+    fn integrity_checks_find_lost_stale_and_duplicated_units() {
+        let nand = small(1, 64, 8, 16384);
+        let mut f = Ftl::new(&nand, &FtlConfig::default(), 1).unwrap();
+        f.enable_integrity();
+        for lpn in 0..64 {
+            f.write(Lpn(lpn), &mut |_| {}).unwrap();
+        }
+        f.trim(Lpn(5));
+        for lpn in 0..64 {
+            f.check_read(Lpn(lpn));
+        }
+        assert_eq!(f.integrity_counts(), Some(IntegrityCounts { checked: 64, ..IntegrityCounts::default() }), "a sound map");
+        // Break the map as a bug would: drop a mapping, bring a trimmed unit back, point two
+        // units at one slot, and point a unit at an older copy.
+        let s2 = f.l2p.get(2);
+        f.l2p.set(1, UNMAPPED);
+        f.l2p.set(5, s2);
+        f.l2p.set(3, s2);
+        f.write(Lpn(4), &mut |_| {}).unwrap();
+        let old = f.shadow.as_ref().map(|s| s.next).unwrap();
+        f.shadow.as_mut().unwrap().version.insert(4, old + 1);
+        for lpn in [1, 5, 3, 4] {
+            f.check_read(Lpn(lpn));
+        }
+        let c = f.integrity_counts().unwrap();
+        assert_eq!((c.lost, c.stale, c.duplicated), (1, 2, 1), "{c:?}");
+        assert!(f.verify().is_err());
     }
 
     #[test]

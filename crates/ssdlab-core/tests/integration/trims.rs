@@ -9,11 +9,17 @@ use ssdlab_core::{Config, Simulation, Summary};
 /// `[[workload.jobs]]` (TOML), `{half}` standing for half the exported bytes and `{mibs}` for
 /// the MiB in it.
 fn aged(jobs: &str) -> (Config, Summary) {
-    let base = build(Some("tlc-aged"), None, &[("media.nand.blocks_per_plane".into(), "64".into())]).expect("base");
+    aged_on("", jobs)
+}
+
+/// [`aged`] with more `[media.nand]` keys (TOML lines).
+fn aged_on(nand: &str, jobs: &str) -> (Config, Summary) {
+    let mut table: toml::Table = toml::from_str(&format!("[media.nand]\nblocks_per_plane = 64\n{nand}")).expect("toml");
+    let base = build(Some("tlc-aged"), Some(table.clone()), &[]).expect("base");
     let half = base.host_capacity() / 2;
     let jobs = jobs.replace("{half}", &format!("\"{half}B\"")).replace("{mibs}", &(half >> 20).to_string());
-    let text = format!("[media.nand]\nblocks_per_plane = 64\n[workload]\nnumjobs = 1\niodepth = 32\n{jobs}");
-    let table: toml::Table = toml::from_str(&text).expect("toml");
+    let rest: toml::Table = toml::from_str(&format!("[workload]\nnumjobs = 1\niodepth = 32\n{jobs}")).expect("toml");
+    table.extend(rest);
     let config = build(Some("tlc-aged"), Some(table), &[]).expect("config");
     let summary = Simulation::new(config.clone()).and_then(|mut s| s.run()).expect("run");
     (config, summary)
@@ -56,4 +62,25 @@ fn a_trim_moves_its_range_list_and_touches_no_flash() {
     let qd1 = s.trim.latency_us.mean;
     let total: f64 = s.trim.breakdown_us.0.iter().sum();
     assert!((qd1 - total).abs() < 1e-6, "QD1 latency is the sum of its breakdown: {qd1} vs {total}");
+}
+
+#[test]
+fn integrity_mode_checks_every_read_of_a_run_with_writes_trims_and_gc() {
+    // Random trims then writes of the same blocks beside random reads, on a small aged drive:
+    // GC runs throughout, and every unit read is checked against the shadow map. A quarter of
+    // the channels and ways: the shadow map holds every unit.
+    let jobs = "[ftl]\nintegrity = true\n[[workload.jobs]]\nname = \"tw\"\nrw = \"randtrimwrite\"\nnumber_ios = 60000\n[[workload.jobs]]\nname = \"r\"\nrw = \"randread\"\nnumber_ios = 30000\n";
+    let small = "channels = 4\nways = 2\n";
+    let (_, s) = aged_on(small, jobs);
+    let f = s.flash.as_ref().expect("flash");
+    let i = f.integrity.as_ref().expect("integrity mode reports");
+    assert_eq!((s.trim.ios, s.write.ios, s.read.ios), (30_000, 30_000, 30_000));
+    assert!(f.ftl.gc_victims > 0 && f.ftl.trims > 0, "GC and trims ran");
+    assert!(i.reads.checked >= 30_000, "every unit read is checked: {}", i.reads.checked);
+    assert_eq!((i.reads.lost, i.reads.stale, i.reads.duplicated, i.violation.as_deref()), (0, 0, 0, None));
+    assert!(i.mapped > 0);
+    // Off by default, and it changes no timing.
+    let plain = aged_on(small, &jobs.replace("integrity = true", "integrity = false")).1;
+    assert!(plain.flash.as_ref().is_some_and(|f| f.integrity.is_none()));
+    assert_eq!(plain.read.latency_us, s.read.latency_us);
 }
