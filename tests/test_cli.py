@@ -82,6 +82,8 @@ def test_other_bad_input_exits_2(cli):
         ("run", "--seed", "many"),
         ("config", "show", "nothing-here"),
         ("bench", "--scale", "0"),
+        ("run", "--max-memory", "lots"),
+        ("run", "--max-memory", "0"),
         ("no-such-command",),
     ]
     for args in cases:
@@ -89,6 +91,20 @@ def test_other_bad_input_exits_2(cli):
         assert p.returncode == 2, (args, p.returncode, p.stderr)
         no_traceback(p)
         assert p.stderr.strip(), args
+
+
+def test_a_run_too_big_for_memory_is_refused_before_allocating(cli, tmp_path):
+    # Issue 16: this geometry aborted allocating 32 GiB (rc 134); now the estimate refuses it.
+    p = cli("run", "tlc", "--set", "media.nand.blocks_per_plane=1048576", "--set", "media.nand.channels=64", "--set", "media.nand.ways=16")
+    assert p.returncode == 2, p.stderr
+    no_traceback(p)
+    assert "memory" in p.stderr and "estimated" in p.stderr and "exceeds the limit" in p.stderr, p.stderr
+    # The same for a job file's run, and a limit set lower than a small run needs.
+    job = tmp_path / "j.fio"
+    job.write_text("[j]\nrw=randread\nnumber_ios=100\n")
+    p = cli("run", str(job), "--device", "tlc-aged", "--max-memory", "1MiB")
+    assert p.returncode == 2 and "exceeds the limit of 1MiB" in p.stderr, p.stderr
+    assert cli("run", "tlc", "-w", "number_ios=100", "--max-memory", "4GiB").returncode == 0
 
 
 def test_presets_and_config_show(cli, tmp_path):

@@ -332,6 +332,7 @@ def run(
     settings: Optional[list[tuple[str, str]]] = None,
     progress: Optional[Callable[[float], None]] = None,
     keep_ios: bool = False,
+    max_memory: Union[None, int, str] = None,
 ) -> Result:
     """Runs a simulation and returns its :class:`Result`.
 
@@ -339,12 +340,29 @@ def run(
     every 100 ms of wall time and once at the end: as ``progress(fraction)``, or, if it takes
     two arguments, ``progress(fraction, eta_s)`` with the seconds left at the pace so far (None
     until it can tell). Arguments are those of :func:`load_config`; ``keep_ios`` keeps one row
-    per I/O (``Result.ios``).
+    per I/O (``Result.ios``). A run whose estimated memory exceeds ``max_memory`` (bytes, or a
+    size such as ``"16GiB"``; default half the machine's memory) is a :class:`ConfigError` before
+    anything is allocated.
     """
     cfg = load_config(config, workload=workload, seed=seed, set=set, settings=settings)
-    sim = _core.Simulation(cfg._native, keep_ios)
+    sim = _core.Simulation(cfg._native, keep_ios, _memory_limit(max_memory))
     summary = json.loads(sim.run(_with_eta(progress)))
     return Result(cfg, summary, sim.io_log())
+
+
+def _memory_limit(value: Union[None, int, str]) -> Optional[int]:
+    """``max_memory`` in bytes (None: the core's default)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise _arg_error("max_memory", value, "must be a size in bytes, or such as \"16GiB\"")
+    try:
+        n = value if isinstance(value, int) else _core.parse_size(value)
+    except ValueError as e:
+        raise _arg_error("max_memory", value, str(e)) from None
+    if not 0 < n < 1 << 64:
+        raise _arg_error("max_memory", value, "must be more than zero (and below 16 EiB)")
+    return n
 
 
 # fio's default `percentile_list` (fio HOWTO).
@@ -455,15 +473,15 @@ class JobPlan:
         self.groups = groups
         self.ignored = ignored
 
-    def run(self, progress: Optional[Callable[[float], None]] = None) -> list[Result]:
+    def run(self, progress: Optional[Callable[[float], None]] = None, max_memory: Union[None, int, str] = None) -> list[Result]:
         """Runs the groups one after another, each on a freshly built device. A group with a
         job whose `exit_what` is `all` (under `exitall`) is the last: when that job ends, fio
-        ends every job, and the groups after it never start."""
+        ends every job, and the groups after it never start. ``max_memory`` is :func:`run`'s."""
         out = []
         n = len(self.configs)
         for i, cfg in enumerate(self.configs):
             step = (lambda f, i=i: progress((i + f) / n)) if progress else None
-            out.append(run(cfg, progress=step))
+            out.append(run(cfg, progress=step, max_memory=max_memory))
             if any(j.get("exit_scope") == "all" and not j.get("exit_on_error") for j in self.groups[i].jobs):
                 break
         return out

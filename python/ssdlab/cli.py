@@ -329,6 +329,7 @@ def run(
         None, "--until-steady", help="Stop at the SNIA PTS steady state of this metric (iops, bandwidth_mib_s, ftl.waf, ...); each --set stats.interval=T is a round."
     ),
     plot_series: Optional[str] = typer.Option(None, "--plot-series", help="Plot the time series (IOPS, p99, WAF, free blocks, GC moves) to a .png or .svg file; needs --set stats.interval=T."),
+    max_memory: Optional[str] = typer.Option(None, "--max-memory", help="Refuse a run whose estimated memory exceeds this (e.g. 16GiB; default: half the machine's memory)."),
 ) -> None:
     """Run a simulation and report throughput, latency and where the time went.
 
@@ -367,7 +368,7 @@ def run(
         if extra and config is not None:
             device = device or config
         name = config if is_jobfile and config is not None else "<command line>"
-        _run_jobs(name, extra, device, settings, seed, "json" if json_ and output_format == "normal" else output_format)
+        _run_jobs(name, extra, device, settings, seed, "json" if json_ and output_format == "normal" else output_format, max_memory)
         return
     if device is not None or output_format != "normal":
         raise UsageError("--device and --output-format go with a fio job file or fio options")
@@ -376,7 +377,7 @@ def run(
         _print_metrics(api.metrics(cfg), json_)
         return
     with _Bar("simulating") as bar:
-        result = api.run(cfg, progress=bar)
+        result = api.run(cfg, progress=bar, max_memory=max_memory)
     if plot_series is not None:
         plot_timeseries(result, plot_series)
     if json_:
@@ -399,7 +400,7 @@ def _print_metrics(frame: Any, as_json: bool) -> None:
     out.print(table)
 
 
-def _run_jobs(name: str, args: list[str], device: Optional[str], settings: list, seed: Optional[int], output_format: str) -> None:
+def _run_jobs(name: str, args: list[str], device: Optional[str], settings: list, seed: Optional[int], output_format: str, max_memory: Optional[str] = None) -> None:
     from . import fiojob
 
     text = fiojob.from_args(args) if args else None
@@ -411,7 +412,7 @@ def _run_jobs(name: str, args: list[str], device: Optional[str], settings: list,
         for note in g.notes:
             err.print(escape(note))
     with _Bar("simulating") as bar:
-        results = plan.run(progress=bar)
+        results = plan.run(progress=bar, max_memory=max_memory)
     if output_format in ("json", "json+"):
         out.file.write(json.dumps(api.fio_json(plan, results, plus=output_format == "json+"), indent=2) + "\n")
         return

@@ -116,9 +116,10 @@ struct Simulation {
 #[pymethods]
 impl Simulation {
     #[new]
-    #[pyo3(signature = (config, keep_io_log=false))]
-    fn new(config: &Config, keep_io_log: bool) -> PyResult<Self> {
-        let mut inner = ssdlab_core::Simulation::new(config.inner.clone()).map_err(PyCoreError)?;
+    #[pyo3(signature = (config, keep_io_log=false, max_memory=None))]
+    fn new(config: &Config, keep_io_log: bool, max_memory: Option<u64>) -> PyResult<Self> {
+        let limit = max_memory.unwrap_or_else(ssdlab_core::config::memory::default_limit);
+        let mut inner = ssdlab_core::Simulation::with_memory_limit(config.inner.clone(), limit, keep_io_log).map_err(PyCoreError)?;
         if keep_io_log {
             inner.keep_io_log();
         }

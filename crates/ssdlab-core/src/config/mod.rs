@@ -8,6 +8,7 @@
 //! [`Error::Config`], listing all of them.
 
 pub mod load;
+pub mod memory;
 pub mod presets;
 pub mod units;
 

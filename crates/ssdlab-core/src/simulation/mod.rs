@@ -76,10 +76,29 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    /// Builds every block from a validated config.
+    /// Builds every block from a validated config, refusing one whose estimated memory exceeds
+    /// half the machine's ([`crate::config::memory::default_limit`]).
     pub fn new(config: Config) -> Result<Self> {
+        Self::with_memory_limit(config, crate::config::memory::default_limit(), false)
+    }
+
+    /// [`Simulation::new`] with a memory limit of `max_memory` bytes, for a run that keeps an
+    /// I/O log (`io_log`: counted in the estimate; call [`Simulation::keep_io_log`] too).
+    pub fn with_memory_limit(config: Config, max_memory: u64, io_log: bool) -> Result<Self> {
         let mut issues = crate::config::load::Issues::default();
         config.validate(&mut issues);
+        if issues.is_empty() {
+            let need = config.memory_estimate(io_log);
+            if need.total() > max_memory {
+                let size = crate::config::units::format_size;
+                let total = if need.total() == u64::MAX { "unbounded".to_string() } else { size(need.total()) };
+                issues.push(
+                    "memory",
+                    format!("{total} estimated ({})", need.largest()),
+                    format!("exceeds the limit of {} (--max-memory; default half the machine's memory); a smaller drive or fewer I/Os need less", size(max_memory)),
+                );
+            }
+        }
         if !issues.is_empty() {
             return Err(Error::Config(issues.0));
         }

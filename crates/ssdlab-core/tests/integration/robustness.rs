@@ -68,3 +68,29 @@ fn random_configs_never_panic() {
     }
     assert!(ran > 20 && rejected > 20, "ran {ran}, rejected {rejected}");
 }
+
+#[test]
+fn memory_is_estimated_and_refused_before_it_is_allocated() {
+    use ssdlab_core::Simulation;
+    // Issue 16: this geometry passed validation and then aborted allocating 32 GiB.
+    let huge = crate::config_from(Some("tlc"), &[("media.nand.blocks_per_plane", "1048576"), ("media.nand.channels", "64"), ("media.nand.ways", "16")]);
+    let need = huge.memory_estimate(false).total();
+    assert!(need > 64 << 30, "{need}");
+    let err = Simulation::with_memory_limit(huge, 12 << 30, false).err().expect("refused");
+    let msg = err.to_string();
+    assert!(msg.contains("memory") && msg.contains("exceeds the limit of 12GiB"), "{msg}");
+    // An aged 16 TiB drive (a replica aged, then random writes enough to touch the whole map:
+    // 16 B per unit). With few writes it needs the replica and per-block state only.
+    let aged = |ios: &str| crate::config_from(Some("tlc-aged"), &[("media.nand.blocks_per_plane", "65536"), ("workload.number_ios", ios)]);
+    let full = aged("100000000000").memory_estimate(false);
+    assert!(full.total() > 64 << 30, "{full:?}");
+    assert!(Simulation::with_memory_limit(aged("100000000000"), 12 << 30, false).is_err());
+    let few = aged("1000").memory_estimate(false).total();
+    assert!(few > 1 << 30 && few < 12 << 30, "{few}");
+    // What the estimate counts covers what a small aged run holds.
+    let small = crate::config_from(Some("tlc-aged"), &[("media.nand.blocks_per_plane", "64"), ("workload.number_ios", "20000")]);
+    let est = small.memory_estimate(false);
+    let s = Simulation::with_memory_limit(small, 1 << 40, false).and_then(|mut s| s.run()).expect("run");
+    let heap = s.flash.as_ref().map_or(0, |f| f.mapping_heap_bytes);
+    assert!(heap > 0 && heap <= est.total(), "mapping heap {heap} B within the estimate {:?}", est.parts);
+}
