@@ -26,6 +26,9 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario { name: "tlc-randread-4k-qd16", preset: "tlc", settings: &[("workload.numjobs", "1"), ("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.iodepth", "16"), ("workload.number_ios", "1000000")] },
     Scenario { name: "tlc-seqread-128k-qd8", preset: "tlc", settings: &[("workload.numjobs", "1"), ("workload.rw", "read"), ("workload.bs", "128k"), ("workload.iodepth", "8"), ("workload.number_ios", "100000")] },
     Scenario { name: "tlc-aged-randwrite-4k-qd32", preset: "tlc-aged", settings: &[("workload.numjobs", "1"), ("workload.rw", "randwrite"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "300000")] },
+    // Trims on the aged drive: each 4 KiB block trimmed (a Dataset Management deallocate),
+    // then written again, under GC.
+    Scenario { name: "tlc-aged-randtrimwrite-4k-qd32", preset: "tlc-aged", settings: &[("workload.numjobs", "1"), ("workload.rw", "randtrimwrite"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "600000")] },
     // Buffered I/O through the page cache: a sequential reader kept in memory by readahead, and
     // random writers paced by writeback into a 256 MiB cache.
     Scenario {

@@ -199,7 +199,14 @@ impl Config {
                 }
             }
             if job.rw.trims() && self.media.kind == crate::media::MediaKind::Nand && self.ftl.zone_size.is_some() {
-                issues.push(&format!("{path}.rw"), job.rw, "a zoned namespace frees space by zone resets, not by trims (Dataset Management deallocate)");
+                if !job.zbd {
+                    issues.push(&format!("{path}.rw"), job.rw, "a zoned namespace frees space by zone resets, not by trims (Dataset Management deallocate); fio's zbd mode (workload.zbd) turns trims into zone resets");
+                } else if matches!(job.rw, crate::workload::Rw::TrimWrite | crate::workload::Rw::RandTrimWrite) {
+                    issues.push(&format!("{path}.rw"), job.rw, "trims followed by writes are not modelled in zbd mode (trim or randtrim reset zones)");
+                } else if let Some(zone) = self.ftl.zone_size.filter(|z| job.trim_choices() != [(z.0, 100)]) {
+                    let sizes: Vec<String> = job.trim_choices().iter().map(|t| units::format_size(t.0)).collect();
+                    issues.push(&format!("{path}.bs"), sizes.join("/"), format!("a zbd trim resets a whole zone: its size must be the zone size, {zone} (fio: trim block size is not the zone size)"));
+                }
             }
             if job.zbd && (self.media.kind != crate::media::MediaKind::Nand || self.ftl.zone_size.is_none()) {
                 issues.push(&format!("{path}.zbd"), true, "fio's zonemode=zbd needs a zoned drive: a NAND device with ftl.zone_size");

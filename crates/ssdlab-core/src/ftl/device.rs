@@ -418,6 +418,30 @@ impl FlashDevice {
         }
     }
 
+    /// Resets zone `zone`: its units are unmapped and its blocks left to GC; false (the run
+    /// fails) if the FTL refuses.
+    fn reset_zone(&mut self, ctx: &mut Ctx, zone: u32) -> bool {
+        let mut ops = std::mem::take(&mut self.ops);
+        ops.clear();
+        let reset = self.ftl.reset_zone(zone as usize, &mut |op| ops.push(op));
+        self.ops = ops;
+        self.submit_ops(ctx.now);
+        self.apply(ctx);
+        let ok = match reset {
+            Ok(dropped) => {
+                // The zone's last, partly filled page never reaches the flash.
+                self.buffer_used[0] = self.buffer_used[0].saturating_sub(dropped);
+                true
+            }
+            Err(e) => {
+                ctx.fail(e);
+                false
+            }
+        };
+        self.admit_writes(ctx);
+        ok
+    }
+
     /// A trim (Dataset Management, deallocate): the firmware cleared the map entries of the
     /// whole mapping units inside the range in its translate step (a unit the range covers
     /// only in part keeps its data: deallocation is advisory). Their pages become invalid, so
@@ -789,9 +813,19 @@ impl Medium for FlashDevice {
 
     /// Write data has arrived: into the write buffer if there is room, else wait for it.
     fn write(&mut self, ctx: &mut Ctx, id: CmdId) {
-        if ctx.cmds[id].kind == crate::workload::Kind::Deallocate {
-            self.deallocate(ctx, id);
-            return;
+        match ctx.cmds[id].kind {
+            crate::workload::Kind::Deallocate => return self.deallocate(ctx, id),
+            crate::workload::Kind::ZoneReset => {
+                // Done once the controller has updated the zone's state (the reset latency).
+                let zone = self.ftl.zone_geometry().map_or(0, |(_, units)| ctx.cmds[id].offset / self.unit / units.max(1));
+                if self.reset_zone(ctx, zone as u32) {
+                    let (now, latency) = (ctx.now, self.zone_reset_latency);
+                    ctx.cmds[id].account(Component::Media, now + latency);
+                    ctx.at(now + latency, SimEvent::Ctrl(crate::ctrl::Event::Step { cmd: id, step: crate::ctrl::Step::Completion }));
+                }
+                return;
+            }
+            _ => {}
         }
         if ctx.cmds[id].kind.deallocates() {
             // Write Zeroes or Write Uncorrectable: the controller unmaps the blocks (reads of
@@ -827,22 +861,10 @@ impl Medium for FlashDevice {
             Event::BackgroundGc => self.background_gc(ctx),
             Event::OpsResize => self.resize_ops(ctx),
             Event::ZoneReset { zone, job } => {
-                let mut ops = std::mem::take(&mut self.ops);
-                ops.clear();
-                let reset = self.ftl.reset_zone(zone as usize, &mut |op| ops.push(op));
-                self.ops = ops;
-                self.submit_ops(ctx.now);
-                self.apply(ctx);
-                match reset {
-                    Ok(dropped) => {
-                        // The zone's last, partly filled page never reaches the flash.
-                        self.buffer_used[0] = self.buffer_used[0].saturating_sub(dropped);
-                        let done = crate::host::Event::ZoneResetDone { job: crate::ids::JobId(job), zone };
-                        ctx.at(ctx.now + self.zone_reset_latency, SimEvent::Host(done));
-                    }
-                    Err(e) => ctx.fail(e),
+                if self.reset_zone(ctx, zone) {
+                    let done = crate::host::Event::ZoneResetDone { job: crate::ids::JobId(job), zone };
+                    ctx.at(ctx.now + self.zone_reset_latency, SimEvent::Host(done));
                 }
-                self.admit_writes(ctx);
             }
             Event::Nand(e) => {
                 self.array.handle(e, ctx.now, &mut self.out);

@@ -863,7 +863,8 @@ impl Host {
             self.issue_io(ctx, job, io, arrival);
             return;
         };
-        match view.place(zj, io.op, io.offset, io.len) {
+        let placed = if io.op == Op::Trim { view.place_trim(zj, io.offset) } else { view.place(zj, io.op, io.offset, io.len) };
+        match placed {
             Place::Io { offset, len } => self.issue_zoned(ctx, job, Io { op: io.op, offset, len }, arrival),
             Place::Reset { zone, len } => {
                 // fio's io_u_quiesce, then __zbd_reset_zone; then the write at the zone's start.
@@ -969,7 +970,8 @@ impl Host {
                 }
                 c.kind = state.gen.write_kind();
             }
-            Op::Trim => c.kind = crate::workload::Kind::Deallocate,
+            // fio's zbd mode trims by resetting the zone (Zone Management Send).
+            Op::Trim => c.kind = if state.zbd.is_some() { crate::workload::Kind::ZoneReset } else { crate::workload::Kind::Deallocate },
             Op::Read => {}
         }
         if let Some((block, lba, ms)) = self.metadata {
@@ -1479,6 +1481,13 @@ impl Host {
                 Hold::Reset(zone) if !self.zones.as_ref().is_some_and(|v| v.write_locked(zone)) => self.send_reset(ctx, job, zone),
                 Hold::None | Hold::Reset(_) | Hold::Resetting | Hold::ZoneBusy => {}
             }
+        }
+        if op == Op::Trim && self.jobs[job].zbd.is_some() {
+            if let Some(v) = self.zones.as_mut() {
+                // A zbd trim was a zone reset: writes held for the zone may go.
+                v.reset(v.zone_of(offset));
+            }
+            self.wake_zone_waiters(ctx);
         }
         if op == Op::Write {
             if let Some(v) = self.zones.as_mut() {

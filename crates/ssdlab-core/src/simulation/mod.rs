@@ -441,7 +441,8 @@ impl Simulation {
             let Some((_, id)) = self.nvme.arbitrate() else { break };
             self.ctrl.admit();
             let c = &mut self.cmds[id];
-            c.pieces = self.medium.pieces(c.offset, c.len);
+            // A zone reset is one state change, whatever the zone's size.
+            c.pieces = if c.kind == crate::workload::Kind::ZoneReset { 1 } else { self.medium.pieces(c.offset, c.len) };
             self.ctrl.run_steps(&mut ctx!(self), id, Step::Fetch);
         }
     }

@@ -64,6 +64,9 @@ pub enum Kind {
     /// Dataset Management with the deallocate attribute (a trim): the host sends its range
     /// list (16 B a range), and the drive unmaps the whole mapping units inside the ranges.
     Deallocate,
+    /// Zone Management Send, Reset Zone (fio's zbd trims): no data moves; the drive unmaps
+    /// the zone and moves its write pointer back to its start.
+    ZoneReset,
 }
 
 impl Kind {
@@ -78,10 +81,12 @@ impl Kind {
         (Kind::ZoneAppend, "zone_append"),
     ];
 
-    /// Its name in `workload.write_mode` (a trim's is `dsm`: trims are not a write mode).
+    /// Its name in `workload.write_mode` (a trim's, `dsm` or `zone-reset`, is not a write mode).
     pub fn name(self) -> &'static str {
-        if self == Kind::Deallocate {
-            return "dsm";
+        match self {
+            Kind::Deallocate => return "dsm",
+            Kind::ZoneReset => return "zone-reset",
+            _ => {}
         }
         Self::NAMES.iter().find(|(k, _)| *k == self).map_or("write", |(_, n)| n)
     }

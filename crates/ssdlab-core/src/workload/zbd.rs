@@ -11,6 +11,10 @@
 //! - A read stays below the write pointer: a random one at its offset within the zone's
 //!   written part, a sequential one from the next zone holding data (with no zone holding
 //!   data, the job is done), unless `read_beyond_wp`.
+//! - A trim resets a whole zone (fio's `zbd_do_io_u_trim`: a Zone Management Send reset in
+//!   place of a deallocate); a random one that finds its zone empty takes the nearest zone of
+//!   the job's range holding data (none: the job is done). It waits for a write under way to
+//!   its zone, and writes to the zone wait for it.
 //! - Linux lets one write per zone be in flight (mq-deadline's zone write lock), so the
 //!   drive sees each zone's writes in order: the host holds a write to a zone with a write
 //!   under way until that one completes (the job goes on issuing others meanwhile).
@@ -120,6 +124,26 @@ impl ZoneView {
         Place::Io { offset: z as u64 * self.zone + self.wp[z], len }
     }
 
+    /// Where a trim the job generated at `offset` goes: the whole zone, reset (see the module
+    /// notes). The zone is locked against writes until [`ZoneView::reset`].
+    pub fn place_trim(&mut self, job: &ZbdJob, offset: u64) -> Place {
+        let mut z = self.zone_of(offset);
+        if job.random && self.wp[z] == 0 {
+            let range = self.job_zones(job);
+            let found = (1..=self.wp.len()).flat_map(|d| [z.checked_add(d), z.checked_sub(d)]).flatten().find(|&zz| range.contains(&zz) && self.wp[zz] > 0);
+            match found {
+                Some(zz) => z = zz,
+                None => return Place::Eof,
+            }
+        }
+        if self.resetting[z] || self.busy[z] > 0 {
+            return Place::Busy { zone: z };
+        }
+        self.resetting[z] = true;
+        self.open.retain(|&x| x != z);
+        Place::Io { offset: z as u64 * self.zone, len: self.zone }
+    }
+
     fn job_zones(&self, job: &ZbdJob) -> std::ops::Range<usize> {
         let first = (job.start / self.zone) as usize;
         let last = ((job.start + job.len).div_ceil(self.zone) as usize).min(self.wp.len());
@@ -226,6 +250,20 @@ mod tests {
         assert!(v.issued(2 * 256 * M + 100 * M + M, 512 * 1024, true), "a Zone Append needs no lock");
         v.lock(1);
         assert_eq!(v.place(&mut j, Op::Write, 256 * M, 512 * 1024), Place::Busy { zone: 1 }, "a zone being reset takes nothing");
+    }
+
+    #[test]
+    fn a_trim_resets_a_zone_holding_data_and_locks_it_meanwhile() {
+        let mut v = ZoneView::new(256 * M, vec![0, 0, 100 * M, 0], 0);
+        let j = job(true);
+        // Zone 0 is empty: a random trim takes the nearest zone holding data.
+        assert_eq!(v.place_trim(&j, 5 * M), Place::Io { offset: 2 * 256 * M, len: 256 * M });
+        assert_eq!(v.place(&mut job(true), Op::Write, 2 * 256 * M, M), Place::Busy { zone: 2 }, "writes wait for the reset");
+        v.reset(2);
+        assert_eq!(v.place_trim(&j, 0), Place::Eof, "no zone holds data");
+        // A write under way holds the trim back.
+        assert!(v.issued(256 * M, M, false));
+        assert_eq!(v.place_trim(&j, 256 * M), Place::Busy { zone: 1 });
     }
 
     #[test]
