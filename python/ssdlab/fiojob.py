@@ -83,7 +83,7 @@ IGNORED = {
 UNMODELLED = {
     "thinktime_spin", "thinktime_iotime",
     "flow_watermark", "percentage_random",
-    "num_range", "trim_percentage", "trim_backlog", "trim_verify_zero",
+    "trim_percentage", "trim_backlog", "trim_verify_zero",
     "inplace", "donorname", "sprandom", "spr_op", "spr_num_regions", "verify_trim", "io_limit",
     "pingpong", "verb", "random_distribution_seed", "file_append", "bs_is_seq_rand", "rw_sequencer",
     "rwmixcycle", "time_based_limit",
@@ -96,7 +96,7 @@ MAPPED = {
     "thinktime", "thinktime_blocks", "rate", "bsrange", "blocksize_range", "loops",
     "rate_min", "ratemin", "rate_iops_min", "rate_cycle", "ratecycle", "startdelay",
     "latency_target", "latency_window", "latency_percentile", "latency_run", "exitall", "exitall_on_error", "exit_what", "atomic", "random_sequence_stride",
-    "fdp", "fdp_pli", "plids", "fdp_pli_select", "plid_select", "dataplacement", "data_placement", "write_mode", "sg_write_mode",
+    "num_range", "fdp", "fdp_pli", "plids", "fdp_pli_select", "plid_select", "dataplacement", "data_placement", "write_mode", "sg_write_mode",
     "steadystate", "ss", "ss_dur", "ss_ramp", "ss_interval", "steadystate_duration", "steadystate_ramp_time",
     "steadystate_check_interval", "flow", "flow_id", "flow_sleep", "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit", "cmdprio_hint",
     "zonemode", "zonesize", "zonerange", "zoneskip", "wait_for",
@@ -633,6 +633,16 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
         if engine not in ("pvsync2", "libaio", "io_uring"):
             raise _err(o["atomic"].where, f"atomic=1 with ioengine={engine}: fio: engine does not support atomic writes")
         out["atomic"] = True
+    if "num_range" in o:
+        ranges = _int(o["num_range"])
+        if not 1 <= ranges <= 256:
+            raise _err(o["num_range"].where, f"num_range={ranges}: must be between 1 and 256 (fio's MAX_TRIM_RANGE)")
+        if ranges > 1 and "trim" in out.get("rw", ""):
+            # fio lists several ranges in one command only where the engine can
+            # (FIO_MULTI_RANGE_TRIM: io_uring_cmd's NVMe Dataset Management).
+            if engine != "io_uring_cmd":
+                raise _err(o["num_range"].where, f"num_range={ranges} with ioengine={engine}: fio: can't use multiple ranges with this IO engine")
+            out["trim_ranges"] = ranges
     _placement(o, out)
     _write_mode(o, out, notes)
     prio = [k for k in ("cmdprio_percentage", "cmdprio_bssplit") if k in o]

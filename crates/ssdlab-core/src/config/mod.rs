@@ -201,6 +201,8 @@ impl Config {
             if job.rw.trims() && self.media.kind == crate::media::MediaKind::Nand && self.ftl.zone_size.is_some() {
                 if !job.zbd {
                     issues.push(&format!("{path}.rw"), job.rw, "a zoned namespace frees space by zone resets, not by trims (Dataset Management deallocate); fio's zbd mode (workload.zbd) turns trims into zone resets");
+                } else if job.trim_ranges > 1 {
+                    issues.push(&format!("{path}.trim_ranges"), job.trim_ranges, "a zbd trim resets one zone");
                 } else if matches!(job.rw, crate::workload::Rw::TrimWrite | crate::workload::Rw::RandTrimWrite) {
                     issues.push(&format!("{path}.rw"), job.rw, "trims followed by writes are not modelled in zbd mode (trim or randtrim reset zones)");
                 } else if let Some(zone) = self.ftl.zone_size.filter(|z| job.trim_choices() != [(z.0, 100)]) {

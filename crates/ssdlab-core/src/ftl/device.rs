@@ -443,7 +443,7 @@ impl FlashDevice {
     }
 
     /// A trim (Dataset Management, deallocate): the firmware cleared the map entries of the
-    /// whole mapping units inside the range in its translate step (a unit the range covers
+    /// whole mapping units inside its ranges in its translate step (a unit the range covers
     /// only in part keeps its data: deallocation is advisory). Their pages become invalid, so
     /// GC moves less; nothing reaches the flash, except that with a cached map each changed
     /// translation page is loaded and later written back like a write's (the trim does not
@@ -455,12 +455,14 @@ impl FlashDevice {
             ctx.fail(crate::error::Error::workload("workload", format!("a trim of {} B at byte {}", c.len, c.offset), why));
             return;
         }
-        let (first, end) = (c.offset.div_ceil(self.unit), (c.offset + c.len) / self.unit);
+        let extents = c.extents();
         let mut ops = std::mem::take(&mut self.ops);
         ops.clear();
-        for lpn in (first..end).map(Lpn) {
-            self.ahead.written(lpn);
-            self.ftl.deallocate(lpn, &mut |op| ops.push(op));
+        for (offset, len) in extents {
+            for lpn in (offset.div_ceil(self.unit)..(offset + len) / self.unit).map(Lpn) {
+                self.ahead.written(lpn);
+                self.ftl.deallocate(lpn, &mut |op| ops.push(op));
+            }
         }
         self.ops = ops;
         self.submit_ops(now);

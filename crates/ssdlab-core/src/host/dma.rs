@@ -126,7 +126,7 @@ impl HostMemory {
             Tlp::SqeRead => out.push(Access { addr: lay.sq[q] + (c.slot % lay.depth) * SQE_BYTES, size: SQE_BYTES as u32, pasid, pinned: true }),
             Tlp::Cqe => out.push(Access { addr: lay.cq[q] + (c.slot % lay.depth) * CQE_BYTES, size: CQE_BYTES as u32, pasid, pinned: true }),
             Tlp::PrpRead => out.push(Access { addr: lay.prp_pool[(c.slot as usize) % lay.prp_pool.len()], size: (c.prp_entries * PRP_ENTRY_BYTES) as u32, pasid, pinned: false }),
-            Tlp::DataRead => data(0, c.kind.data_len(c.len)),
+            Tlp::DataRead => data(0, c.data_len()),
             Tlp::DataOut { len, at } => data(u64::from(at), u64::from(len)),
             Tlp::SqDoorbell | Tlp::SqeData | Tlp::PrpData | Tlp::DataIn => {}
         }
@@ -135,7 +135,7 @@ impl HostMemory {
 /// Bytes the driver maps for a command's data: a trim's is its range list.
 fn mapped_len(c: &Command) -> u64 {
     if c.kind == crate::workload::Kind::Deallocate {
-        crate::workload::DSM_RANGE_BYTES
+        c.data_len()
     } else {
         c.len
     }

@@ -971,22 +971,34 @@ impl Host {
                 c.kind = state.gen.write_kind();
             }
             // fio's zbd mode trims by resetting the zone (Zone Management Send).
-            Op::Trim => c.kind = if state.zbd.is_some() { crate::workload::Kind::ZoneReset } else { crate::workload::Kind::Deallocate },
+            Op::Trim if state.zbd.is_some() => c.kind = crate::workload::Kind::ZoneReset,
+            Op::Trim => {
+                c.kind = crate::workload::Kind::Deallocate;
+                c.ranges = state.gen.trim_ranges(io);
+                if let Some(r) = &c.ranges {
+                    c.len = r.iter().map(|x| x.1).sum();
+                }
+            }
             Op::Read => {}
         }
         if let Some((block, lba, ms)) = self.metadata {
             // The host addresses blocks of `block` bytes (data and, interleaved, metadata); the
             // drive's blocks hold `lba` bytes of data, the metadata moves beside it (a trim
             // moves none).
-            let blocks = io.len / block;
-            c.offset = io.offset / block * lba;
-            c.len = blocks * lba;
-            c.md = if io.op == Op::Trim { 0 } else { blocks * ms };
+            let to_drive = |(o, l): (u64, u64)| (o / block * lba, l / block * lba);
+            (c.offset, c.len) = to_drive((c.offset, c.len));
+            c.md = if io.op == Op::Trim { 0 } else { c.len / lba * ms };
+            if let Some(r) = c.ranges.as_mut() {
+                r.iter_mut().for_each(|x| *x = to_drive(*x));
+            }
         }
         if io.op == Op::Trim {
-            // A discard drops the range from the page cache, then goes to the device as it is.
+            // A discard drops its ranges from the page cache, then goes to the device as it is.
             if let Some(cache) = self.cache.as_mut() {
-                cache.discard(io.offset / PAGE, (io.offset + io.len).div_ceil(PAGE) - io.offset / PAGE);
+                let ranges = c.ranges.as_ref().map_or_else(|| vec![(io.offset, io.len)], |r| r.to_vec());
+                for (o, l) in ranges {
+                    cache.discard(o / PAGE, (o + l).div_ceil(PAGE) - o / PAGE);
+                }
             }
         } else if state.buffered {
             if let Some(cache) = &self.cache {

@@ -229,8 +229,8 @@ impl Link {
             Tlp::PrpRead => (Dir::Up, p.read_requests(c.prp_entries * PRP_ENTRY_BYTES)),
             Tlp::PrpData => (Dir::Down, p.completions(c.prp_entries * PRP_ENTRY_BYTES)),
             // Metadata (protection information) crosses the link with the data.
-            Tlp::DataRead => (Dir::Up, p.read_requests(c.kind.data_len(c.len) + c.md)),
-            Tlp::DataIn => (Dir::Down, p.completions(c.kind.data_len(c.len) + c.md)),
+            Tlp::DataRead => (Dir::Up, p.read_requests(c.data_len() + c.md)),
+            Tlp::DataIn => (Dir::Down, p.completions(c.data_len() + c.md)),
             Tlp::DataOut { len, .. } => (Dir::Up, p.writes(u64::from(len) + c.md * u64::from(len) / c.len.max(1))),
             Tlp::Cqe if self.virtio => {
                 let all: Vec<Tlps> = VIRTIO_COMPLETION_BYTES.iter().map(|&b| p.writes(b)).collect();

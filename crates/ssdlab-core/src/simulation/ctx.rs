@@ -54,6 +54,9 @@ pub struct Command {
     pub kind: crate::workload::Kind,
     /// Metadata bytes (protection information) that cross the link with its data.
     pub md: u64,
+    /// A trim of several ranges (fio's `num_range`): each range's first byte and length
+    /// (`offset` is the first's, `len` their total); `None`: the one range `offset`, `len`.
+    pub ranges: Option<Box<[(u64, u64)]>>,
     /// virtio-blk: which of the request's dependent reads the fetch is at.
     pub fetch_stage: u8,
     /// DMA addresses: the SQ/CQ slot, and the data buffer (a base address, or for buffered
@@ -72,6 +75,21 @@ pub struct Command {
 }
 
 impl Command {
+    /// Bytes of host data the command moves to the drive: a trim's range list (16 B a range),
+    /// else what its kind moves.
+    pub fn data_len(&self) -> u64 {
+        if self.kind == crate::workload::Kind::Deallocate {
+            crate::workload::DSM_RANGE_BYTES * self.ranges.as_ref().map_or(1, |r| r.len() as u64)
+        } else {
+            self.kind.data_len(self.len)
+        }
+    }
+
+    /// The byte ranges the command addresses: its ranges, or `offset`, `len`.
+    pub fn extents(&self) -> Vec<(u64, u64)> {
+        self.ranges.as_ref().map_or_else(|| vec![(self.offset, self.len)], |r| r.to_vec())
+    }
+
     /// A command of `job` (of `tenant`) arriving at `arrival`, with nothing accounted yet.
     #[inline]
     pub fn new(tenant: TenantId, job: JobId, queue: QueueId, op: Op, offset: u64, len: u64, arrival: SimTime) -> Self {
@@ -95,6 +113,7 @@ impl Command {
             pid: NO_PID,
             kind: crate::workload::Kind::Write,
             md: 0,
+            ranges: None,
             fetch_stage: 0,
             slot: 0,
             buf: 0,

@@ -634,6 +634,11 @@ config_struct! {
         /// splits them; the drive then writes each whole or not at all, at no extra cost.
         /// Default: `false`.
         atomic: bool = false,
+        /// Ranges a trim lists (fio's `num_range`): each trim is one Dataset Management command
+        /// with this many ranges of the trim size, at offsets drawn one after another as a
+        /// trim's are; fio counts it as one I/O of their total length. 1 to 256 (the NVMe
+        /// limit). Default: `1`.
+        trim_ranges: u32 = 1,
         /// The NVMe commands the job's writes are (fio's `write_mode`): `write`, `zeroes`
         /// (Write Zeroes: the drive deallocates), `uncor` (Write Uncorrectable), `verify` (the
         /// drive reads and checks the media, no data moves), `compare` (data in, compared with
@@ -743,6 +748,7 @@ config_struct! {
         latency_percentile: Option<f64> = None,
         latency_run: Option<bool> = None,
         atomic: Option<bool> = None,
+        trim_ranges: Option<u32> = None,
         placement_ids: Option<Vec<u32>> = None,
         write_mode: Option<WriteMix> = None,
         placement_select: Option<PlacementSelect> = None,
@@ -793,7 +799,7 @@ impl WorkloadConfig {
             }
             take!(rw, rwmixread, bs, iodepth, number_ios, random_distribution, rate_iops, rate_process, thinktime, rw_skip, loops, direct, fsync, end_fsync, flow, flow_id, flow_sleep);
             take!(rate_cycle, startdelay, latency_target, latency_window, latency_percentile, latency_run, atomic, group, exit_scope, exit_on_error);
-            take!(random_sequence_stride, placement_ids, placement_select);
+            take!(random_sequence_stride, placement_ids, placement_select, trim_ranges);
             take!(zbd, max_open_zones, read_beyond_wp, zone_reset_threshold, zone_reset_frequency);
             for (dst, src) in [(&mut w.rate, o.rate), (&mut w.rate_min, o.rate_min)] {
                 if src.is_some() {
@@ -930,6 +936,10 @@ impl WorkloadConfig {
             }
         }
         issues.check(self.loops >= 1, &key("loops"), self.loops, "must be at least 1");
+        issues.check((1..=256).contains(&self.trim_ranges), &key("trim_ranges"), self.trim_ranges, "must be between 1 and 256 (ranges a Dataset Management command lists)");
+        if self.trim_ranges > 1 && matches!(self.rw, Rw::TrimWrite | Rw::RandTrimWrite) {
+            issues.push(&key("trim_ranges"), self.trim_ranges, "trims followed by writes take one range each (fio: trimwrite cannot be used with multiple ranges)");
+        }
         issues.check(self.iodepth >= 1, &key("iodepth"), self.iodepth, "must be at least 1");
         issues.check(self.numjobs >= 1, &key("numjobs"), self.numjobs, "must be at least 1");
         issues.check(self.offset.0.is_multiple_of(block), &key("offset"), self.offset, format!("must be a multiple of {block}B"));

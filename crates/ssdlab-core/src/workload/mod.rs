@@ -191,8 +191,10 @@ pub struct JobGen {
     trim_mode: Trims,
     /// `trimwrite`: the offset of the trim whose write comes next.
     trimmed: Option<u64>,
+    /// Ranges a trim lists.
+    trim_ranges: u32,
     /// fio's `bsrange` (when no `bssplit`): sizes drawn within it.
-    ranges: Option<BsRange>,
+    ranges_bs: Option<BsRange>,
     offsets: Offsets,
     /// I/Os generated so far.
     pub generated: u64,
@@ -216,7 +218,7 @@ impl JobGen {
     /// The generator of job `job` (its random stream is derived from the master seed).
     pub fn new(w: &WorkloadConfig, region_size: u64, job: u32) -> Result<Self> {
         let (reads, writes) = w.size_choices();
-        let ranges = if w.bssplit.is_none() { w.bsrange } else { None };
+        let bs_range = if w.bssplit.is_none() { w.bsrange } else { None };
         let smallest = w.min_bs().max(512);
         let align = w.blockalign.map_or(smallest, |a| a.0.max(512));
         let max_bs = w.max_bs();
@@ -271,7 +273,8 @@ impl JobGen {
                 _ => Trims::None,
             },
             trimmed: None,
-            ranges,
+            trim_ranges: w.trim_ranges.max(1),
+            ranges_bs: bs_range,
             offsets,
             generated: 0,
             bytes: 0,
@@ -406,7 +409,7 @@ impl JobGen {
     }
 
     fn pick_size(&mut self, op: Op) -> u64 {
-        if let Some(r) = self.ranges {
+        if let Some(r) = self.ranges_bs {
             // fio's draw: min + ⌊max × u⌋, aligned down to a multiple of min, capped at max.
             let (min, max) = if op == Op::Read { r.read } else { r.write };
             if min == max {
@@ -458,7 +461,35 @@ impl JobGen {
                 return Io { op, offset: offset.min(self.start + self.region - len), len };
             }
         }
-        let offset = if self.random {
+        let offset = self.offset_for(op, len);
+        self.generated += 1;
+        self.bytes += len;
+        if op == Op::Trim && self.trim_mode == Trims::ThenWrite {
+            self.trimmed = Some(offset);
+        }
+        Io { op, offset, len }
+    }
+
+    /// A trim `first` goes to the drive: with `trim_ranges` > 1 (fio's `num_range`), the ranges
+    /// it lists, `first` and the others each drawn as a trim of its own would be (fio's
+    /// `fill_multi_range_io_u`), counted in the job's bytes; `None` for one range.
+    pub fn trim_ranges(&mut self, first: Io) -> Option<Box<[(u64, u64)]>> {
+        if first.op != Op::Trim || self.trim_ranges < 2 {
+            return None;
+        }
+        let mut ranges = vec![(first.offset, first.len)];
+        for _ in 1..self.trim_ranges {
+            let len = self.pick_size(Op::Trim);
+            let offset = self.offset_for(Op::Trim, len);
+            self.bytes += len;
+            ranges.push((offset, len));
+        }
+        Some(ranges.into_boxed_slice())
+    }
+
+    /// Where the next I/O of `len` bytes in direction `op` starts.
+    fn offset_for(&mut self, op: Op, len: u64) -> u64 {
+        if self.random {
             let last = (self.region - len) / self.align;
             let slot = match &self.offsets {
                 Offsets::Uniform => self.rng.random_range(0..=last),
@@ -504,13 +535,7 @@ impl JobGen {
                 }
             }
             o
-        };
-        self.generated += 1;
-        self.bytes += len;
-        if op == Op::Trim && self.trim_mode == Trims::ThenWrite {
-            self.trimmed = Some(offset);
         }
-        Io { op, offset, len }
     }
 
     /// Counts an I/O against the job's limits before it is generated (an open-loop arrival
