@@ -268,7 +268,11 @@ impl Config {
                 }
             }
         }
-        if !ok(&["workload.offset", "workload.size", "workload.bs", "workload.bssplit", "media.capacity", "ftl.op_ratio", "ftl.mapping_unit"]) {
+        // The capacity reads the NAND geometry and the LBA format: out of range, they overflow.
+        let nand = self.media.kind == crate::media::MediaKind::Nand;
+        if !ok(&["workload.offset", "workload.size", "workload.bs", "workload.bssplit", "media.capacity", "ftl.op_ratio", "ftl.mapping_unit", "nvme.lba_size", "nvme.metadata_size"])
+            || (nand && !ok(crate::ftl::SPARE_RULE_KEYS))
+        {
             return;
         }
         let cap = self.host_capacity();
