@@ -30,7 +30,7 @@ fn check_for(target: &str) -> Option<Check> {
 fn corpus() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-corpus");
     let mut n = 0;
-    for dir in std::fs::read_dir(&root).expect("tests/fuzz-corpus").map(|d| d.expect("a corpus entry").path()) {
+    for dir in std::fs::read_dir(&root).expect("tests/fuzz-corpus").map(|d| d.expect("a corpus entry").path()).filter(|d| d.is_dir()) {
         let target = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
         let check = check_for(&target).unwrap_or_else(|| panic!("{}: no fuzz target by that name", dir.display()));
         for file in std::fs::read_dir(&dir).expect("a corpus directory").map(|f| f.expect("a corpus file").path()) {

@@ -171,6 +171,7 @@ pub fn run(target: &str, cases: u64, make: impl Fn(&mut Rng) -> Vec<u8>, check: 
             Err(e) => {
                 let msg = e.downcast_ref::<String>().map(String::as_str).or_else(|| e.downcast_ref::<&str>().copied()).unwrap_or("?");
                 let path = save(target, i, &input);
+                done.store(true, Ordering::Relaxed);
                 panic!(
                     "fuzz target {target}: case {i} panicked: {msg}\ninput saved to {} (add it to tests/fuzz-corpus/{target}/)\nreplay: SSDLAB_FUZZ_SEED={seed} SSDLAB_FUZZ_CASE={i} cargo test --test fuzz {target} -- --exact",
                     path.display()
