@@ -10,7 +10,7 @@ import fuzz_fiojob
 CORPUS = sorted(p for p in fuzz_fiojob.CORPUS.glob("*") if p.suffix != ".md")
 
 
-def test_short_budget(capsys):
+def test_short_budget():
     n, loaded, _ = fuzz_fiojob.run(2000)
     assert n == 2000 and 0 < loaded < n
 

@@ -47,14 +47,14 @@ pub fn check_raw(input: &[u8]) -> Verdict {
 #[test]
 fn atc_text() {
     let s = Seeds::new(EXAMPLES.iter().map(|t| t.as_bytes().to_vec()), 40);
-    engine::run("atc-text", engine::cases("SSDLAB_FUZZ_CASES", crate::SHORT), |rng| s.mutate(rng), check_text);
+    engine::run("atc-text", engine::parser_cases(), |rng| s.mutate(rng), check_text);
 }
 
 #[test]
 fn atc_raw() {
     engine::run(
         "atc-raw",
-        engine::cases("SSDLAB_FUZZ_CASES", crate::SHORT),
+        engine::parser_cases(),
         |rng| {
             let n = rng.random_range(0..200);
             (0..n).map(|_| rng.random()).collect()

@@ -65,7 +65,7 @@ fn preset_texts() -> Vec<Vec<u8>> {
 #[test]
 fn config_toml() {
     let s = Seeds::new(preset_texts(), usize::MAX);
-    engine::run("config-toml", engine::cases("SSDLAB_FUZZ_CASES", crate::SHORT), |rng| s.mutate(rng), check_toml);
+    engine::run("config-toml", engine::parser_cases(), |rng| s.mutate(rng), check_toml);
 }
 
 /// The `key = value` lines of the resolved presets, as (dotted key, value text).
@@ -112,5 +112,5 @@ fn make_set(pool: &[(String, String)], values: &Seeds, rng: &mut Rng) -> Vec<u8>
 fn config_set() {
     let pool = settings_pool();
     let values = Seeds::new(pool.iter().map(|(_, v)| v.clone().into_bytes()), 1);
-    engine::run("config-set", engine::cases("SSDLAB_FUZZ_CASES", crate::SHORT), |rng| make_set(&pool, &values, rng), check_set);
+    engine::run("config-set", engine::parser_cases(), |rng| make_set(&pool, &values, rng), check_set);
 }

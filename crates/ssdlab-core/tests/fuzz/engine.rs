@@ -48,6 +48,11 @@ pub fn cases(var: &str, default: u64) -> u64 {
     }
 }
 
+/// Cases per parser target: `SSDLAB_FUZZ_CASES`, else the short budget.
+pub fn parser_cases() -> u64 {
+    cases("SSDLAB_FUZZ_CASES", crate::SHORT)
+}
+
 /// `SSDLAB_FUZZ_SEED`, else a fixed seed (CI runs the same cases every time).
 fn seed() -> u64 {
     std::env::var("SSDLAB_FUZZ_SEED").map_or(0x5eed_0016, |v| v.parse().unwrap_or_else(|_| panic!("SSDLAB_FUZZ_SEED={v:?} is not a whole number")))

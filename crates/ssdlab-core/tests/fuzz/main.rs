@@ -3,10 +3,11 @@
 //!
 //! Fuzzed: config TOML loading with validation (mutated presets) and `key=value` overrides;
 //! every block-trace text format read with its own parser, strict and lenient; format
-//! detection through compressed files (gzip, bzip2, xz, zstd); the canonical Parquet; ATC address
-//! traces, text and raw; the simulation on small random valid configs (no panic, same
-//! config and seed give the same summary, I/Os completed = I/Os issued). The property of
-//! every parser target: each input ends in `Ok` or a clean `Err`, with no panic and no hang.
+//! detection through compressed files (gzip, bzip2, zstd; garbage behind xz's magic); the
+//! canonical Parquet; ATC address traces, text and raw; the simulation on small random valid
+//! configs (no panic, same config and seed give the same summary, I/Os completed = I/Os
+//! issued). The property of every parser target: each input ends in `Ok` or a clean `Err`,
+//! with no panic, no abort on memory and no hang.
 //!
 //! Not fuzzed here: trace statistics (`trace stats`, whose memory bound is separate work),
 //! the Python job-file parser (`tests/fuzz_fiojob.py` at the repository root), and the

@@ -148,7 +148,7 @@ macro_rules! format_targets {
         #[test]
         fn $test() {
             let s = seeds($format);
-            engine::run(&format!("trace-{}", $format), engine::cases("SSDLAB_FUZZ_CASES", crate::SHORT), |rng| s.mutate(rng), |i| check_format($format, i));
+            engine::run(&format!("trace-{}", $format), engine::parser_cases(), |rng| s.mutate(rng), |i| check_format($format, i));
         }
     )*};
 }
@@ -170,7 +170,7 @@ format_targets!(
 fn trace_detect() {
     let all: Vec<Vec<u8>> = Format::ALL.iter().flat_map(|(f, _)| samples(*f)).chain(EXAMPLES.iter().map(|(_, t)| t.as_bytes().to_vec())).collect();
     let s = Seeds::new(all, 80);
-    engine::run("trace-detect", engine::cases("SSDLAB_FUZZ_CASES", crate::SHORT), |rng| compressed(&s, rng), check_detect);
+    engine::run("trace-detect", engine::parser_cases(), |rng| compressed(&s, rng), check_detect);
 }
 
 /// A canonical Parquet trace of a few rows, written with the parquet crate's own writer (the
@@ -217,7 +217,7 @@ fn trace_parquet() {
         ],
         usize::MAX,
     );
-    engine::run("trace-parquet", engine::cases("SSDLAB_FUZZ_CASES", crate::SHORT), |rng| s.mutate(rng), check_parquet);
+    engine::run("trace-parquet", engine::parser_cases(), |rng| s.mutate(rng), check_parquet);
 }
 
 /// The seeds' own readers accept them (else a target fuzzes error paths only).
