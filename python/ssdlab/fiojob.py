@@ -30,6 +30,8 @@ from typing import Mapping, Optional
 from . import _core
 from .exceptions import WorkloadError
 
+# The most jobs one section's `numjobs` gives (the core's workload.numjobs limit).
+MAX_NUMJOBS = 1024
 # The largest file an `include` line reads.
 INCLUDE_LIMIT = 4 << 20
 
@@ -214,6 +216,8 @@ def _lines(path: Path, env: Mapping[str, str], depth: int = 0, text: Optional[st
                 st = inc.stat()
             except OSError as e:
                 raise _err(where, f"include {inc}: {e.strerror or e}") from None
+            except ValueError:  # a NUL byte or a lone surrogate: no file has that name
+                raise _err(where, f"include {str(inc)!r}: not a valid file name") from None
             # Only regular files of job-file size (never /dev/zero or a device).
             if not stat.S_ISREG(st.st_mode):
                 raise _err(where, f"include {inc}: not a regular file")
@@ -542,7 +546,7 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
         if "bssplit" in o or "bsrange" in out:
             raise _err(o["io_size"].where, "io_size with a mix of block sizes: give number_ios instead")
         bs = _sizes(out)[0]
-        out.setdefault("number_ios", max(1, total // bs))
+        out.setdefault("number_ios", max(1, total // max(bs, 1)))  # bs=0: the core refuses it
     runtime_key = "runtime" if "runtime" in o else "timeout" if "timeout" in o else None
     if runtime_key:
         out["runtime"] = _seconds(o[runtime_key])
@@ -784,6 +788,8 @@ def groups(jf: JobFile) -> list[Group]:
         notes: list[str] = []
         settings, group = _job_settings(job, notes)
         n = _int(o["numjobs"], 1) if "numjobs" in o else 1
+        if n > MAX_NUMJOBS:
+            raise _err(o["numjobs"].where, f"numjobs={n}: at most {MAX_NUMJOBS} jobs (the core's limit; each is a host thread)")
         barrier = any(k in o and _bool(o[k]) for k in ("stonewall", "wait_for_previous"))
         if (barrier or ("new_group" in o and _bool(o["new_group"]))) and in_report:
             report, in_report = report + 1, 0
@@ -825,7 +831,8 @@ def groups(jf: JobFile) -> list[Group]:
             if inc or isinstance(entry.get("offset"), Percent):
                 # fio: job i of numjobs starts at offset + i x offset_increment.
                 base = entry.get("offset", 0)
-                if isinstance(base, Percent) or isinstance(inc, Percent):
+                if isinstance(base, (Percent, ZoneCount)) or isinstance(inc, (Percent, ZoneCount)):
+                    # Resolved on the device (`resolve`): its capacity, its zone size.
                     entry["offset"] = Offset(base, inc, i)
                 else:
                     entry["offset"] = base + i * inc
@@ -883,6 +890,9 @@ def resolve(entry: dict, capacity: int, zone: Optional[int] = None, handles: int
             out[key] = v.n * zone
     if isinstance(out.get("offset"), Offset):
         o = out["offset"]
+        for key, part in (("offset", o.base), ("offset_increment", o.inc)):
+            if isinstance(part, ZoneCount) and zone is None:
+                raise _err(part.where, f"{key}={part.n}z: counts zones, and the device has none (a zoned drive sets ftl.zone_size)")
         fix = lambda x: x.n * zone if isinstance(x, ZoneCount) and zone is not None else x  # noqa: E731
         out["offset"] = Offset(fix(o.base), fix(o.inc), o.k)
     if isinstance(out.get("placement_ids"), AllPids):

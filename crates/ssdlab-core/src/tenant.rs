@@ -26,7 +26,7 @@ use crate::config::units::{Bandwidth, Bytes};
 use crate::config::Config;
 use crate::ftl::PoolSpec;
 use crate::sim::SimDuration;
-use crate::workload::{JobOverride, WorkloadConfig};
+use crate::workload::{JobOverride, WorkloadConfig, MAX_NUMJOBS};
 use crate::{config_enum, config_struct};
 
 config_enum! {
@@ -109,7 +109,7 @@ impl TenantConfig {
         let key = |k: &str| format!("{path}.{k}");
         issues.check((1..=10_000).contains(&self.weight), &key("weight"), self.weight, "must be between 1 and 10000 (cgroup io.weight)");
         issues.check(self.share >= 0.0 && self.share <= 1.0, &key("share"), self.share, "must be between 0 and 1 (0 = an equal part)");
-        issues.check((1..=1024).contains(&self.numjobs), &key("numjobs"), self.numjobs, "must be between 1 and 1024");
+        issues.check((1..=MAX_NUMJOBS).contains(&self.numjobs), &key("numjobs"), self.numjobs, format!("must be between 1 and {MAX_NUMJOBS}"));
         for (k, v) in [("rbps", self.rbps.0), ("wbps", self.wbps.0), ("slo_bandwidth", self.slo_bandwidth.0), ("slo_iops", self.slo_iops)] {
             issues.check(v.is_finite() && v >= 0.0, &key(k), v, "must be 0 (none) or positive");
         }
@@ -278,7 +278,10 @@ impl Config {
             }
         }
         // Each tenant's jobs by the workload rules, under the tenant's path (a problem the
-        // base [workload] has is reported there once).
+        // base [workload] has is reported there once). Too many to list: refused above.
+        if self.tenants.iter().any(|t| t.numjobs > MAX_NUMJOBS) {
+            return;
+        }
         let before: Vec<(String, String)> = issues.0.iter().map(|i| (i.rule.clone(), i.value.clone())).collect();
         let mut seen = std::collections::HashSet::new();
         for (_, path, w, _) in self.tenant_jobs() {

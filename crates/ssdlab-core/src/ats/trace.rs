@@ -179,7 +179,10 @@ impl<R: BufRead> Iterator for TextReader<R> {
             }
             let cols = if let Some(c) = self.cols { c } else {
                 let names: Vec<String> = text.split(|c: char| c == ',' || c.is_whitespace()).filter(|f| !f.is_empty()).map(str::to_ascii_lowercase).collect();
-                if parse_u64(&names[0]).is_some() {
+                if names.is_empty() {
+                    // Only separators (","): no address, reported below; not a header.
+                    Columns::default()
+                } else if parse_u64(&names[0]).is_some() {
                     self.cols = Some(Columns::default());
                     Columns::default()
                 } else {
@@ -231,6 +234,10 @@ mod tests {
         assert!(err.starts_with("t.csv:2:") && err.contains("zebra"), "{err}");
         let (v, skipped) = read("0x10\nzebra\n0x20\n", true);
         assert_eq!((v.len(), skipped), (2, 1));
+        // A line of separators only is a line without an address, not a header (it panicked).
+        let (v, _) = read(",\n0x10\n", false);
+        assert!(v[0].as_ref().unwrap_err().to_string().starts_with("t.csv:1:"), "{:?}", v[0]);
+        assert_eq!(read(",\n0x10\n", true).1, 1);
         let (v, _) = read("foo,bar\n1,2\n", false);
         assert!(v[0].as_ref().unwrap_err().to_string().contains("no addr column"));
     }

@@ -113,6 +113,11 @@ impl Config {
         let w = &self.workload;
         let flagged: Vec<String> = issues.0.iter().map(|i| i.path.clone()).collect();
         let ok = |paths: &[&str]| !paths.iter().any(|p| flagged.iter().any(|f| f == p));
+        // Too many jobs to list (a value rule refused them): 2^28 jobs took 178 GB here.
+        let max = crate::workload::MAX_NUMJOBS;
+        if w.numjobs > max || self.tenants.iter().any(|t| t.numjobs > max) {
+            return;
+        }
         let jobs = self.jobs();
         if ok(&["workload.numjobs", "nvme.io_queues", "nvme.queue_depth"]) && jobs.len() as u64 > u64::from(self.nvme.io_queues) {
             // More jobs (CPUs) than queue pairs: consecutive jobs share a queue (blk-mq).
@@ -281,7 +286,11 @@ impl Config {
                 }
             }
         }
-        if !ok(&["workload.offset", "workload.size", "workload.bs", "workload.bssplit", "media.capacity", "ftl.op_ratio", "ftl.mapping_unit"]) {
+        // The capacity reads the NAND geometry and the LBA format: out of range, they overflow.
+        let nand = self.media.kind == crate::media::MediaKind::Nand;
+        if !ok(&["workload.offset", "workload.size", "workload.bs", "workload.bssplit", "media.capacity", "ftl.op_ratio", "ftl.mapping_unit", "nvme.lba_size", "nvme.metadata_size"])
+            || (nand && !ok(crate::ftl::SPARE_RULE_KEYS))
+        {
             return;
         }
         let cap = self.host_capacity();

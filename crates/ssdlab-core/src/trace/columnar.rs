@@ -20,6 +20,10 @@ use rustc_hash::FxHashMap;
 use super::{Op, Record};
 use crate::error::{Error, Result};
 
+/// Rows reserved ahead of reading: a row group's row count comes from the file, which may lie
+/// (a corrupt count of 8e8 rows reserved 6.4 GB).
+const RESERVE: usize = 1 << 16;
+
 /// The newest layout this reader knows.
 pub const SCHEMA_VERSION: u64 = 2;
 
@@ -50,8 +54,22 @@ fn err(name: &str, reason: impl Into<String>) -> Error {
     Error::Trace { location: name.to_string(), text: String::new(), reason: reason.into() }
 }
 
+/// Runs `f`, turning a panic of the parquet crate into an error: it asserts on some malformed
+/// metadata and pages of a corrupt file (found by fuzzing: "column start and length should not
+/// be negative", "Decoder for dict should have been set").
+fn guarded<T>(name: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let why = p.downcast_ref::<String>().map(String::as_str).or_else(|| p.downcast_ref::<&str>().copied()).unwrap_or("?");
+        Err(err(name, format!("a corrupt Parquet file (the reader failed: {why})")))
+    })
+}
+
 impl ParquetSource {
     pub fn open(path: &Path) -> Result<Self> {
+        guarded(&path.display().to_string(), || Self::open_unguarded(path))
+    }
+
+    fn open_unguarded(path: &Path) -> Result<Self> {
         let name = path.display().to_string();
         let f = File::open(path).map_err(|e| Error::Io { path: name.clone(), message: e.to_string() })?;
         let reader = SerializedFileReader::new(f).map_err(|e| err(&name, format!("not a readable Parquet file: {e}")))?;
@@ -115,21 +133,21 @@ impl ParquetSource {
 
     fn ints(&self, rg: &dyn parquet::file::reader::RowGroupReader, col: usize, n: usize, what: &str) -> Result<Vec<i64>> {
         let bad = |e: parquet::errors::ParquetError| err(&self.name, format!("row group {}: column {what}: {e}", self.group));
-        let mut values = Vec::with_capacity(n);
-        let mut defs = Vec::with_capacity(n);
+        let mut values = Vec::with_capacity(n.min(RESERVE));
+        let mut defs = Vec::with_capacity(n.min(RESERVE));
         match rg.get_column_reader(col).map_err(bad)? {
             ColumnReader::Int64ColumnReader(mut r) => {
                 while values.len() < n {
-                    let (recs, _, _) = r.read_records(n - values.len(), Some(&mut defs), None, &mut values).map_err(bad)?;
+                    let (recs, _, _) = r.read_records((n - values.len()).min(RESERVE), Some(&mut defs), None, &mut values).map_err(bad)?;
                     if recs == 0 {
                         break;
                     }
                 }
             }
             ColumnReader::Int32ColumnReader(mut r) => {
-                let mut v32: Vec<i32> = Vec::with_capacity(n);
+                let mut v32: Vec<i32> = Vec::with_capacity(n.min(RESERVE));
                 while v32.len() < n {
-                    let (recs, _, _) = r.read_records(n - v32.len(), Some(&mut defs), None, &mut v32).map_err(bad)?;
+                    let (recs, _, _) = r.read_records((n - v32.len()).min(RESERVE), Some(&mut defs), None, &mut v32).map_err(bad)?;
                     if recs == 0 {
                         break;
                     }
@@ -145,19 +163,34 @@ impl ParquetSource {
 
     fn strings(&self, rg: &dyn parquet::file::reader::RowGroupReader, col: usize, n: usize, what: &str) -> Result<Vec<ByteArray>> {
         let bad = |e: parquet::errors::ParquetError| err(&self.name, format!("row group {}: column {what}: {e}", self.group));
-        let mut values = Vec::with_capacity(n);
-        let mut defs = Vec::with_capacity(n);
+        let mut values = Vec::with_capacity(n.min(RESERVE));
+        let mut defs = Vec::with_capacity(n.min(RESERVE));
         let ColumnReader::ByteArrayColumnReader(mut r) = rg.get_column_reader(col).map_err(bad)? else {
             return Err(err(&self.name, format!("column {what}: not a string column")));
         };
         while values.len() < n {
-            let (recs, _, _) = r.read_records(n - values.len(), Some(&mut defs), None, &mut values).map_err(bad)?;
+            let (recs, _, _) = r.read_records((n - values.len()).min(RESERVE), Some(&mut defs), None, &mut values).map_err(bad)?;
             if recs == 0 {
                 break;
             }
         }
         self.check_full(values.len(), n, what)?;
         Ok(values)
+    }
+
+    /// A dictionary page states its value count, and the parquet crate reserves memory for that
+    /// count before decoding (a corrupt count of 8e8 asked for 6.4 GB): refuse a count that
+    /// the page's bytes cannot hold (every value takes at least a byte).
+    fn check_dictionaries(&self, rg: &dyn parquet::file::reader::RowGroupReader) -> Result<()> {
+        let bad = |e: parquet::errors::ParquetError| err(&self.name, format!("row group {}: {e}", self.group));
+        for c in self.cols {
+            if let Some(parquet::column::page::Page::DictionaryPage { buf, num_values, .. }) = rg.get_column_page_reader(c).map_err(bad)?.get_next_page().map_err(bad)? {
+                if num_values as usize > buf.len() {
+                    return Err(err(&self.name, format!("row group {}: a dictionary page of {num_values} values in {} bytes", self.group, buf.len())));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check_full(&self, got: usize, n: usize, what: &str) -> Result<()> {
@@ -175,6 +208,7 @@ impl ParquetSource {
             let rg = self.reader.get_row_group(self.group).map_err(|e| err(&self.name, format!("row group {}: {e}", self.group)))?;
             let n = usize::try_from(rg.metadata().num_rows()).unwrap_or(0);
             let [ct, co, cf, cl, cd] = self.cols;
+            self.check_dictionaries(rg.as_ref())?;
             let time = self.ints(rg.as_ref(), ct, n, "time_ns")?;
             let ops = self.strings(rg.as_ref(), co, n, "op")?;
             let off = self.ints(rg.as_ref(), cf, n, "offset")?;
@@ -239,7 +273,7 @@ impl ParquetSource {
 
     /// The next record; `Ok(None)` at the end.
     pub fn next_record(&mut self) -> Result<Option<Record>> {
-        if self.pos >= self.rows.len() && !self.load()? {
+        if self.pos >= self.rows.len() && !guarded(&self.name.clone(), || self.load())? {
             return Ok(None);
         }
         let r = self.rows[self.pos];

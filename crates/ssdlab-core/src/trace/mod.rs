@@ -280,13 +280,17 @@ impl TraceReader {
     pub fn next_record(&mut self) -> Result<Option<Record>> {
         let (src, parser, buf) = match &mut self.input {
             Input::Text { src, parser, buf } => (src, parser, buf),
-            Input::Parquet(p) => {
+            Input::Parquet(p) => loop {
                 let r = p.next_record()?;
-                if r.is_some() {
+                if let Some(r) = r {
                     self.counts.lines += 1;
+                    if r.len == 0 && r.op != Op::Flush {
+                        self.counts.zero_length += 1;
+                        continue;
+                    }
                 }
                 return Ok(r);
-            }
+            },
         };
         loop {
             buf.clear();

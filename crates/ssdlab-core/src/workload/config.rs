@@ -782,6 +782,10 @@ pub const DEFAULT_TENANT: &str = "default";
 /// Block sizes with their weights in percent.
 pub type SizeChoices = Vec<(u64, u32)>;
 
+/// The most jobs (host threads) a `numjobs` may ask for, as for a tenant: each has its own
+/// state and histograms, and every job is listed while the config is checked.
+pub const MAX_NUMJOBS: u32 = 1024;
+
 impl WorkloadConfig {
     /// Every job, as `(name, config path, workload)`: `numjobs` copies of each `[[workload.jobs]]`
     /// entry merged over the base, or `numjobs` copies of the base.
@@ -905,6 +909,9 @@ impl WorkloadConfig {
                 issues.push(&format!("workload.jobs[{i}].replay"), "set", "a trace per job belongs to a tenant: use [tenants.workload.replay] (or workload.replay for every job)");
             }
         }
+        if self.numjobs > MAX_NUMJOBS {
+            return; // refused above; too many jobs to list
+        }
         let before: Vec<(String, String)> = issues.0.iter().map(|i| (i.rule.clone(), i.value.clone())).collect();
         for (_, path, w) in self.job_configs().into_iter().filter(|(_, p, _)| p != "workload") {
             let mut job = Issues::default();
@@ -941,7 +948,7 @@ impl WorkloadConfig {
             issues.push(&key("trim_ranges"), self.trim_ranges, "trims followed by writes take one range each (fio: trimwrite cannot be used with multiple ranges)");
         }
         issues.check(self.iodepth >= 1, &key("iodepth"), self.iodepth, "must be at least 1");
-        issues.check(self.numjobs >= 1, &key("numjobs"), self.numjobs, "must be at least 1");
+        issues.check((1..=MAX_NUMJOBS).contains(&self.numjobs), &key("numjobs"), self.numjobs, format!("must be between 1 and {MAX_NUMJOBS}"));
         issues.check(self.offset.0.is_multiple_of(block), &key("offset"), self.offset, format!("must be a multiple of {block}B"));
         if let Some(a) = self.blockalign {
             issues.check(a.0 > 0 && a.0.is_multiple_of(block), &key("blockalign"), a, format!("must be a positive multiple of {block}B"));
