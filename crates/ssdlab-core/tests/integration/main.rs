@@ -16,6 +16,7 @@ mod page_cache;
 mod replay;
 mod robustness;
 mod tenants;
+mod time_overflow;
 mod trace;
 
 use ssdlab_core::config::build;
