@@ -546,7 +546,9 @@ def _scalar(v: Any) -> Any:
 
 def open_store(path: str, table: str = "points") -> "pd.DataFrame":
     """A sweep store's rows: one per point (``table="points"``), or the time series."""
-    return Store(path).read(table)
+    from ssdlab.api import _path_arg
+
+    return Store(_path_arg(path, "path")).read(table)
 
 
 # ---------------------------------------------------------------------------------------------

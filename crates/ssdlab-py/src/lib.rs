@@ -34,12 +34,13 @@ fn to_toml(path: &str, v: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
         return Ok(toml::Value::Float(v.extract()?));
     }
     if v.is_instance_of::<PyString>() {
-        return Ok(toml::Value::String(v.extract()?));
+        // A lone surrogate has no UTF-8 form.
+        return Ok(toml::Value::String(v.extract().map_err(|_| bad(&v.repr().map_or_else(|_| "?".into(), |r| r.to_string())))?));
     }
     if let Ok(d) = v.cast::<PyDict>() {
         let mut t = toml::Table::new();
         for (k, val) in d.iter() {
-            let key: String = k.str()?.extract()?;
+            let key: String = k.str()?.extract().map_err(|_| PyCoreError(ssdlab_core::Error::config(path, k.repr().map_or_else(|_| "?".into(), |r| r.to_string()), "has a key that cannot be expressed in TOML")))?;
             let p = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
             t.insert(key, to_toml(&p, &val)?);
         }
@@ -265,28 +266,44 @@ fn bench_run(py: Python<'_>, name: &str, scale: f64) -> PyResult<String> {
 fn synth_of(d: &Bound<'_, PyDict>) -> PyResult<ssdlab_core::ats::synth::Synth> {
     use ssdlab_core::ats::synth::Synth;
     let mut s = Synth::default();
+    let shown = |v: &Bound<'_, PyAny>| v.repr().map_or_else(|_| "?".into(), |r| r.to_string());
     for (k, v) in d.iter() {
-        let key: String = k.extract()?;
+        let key: String = k.extract().map_err(|_| PyCoreError(ssdlab_core::Error::config("synth", shown(&k), "has a key that is not text")))?;
+        let path = format!("synth.{key}");
+        // A value of the wrong type (or a negative count) is a ConfigError naming its key.
+        let bad = |rule: &str| PyErr::from(PyCoreError(ssdlab_core::Error::config(path.clone(), shown(&v), rule)));
+        let whole = || if v.is_instance_of::<PyBool>() { None } else { v.extract::<u64>().ok() };
         match key.as_str() {
-            "stack" => {
-                let text: String = v.extract()?;
-                s.stack = text.parse().map_err(|e: String| PyCoreError(ssdlab_core::Error::config("synth.stack", text.clone(), e)))?;
+            "stack" | "reuse" => {
+                let text: String = v.extract().map_err(|_| bad("must be text (UTF-8: no lone surrogates)"))?;
+                let err = |e: String| PyErr::from(PyCoreError(ssdlab_core::Error::config(path.clone(), text.clone(), e)));
+                if key == "stack" {
+                    s.stack = text.parse().map_err(err)?;
+                } else {
+                    s.reuse = text.parse().map_err(err)?;
+                }
             }
-            "queues" => s.queues = v.extract()?,
-            "bs" => s.bs = v.extract()?,
-            "ios" => s.ios = v.extract()?,
-            "vms" => s.vms = v.extract()?,
-            "memory" => s.memory = v.extract()?,
-            "buffer_pool" => s.buffer_pool = v.extract()?,
-            "pool_chunk" => s.pool_chunk = v.extract()?,
-            "qd" => s.qd = v.extract()?,
-            "seed" => s.seed = v.extract()?,
-            "split" => s.split = v.extract()?,
-            "reuse" => {
-                let text: String = v.extract()?;
-                s.reuse = text.parse().map_err(|e: String| PyCoreError(ssdlab_core::Error::config("synth.reuse", text.clone(), e)))?;
+            "split" => s.split = v.extract().map_err(|_| bad("must be true or false"))?,
+            "queues" | "vms" | "qd" => {
+                let n = whole().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| bad("must be a whole number from 0 to 2^32 - 1"))?;
+                *match key.as_str() {
+                    "queues" => &mut s.queues,
+                    "vms" => &mut s.vms,
+                    _ => &mut s.qd,
+                } = n;
             }
-            _ => return Err(PyCoreError(ssdlab_core::Error::config(format!("synth.{key}"), v.repr()?.to_string(), "unknown key")).into()),
+            "bs" | "ios" | "memory" | "buffer_pool" | "pool_chunk" | "seed" => {
+                let n = whole().ok_or_else(|| bad("must be a whole number from 0 to 2^64 - 1"))?;
+                *match key.as_str() {
+                    "bs" => &mut s.bs,
+                    "ios" => &mut s.ios,
+                    "memory" => &mut s.memory,
+                    "buffer_pool" => &mut s.buffer_pool,
+                    "pool_chunk" => &mut s.pool_chunk,
+                    _ => &mut s.seed,
+                } = n;
+            }
+            _ => return Err(bad("unknown key")),
         }
     }
     if s.queues == 0 || s.vms == 0 || s.bs == 0 || s.buffer_pool == 0 || s.memory < 4096 {
