@@ -196,9 +196,14 @@ def _substitute(text: str, env: Mapping[str, str], where: str) -> str:
 def _lines(path: Path, env: Mapping[str, str], depth: int = 0, text: Optional[str] = None):
     if text is None:
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            data = path.read_bytes()
         except OSError as e:
             raise WorkloadError(f"{path}: cannot read job file: {e.strerror or e}") from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line, column = data.count(b"\n", 0, e.start) + 1, e.start - data.rfind(b"\n", 0, e.start)
+            raise _err(f"{path}:{line}", f"invalid UTF-8 at byte {column} of the line (a job file is UTF-8 text)") from None
     for n, line in enumerate(text.splitlines(), 1):
         where = f"{path}:{n}"
         s = line.strip()

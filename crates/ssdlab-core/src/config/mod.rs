@@ -422,7 +422,11 @@ fn resolve(name_or_path: &str, depth: usize) -> Result<Table> {
             format!("no preset or file by that name (presets: {})", presets::names().join(", ")),
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: name_or_path.to_string(), message: e.to_string() })?;
+    let bytes = std::fs::read(path).map_err(|e| Error::Io { path: name_or_path.to_string(), message: e.to_string() })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let line = e.as_bytes()[..e.utf8_error().valid_up_to()].split(|&b| b == b'\n').count();
+        Error::Config(vec![ConfigIssue { path: format!("{name_or_path}:{line}"), value: String::new(), rule: "invalid UTF-8: a config is TOML, in UTF-8".into() }])
+    })?;
     resolve_text(&text, name_or_path, depth)
 }
 
