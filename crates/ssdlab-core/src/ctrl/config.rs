@@ -128,7 +128,7 @@ impl CtrlConfig {
                     d <= MAX_PARAM,
                     &format!("ctrl.{block}.{key}"),
                     n,
-                    format!("at ctrl.{block}.clock = {clock} this takes {:.0} s, which overflows simulated time (at most {MAX_PARAM})", d.as_secs_f64()),
+                    format!("at ctrl.{block}.clock = {clock} this takes {:.0} s, which overflows simulated time (at most {MAX_PARAM})", n as f64 / clock.0 as f64),
                 );
             }
         }
