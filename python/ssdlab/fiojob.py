@@ -202,8 +202,8 @@ def _lines(path: Path, env: Mapping[str, str], depth: int = 0, text: Optional[st
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
-            line, column = data.count(b"\n", 0, e.start) + 1, e.start - data.rfind(b"\n", 0, e.start)
-            raise _err(f"{path}:{line}", f"invalid UTF-8 at byte {column} of the line (a job file is UTF-8 text)") from None
+            row, column = data.count(b"\n", 0, e.start) + 1, e.start - data.rfind(b"\n", 0, e.start)
+            raise _err(f"{path}:{row}", f"invalid UTF-8 at byte {column} of the line (a job file is UTF-8 text)") from None
     for n, line in enumerate(text.splitlines(), 1):
         where = f"{path}:{n}"
         s = line.strip()
