@@ -3,6 +3,7 @@
 #![allow(clippy::missing_panics_doc, clippy::many_single_char_names)]
 
 mod analytic;
+mod cancel;
 mod ats;
 mod config_rules;
 mod control;
