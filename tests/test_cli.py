@@ -294,7 +294,7 @@ def test_trace_stats_of_huge_requests_in_bounded_memory(cli, tmp_path):
     assert json.loads(p.stdout)["footprint_bytes"] == 4096 + (1 << 50)
 
 
-def test_invalid_utf8_in_a_config_or_job_file_names_its_line(cli, tmp_path):
+def test_invalid_utf8_in_a_config_job_file_sweep_spec_or_run_json_names_its_line(cli, tmp_path):
     f = tmp_path / "bad.toml"
     f.write_bytes(b'extends = "default"\n# caf\xe9\n')
     p = cli("run", str(f))
@@ -305,6 +305,15 @@ def test_invalid_utf8_in_a_config_or_job_file_names_its_line(cli, tmp_path):
     p = cli("run", str(j))
     assert p.returncode == 2 and f"{j}:3" in p.stderr and "invalid UTF-8" in p.stderr, p.stderr
     no_traceback(p)
+    spec = tmp_path / "bad-sweep.toml"
+    spec.write_bytes(b'name = "x"\n# caf\xe9\n')
+    out = tmp_path / "r.html"
+    summary = tmp_path / "bad.json"
+    summary.write_bytes(b'{"a":\n"caf\xe9"}\n')
+    for args, where in [(("sweep", str(spec)), f"{spec}:2"), (("report", str(summary), "-o", str(out)), f"{summary}:2")]:
+        p = cli(*args)
+        assert p.returncode == 2 and where in p.stderr and "invalid UTF-8" in p.stderr, (args, p.stderr)
+        no_traceback(p)
 
 
 def _interrupt(args, after=3.0):

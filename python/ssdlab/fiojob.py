@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Mapping, Optional
 
 from . import _core
-from .exceptions import WorkloadError
+from .exceptions import WorkloadError, utf8_text
 
 # The largest file an `include` line reads.
 INCLUDE_LIMIT = 4 << 20
@@ -199,11 +199,7 @@ def _lines(path: Path, env: Mapping[str, str], depth: int = 0, text: Optional[st
             data = path.read_bytes()
         except OSError as e:
             raise WorkloadError(f"{path}: cannot read job file: {e.strerror or e}") from None
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            row, column = data.count(b"\n", 0, e.start) + 1, e.start - data.rfind(b"\n", 0, e.start)
-            raise _err(f"{path}:{row}", f"invalid UTF-8 at byte {column} of the line (a job file is UTF-8 text)") from None
+        text = utf8_text(data, str(path), WorkloadError)
     for n, line in enumerate(text.splitlines(), 1):
         where = f"{path}:{n}"
         s = line.strip()

@@ -55,7 +55,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
-from ssdlab.exceptions import InputError
+from ssdlab.exceptions import InputError, utf8_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -89,7 +89,7 @@ def _toml(path: str) -> dict[str, Any]:
         import tomli as tomllib  # type: ignore[no-redef]
     try:
         with open(path, "rb") as f:
-            return tomllib.load(f)
+            return tomllib.loads(utf8_text(f.read(), path))
     except OSError as e:
         raise InputError(f"{path}: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
