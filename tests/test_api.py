@@ -212,3 +212,53 @@ def test_a_huge_value_is_not_echoed_back_whole():
     with pytest.raises(ssdlab.ConfigError) as e:
         ssdlab.load_config("default", set={"pcie.lanes": "x" * 10_000_000})
     assert len(str(e.value)) < 2000 and "(10000002 bytes)" in str(e.value)
+
+
+def test_lone_surrogates_and_wrong_types_are_ssdlab_errors(tmp_path):
+    # Issue 16: misuse raised TypeError, ValueError, OverflowError or UnicodeEncodeError.
+    from ssdlab import api, ats, trace
+
+    s = "\ud800"
+    t = tmp_path / "t.csv"
+    t.write_text("addr\n0x1000\n")
+    cases = [
+        lambda: ssdlab.load_config("default", workload={"rw": s}),
+        lambda: ssdlab.load_config("default", set={s: 1}),
+        lambda: ssdlab.load_config({"extends": s}),
+        lambda: ssdlab.load_config(s),
+        lambda: ssdlab.load_config(5),
+        lambda: ssdlab.load_config(settings=[("pcie.lanes", s)]),
+        lambda: ssdlab.load_config(settings="pcie.lanes=8"),
+        lambda: ssdlab.run("default", keep_ios="yes"),
+        lambda: ssdlab.run("default", progress=5),
+        lambda: ssdlab.metrics(s),
+        lambda: ssdlab.decompose(media="tlc"),
+        lambda: ssdlab.decompose(ios="many"),
+        lambda: ssdlab.plot_decomposition(5),
+        lambda: ssdlab.plot_timeseries(5),
+        lambda: ssdlab.open_store(5),
+        lambda: api.load_jobfile(s),
+        lambda: trace.stats(s),
+        lambda: trace.stats(5),
+        lambda: trace.stats(str(t), s),
+        lambda: trace.stats(str(t), devices=-1),
+        lambda: trace.read(str(t), blk_action=s),
+        lambda: ats.study(str(t), lines=5),
+        lambda: ats.study(str(t), policies=[s]),
+        lambda: ats.study(str(t), seed=-1),
+        lambda: ats.study(str(t), pins=[(1,)]),
+        lambda: ats.study(str(t), skip_bad="yes"),
+        lambda: ats.study(synth={"stack": s}),
+        lambda: ats.study(synth={"stack": "spdk", "ios": -1}),
+        lambda: ats.study(synth={1: 1}),
+        lambda: ats.study(synth=5),
+        lambda: ats.write_synth(str(tmp_path / "s.csv"), {"stack": "spdk", "queues": "four"}),
+    ]
+    for case in cases:
+        with pytest.raises(ssdlab.SsdlabError):
+            case()
+    with pytest.raises(ssdlab.ConfigError) as e:
+        ssdlab.load_config("default", workload={"rw": s})
+    (issue,) = ssdlab.exceptions.issues(e.value)
+    assert issue["path"] == "workload.rw" and issue["value"] == repr(s) and "lone surrogate" in issue["rule"]
+    assert not list(tmp_path.glob("s.csv*"))

@@ -130,3 +130,14 @@ def test_run_reports_the_in_device_atc(cli):
     assert s["ats"]["misses_per_io"] > 1.9 and s["breakdown_us"]["translation"] > 0.8
     p = cli("run", "--set", "ats.enabled=true", "--set", "ats.ways=3")
     assert p.returncode == 2 and "ats.ways" in p.stderr
+
+
+def test_invalid_utf8_in_a_trace_names_its_line_and_skip_bad_skips_it(tmp_path, cli):
+    # Issue 16: no line number, and --skip-bad did not skip it.
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"addr\n0x1000\n0x20\xff00\n0x3000\n")
+    p = cli("atc", str(bad), "--lines", "1-4")
+    assert p.returncode == 2 and f"{bad}:3" in p.stderr and "invalid UTF-8" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
+    p = cli("atc", str(bad), "--lines", "1-4", "--skip-bad", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["skipped_lines"] == 1, p.stderr

@@ -257,3 +257,104 @@ def test_an_output_in_a_missing_directory_is_an_exit_2_error_naming_it(cli, tmp_
         p = cli(*args)
         assert p.returncode == 2 and "does not exist" in p.stderr and "nope" in p.stderr, (args, p.stderr)
         no_traceback(p)
+
+
+def test_a_time_that_overflows_is_an_error_naming_the_key(cli):
+    # Issue 16: this returned 0 with saturated time (p50 0.001 us).
+    p = cli("run", "tlc", "--set", "ctrl.firmware.fetch_cycles=9223372036854775807")
+    assert p.returncode == 2, p.stderr
+    no_traceback(p)
+    assert "ctrl.firmware.fetch_cycles = 9223372036854775807" in p.stderr and "overflows simulated time" in p.stderr, p.stderr
+    p = cli("run", "--set", "workload.thinktime=2000000s")
+    assert p.returncode == 2 and "workload.thinktime" in p.stderr and "overflows simulated time" in p.stderr, p.stderr
+    # Each cost within bounds, but together past what time holds: stopped, not saturated.
+    costs = [a for k in ("fetch", "parse", "prp", "translate", "completion") for a in ("--set", f"ctrl.firmware.{k}_cycles=1000000000000000")]
+    p = cli("run", *costs, "-w", "numjobs=1", "-w", "number_ios=100000")
+    assert p.returncode == 2 and "simulated time overflows" in p.stderr, p.stderr
+    no_traceback(p)
+
+
+def test_rules_between_keys_are_reported_with_a_bad_key(cli):
+    p = cli("run", "--set", "pcie.lanes=wide", "--set", "workload.iodepth=2000")
+    assert p.returncode == 2
+    no_traceback(p)
+    assert "pcie.lanes" in p.stderr and "workload.iodepth = 2000: must be <= nvme.queue_depth - 1" in p.stderr, p.stderr
+
+
+def test_trace_stats_blame_a_bad_early_line_on_itself_and_lenient_skips_it(cli, tmp_path):
+    t = tmp_path / "t.csv"
+    lines = [f"{128166372000000000 + i},hm,0,Read,{4096 * i},4096,100" for i in range(20)]
+    lines.insert(7, "128166372000000007,hm,0,Read,zebra,4096,100")
+    t.write_text("\n".join(lines) + "\n")
+    p = cli("trace", "stats", str(t))
+    assert p.returncode == 2 and f"{t}:8:" in p.stderr and "zebra" in p.stderr, p.stderr
+    no_traceback(p)
+    p = cli("trace", "stats", str(t), "--lenient", "--json")
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    assert (s["format"], s["ios"], s["bad_lines"]) == ("msr", 20, 1)
+
+
+def test_trace_stats_of_huge_requests_in_bounded_memory(cli, tmp_path):
+    # Issue 16: two lines filled memory and aborted (rc 134), strict and lenient alike.
+    t = tmp_path / "huge.csv"
+    t.write_text("0,hm,0,Read,0,4096,100\n1,hm,0,Write,8192,18446744073709551615,100\n")
+    p = cli("trace", "stats", str(t))
+    assert p.returncode == 2 and f"{t}:2:" in p.stderr and "beyond 64-bit" in p.stderr, p.stderr
+    no_traceback(p)
+    p = cli("trace", "stats", str(t), "--lenient", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["bad_lines"] == 1, p.stderr
+    t.write_text(f"0,hm,0,Read,0,4096,100\n1,hm,0,Write,8192,{1 << 50},100\n")
+    p = cli("trace", "stats", str(t), "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["footprint_bytes"] == 4096 + (1 << 50)
+
+
+def test_invalid_utf8_in_a_config_job_file_sweep_spec_or_run_json_names_its_line(cli, tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_bytes(b'extends = "default"\n# caf\xe9\n')
+    p = cli("run", str(f))
+    assert p.returncode == 2 and f"{f}:2" in p.stderr and "invalid UTF-8" in p.stderr, p.stderr
+    no_traceback(p)
+    j = tmp_path / "bad.fio"
+    j.write_bytes(b"[job]\nrw=randread\nbs=4k\xff\n")
+    p = cli("run", str(j))
+    assert p.returncode == 2 and f"{j}:3" in p.stderr and "invalid UTF-8" in p.stderr, p.stderr
+    no_traceback(p)
+    spec = tmp_path / "bad-sweep.toml"
+    spec.write_bytes(b'name = "x"\n# caf\xe9\n')
+    out = tmp_path / "r.html"
+    summary = tmp_path / "bad.json"
+    summary.write_bytes(b'{"a":\n"caf\xe9"}\n')
+    for args, where in [(("sweep", str(spec)), f"{spec}:2"), (("report", str(summary), "-o", str(out)), f"{summary}:2")]:
+        p = cli(*args)
+        assert p.returncode == 2 and where in p.stderr and "invalid UTF-8" in p.stderr, (args, p.stderr)
+        no_traceback(p)
+
+
+def _interrupt(args, after=3.0):
+    """Starts the CLI, sends Ctrl-C after `after` seconds; returns (rc, stderr, seconds to exit)."""
+    p = subprocess.Popen([sys.executable, "-m", "ssdlab", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(after)
+    p.send_signal(signal.SIGINT)
+    t0 = time.monotonic()
+    try:
+        _, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, err = p.communicate()
+    return p.returncode, err, time.monotonic() - t0
+
+
+def test_ctrl_c_stops_atc_and_ageing_quickly_and_writes_nothing(tmp_path):
+    # Issue 16: atc and ageing took 8-12 s to respond. A generous bound: the check is every 50 ms.
+    trace, out = tmp_path / "s.csv", tmp_path / "points.json"
+    for args in (
+        ["atc", "--synth", "linux-direct", "--ios", "100000000", "--write-trace", str(trace), "-o", str(out)],
+        ["atc", "--synth", "linux-direct", "--ios", "100000000", "--policy", "lru,fifo,random,opt", "-o", str(out)],
+        ["run", "tlc", "--set", "ftl.precondition=aged", "--set", "ftl.aging=simulate", "--set", "ftl.precondition_drive_writes=50", "-w", "number_ios=1000"],
+    ):
+        rc, err, took = _interrupt(args)
+        assert rc == 130 and "interrupted" in err and "Traceback" not in err, (args, rc, err)
+        assert took < 5, (args, took)
+        assert list(tmp_path.iterdir()) == [], (args, list(tmp_path.iterdir()))

@@ -6,11 +6,11 @@ import json
 import operator
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ssdlab import _core
-from ssdlab.exceptions import ConfigError, WorkloadError, issues
+from ssdlab.exceptions import ConfigError, InputError, WorkloadError, issues
 
 #: The I/O directions, in the order of their codes in I/O logs.
 OPS = ("read", "write", "trim")
@@ -105,6 +105,8 @@ def load_config(
     overrides: dict[str, Any] = {}
     for name, tree in (("config", config), ("workload", workload), ("set", set)):
         _check_tree(tree, name)
+    if config is not None and not isinstance(config, (str, os.PathLike, Mapping, Config)):
+        raise _arg_error("config", config, "must be a preset name, a TOML file path, a dict or a Config")
     if workload is not None and not isinstance(workload, Mapping):
         raise _arg_error("workload", workload, "must be a table of fio keys, such as {'rw': 'randread'}")
     if set is not None and not isinstance(set, Mapping):
@@ -121,7 +123,56 @@ def load_config(
         _merge(overrides, _nest(set))
     if seed is not None:
         _merge(overrides, {"workload": {"randseed": _seed(seed)}})
-    return Config(_core.Config(base, overrides or None, list(settings or []), base_toml))
+    if base is not None:
+        _check_text(base, "config")
+    return Config(_core.Config(base, overrides or None, _settings(settings), base_toml))
+
+
+def _settings(settings: object) -> list[tuple[str, str]]:
+    """``(dotted key, text)`` pairs, as the CLI passes them, checked."""
+    if settings is None:
+        return []
+    rule = "must be a list of (dotted key, text) pairs, such as [('pcie.lanes', '8')]"
+    if isinstance(settings, (str, bytes, Mapping)) or not isinstance(settings, Iterable):
+        raise _arg_error("settings", settings, rule)
+    pairs = list(settings)
+    for i, pair in enumerate(pairs):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
+            raise _arg_error(f"settings[{i}]", pair, rule)
+        for x in pair:
+            _check_text(x, f"settings[{i}]")
+    return [(k, v) for k, v in pairs]
+
+
+def _path_arg(value: object, name: str) -> str:
+    """A file path argument as text: an :class:`InputError` naming the argument if it is not a
+    path, or has no UTF-8 form (the core takes paths as UTF-8)."""
+    text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    if not isinstance(text, str):
+        raise InputError(f"{name} = {value!r}: must be a file path")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"{name} = {text!r}: a path ssdlab can open is valid UTF-8 text") from None
+    return text
+
+
+def _text_arg(value: object, name: str, optional: bool = False) -> Optional[str]:
+    """A text argument (None allowed if ``optional``), checked: a :class:`ConfigError` naming it."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise _arg_error(name, value, "must be text")
+    _check_text(value, name)
+    return value
+
+
+def _check_text(text: str, path: str) -> None:
+    """Refuses a string that has no UTF-8 form (a lone surrogate such as '\\ud800')."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise _arg_error(path, text, f"is not valid text: {text[e.start:e.end]!r} at {e.start} is a lone surrogate, which has no UTF-8 form") from None
 
 
 def _arg_error(path: str, value: object, rule: str) -> ConfigError:
@@ -141,8 +192,10 @@ def _seed(seed: object) -> int:
 
 
 def _check_tree(obj: object, path: str, depth: int = 0, seen: Optional[set] = None) -> None:
-    """Refuses a config tree that contains itself or nests deeper than any config does (before
-    the core walks it)."""
+    """Refuses a config tree that contains itself, nests deeper than any config does, or holds
+    a string (key or value) with no UTF-8 form (before the core walks it)."""
+    if isinstance(obj, str):
+        _check_text(obj, path)
     if not isinstance(obj, (Mapping, list, tuple)):
         return
     seen = seen if seen is not None else set()
@@ -153,6 +206,8 @@ def _check_tree(obj: object, path: str, depth: int = 0, seen: Optional[set] = No
     seen.add(id(obj))
     items = obj.items() if isinstance(obj, Mapping) else enumerate(obj)
     for k, v in items:
+        if isinstance(k, str):
+            _check_text(k, f"{path} key")
         _check_tree(v, f"{path}.{k}" if isinstance(obj, Mapping) else f"{path}[{k}]", depth + 1, seen)
     seen.discard(id(obj))
 
@@ -345,6 +400,10 @@ def run(
     anything is allocated.
     """
     cfg = load_config(config, workload=workload, seed=seed, set=set, settings=settings)
+    if not isinstance(keep_ios, bool):
+        raise _arg_error("keep_ios", keep_ios, "must be True or False")
+    if progress is not None and not callable(progress):
+        raise _arg_error("progress", progress, "must be a function of the fraction done (and the seconds left)")
     sim = _core.Simulation(cfg._native, keep_ios, _memory_limit(max_memory))
     summary = json.loads(sim.run(_with_eta(progress)))
     return Result(cfg, summary, sim.io_log())
@@ -415,6 +474,7 @@ def load_jobfile(
     asks for fio's default latency percentiles (for :func:`fio_json`)."""
     from . import fiojob
 
+    jobfile = _path_arg(jobfile, "jobfile")
     groups, ignored = fiojob.load(jobfile, env, text)
     dev_settings = [s for s in settings or [] if not s[0].startswith("workload.")]
     if fio_percentiles:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ssdlab import _core
+from ssdlab.api import _path_arg
 from ssdlab.exceptions import ConfigError
 
 if TYPE_CHECKING:
@@ -50,10 +51,20 @@ def parse_stu(text: Union[str, int]) -> int:
     return (n // 4096).bit_length() - 1
 
 
+def _listed(value: object, name: str) -> list[Any]:
+    """An argument that lists values, as a list (a ConfigError naming it if it is not a list)."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise _bad(name, repr(value), "must be a list")
+    return list(value)
+
+
 def parse_lines(text: Union[str, Iterable[int]]) -> list[int]:
     """Cache sizes: ``"1-4096"`` (powers of two in the range) or ``"1,2,48"`` or a list."""
     if not isinstance(text, str):
-        return sorted({int(x) for x in text})
+        sizes = _listed(text, "lines")
+        if not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x < 1 << 32 for x in sizes):
+            raise _bad("lines", repr(sizes), "sizes are whole numbers from 1 to 2^32 - 1")
+        return sorted(set(sizes))
     out: set[int] = set()
     for part in text.split(","):
         part = part.strip()
@@ -211,6 +222,20 @@ def study(
     """
     if sum(x is not None for x in (trace, synth, from_sim)) != 1:
         raise _bad("trace", trace, "give one of: a trace file, a synthesised stream, a simulation config")
+    if synth is not None and not isinstance(synth, Mapping):
+        raise _bad("synth", repr(synth), "must be a table of stream settings, such as {'stack': 'spdk'}")
+    if trace is not None:
+        trace = _path_arg(trace, "trace")
+    for name, flag in (("pin_tagged", pin_tagged), ("pin_rings", pin_rings), ("pin_dedicated", pin_dedicated), ("skip_bad", skip_bad)):
+        if not isinstance(flag, bool):
+            raise _bad(name, repr(flag), "must be True or False")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
+        raise _bad("seed", repr(seed), "must be a whole number from 0 to 2^64 - 1")
+    stu, policies, assoc, pins = (_listed(v, n) for v, n in ((stu, "stu"), (policies, "policies"), (assoc, "assoc"), (pins, "pins")))
+    if any(not isinstance(p, str) or not p.isprintable() or not p.isascii() for p in policies):
+        raise _bad("policies", repr(policies), "names such as lru, fifo, random, plru, opt")
+    if not all(isinstance(p, str) or (isinstance(p, (tuple, list)) and len(p) == 2 and all(isinstance(x, int) and 0 <= x < 1 << 64 for x in p)) for p in pins):
+        raise _bad("pins", repr(pins), "ranges START-END or START+LENGTH, or (start, end) pairs of addresses")
     sim = None
     if from_sim is not None:
         sim = record(from_sim)
@@ -266,10 +291,12 @@ def record(config: Any, path: Optional[str] = None) -> "_core.Simulation":
     sim.keep_dma_log()
     sim.run(None)
     if path:
-        sim.write_dma_log(path)
+        sim.write_dma_log(_path_arg(path, "path"))
     return sim
 
 
 def write_synth(path: str, synth: Mapping[str, Any]) -> int:
     """Writes a synthesised stream as a text trace (``kind,addr,size,pasid``); returns its accesses."""
-    return _core.atc_synth_write(dict(synth), path)
+    if not isinstance(synth, Mapping):
+        raise _bad("synth", repr(synth), "must be a table of stream settings, such as {'stack': 'spdk'}")
+    return _core.atc_synth_write(dict(synth), _path_arg(path, "path"))

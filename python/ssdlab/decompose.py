@@ -19,7 +19,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Optional, Union
 
-from ssdlab.api import ConfigLike, run
+from ssdlab.api import ConfigLike, _path_arg, run
 from ssdlab.exceptions import ConfigError
 
 if TYPE_CHECKING:
@@ -68,11 +68,13 @@ def decompose(
     """
     import pandas as pd
 
+    if not isinstance(media, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in media.items()):
+        raise _bad("media", repr(media), "must map names to read latencies, such as {'tlc': '450us'}")
     media = dict(media)
     if not media:
         raise _bad("media", "", "give at least one NAME=READ_LATENCY")
-    if ios < 1:
-        raise _bad("ios", ios, "must be >= 1")
+    if isinstance(ios, bool) or not isinstance(ios, int) or ios < 1:
+        raise _bad("ios", repr(ios), "must be a whole number >= 1")
     workload = {"numjobs": 1, "iodepth": 1, "rw": "randread", "bs": "4k", "number_ios": int(ios)}
     rows = {}
     label = os.fspath(config) if isinstance(config, (str, os.PathLike)) else None
@@ -95,7 +97,11 @@ def plot_decomposition(frame: "pd.DataFrame", path: Union[None, str, "os.PathLik
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    if path is not None and not os.fspath(path).lower().endswith(PLOT_SUFFIXES):
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        raise _bad("frame", type(frame).__name__, "must be the DataFrame decompose() returns")
+    if path is not None and not _path_arg(path, "path").lower().endswith(PLOT_SUFFIXES):
         raise _bad("plot", os.fspath(path), "write a .png or .svg file")
     fig = Figure(figsize=(6.5, 3.8))
     FigureCanvasAgg(fig)

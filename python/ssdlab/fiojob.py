@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Mapping, Optional
 
 from . import _core
-from .exceptions import WorkloadError
+from .exceptions import WorkloadError, utf8_text
 
 # The most jobs one section's `numjobs` gives (the core's workload.numjobs limit).
 MAX_NUMJOBS = 1024
@@ -198,9 +198,10 @@ def _substitute(text: str, env: Mapping[str, str], where: str) -> str:
 def _lines(path: Path, env: Mapping[str, str], depth: int = 0, text: Optional[str] = None):
     if text is None:
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            data = path.read_bytes()
         except OSError as e:
             raise WorkloadError(f"{path}: cannot read job file: {e.strerror or e}") from None
+        text = utf8_text(data, str(path), WorkloadError)
     for n, line in enumerate(text.splitlines(), 1):
         where = f"{path}:{n}"
         s = line.strip()

@@ -55,7 +55,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
-from ssdlab.exceptions import InputError
+from ssdlab.exceptions import InputError, utf8_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -89,7 +89,7 @@ def _toml(path: str) -> dict[str, Any]:
         import tomli as tomllib  # type: ignore[no-redef]
     try:
         with open(path, "rb") as f:
-            return tomllib.load(f)
+            return tomllib.loads(utf8_text(f.read(), path))
     except OSError as e:
         raise InputError(f"{path}: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
@@ -546,7 +546,9 @@ def _scalar(v: Any) -> Any:
 
 def open_store(path: str, table: str = "points") -> "pd.DataFrame":
     """A sweep store's rows: one per point (``table="points"``), or the time series."""
-    return Store(path).read(table)
+    from ssdlab.api import _path_arg
+
+    return Store(_path_arg(path, "path")).read(table)
 
 
 # ---------------------------------------------------------------------------------------------

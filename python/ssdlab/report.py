@@ -25,7 +25,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any, Optional
 
-from ssdlab.exceptions import InputError
+from ssdlab.exceptions import InputError, utf8_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -363,8 +363,8 @@ def report(source: str, output: str, figures: bool = True) -> list[str]:
     if os.path.isdir(source):
         return store_report(source, output, figures)
     try:
-        with open(source, encoding="utf-8") as f:
-            summary = json.load(f)
+        with open(source, "rb") as f:
+            summary = json.loads(utf8_text(f.read(), source))
     except OSError as e:
         raise InputError(f"{source}: {e.strerror}") from None
     except json.JSONDecodeError as e:

@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Optional, Union
 
-from ssdlab.api import Result
+from ssdlab.api import Result, _path_arg
 from ssdlab.decompose import PLOT_SUFFIXES
 from ssdlab.exceptions import ConfigError
 
@@ -49,7 +49,9 @@ def plot_timeseries(
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    if path is not None and not os.fspath(path).lower().endswith(PLOT_SUFFIXES):
+    if not isinstance(result, Result):
+        raise _bad("result", type(result).__name__, "must be the Result of ssdlab.run")
+    if path is not None and not _path_arg(path, "path").lower().endswith(PLOT_SUFFIXES):
         raise _bad("plot", os.fspath(path), "write a .png or .svg file")
     frame = result.timeseries
     if frame is None:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Optional
 
 from ssdlab import _core
+from ssdlab.api import _arg_error, _path_arg, _text_arg
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -26,6 +27,11 @@ OPS = ["read", "write", "trim", "flush"]
 BATCH = 1 << 20
 # The canonical layout's version (the core reads up to its own `columnar::SCHEMA_VERSION`).
 SCHEMA_VERSION = 2
+
+
+def _reader_args(path: object, format: object, blk_action: object) -> tuple[str, Optional[str], str]:  # noqa: A002
+    """The arguments every reader takes, checked (an SsdlabError naming a wrong one)."""
+    return _path_arg(path, "path"), _text_arg(format, "format", optional=True), _text_arg(blk_action, "blk_action")  # type: ignore[return-value]
 
 
 def formats() -> list[str]:
@@ -45,7 +51,10 @@ def stats(
     """One pass over a trace: counts, read ratio, size histogram, footprint (distinct 4 KiB
     pages), sequentiality, inter-arrival times, out-of-order records and the busiest devices.
     ``strict=False`` skips malformed lines and counts them."""
-    name, doc = _core.trace_stats(os.fspath(path), format, strict, blk_action, devices, progress)
+    if isinstance(devices, bool) or not isinstance(devices, int) or devices < 0:
+        raise _arg_error("devices", devices, "must be a whole number >= 0")
+    p, f, b = _reader_args(path, format, blk_action)
+    name, doc = _core.trace_stats(p, f, strict, b, devices, progress)
     out = json.loads(doc)
     out["format"] = name
     return out
@@ -56,7 +65,8 @@ def batches(
 ) -> Iterator["pa.RecordBatch"]:
     """The trace as Arrow record batches of the canonical schema, streaming (times from the
     first record; see :func:`read` for the origin)."""
-    yield from _from_reader(_core.TraceBatches(os.fspath(path), format, strict, blk_action), {}, batch)
+    p, f, b = _reader_args(path, format, blk_action)
+    yield from _from_reader(_core.TraceBatches(p, f, strict, b), {}, batch)
 
 
 def schema(meta: Optional[dict[str, Any]] = None) -> "pa.Schema":
@@ -80,7 +90,8 @@ def read(path: "str | os.PathLike[str]", format: Optional[str] = None, *, strict
     own clock."""
     import pyarrow as pa
 
-    reader = _core.TraceBatches(os.fspath(path), format, strict, blk_action)
+    p, f, b = _reader_args(path, format, blk_action)
+    reader = _core.TraceBatches(p, f, strict, b)
     state: dict[str, Any] = {}
     table = pa.Table.from_batches(list(_from_reader(reader, state)), schema=schema())
     return table.replace_schema_metadata(schema(_meta(reader, state, table.num_rows)).metadata)
@@ -110,8 +121,9 @@ def convert(
     format, device names and reader counts in the file's metadata. Returns the counts."""
     import pyarrow.parquet as pq
 
-    reader = _core.TraceBatches(os.fspath(path), format, strict, blk_action)
-    tmp = os.fspath(out) + ".partial"
+    p, f, b = _reader_args(path, format, blk_action)
+    reader = _core.TraceBatches(p, f, strict, b)
+    tmp = _path_arg(out, "out") + ".partial"
     records = 0
     state: dict[str, Any] = {}
     try:

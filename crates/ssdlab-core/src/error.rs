@@ -46,6 +46,10 @@ pub enum Error {
     /// A file could not be read.
     #[error("{path}: {message}")]
     Io { path: String, message: String },
+    /// Simulated time passed [`crate::sim::time::LIMIT`]: some time, cycle count or rate of the
+    /// config is too large for this run (each one alone is checked when the config loads).
+    #[error("simulated time overflows: {detail}")]
+    TimeOverflow { detail: String },
     /// The run was interrupted by the caller (Ctrl-C in Python).
     #[error("simulation cancelled")]
     Cancelled,

@@ -43,6 +43,7 @@
 
 pub mod ats;
 pub mod bench;
+pub mod cancel;
 pub mod config;
 pub mod ctrl;
 pub mod error;

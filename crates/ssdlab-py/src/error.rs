@@ -33,7 +33,7 @@ impl From<PyCoreError> for PyErr {
             Error::Io { .. } => InputError::new_err(message),
             Error::Trace { .. } => TraceError::new_err(message),
             Error::Cancelled => PyKeyboardInterrupt::new_err(message),
-            Error::Invariant { .. } => SimulationError::new_err(message),
+            Error::Invariant { .. } | Error::TimeOverflow { .. } => SimulationError::new_err(message),
         }
     }
 }

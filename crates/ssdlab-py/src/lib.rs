@@ -7,6 +7,8 @@ mod exceptions;
 mod trace;
 mod units;
 
+use std::io::Write;
+
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use ssdlab_core::config::{self, presets};
@@ -19,6 +21,32 @@ use crate::error::PyCoreError;
 const EVENTS_PER_SLICE: u64 = 25_000;
 /// Wall time between two progress callbacks.
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Runs core work without the GIL; Ctrl-C stops it within a fraction of a second (the core's
+/// long loops check for it, see `ssdlab_core::cancel`) and raises KeyboardInterrupt.
+fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce() -> ssdlab_core::Result<T> + Send) -> PyResult<T> {
+    py.detach(|| ssdlab_core::cancel::with_check(|| Python::attach(|py| py.check_signals().is_err()), work)).map_err(|e| PyCoreError(e).into())
+}
+
+/// Writes `path` through `write` into a temporary file beside it, renamed over `path` only on
+/// success: an error or an interrupt leaves no partial file.
+fn write_whole<T>(path: &str, write: impl FnOnce(&mut dyn Write) -> std::io::Result<T>) -> ssdlab_core::Result<T> {
+    let io = |e: std::io::Error| ssdlab_core::Error::Io { path: path.to_string(), message: e.to_string() };
+    let tmp = format!("{path}.partial-{}", std::process::id());
+    let result = std::fs::File::create(&tmp).and_then(|f| {
+        let mut w = std::io::BufWriter::new(f);
+        let out = write(&mut w)?;
+        w.flush()?;
+        Ok(out)
+    });
+    match result.and_then(|out| std::fs::rename(&tmp, path).map(|()| out)) {
+        Ok(out) => Ok(out),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(io(e))
+        }
+    }
+}
 
 /// Converts a Python value (dict, list, str, int, float, bool) into TOML.
 fn to_toml(path: &str, v: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
@@ -34,12 +62,13 @@ fn to_toml(path: &str, v: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
         return Ok(toml::Value::Float(v.extract()?));
     }
     if v.is_instance_of::<PyString>() {
-        return Ok(toml::Value::String(v.extract()?));
+        // A lone surrogate has no UTF-8 form.
+        return Ok(toml::Value::String(v.extract().map_err(|_| bad(&v.repr().map_or_else(|_| "?".into(), |r| r.to_string())))?));
     }
     if let Ok(d) = v.cast::<PyDict>() {
         let mut t = toml::Table::new();
         for (k, val) in d.iter() {
-            let key: String = k.str()?.extract()?;
+            let key: String = k.str()?.extract().map_err(|_| PyCoreError(ssdlab_core::Error::config(path, k.repr().map_or_else(|_| "?".into(), |r| r.to_string()), "has a key that cannot be expressed in TOML")))?;
             let p = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
             t.insert(key, to_toml(&p, &val)?);
         }
@@ -117,9 +146,11 @@ struct Simulation {
 impl Simulation {
     #[new]
     #[pyo3(signature = (config, keep_io_log=false, max_memory=None))]
-    fn new(config: &Config, keep_io_log: bool, max_memory: Option<u64>) -> PyResult<Self> {
+    fn new(py: Python<'_>, config: &Config, keep_io_log: bool, max_memory: Option<u64>) -> PyResult<Self> {
         let limit = max_memory.unwrap_or_else(ssdlab_core::config::memory::default_limit);
-        let mut inner = ssdlab_core::Simulation::with_memory_limit(config.inner.clone(), limit, keep_io_log).map_err(PyCoreError)?;
+        // Building may age a drive, which takes a while: without the GIL, and Ctrl-C stops it.
+        let config = config.inner.clone();
+        let mut inner = interruptible(py, move || ssdlab_core::Simulation::with_memory_limit(config, limit, keep_io_log))?;
         if keep_io_log {
             inner.keep_io_log();
         }
@@ -181,21 +212,10 @@ impl Simulation {
     }
 
     /// Writes the DMA log as a text trace (`kind,addr,size,pasid`); returns its accesses.
+    /// Ctrl-C stops it, leaving no file.
     fn write_dma_log(&self, py: Python<'_>, path: &str) -> PyResult<usize> {
-        use std::io::Write;
         let Some(log) = self.inner.dma_log() else { return Ok(0) };
-        let path = path.to_string();
-        py.detach(|| -> ssdlab_core::Result<usize> {
-            let io = |e: std::io::Error| ssdlab_core::Error::Io { path: path.clone(), message: e.to_string() };
-            let mut w = std::io::BufWriter::new(std::fs::File::create(&path).map_err(io)?);
-            writeln!(w, "kind,addr,size,pasid").map_err(io)?;
-            for a in log {
-                writeln!(w, "{},{:#x},{},{}", if a.pinned { "pin" } else { "data" }, a.addr, a.size, a.pasid).map_err(io)?;
-            }
-            w.flush().map_err(io)?;
-            Ok(log.len())
-        })
-        .map_err(|e| PyCoreError(e).into())
+        interruptible(py, || write_accesses(path, log.iter().copied()).map(|n| n as usize))
     }
 
     /// Per-I/O columns as little-endian byte buffers (numpy.frombuffer reads them), or None.
@@ -266,28 +286,44 @@ fn bench_run(py: Python<'_>, name: &str, scale: f64) -> PyResult<String> {
 fn synth_of(d: &Bound<'_, PyDict>) -> PyResult<ssdlab_core::ats::synth::Synth> {
     use ssdlab_core::ats::synth::Synth;
     let mut s = Synth::default();
+    let shown = |v: &Bound<'_, PyAny>| v.repr().map_or_else(|_| "?".into(), |r| r.to_string());
     for (k, v) in d.iter() {
-        let key: String = k.extract()?;
+        let key: String = k.extract().map_err(|_| PyCoreError(ssdlab_core::Error::config("synth", shown(&k), "has a key that is not text")))?;
+        let path = format!("synth.{key}");
+        // A value of the wrong type (or a negative count) is a ConfigError naming its key.
+        let bad = |rule: &str| PyErr::from(PyCoreError(ssdlab_core::Error::config(path.clone(), shown(&v), rule)));
+        let whole = || if v.is_instance_of::<PyBool>() { None } else { v.extract::<u64>().ok() };
         match key.as_str() {
-            "stack" => {
-                let text: String = v.extract()?;
-                s.stack = text.parse().map_err(|e: String| PyCoreError(ssdlab_core::Error::config("synth.stack", text.clone(), e)))?;
+            "stack" | "reuse" => {
+                let text: String = v.extract().map_err(|_| bad("must be text (UTF-8: no lone surrogates)"))?;
+                let err = |e: String| PyErr::from(PyCoreError(ssdlab_core::Error::config(path.clone(), text.clone(), e)));
+                if key == "stack" {
+                    s.stack = text.parse().map_err(err)?;
+                } else {
+                    s.reuse = text.parse().map_err(err)?;
+                }
             }
-            "queues" => s.queues = v.extract()?,
-            "bs" => s.bs = v.extract()?,
-            "ios" => s.ios = v.extract()?,
-            "vms" => s.vms = v.extract()?,
-            "memory" => s.memory = v.extract()?,
-            "buffer_pool" => s.buffer_pool = v.extract()?,
-            "pool_chunk" => s.pool_chunk = v.extract()?,
-            "qd" => s.qd = v.extract()?,
-            "seed" => s.seed = v.extract()?,
-            "split" => s.split = v.extract()?,
-            "reuse" => {
-                let text: String = v.extract()?;
-                s.reuse = text.parse().map_err(|e: String| PyCoreError(ssdlab_core::Error::config("synth.reuse", text.clone(), e)))?;
+            "split" => s.split = v.extract().map_err(|_| bad("must be true or false"))?,
+            "queues" | "vms" | "qd" => {
+                let n = whole().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| bad("must be a whole number from 0 to 2^32 - 1"))?;
+                *match key.as_str() {
+                    "queues" => &mut s.queues,
+                    "vms" => &mut s.vms,
+                    _ => &mut s.qd,
+                } = n;
             }
-            _ => return Err(PyCoreError(ssdlab_core::Error::config(format!("synth.{key}"), v.repr()?.to_string(), "unknown key")).into()),
+            "bs" | "ios" | "memory" | "buffer_pool" | "pool_chunk" | "seed" => {
+                let n = whole().ok_or_else(|| bad("must be a whole number from 0 to 2^64 - 1"))?;
+                *match key.as_str() {
+                    "bs" => &mut s.bs,
+                    "ios" => &mut s.ios,
+                    "memory" => &mut s.memory,
+                    "buffer_pool" => &mut s.buffer_pool,
+                    "pool_chunk" => &mut s.pool_chunk,
+                    _ => &mut s.seed,
+                } = n;
+            }
+            _ => return Err(bad("unknown key")),
         }
     }
     if s.queues == 0 || s.vms == 0 || s.bs == 0 || s.buffer_pool == 0 || s.memory < 4096 {
@@ -303,25 +339,39 @@ fn atc_synth_rings(synth: &Bound<'_, PyDict>) -> PyResult<Vec<(u32, u64, u64)>> 
 }
 
 /// Writes a synthesised stream as a text trace (`kind,addr,size,pasid`); returns accesses.
+/// Ctrl-C stops it, leaving no file.
 #[pyfunction]
 fn atc_synth_write(py: Python<'_>, synth: &Bound<'_, PyDict>, path: &str) -> PyResult<u64> {
-    use std::io::Write;
     let s = synth_of(synth)?;
-    let path = path.to_string();
-    py.detach(move || -> ssdlab_core::Result<u64> {
-        let io = |e: std::io::Error| ssdlab_core::Error::Io { path: path.clone(), message: e.to_string() };
-        let mut w = std::io::BufWriter::new(std::fs::File::create(&path).map_err(io)?);
-        writeln!(w, "kind,addr,size,pasid").map_err(io)?;
+    interruptible(py, || write_accesses(path, ssdlab_core::ats::synth::stream(&s)))
+}
+
+/// Accesses written between two checks for Ctrl-C.
+const ACCESSES_PER_CHECK: u64 = 1 << 16;
+
+/// Writes accesses as a text trace (`kind,addr,size,pasid`), whole or not at all; returns how
+/// many. Checks for Ctrl-C as it goes.
+fn write_accesses(path: &str, accesses: impl Iterator<Item = ssdlab_core::ats::Access>) -> ssdlab_core::Result<u64> {
+    let mut cancelled = None;
+    let n = write_whole(path, |w| {
+        writeln!(w, "kind,addr,size,pasid")?;
         let mut n = 0;
-        for a in ssdlab_core::ats::synth::stream(&s) {
-            let kind = if a.pinned { "pin" } else { "data" };
-            writeln!(w, "{kind},{:#x},{},{}", a.addr, a.size, a.pasid).map_err(io)?;
+        for a in accesses {
+            if n % ACCESSES_PER_CHECK == 0 {
+                if let Err(e) = ssdlab_core::cancel::checkpoint() {
+                    cancelled = Some(e);
+                    return Err(std::io::Error::other("interrupted"));
+                }
+            }
+            writeln!(w, "{},{:#x},{},{}", if a.pinned { "pin" } else { "data" }, a.addr, a.size, a.pasid)?;
             n += 1;
         }
-        w.flush().map_err(io)?;
         Ok(n)
-    })
-    .map_err(|e| PyCoreError(e).into())
+    });
+    match cancelled {
+        Some(e) => Err(e),
+        None => n,
+    }
 }
 
 /// Runs an ATC study over a trace file, raw little-endian addresses, or a synthesised stream.
@@ -356,7 +406,7 @@ fn atc_study(
     let synth = synth.map(synth_of).transpose()?;
     let skipped = std::sync::atomic::AtomicU64::new(0);
     let log: Option<&[Access]> = sim.as_ref().and_then(|s| s.inner.dma_log());
-    let points = py.detach(|| -> ssdlab_core::Result<Vec<ats::Point>> {
+    let points = interruptible(py, || -> ssdlab_core::Result<Vec<ats::Point>> {
         if let Some(log) = log {
             return ats::run_study(&study, || Ok(Box::new(log.iter().copied().map(Ok)) as Box<dyn Iterator<Item = ssdlab_core::Result<Access>>>));
         }
@@ -384,8 +434,7 @@ fn atc_study(
                 }
             })
         })
-    });
-    let points = points.map_err(PyCoreError)?;
+    })?;
     let json = serde_json::to_string(&points).map_err(|e| exceptions::SimulationError::new_err(e.to_string()))?;
     Ok((json, skipped.load(std::sync::atomic::Ordering::Relaxed)))
 }

@@ -202,7 +202,10 @@ where
         }
     }
     if study.pin_tagged {
-        for a in source()? {
+        for (i, a) in source()?.enumerate() {
+            if i % CHUNK == 0 {
+                crate::cancel::checkpoint()?;
+            }
             let a = a?;
             if a.pinned {
                 for page in pages(&a, keys.shift) {
@@ -291,6 +294,7 @@ where
                     chunk.set_bits.push(set_bits(a.pasid, page));
                 }
                 if chunk.ids.len() >= CHUNK {
+                    crate::cancel::checkpoint()?;
                     lookups += chunk.ids.len() as u64;
                     let next = back_rx.try_recv().unwrap_or_else(|_| fresh());
                     if tx.send(std::mem::replace(&mut chunk, next)).is_err() {
@@ -364,16 +368,21 @@ where
                 }
             }
         }
-        sims.par_iter_mut().for_each(|(sim, _, _, pinned)| {
-            for i in 0..all_ids.len() {
-                let id = all_ids[i];
-                if *pinned && keys.pinned[id as usize] {
-                    sim.pinned_hit();
-                } else {
-                    sim.access(id, all_bits[i], next[i]);
+        // A chunk of the stream at a time through every simulator, in parallel.
+        for start in (0..all_ids.len()).step_by(CHUNK) {
+            let end = (start + CHUNK).min(all_ids.len());
+            sims.par_iter_mut().for_each(|(sim, _, _, pinned)| {
+                for i in start..end {
+                    let id = all_ids[i];
+                    if *pinned && keys.pinned[id as usize] {
+                        sim.pinned_hit();
+                    } else {
+                        sim.access(id, all_bits[i], next[i]);
+                    }
                 }
-            }
-        });
+            });
+            crate::cancel::checkpoint()?;
+        }
         for (sim, sets, ways, pinned) in sims {
             push(Policy::Opt, sets, ways, sets * ways, pinned, sim.hits);
         }

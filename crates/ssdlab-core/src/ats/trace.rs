@@ -7,8 +7,8 @@
 //!   `sq`, `cq` and `pin` mark pinned translations; other columns are ignored. Addresses are
 //!   decimal, or hex with a `0x` prefix.
 //!
-//! A malformed line is an error naming `file:line` and the text; with `skip_bad` it is skipped
-//! and counted instead.
+//! A malformed line (invalid UTF-8 included) is an error naming `file:line` and the text; with
+//! `skip_bad` it is skipped and counted instead.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -115,7 +115,7 @@ pub struct TextReader<R: BufRead> {
     name: String,
     r: R,
     line: u64,
-    buf: String,
+    buf: Vec<u8>,
     cols: Option<Columns>,
     skip_bad: bool,
     /// Lines skipped as malformed (with `skip_bad`).
@@ -130,7 +130,7 @@ impl TextReader<BufReader<File>> {
 
 impl<R: BufRead> TextReader<R> {
     pub fn new(name: String, r: R, skip_bad: bool) -> Self {
-        TextReader { name, r, line: 0, buf: String::new(), cols: None, skip_bad, skipped: 0 }
+        TextReader { name, r, line: 0, buf: Vec::new(), cols: None, skip_bad, skipped: 0 }
     }
 
     fn bad(&self, text: &str, reason: impl Into<String>) -> Error {
@@ -167,13 +167,23 @@ impl<R: BufRead> Iterator for TextReader<R> {
     fn next(&mut self) -> Option<Result<Access>> {
         loop {
             self.buf.clear();
-            match self.r.read_line(&mut self.buf) {
+            match self.r.read_until(b'\n', &mut self.buf) {
                 Ok(0) => return None,
                 Ok(_) => {}
                 Err(e) => return Some(Err(Error::Io { path: self.name.clone(), message: e.to_string() })),
             }
             self.line += 1;
-            let text = self.buf.split('#').next().unwrap_or("").trim().to_string();
+            let text = match std::str::from_utf8(&self.buf) {
+                Ok(t) => t.split('#').next().unwrap_or("").trim().to_string(),
+                Err(e) => {
+                    let bad = self.bad(String::from_utf8_lossy(&self.buf).trim_end(), format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1));
+                    if self.skip_bad {
+                        self.skipped += 1;
+                        continue;
+                    }
+                    return Some(Err(bad));
+                }
+            };
             if text.is_empty() {
                 continue;
             }
@@ -196,10 +206,7 @@ impl<R: BufRead> Iterator for TextReader<R> {
             };
             match self.parse(&text, cols) {
                 Ok(a) => return Some(Ok(a)),
-                Err(e) if self.skip_bad => {
-                    let _ = e;
-                    self.skipped += 1;
-                }
+                Err(_) if self.skip_bad => self.skipped += 1,
                 Err(e) => return Some(Err(e)),
             }
         }
@@ -240,5 +247,16 @@ mod tests {
         assert_eq!(read(",\n0x10\n", true).1, 1);
         let (v, _) = read("foo,bar\n1,2\n", false);
         assert!(v[0].as_ref().unwrap_err().to_string().contains("no addr column"));
+    }
+
+    #[test]
+    fn invalid_utf8_names_its_line_or_is_skipped() {
+        let text: &[u8] = b"0x10\n0x2\xff0\n0x30\n";
+        let mut r = TextReader::new("t.csv".into(), text, false);
+        let err = r.by_ref().find_map(Result::err).unwrap().to_string();
+        assert!(err.starts_with("t.csv:2:") && err.contains("invalid UTF-8"), "{err}");
+        let mut r = TextReader::new("t.csv".into(), text, true);
+        let addrs: Vec<u64> = r.by_ref().map(|a| a.unwrap().addr).collect();
+        assert_eq!((addrs, r.skipped), (vec![0x10, 0x30], 1));
     }
 }

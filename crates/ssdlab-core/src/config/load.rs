@@ -140,7 +140,13 @@ impl FromToml for SimDuration {
                 issues.push(path, v, "a time needs a unit: write it as a string such as \"48ns\" or \"1.5us\"");
                 None
             }
-            _ => from_str_value(v, path, issues, "a time such as \"48ns\"", parse_time),
+            _ => from_str_value(v, path, issues, "a time such as \"48ns\"", parse_time).and_then(|d| {
+                if d > crate::sim::time::MAX_PARAM {
+                    issues.push(path, v, format!("overflows simulated time: a time may be at most {} (time counts picoseconds in 64 bits)", crate::sim::time::MAX_PARAM));
+                    return None;
+                }
+                Some(d)
+            }),
         }
     }
 }

@@ -70,13 +70,10 @@ impl Config {
         let Some(config) = Config::from_toml(&Value::Table(table), "", &mut issues) else {
             return Err(Error::Config(issues.0));
         };
-        // Value rules run even after type errors (bad fields hold valid defaults); rules that
-        // relate fields run only on a clean load, so they never quote a stand-in default.
-        let clean = issues.is_empty();
-        config.validate_values(&mut issues);
-        if clean {
-            config.validate_relations(&mut issues);
-        }
+        // Every rule runs even after type errors (bad fields hold valid defaults), so that all
+        // problems are reported at once; a rule between fields skips itself when one of its
+        // fields is flagged, so it never quotes a stand-in default.
+        config.validate(&mut issues);
         if issues.is_empty() {
             Ok(config)
         } else {
@@ -107,19 +104,21 @@ impl Config {
         }
     }
 
-    /// Rules between fields. A rule is skipped when one of its fields already broke a value
+    /// Rules between fields. A rule is skipped when one of its fields (or a table holding it,
+    /// or a key inside it) already has a problem of its own, a wrong type or a broken value
     /// rule, so that it never quotes a value that is wrong for another reason.
     fn validate_relations(&self, issues: &mut Issues) {
         let w = &self.workload;
         let flagged: Vec<String> = issues.0.iter().map(|i| i.path.clone()).collect();
-        let ok = |paths: &[&str]| !paths.iter().any(|p| flagged.iter().any(|f| f == p));
+        let within = |inner: &str, outer: &str| inner.strip_prefix(outer).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']));
+        let ok = |paths: &[&str]| !paths.iter().any(|p| flagged.iter().any(|f| within(f, p) || within(p, f)));
         // Too many jobs to list (a value rule refused them): 2^28 jobs took 178 GB here.
         let max = crate::workload::MAX_NUMJOBS;
         if w.numjobs > max || self.tenants.iter().any(|t| t.numjobs > max) {
             return;
         }
         let jobs = self.jobs();
-        if ok(&["workload.numjobs", "nvme.io_queues", "nvme.queue_depth"]) && jobs.len() as u64 > u64::from(self.nvme.io_queues) {
+        if ok(&["workload.numjobs", "workload.iodepth", "workload.jobs", "tenants", "ats.enabled", "nvme.io_queues", "nvme.queue_depth"]) && jobs.len() as u64 > u64::from(self.nvme.io_queues) {
             // More jobs (CPUs) than queue pairs: consecutive jobs share a queue (blk-mq).
             let map = crate::host::queue_map(jobs.len(), self.nvme.io_queues as usize);
             let why = format!("gives {} jobs on nvme.io_queues = {} queue pairs, so jobs share queues", jobs.len(), self.nvme.io_queues);
@@ -151,7 +150,7 @@ impl Config {
                 (self.nvme.metadata_size.0 > 0, "nvme.metadata_size"),
                 (jobs.iter().any(|j| j.2.write_mode.as_ref().is_some_and(|m| m.0.iter().any(|e| e.0 != crate::workload::Kind::Write))), "workload.write_mode"),
             ];
-            for (_, key) in nvme_only.iter().filter(|(on, _)| *on) {
+            for (_, key) in nvme_only.iter().filter(|(on, key)| *on && ok(&["nvme.interface", key])) {
                 issues.push(key, "set", "is an NVMe feature: leave it off with nvme.interface = \"virtio-blk\"");
             }
         }
@@ -177,7 +176,7 @@ impl Config {
                 }
             }
         }
-        if let Some(z) = self.ftl.zone_size.filter(|_| !self.tenants.is_empty()) {
+        if let Some(z) = self.ftl.zone_size.filter(|_| !self.tenants.is_empty() && ok(&["ftl.zone_size", "tenants"])) {
             issues.push("ftl.zone_size", z, "zoned namespaces are modelled without [[tenants]]");
         }
         let mut seen = std::collections::HashSet::new();
@@ -185,15 +184,18 @@ impl Config {
             if !seen.insert(path.clone()) {
                 continue;
             }
-            if let Some(&pid) = job.placement_ids.iter().find(|&&p| self.ftl.placement != crate::ftl::Placement::Fdp || p >= self.ftl.fdp_handles) {
+            let at = |key: &str| format!("{path}.{key}");
+            let pids_ok = ok(&[&at("placement_ids"), "ftl.placement", "ftl.fdp_handles"]);
+            if let Some(&pid) = job.placement_ids.iter().find(|&&p| pids_ok && (self.ftl.placement != crate::ftl::Placement::Fdp || p >= self.ftl.fdp_handles)) {
                 issues.push(&format!("{path}.placement_ids"), pid, format!("must name one of the drive's ftl.fdp_handles = {} reclaim unit handles (with ftl.placement = \"fdp\")", self.ftl.fdp_handles));
             }
             let appends = job.write_mode.as_ref().is_some_and(|m| m.0.iter().any(|e| e.0 == crate::workload::Kind::ZoneAppend));
-            if let Some(mix) = job.write_mode.as_ref().filter(|_| appends) {
+            let modes_ok = ok(&[&at("write_mode"), &at("zbd"), &at("direct"), "media.kind", "ftl.zone_size"]);
+            if let Some(mix) = job.write_mode.as_ref().filter(|_| modes_ok && appends) {
                 if mix.0.len() > 1 || !job.zbd {
                     issues.push(&format!("{path}.write_mode"), mix, "zone_append is modelled alone, for zbd jobs (workload.zbd) on a zoned drive");
                 }
-            } else if let Some(mix) = job.write_mode.as_ref().filter(|m| m.0.iter().any(|e| e.0 != crate::workload::Kind::Write)) {
+            } else if let Some(mix) = job.write_mode.as_ref().filter(|m| modes_ok && m.0.iter().any(|e| e.0 != crate::workload::Kind::Write)) {
                 let key = format!("{path}.write_mode");
                 if self.media.kind != crate::media::MediaKind::Nand {
                     issues.push(&key, mix, "Write Zeroes, Write Uncorrectable, Verify and Compare are modelled on flash drives (media.kind = \"nand\")");
@@ -203,7 +205,8 @@ impl Config {
                     issues.push(&key, mix, "these commands go to the drive directly (direct I/O)");
                 }
             }
-            if job.rw.trims() && self.media.kind == crate::media::MediaKind::Nand && self.ftl.zone_size.is_some() {
+            let trims = job.rw.trims() && ok(&[&at("rw"), &at("zbd"), &at("bs"), &at("bssplit"), &at("bsrange"), &at("trim_ranges"), "media.kind", "ftl.zone_size"]);
+            if trims && self.media.kind == crate::media::MediaKind::Nand && self.ftl.zone_size.is_some() {
                 if !job.zbd {
                     issues.push(&format!("{path}.rw"), job.rw, "a zoned namespace frees space by zone resets, not by trims (Dataset Management deallocate); fio's zbd mode (workload.zbd) turns trims into zone resets");
                 } else if job.trim_ranges > 1 {
@@ -215,14 +218,16 @@ impl Config {
                     issues.push(&format!("{path}.bs"), sizes.join("/"), format!("a zbd trim resets a whole zone: its size must be the zone size, {zone} (fio: trim block size is not the zone size)"));
                 }
             }
-            if job.zbd && (self.media.kind != crate::media::MediaKind::Nand || self.ftl.zone_size.is_none()) {
+            let zbd = job.zbd && ok(&[&at("zbd"), &at("direct"), &at("bs"), &at("bssplit"), &at("bsrange"), &at("replay"), "media.kind", "ftl.zone_size", "ftl.mapping_unit"]);
+            if zbd && (self.media.kind != crate::media::MediaKind::Nand || self.ftl.zone_size.is_none()) {
                 issues.push(&format!("{path}.zbd"), true, "fio's zonemode=zbd needs a zoned drive: a NAND device with ftl.zone_size");
-            } else if job.zbd && (!job.direct || job.replay.trace.is_some()) {
+            } else if zbd && (!job.direct || job.replay.trace.is_some()) {
                 issues.push(&format!("{path}.zbd"), true, "zbd jobs write the zones directly: direct I/O, no replayed trace (fio: direct I/O is mandatory for writing to ZBD drives)");
-            } else if job.zbd && !job.min_bs().is_multiple_of(self.ftl.mapping_unit.0) {
+            } else if zbd && !job.min_bs().is_multiple_of(self.ftl.mapping_unit.0) {
                 issues.push(&format!("{path}.bs"), units::format_size(job.min_bs()), format!("zbd writes must be whole mapping units (ftl.mapping_unit = {})", self.ftl.mapping_unit));
             }
-            if job.atomic && job.rw.read_percent(job.rwmixread) < 100 {
+            let atomic_keys = [&at("atomic"), &at("rw"), &at("rwmixread"), &at("bs"), &at("bssplit"), &at("bsrange"), &at("direct"), &at("blockalign"), "nvme.atomic_write_unit"];
+            if job.atomic && job.rw.read_percent(job.rwmixread) < 100 && ok(&atomic_keys) {
                 // Linux's RWF_ATOMIC rules (block/fops.c, generic_atomic_write_valid): direct
                 // I/O, a power-of-two length within the device's atomic unit, aligned to it.
                 let unit = self.nvme.atomic_write_unit.0;
@@ -440,7 +445,11 @@ fn resolve(name_or_path: &str, depth: usize) -> Result<Table> {
             format!("no preset or file by that name (presets: {})", presets::names().join(", ")),
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: name_or_path.to_string(), message: e.to_string() })?;
+    let bytes = std::fs::read(path).map_err(|e| Error::Io { path: name_or_path.to_string(), message: e.to_string() })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let line = e.as_bytes()[..e.utf8_error().valid_up_to()].split(|&b| b == b'\n').count();
+        Error::Config(vec![ConfigIssue { path: format!("{name_or_path}:{line}"), value: String::new(), rule: "invalid UTF-8: a config is TOML, in UTF-8".into() }])
+    })?;
     resolve_text(&text, name_or_path, depth)
 }
 

@@ -1,5 +1,7 @@
 use crate::config::load::Issues;
 use crate::config::units::Frequency;
+use crate::sim::time::MAX_PARAM;
+use crate::sim::SimDuration;
 use crate::{config_enum, config_struct};
 
 config_enum! {
@@ -117,5 +119,18 @@ impl CtrlConfig {
         let hw = &self.hardware;
         issues.check(hw.clock.0 > 0, "ctrl.hardware.clock", hw.clock, "must be greater than zero");
         issues.check(hw.issue_interval >= 1, "ctrl.hardware.issue_interval", hw.issue_interval, "must be at least 1 cycle");
+        // Every count of cycles (`*_cycles`, `issue_interval`) must give a time that fits.
+        let blocks = [("firmware", fw.clock, toml::Table::try_from(fw)), ("hardware", hw.clock, toml::Table::try_from(hw))];
+        for (block, clock, table) in blocks {
+            for (key, n) in table.iter().flatten().filter(|(k, _)| k.ends_with("_cycles") || *k == "issue_interval").filter_map(|(k, v)| Some((k, u64::try_from(v.as_integer()?).ok()?))) {
+                let d = SimDuration::cycles(n, clock.0);
+                issues.check(
+                    d <= MAX_PARAM,
+                    &format!("ctrl.{block}.{key}"),
+                    n,
+                    format!("at ctrl.{block}.clock = {clock} this takes {:.0} s, which overflows simulated time (at most {MAX_PARAM})", n as f64 / clock.0 as f64),
+                );
+            }
+        }
     }
 }

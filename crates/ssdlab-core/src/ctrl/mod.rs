@@ -157,7 +157,8 @@ impl Ctrl {
     /// Time step `step` takes for a command with `items` items (PRP entries, media accesses).
     pub fn cost(&self, step: Step, items: u64) -> SimDuration {
         let (base, per) = self.cycles[step as usize];
-        SimDuration::cycles(base + per * items, self.clock)
+        // Saturating: an overflow shows as a time past `time::LIMIT`, which stops the run.
+        SimDuration::cycles(base.saturating_add(per.saturating_mul(items)), self.clock)
     }
 
     /// Runs consecutive steps of one command, arriving at `now`. In firmware mode they run
@@ -175,7 +176,7 @@ impl Ctrl {
                 let (step, items) = steps[0];
                 let latency = self.cost(step, items);
                 // A pipelined engine accepts one item every `issue_interval` cycles.
-                let occupancy = SimDuration::cycles(self.issue_interval * items.max(1), self.clock);
+                let occupancy = SimDuration::cycles(self.issue_interval.saturating_mul(items.max(1)), self.clock);
                 let g = self.engines[step as usize].reserve(now, occupancy);
                 Service { start: g.start, end: g.start + latency.max(occupancy) }
             }

@@ -1407,6 +1407,7 @@ impl Ftl {
                     self.write(Lpn(lpn), &mut |_| {})?;
                 }
                 left -= batch.len() as u64;
+                crate::cancel::checkpoint()?;
             }
             done += n;
             let after = self.counters();

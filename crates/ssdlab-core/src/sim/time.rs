@@ -4,6 +4,12 @@
 //! picoseconds: 2^64 ps is about 213 days of simulated time, far beyond any run, and integer
 //! arithmetic keeps every result exact and bit-for-bit reproducible. Units appear only at the
 //! edges (config parsing, reports).
+//!
+//! Time cannot overflow unnoticed. Each time a config value gives (a latency, or cycles at a
+//! clock) is at most [`MAX_PARAM`], checked when the config is validated, so that sums of
+//! many of them still fit. Arithmetic saturates instead of wrapping, and the event loop stops
+//! with [`crate::Error::TimeOverflow`] when an event falls at or past [`LIMIT`]: a saturated
+//! time is never reported as a result.
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Mul, Sub};
@@ -13,6 +19,13 @@ pub const PS_PER_NS: u64 = 1_000;
 pub const PS_PER_US: u64 = 1_000_000;
 pub const PS_PER_MS: u64 = 1_000_000_000;
 pub const PS_PER_S: u64 = 1_000_000_000_000;
+
+/// The longest span one config value may give: 10^6 s (11.6 days), 1/18 of what 64 bits hold.
+pub const MAX_PARAM: SimDuration = SimDuration(1_000_000 * PS_PER_S);
+
+/// The latest instant a run may reach: 2^63 ps (107 days). An event at or past it means that
+/// some arithmetic on time saturated.
+pub const LIMIT: SimTime = SimTime(1 << 63);
 
 /// An instant of simulated time, in picoseconds since the run started.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -171,6 +184,8 @@ mod tests {
     #[test]
     fn arithmetic_saturates_instead_of_wrapping() {
         assert_eq!(SimTime(u64::MAX) + SimDuration(5), SimTime(u64::MAX));
+        assert!(SimTime(u64::MAX) >= LIMIT);
+        assert_eq!(SimDuration::cycles(u64::MAX, 1), SimDuration(u64::MAX));
         assert_eq!(SimTime(5).since(SimTime(9)), SimDuration::ZERO);
     }
 }

@@ -28,7 +28,7 @@ use crate::host::{self, Host};
 use crate::media::{self, Medium};
 use crate::nvme::{self, CmdId, Nvme, QueueId};
 use crate::pcie::{self, Link, Sent, Tlp};
-use crate::sim::{EventQueue, SimDuration, SimTime};
+use crate::sim::{time, EventQueue, SimDuration, SimTime};
 use crate::stats::series::{Series, DEFAULT_TRACKED, IO_COLUMNS, MAX_INTERVALS};
 use crate::stats::steady;
 use crate::stats::summary::{derived, Inputs};
@@ -218,6 +218,15 @@ impl Simulation {
         let mut left = budget;
         while left > 0 && self.failure.is_none() && !self.halted {
             let Some((t, ev)) = self.queue.pop() else { break };
+            if t >= time::LIMIT {
+                return Err(Error::TimeOverflow {
+                    detail: format!(
+                        "an event falls past {:.0} days of simulated time, after {:.6} s: a time, cycle count or rate of the config is too large for this run",
+                        time::LIMIT.as_secs_f64() / 86_400.0,
+                        self.now.as_secs_f64()
+                    ),
+                });
+            }
             if t >= self.observe_at {
                 self.observe(t);
             }

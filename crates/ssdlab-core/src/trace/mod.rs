@@ -4,8 +4,9 @@
 //! Every format is read into one canonical [`Record`] (time in ns, op, byte offset and length,
 //! device id), streaming, with bounded memory; plain, gzip, bzip2, xz and zstd files alike, and
 //! the canonical Parquet that `ssdlab trace convert` writes ([`columnar`]). The format is
-//! detected from the first lines unless given. Malformed lines are errors naming `file:line`
-//! and the text; in lenient mode they are skipped and counted. Zero-length reads, writes and
+//! detected from the first lines that parse unless given. Malformed lines are errors naming
+//! `file:line` and the text; in lenient mode they are skipped and counted. So is a request
+//! whose last byte lies beyond 64-bit byte addresses. Zero-length reads, writes and
 //! trims are dropped and counted. Times keep the trace's own origin (absolute for MSR, Alibaba
 //! and Tencent); consumers rebase them and handle non-monotonic times (Tencent's are).
 //!
@@ -152,8 +153,10 @@ fn open_stream(path: &Path) -> Result<Box<dyn BufRead + Send + Sync>> {
 /// Lines used to detect a format.
 const DETECT_LINES: usize = 64;
 
-/// Picks the format under which the first lines parse with no error and give the most I/Os
-/// (Parquet by its magic).
+/// Picks the format under which the first lines parse with no error and give the most I/Os;
+/// if none parses them all, the one under which they give the most I/Os (more than malformed
+/// lines), then the fewest malformed lines (Parquet by its magic). So a malformed line does not
+/// hide the format: reading reports it under its own number, or skips it in lenient mode.
 pub fn detect(path: &Path) -> Result<Format> {
     if columnar::is_parquet(&head(path)?.0) {
         return Ok(Format::Parquet);
@@ -169,23 +172,23 @@ pub fn detect(path: &Path) -> Result<Format> {
         }
         lines.push(buf.clone());
     }
-    let mut best: Option<(Format, usize)> = None;
+    let mut best: Option<(Format, usize, usize)> = None;
     for (format, _) in Format::ALL {
         let mut p = Parser::new(format);
-        let mut ios = 0;
-        let ok = lines.iter().all(|l| match p.parse(l) {
-            Ok(Some(_)) => {
-                ios += 1;
-                true
+        let (mut ios, mut bad) = (0, 0);
+        for l in &lines {
+            match p.parse(l) {
+                Ok(Some(_)) => ios += 1,
+                Ok(None) => {}
+                Err(_) => bad += 1,
             }
-            Ok(None) => true,
-            Err(_) => false,
-        });
-        if ok && ios > 0 && best.is_none_or(|(_, b)| ios > b) {
-            best = Some((format, ios));
+        }
+        let rank = |ios: usize, bad: usize| (bad == 0, ios, std::cmp::Reverse(bad));
+        if ios > bad && best.is_none_or(|(_, i, b)| rank(ios, bad) > rank(i, b)) {
+            best = Some((format, ios, bad));
         }
     }
-    best.map(|(f, _)| f).ok_or_else(|| Error::Trace {
+    best.map(|(f, _, _)| f).ok_or_else(|| Error::Trace {
         location: format!("{}:1", path.display()),
         text: lines.first().map(|l| String::from_utf8_lossy(l).trim_end().to_string()).unwrap_or_default(),
         reason: "no known trace format parses the first lines; name one with --format".into(),
@@ -299,7 +302,11 @@ impl TraceReader {
                 return Ok(None);
             }
             self.counts.lines += 1;
-            match parser.parse(buf) {
+            let parsed = parser.parse(buf).and_then(|r| match r {
+                Some(r) if r.offset.checked_add(r.len.saturating_sub(1)).is_none() => Err(format!("offset {} + length {} is beyond 64-bit byte addresses", r.offset, r.len)),
+                r => Ok(r),
+            });
+            match parsed {
                 Ok(Some(r)) => {
                     if r.len == 0 && r.op != Op::Flush {
                         self.counts.zero_length += 1;

@@ -1,8 +1,12 @@
 //! One streaming pass over a trace: what `ssdlab trace stats` prints.
 //!
-//! Memory is bounded by the trace's footprint (a bitmap of touched 4 KiB pages per device, in
-//! 8 KiB chunks covering 256 MiB of address space each, allocated on first touch: at most
-//! 32 MiB per TiB of address space touched) and its number of devices, never by its length.
+//! Memory is bounded by the trace's footprint and its number of devices, never by its length
+//! or its request sizes: touched 4 KiB pages are a bitmap per device, in 8 KiB chunks covering
+//! 256 MiB of address space each, allocated on first touch for chunks a request covers in
+//! part (at most 32 MiB per TiB of address space touched), and runs of whole chunks kept as
+//! intervals (a 1 PiB request costs at most two bitmaps and one interval).
+
+use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 use rustc_hash::FxHashMap;
@@ -19,14 +23,17 @@ const CHUNK_PAGES: u64 = 1 << 16;
 type Chunk = Box<[u64; (CHUNK_PAGES / 64) as usize]>;
 
 /// Chunks below this index (16 TiB of address space) are found by direct indexing; above it,
-/// through a hash map.
+/// through an ordered map.
 const DIRECT_CHUNKS: u64 = 1 << 16;
 
-/// A set of page numbers: a bitmap in chunks allocated on first touch.
+/// A set of page numbers: a bitmap in chunks allocated on first touch for chunks covered in
+/// part, and runs of whole chunks as intervals. A chunk is in one of the two, never both.
 #[derive(Default)]
 pub struct PageSet {
     direct: Vec<Option<Chunk>>,
-    far: FxHashMap<u64, Chunk>,
+    far: BTreeMap<u64, Chunk>,
+    /// Runs of whole chunks: first chunk to one past the last; disjoint and not adjacent.
+    full: BTreeMap<u64, u64>,
     len: u64,
 }
 
@@ -44,11 +51,58 @@ impl PageSet {
         }
     }
 
+    fn is_full(&self, chunk: u64) -> bool {
+        self.full.range(..=chunk).next_back().is_some_and(|(_, &end)| chunk < end)
+    }
+
     /// Adds pages `first..=last`.
     pub fn insert_range(&mut self, first: u64, last: u64) {
+        // Whole chunks `lo..hi` become an interval; the parts of chunks at either end, bits.
+        let (lo, hi) = (first.div_ceil(CHUNK_PAGES), last / CHUNK_PAGES + u64::from(last % CHUNK_PAGES == CHUNK_PAGES - 1));
+        if lo >= hi {
+            self.insert_bits(first, last);
+            return;
+        }
+        self.insert_chunks(lo, hi);
+        if first < lo * CHUNK_PAGES {
+            self.insert_bits(first, lo * CHUNK_PAGES - 1);
+        }
+        if hi * CHUNK_PAGES <= last {
+            self.insert_bits(hi * CHUNK_PAGES, last);
+        }
+    }
+
+    /// Adds whole chunks `lo..hi`: merges the runs they meet and drops the bitmaps they cover.
+    fn insert_chunks(&mut self, lo: u64, hi: u64) {
+        let (mut start, mut end, mut had) = (lo, hi, 0u64);
+        let met: Vec<(u64, u64)> = self.full.range(..=hi).rev().take_while(|(_, &e)| e >= lo).map(|(&s, &e)| (s, e)).collect();
+        for (s, e) in met {
+            self.full.remove(&s);
+            had += (e.min(hi).saturating_sub(s.max(lo))) * CHUNK_PAGES;
+            (start, end) = (start.min(s), end.max(e));
+        }
+        let count = |c: &Chunk| c.iter().map(|w| u64::from(w.count_ones())).sum::<u64>();
+        for slot in self.direct.iter_mut().take(usize::try_from(hi).unwrap_or(usize::MAX)).skip(usize::try_from(lo).unwrap_or(usize::MAX)) {
+            had += slot.take().map_or(0, |c| count(&c));
+        }
+        let far: Vec<u64> = self.far.range(lo..hi).map(|(&id, _)| id).collect();
+        for id in far {
+            had += self.far.remove(&id).map_or(0, |c| count(&c));
+        }
+        self.len += (hi - lo) * CHUNK_PAGES - had;
+        self.full.insert(start, end);
+    }
+
+    /// Adds pages `first..=last` to the bitmaps of chunks not already whole.
+    fn insert_bits(&mut self, first: u64, last: u64) {
         let mut page = first;
         while page <= last {
             let end = last.min((page / CHUNK_PAGES + 1).saturating_mul(CHUNK_PAGES) - 1);
+            if self.is_full(page / CHUNK_PAGES) {
+                let Some(next) = end.checked_add(1) else { return };
+                page = next;
+                continue;
+            }
             let chunk = self.chunk(page / CHUNK_PAGES);
             let mut added = 0u64;
             while page <= end {
@@ -128,7 +182,7 @@ impl TraceStats {
     pub fn add(&mut self, r: &Record) {
         let k = r.op as usize;
         self.ops[k] += 1;
-        self.bytes[k] += r.len;
+        self.bytes[k] = self.bytes[k].saturating_add(r.len);
         if r.op == Op::Flush {
             return;
         }
@@ -149,7 +203,7 @@ impl TraceStats {
             self.sequential += 1;
         }
         d.ios += 1;
-        d.bytes += r.len;
+        d.bytes = d.bytes.saturating_add(r.len);
         if r.op == Op::Read {
             d.reads += 1;
         }
@@ -164,7 +218,7 @@ impl TraceStats {
         let q = |p: f64| if self.gaps.is_empty() { 0.0 } else { self.gaps.value_at_quantile(p) as f64 / 1e3 };
         let mut devs: Vec<(&u32, &Device)> = self.devices.iter().collect();
         devs.sort_by(|a, b| b.1.ios.cmp(&a.1.ios).then(a.0.cmp(b.0)));
-        let footprint: u64 = self.devices.values().map(|d| d.pages.len() * PAGE).sum();
+        let footprint = self.devices.values().fold(0u64, |a, d| a.saturating_add(d.pages.len().saturating_mul(PAGE)));
         let span_s = if self.first_ns.is_some() { (self.max_ns - self.min_ns) as f64 / 1e9 } else { 0.0 };
         let sizes = self.sizes.iter().enumerate().filter(|(_, n)| **n > 0).map(|(k, &n)| SizeBucket { le_bytes: 1u64 << k.min(63), count: n }).collect();
         StatsSummary {
@@ -181,7 +235,7 @@ impl TraceStats {
             bytes_read: self.bytes[0],
             bytes_written: self.bytes[1],
             bytes_trimmed: self.bytes[2],
-            mean_size: if data_ios > 0 { (self.bytes[0] + self.bytes[1] + self.bytes[2]) as f64 / data_ios as f64 } else { 0.0 },
+            mean_size: if data_ios > 0 { self.bytes[..3].iter().map(|&b| b as f64).sum::<f64>() / data_ios as f64 } else { 0.0 },
             size_histogram: sizes,
             footprint_bytes: footprint,
             sequential_ratio: if data_ios > 0 { self.sequential as f64 / data_ios as f64 } else { 0.0 },
@@ -193,7 +247,7 @@ impl TraceStats {
             per_device: devs
                 .iter()
                 .take(devices_shown)
-                .map(|(&id, d)| DeviceSummary { id, name: None, ios: d.ios, read_ratio: d.reads as f64 / d.ios.max(1) as f64, bytes: d.bytes, footprint_bytes: d.pages.len() * PAGE, max_offset: d.max_end })
+                .map(|(&id, d)| DeviceSummary { id, name: None, ios: d.ios, read_ratio: d.reads as f64 / d.ios.max(1) as f64, bytes: d.bytes, footprint_bytes: d.pages.len().saturating_mul(PAGE), max_offset: d.max_end })
                 .collect(),
         }
     }
@@ -315,4 +369,36 @@ pub fn stats_file(
         d.name = names.get(d.id as usize).cloned();
     }
     Ok((format, summary))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_set_counts_like_a_plain_set() {
+        // Ranges from one page to several chunks, over 8 chunks: against a flag per page.
+        let space = 8 * CHUNK_PAGES;
+        let mut plain = vec![false; space as usize];
+        let mut set = PageSet::default();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for i in 0..400 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let first = (x >> 20) % space;
+            let len = if i % 5 == 0 { (x >> 7) % (3 * CHUNK_PAGES) } else { (x >> 9) % 200 };
+            let last = (first + len).min(space - 1);
+            set.insert_range(first, last);
+            plain[first as usize..=last as usize].iter_mut().for_each(|p| *p = true);
+            assert_eq!(set.len(), plain.iter().filter(|&&p| p).count() as u64, "after {first}..={last}");
+        }
+    }
+
+    #[test]
+    fn huge_ranges_take_no_memory_per_chunk() {
+        let mut set = PageSet::default();
+        set.insert_range(1, u64::MAX / PAGE);
+        set.insert_range(0, 5);
+        assert_eq!(set.len(), u64::MAX / PAGE + 1);
+        assert!(set.far.len() + set.direct.iter().flatten().count() <= 2);
+    }
 }

@@ -268,3 +268,15 @@ fn too_little_spare_space_is_reported_with_every_other_problem() {
         assert!(spare(&f).is_empty() && f.iter().any(|i| i.path == bad.0), "{bad:?}: {f:?}");
     }
 }
+
+#[test]
+fn rules_between_keys_are_reported_with_type_errors() {
+    // A key of the wrong type (or unknown) does not hide a broken rule between two other keys.
+    let found = issues(&[("pcie.lanes", "\"wide\""), ("host.no_such_key", "1"), ("workload.iodepth", "2000")]);
+    let paths: Vec<&str> = found.iter().map(|i| i.path.as_str()).collect();
+    assert!(paths.contains(&"pcie.lanes") && paths.contains(&"host.no_such_key"), "{found:?}");
+    assert!(found.iter().any(|i| i.path == "workload.iodepth" && i.rule.contains("nvme.queue_depth - 1 = 1023")), "{found:?}");
+    // A rule whose other key failed is skipped rather than quote that key's stand-in default.
+    let found = issues(&[("nvme.queue_depth", "\"deep\""), ("workload.iodepth", "2000")]);
+    assert_eq!(found.iter().map(|i| i.path.as_str()).collect::<Vec<_>>(), ["nvme.queue_depth"], "{found:?}");
+}

@@ -3,6 +3,7 @@
 #![allow(clippy::missing_panics_doc, clippy::many_single_char_names)]
 
 mod analytic;
+mod cancel;
 mod ats;
 mod config_rules;
 mod control;
@@ -16,6 +17,7 @@ mod page_cache;
 mod replay;
 mod robustness;
 mod tenants;
+mod time_overflow;
 mod trims;
 mod trace;
 

@@ -1,6 +1,7 @@
 //! Trace readers against the real samples in ../shared/data/traces (read in place), the
 //! documented example lines of the formats without a sample, and mutated input.
 
+use std::fmt::Write;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
@@ -180,6 +181,48 @@ fn stats_match_a_count_by_hand() {
     assert_eq!(sum.size_histogram.iter().map(|b| (b.le_bytes, b.count)).collect::<Vec<_>>(), [(4096, 3), (8192, 1)]);
 }
 
+#[test]
+fn a_bad_line_among_the_first_is_reported_under_its_own_number_or_skipped() {
+    let dir = crate::scratch_dir("detect-bad");
+    let p = dir.join("msr.csv");
+    let mut body = String::new();
+    for i in 0..20u64 {
+        writeln!(body, "{},hm,0,Read,{},4096,100", 128_166_372_000_000_000 + i, i * 4096).unwrap();
+    }
+    body.insert_str(body.match_indices('\n').nth(6).unwrap().0 + 1, "128166372000000007,hm,0,Read,zebra,4096,100\n");
+    std::fs::write(&p, &body).unwrap();
+    assert_eq!(detect(&p).unwrap(), Format::Msr);
+    let strict = TraceReader::open(&p, &ReadOptions::default()).unwrap().collect::<Result<Vec<_>, _>>().unwrap_err().to_string();
+    assert!(strict.contains("msr.csv:8:") && strict.contains("zebra"), "{strict}");
+    let mut lenient = TraceReader::open(&p, &ReadOptions { strict: false, ..ReadOptions::default() }).unwrap();
+    assert_eq!(lenient.by_ref().count(), 20);
+    assert_eq!(lenient.counts.bad_lines, 1);
+    assert!(lenient.counts.first_bad.as_deref().unwrap().contains("msr.csv:8:"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn stats_of_a_petabyte_request_take_bounded_memory() {
+    let dir = crate::scratch_dir("stats-huge");
+    let p = dir.join("huge.csv");
+    // A request past 64-bit byte addresses is a malformed line.
+    std::fs::write(&p, "0,hm,0,Read,0,4096,100\n1,hm,0,Write,8192,18446744073709551615,100\n").unwrap();
+    let e = stats_file(&p, &ReadOptions::default(), 10, |_| true).unwrap_err().to_string();
+    assert!(e.contains("huge.csv:2:") && e.contains("beyond 64-bit"), "{e}");
+    let (_, s) = stats_file(&p, &ReadOptions { strict: false, ..ReadOptions::default() }, 10, |_| true).unwrap();
+    assert_eq!((s.ios, s.bad_lines, s.footprint_bytes), (1, 1, 4096));
+    // 1 PiB and the largest request that fits are counted (the set keeps whole chunks as
+    // intervals, so this takes kilobytes, not 32 GiB of bitmaps).
+    // The last request ends exactly at 2^64 bytes.
+    let (far, tail) = (1u64 << 60, u64::MAX - (1 << 60) + 1);
+    std::fs::write(&p, format!("0,hm,0,Read,0,4096,100\n1,hm,0,Write,8192,{},100\n2,hm,0,Write,{far},{tail},100\n", 1u64 << 50)).unwrap();
+    let (_, s) = stats_file(&p, &ReadOptions::default(), 10, |_| true).unwrap();
+    assert_eq!((s.ios, s.bytes_written), (3, (1 << 50) + tail));
+    // Page 0, 2^38 pages from page 2, and every page from 2^48 up.
+    assert_eq!(s.footprint_bytes, (1 + (1 << 38) + ((1 << 52) - (1 << 48))) * 4096);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Random bytes and mutated sample lines never panic any parser; every line is a record, a
 /// non-record, or counted as bad.
 #[test]
@@ -229,6 +272,7 @@ fn parsers_survive_random_and_mutated_lines() {
         for rec in r.by_ref().flatten() {
             s.add(&rec);
         }
-        assert_eq!(s.summary(&r.counts, 1).ios, 2, "offsets at the end of the address space");
+        // The first ends past 2^64 bytes (a bad line), the second at 2^64.
+        assert_eq!((s.summary(&r.counts, 1).ios, r.counts.bad_lines), (1, 1), "offsets at the end of the address space");
     }
 }
