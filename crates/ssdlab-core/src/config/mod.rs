@@ -432,6 +432,9 @@ impl Config {
     }
 }
 
+/// The largest config file read (the largest preset is a few KiB).
+const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
 /// Resolves a preset name or a file path to a table with every `extends` applied.
 fn resolve(name_or_path: &str, depth: usize) -> Result<Table> {
     if let Some(text) = presets::get(name_or_path) {
@@ -445,7 +448,16 @@ fn resolve(name_or_path: &str, depth: usize) -> Result<Table> {
             format!("no preset or file by that name (presets: {})", presets::names().join(", ")),
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| Error::Io { path: name_or_path.to_string(), message: e.to_string() })?;
+    let io = |message: String| Error::Io { path: name_or_path.to_string(), message };
+    // Only a regular file of sensible size: `extends = "/dev/zero"` would read forever.
+    let meta = std::fs::metadata(path).map_err(|e| io(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(io("not a regular file (a config is a TOML file)".into()));
+    }
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(io(format!("{} B is more than a config may be ({MAX_CONFIG_BYTES} B)", meta.len())));
+    }
+    let bytes = std::fs::read(path).map_err(|e| io(e.to_string()))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let line = e.as_bytes()[..e.utf8_error().valid_up_to()].split(|&b| b == b'\n').count();
         Error::Config(vec![ConfigIssue { path: format!("{name_or_path}:{line}"), value: String::new(), rule: "invalid UTF-8: a config is TOML, in UTF-8".into() }])

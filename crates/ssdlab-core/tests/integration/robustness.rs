@@ -94,3 +94,17 @@ fn memory_is_estimated_and_refused_before_it_is_allocated() {
     let heap = s.flash.as_ref().map_or(0, |f| f.mapping_heap_bytes);
     assert!(heap > 0 && heap <= est.total(), "mapping heap {heap} B within the estimate {:?}", est.parts);
 }
+
+#[test]
+fn extends_reads_only_regular_files_of_config_size() {
+    // A device file would be read without end (found with the fuzzer's notes, issue 16).
+    let dir = crate::scratch_dir("extends-device");
+    let p = dir.join("zero.toml");
+    std::fs::write(&p, "extends = \"/dev/zero\"\n").expect("write");
+    let err = ssdlab_core::config::build(Some(p.to_str().expect("utf-8 path")), None, &[]).err().expect("refused");
+    assert!(err.to_string().contains("/dev/zero") && err.to_string().contains("not a regular file"), "{err}");
+    let big = dir.join("big.toml");
+    std::fs::write(&big, vec![b'#'; (16 << 20) + 1]).expect("write");
+    let err = ssdlab_core::config::build(Some(big.to_str().expect("utf-8 path")), None, &[]).err().expect("refused");
+    assert!(err.to_string().contains("more than a config may be"), "{err}");
+}
