@@ -114,7 +114,7 @@ impl Config {
         let ok = |paths: &[&str]| !paths.iter().any(|p| flagged.iter().any(|f| within(f, p) || within(p, f)));
         // Too many jobs to list (a value rule refused them): 2^28 jobs took 178 GB here.
         let max = crate::workload::MAX_NUMJOBS;
-        if w.numjobs > max || self.tenants.iter().any(|t| t.numjobs > max) {
+        if w.numjobs > max || self.tenants.iter().any(|t| t.numjobs > max) || w.jobs.len() as u64 * u64::from(w.numjobs) > u64::from(crate::workload::MAX_JOBS) {
             return;
         }
         let jobs = self.jobs();

@@ -785,6 +785,8 @@ pub type SizeChoices = Vec<(u64, u32)>;
 /// The most jobs (host threads) a `numjobs` may ask for, as for a tenant: each has its own
 /// state and histograms, and every job is listed while the config is checked.
 pub const MAX_NUMJOBS: u32 = 1024;
+/// The most jobs a workload may have in all (its sections times `numjobs`).
+pub const MAX_JOBS: u32 = 4096;
 
 impl WorkloadConfig {
     /// Every job, as `(name, config path, workload)`: `numjobs` copies of each `[[workload.jobs]]`
@@ -911,6 +913,12 @@ impl WorkloadConfig {
         }
         if self.numjobs > MAX_NUMJOBS {
             return; // refused above; too many jobs to list
+        }
+        let total = self.jobs.len() as u64 * u64::from(self.numjobs);
+        if total > u64::from(MAX_JOBS) {
+            let shown = format!("{} sections x numjobs {}", self.jobs.len(), self.numjobs);
+            issues.push("workload.jobs", shown, format!("gives {total} jobs; at most {MAX_JOBS} (each a host thread)"));
+            return;
         }
         let before: Vec<(String, String)> = issues.0.iter().map(|i| (i.rule.clone(), i.value.clone())).collect();
         for (_, path, w) in self.job_configs().into_iter().filter(|(_, p, _)| p != "workload") {

@@ -108,3 +108,16 @@ fn extends_reads_only_regular_files_of_config_size() {
     let err = ssdlab_core::config::build(Some(big.to_str().expect("utf-8 path")), None, &[]).err().expect("refused");
     assert!(err.to_string().contains("more than a config may be"), "{err}");
 }
+
+#[test]
+fn a_workload_of_too_many_jobs_is_refused_without_listing_them() {
+    // 5000 sections x numjobs 1000: five million jobs, each listed while checking.
+    let mut t = toml::Table::new();
+    let jobs: Vec<toml::Value> = (0..5000).map(|_| toml::Value::Table(toml::Table::new())).collect();
+    let mut w = toml::Table::new();
+    w.insert("jobs".into(), toml::Value::Array(jobs));
+    w.insert("numjobs".into(), toml::Value::Integer(1000));
+    t.insert("workload".into(), toml::Value::Table(w));
+    let err = ssdlab_core::config::build(None, Some(t), &[]).err().expect("refused");
+    assert!(err.to_string().contains("gives 5000000 jobs; at most 4096"), "{err}");
+}
