@@ -39,7 +39,23 @@ impl MemoryEstimate {
     pub fn largest(&self) -> String {
         let mut p = self.parts.clone();
         p.sort_by_key(|x| std::cmp::Reverse(x.1));
-        p.iter().take(3).filter(|x| x.1 > 0).map(|(n, b)| format!("{n} {}", super::units::format_size(*b))).collect::<Vec<_>>().join(", ")
+        p.iter().take(3).filter(|x| x.1 > 0).map(|(n, b)| format!("{n} {}", approx(*b))).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// Bytes to three significant figures in IEC units: `45.2GiB`.
+pub fn approx(bytes: u64) -> String {
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes}B")
+    } else {
+        format!("{v:.3}").trim_end_matches('0').trim_end_matches('.').to_string() + UNITS[u]
     }
 }
 

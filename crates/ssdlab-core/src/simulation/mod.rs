@@ -90,7 +90,7 @@ impl Simulation {
         if issues.is_empty() {
             let need = config.memory_estimate(io_log);
             if need.total() > max_memory {
-                let size = crate::config::units::format_size;
+                let size = crate::config::memory::approx;
                 let total = if need.total() == u64::MAX { "unbounded".to_string() } else { size(need.total()) };
                 issues.push(
                     "memory",
