@@ -237,7 +237,7 @@ impl FtlConfig {
         }
         if let Some(z) = self.zone_size {
             // A zone is whole superblocks: its stream fills one block of every plane at a time.
-            let superblock = u64::from(g.all_planes()) * g.slots_per_block() as u64 * self.mapping_unit.0;
+            let superblock = u64::from(g.all_planes()) * u64::from(g.slots_per_block()) * self.mapping_unit.0;
             let exported = super::exported_units(&g, self.op_ratio) * self.mapping_unit.0;
             if z.0 == 0 || !z.0.is_multiple_of(superblock) {
                 issues.push("ftl.zone_size", z, format!("must be a positive multiple of a superblock (one block of each of the {} planes) = {}", g.all_planes(), Bytes(superblock)));

@@ -448,7 +448,6 @@ impl Host {
         let mut flow_ids: Vec<usize> = jobs.iter().filter_map(|j| j.flow.map(|f| f.0)).collect();
         flow_ids.sort_unstable();
         flow_ids.dedup();
-        let mut jobs = jobs;
         let totals: Vec<f64> = flow_ids.iter().map(|&id| jobs.iter().filter_map(|j| j.flow.filter(|f| f.0 == id).map(|f| f.1)).sum()).collect();
         for j in &mut jobs {
             if let Some((id, w)) = j.flow {
@@ -1505,18 +1504,15 @@ impl Host {
             if let Some(v) = self.zones.as_mut() {
                 // The zone's write lock passes to the next write held for it, if any.
                 let z = v.zone_of(offset);
-                match self.zone_waits.get_mut(&z).and_then(VecDeque::pop_front) {
-                    Some((j, io, arrival)) => {
-                        self.jobs[j].inflight -= 1;
-                        self.issue_io(ctx, j, io, arrival);
-                    }
-                    None => {
-                        v.unlock(z);
-                        // A reset of this zone waited for its last write.
-                        let idle = !v.write_locked(z);
-                        if let Some(j) = (0..self.jobs.len()).find(|&j| idle && self.jobs[j].hold == Hold::Reset(z) && self.jobs[j].inflight == 0) {
-                            self.send_reset(ctx, j, z);
-                        }
+                if let Some((j, io, arrival)) = self.zone_waits.get_mut(&z).and_then(VecDeque::pop_front) {
+                    self.jobs[j].inflight -= 1;
+                    self.issue_io(ctx, j, io, arrival);
+                } else {
+                    v.unlock(z);
+                    // A reset of this zone waited for its last write.
+                    let idle = !v.write_locked(z);
+                    if let Some(j) = (0..self.jobs.len()).find(|&j| idle && self.jobs[j].hold == Hold::Reset(z) && self.jobs[j].inflight == 0) {
+                        self.send_reset(ctx, j, z);
                     }
                 }
             }

@@ -265,7 +265,7 @@ impl<const RATE: bool> std::str::FromStr for PerDirection<RATE> {
             }
             if RATE {
                 let v = crate::config::units::parse_rate(t)?;
-                if !(v.is_finite() && v >= 0.0 && v < 1e18) {
+                if !(v.is_finite() && (0.0..1e18).contains(&v)) {
                     return Err(format!("{t:?} is not a rate between 0 and 1 EB/s"));
                 }
                 Ok(v.round() as u64)
@@ -336,7 +336,7 @@ impl std::str::FromStr for WriteMix {
         if parts.is_empty() || given > 100 || (blanks == 0 && given != 100) {
             return Err(format!("shares must add up to 100 (they add up to {given})"));
         }
-        let (each, mut extra) = if blanks > 0 { ((100 - given) / blanks, (100 - given) % blanks) } else { (0, 0) };
+        let (each, mut extra) = (100 - given).checked_div(blanks).map_or((0, 0), |each| (each, (100 - given) % blanks));
         let out = parts
             .into_iter()
             .map(|(k, p)| {

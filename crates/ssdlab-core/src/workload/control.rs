@@ -131,7 +131,7 @@ fn other(op: Op) -> Op {
 impl Control {
     /// The control of a job that starts at `start` with `iodepth` slots.
     pub fn new(l: &Limits, start: SimTime, iodepth: u32) -> Self {
-        let lat = (l.latency_target > SimDuration::ZERO).then(|| LatTarget {
+        let lat = (l.latency_target > SimDuration::ZERO).then_some(LatTarget {
             target: l.latency_target,
             window: l.latency_window,
             percentile: l.latency_percentile,
@@ -285,7 +285,7 @@ impl Control {
                 l.high += 1;
             }
         }
-        l.qd = if l.high == l.max_depth { l.qd.saturating_mul(2) } else { (l.qd + l.high) / 2 };
+        l.qd = if l.high == l.max_depth { l.qd.saturating_mul(2) } else { u32::midpoint(l.qd, l.high) };
         l.qd = l.qd.clamp(1, l.max_depth);
         if !l.run && l.qd == before {
             if l.end_run {
@@ -319,7 +319,7 @@ impl Control {
         if l.qd == l.low {
             l.low = l.low.saturating_sub(1).max(1);
         }
-        l.qd = ((l.qd + l.low) / 2).max(1);
+        l.qd = u32::midpoint(l.qd, l.low).max(1);
         l.stable = 0;
         l.draining = true;
     }
@@ -412,7 +412,7 @@ mod tests {
             let lat = SimDuration::from_ps(if qd <= 12 { 20_000_000 } else { (qd - 8) * 10_000_000 + 20_000_000 });
             let mut v = Verdict::Go;
             for _ in 0..10 {
-                now = now + SimDuration::from_ps(MS / 10 + 1);
+                now += SimDuration::from_ps(MS / 10 + 1);
                 v = c.completed(Op::Read, 4096, lat, now);
                 if v != Verdict::Go {
                     break;

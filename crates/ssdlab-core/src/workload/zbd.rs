@@ -92,7 +92,7 @@ impl ZoneView {
             // fio: start from write_zones[(off - file_offset) * n / io_size] and take the
             // first zone of the job's range with room for a block.
             let n = self.open.len();
-            let first = ((offset.saturating_sub(job.start)) as u128 * n as u128 / u128::from(job.len.max(1))) as usize % n;
+            let first = (u128::from(offset.saturating_sub(job.start)) * n as u128 / u128::from(job.len.max(1))) as usize % n;
             let in_range = |zz: usize| (zz as u64 * self.zone) >= job.start && ((zz as u64 + 1) * self.zone) <= job.start + job.len;
             let pick = (0..n).map(|i| self.open[(first + i) % n]).find(|&zz| in_range(zz) && self.zone - self.wp[zz] >= job.min_bs);
             z = pick.unwrap_or(self.open[first]);

@@ -573,6 +573,6 @@ fn protection_information_crosses_the_link_but_not_the_flash() {
     assert!((64.0..64.0 + 2.0 * 30.0).contains(&extra), "64 B more a write, with at most a TLP or two of overhead: {extra}");
     // Sizes that are not whole 4160 B blocks are refused.
     let bad: Vec<(String, String)> = [("workload.bs", "\"4096\""), ("nvme.lba_size", "\"4KiB\""), ("nvme.metadata_size", "\"64B\""), ("nvme.extended_lba", "true")].iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect();
-    let err = ssdlab_core::config::build(Some("tlc"), None, &bad).err().expect("refused");
+    let err = ssdlab_core::config::build(Some("tlc"), None, &bad).expect_err("refused");
     assert!(err.to_string().contains("positive multiples of 4160B"), "{err}");
 }

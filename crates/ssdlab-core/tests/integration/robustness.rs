@@ -101,11 +101,11 @@ fn extends_reads_only_regular_files_of_config_size() {
     let dir = crate::scratch_dir("extends-device");
     let p = dir.join("zero.toml");
     std::fs::write(&p, "extends = \"/dev/zero\"\n").expect("write");
-    let err = ssdlab_core::config::build(Some(p.to_str().expect("utf-8 path")), None, &[]).err().expect("refused");
+    let err = ssdlab_core::config::build(Some(p.to_str().expect("utf-8 path")), None, &[]).expect_err("refused");
     assert!(err.to_string().contains("/dev/zero") && err.to_string().contains("not a regular file"), "{err}");
     let big = dir.join("big.toml");
     std::fs::write(&big, vec![b'#'; (16 << 20) + 1]).expect("write");
-    let err = ssdlab_core::config::build(Some(big.to_str().expect("utf-8 path")), None, &[]).err().expect("refused");
+    let err = ssdlab_core::config::build(Some(big.to_str().expect("utf-8 path")), None, &[]).expect_err("refused");
     assert!(err.to_string().contains("more than a config may be"), "{err}");
 }
 
@@ -118,6 +118,6 @@ fn a_workload_of_too_many_jobs_is_refused_without_listing_them() {
     w.insert("jobs".into(), toml::Value::Array(jobs));
     w.insert("numjobs".into(), toml::Value::Integer(1000));
     t.insert("workload".into(), toml::Value::Table(w));
-    let err = ssdlab_core::config::build(None, Some(t), &[]).err().expect("refused");
+    let err = ssdlab_core::config::build(None, Some(t), &[]).expect_err("refused");
     assert!(err.to_string().contains("gives 5000000 jobs; at most 4096"), "{err}");
 }
