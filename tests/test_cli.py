@@ -358,3 +358,9 @@ def test_ctrl_c_stops_atc_and_ageing_quickly_and_writes_nothing(tmp_path):
         assert rc == 130 and "interrupted" in err and "Traceback" not in err, (args, rc, err)
         assert took < 5, (args, took)
         assert list(tmp_path.iterdir()) == [], (args, list(tmp_path.iterdir()))
+
+
+def test_integrity_mode_reports_its_checks(cli):
+    p = cli("run", "tlc", "--set", "ftl.integrity=true", "--set", "media.nand.blocks_per_plane=64", "-w", "rw=randrw", "-w", "number_ios=3000")
+    assert p.returncode == 0, p.stderr
+    assert "integrity: ok:" in p.stdout and "lost 0, stale 0, duplicated 0" in p.stdout and "invariants hold" in p.stdout, p.stdout

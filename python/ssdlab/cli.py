@@ -283,6 +283,14 @@ def _print_summary(result: api.Result, overrides: Sequence[tuple[str, str]] = ()
         if p["state"] == "aged":
             pre += f" ({p['drive_writes']:.2f} drive writes of random overwrites, WAF {p['waf']:.2f}, valid fraction {p['valid_fraction']:.3f})"
         out.print(pre + f" in {p['wall_s']:.2f} s")
+        i = flash.get("integrity")
+        if i:
+            found = i["lost"] + i["stale"] + i["duplicated"]
+            verdict = "ok" if not found and not i["violation"] else "FAULTS FOUND"
+            out.print(
+                f"integrity: {verdict}: {i['checked']:,} units read and checked, lost {i['lost']:,}, stale {i['stale']:,}, duplicated {i['duplicated']:,};"
+                f" {i['mapped']:,} units mapped at the end, invariants {escape(i['violation']) if i['violation'] else 'hold'}"
+            )
     st = s.get("steady_state")
     if st:
         rounds = st["rounds"]

@@ -64,9 +64,9 @@ impl Config {
     /// run keeps a row per I/O.
     pub fn memory_estimate(&self, io_log: bool) -> MemoryEstimate {
         let mut parts = Vec::new();
-        let w = &self.workload;
+        let jobs = self.jobs();
         // I/Os the run issues, when bounded up front (number_ios per job, else unknown).
-        let ios: Option<u64> = w.job_configs().iter().map(|(_, _, j)| j.number_ios.map(|n| n.saturating_mul(u64::from(j.loops.max(1))).saturating_mul(u64::from(j.numjobs)))).sum();
+        let ios: Option<u64> = jobs.iter().try_fold(0u64, |sum, (_, _, j, _)| j.number_ios.map(|n| sum.saturating_add(n.saturating_mul(u64::from(j.loops.max(1))))));
         if self.media.kind == MediaKind::Nand {
             let n = &self.media.nand;
             let unit = self.ftl.mapping_unit.0.max(1);
@@ -74,8 +74,14 @@ impl Config {
             let slots_per_block = u64::from(n.pages_per_block).saturating_mul(n.page_size.0 / unit);
             let slots = blocks.saturating_mul(slots_per_block);
             parts.push(("per-block state", blocks.saturating_mul(PER_BLOCK).saturating_add(slots / 4)));
-            // What the run writes, in units (the largest I/O of every job, for all its I/Os).
-            let written = ios.map_or(u64::MAX, |n| n.saturating_mul(w.max_bs().div_ceil(unit).max(1)));
+            // What the run writes or trims, in units: the largest I/O of each such job for all its
+            // I/Os, or its size (without a runtime); unbounded otherwise.
+            let written = jobs.iter().filter(|(_, _, j, _)| j.rw.read_percent(j.rwmixread) < 100 || j.replay.trace.is_some()).fold(0u64, |sum, (_, _, j, _)| {
+                let loops = u64::from(j.loops.max(1));
+                let by_ios = j.number_ios.map(|n| n.saturating_mul(loops).saturating_mul(j.max_bs().div_ceil(unit).max(1)));
+                let by_size = j.size.filter(|_| j.runtime.is_none() && j.replay.trace.is_none()).map(|s| s.0.div_ceil(unit).saturating_mul(loops));
+                sum.saturating_add(by_ios.or(by_size).unwrap_or(u64::MAX))
+            });
             let aged = self.ftl.precondition == crate::ftl::Precondition::Aged;
             let replica = match self.ftl.aging {
                 crate::ftl::Aging::Simulate => false,

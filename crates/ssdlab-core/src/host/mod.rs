@@ -1436,7 +1436,8 @@ impl Host {
         let c = &ctx.cmds[id];
         debug_assert_eq!(c.breakdown.total(), now.since(c.issued).as_ps());
         let job = c.job.index();
-        let buffered_app = self.jobs[job].buffered && !c.cache && self.cache.is_some();
+        // A buffered job's trim went to the drive as it is: it completes as direct I/O does.
+        let buffered_app = self.jobs[job].buffered && !c.cache && self.cache.is_some() && c.op != Op::Trim;
         if buffered_app {
             self.reap_level[job][1] += 1;
         }
@@ -1513,6 +1514,9 @@ impl Host {
                     let idle = !v.write_locked(z);
                     if let Some(j) = (0..self.jobs.len()).find(|&j| idle && self.jobs[j].hold == Hold::Reset(z) && self.jobs[j].inflight == 0) {
                         self.send_reset(ctx, j, z);
+                    } else if idle {
+                        // A zbd trim (a reset) may have waited for this write.
+                        self.wake_zone_waiters(ctx);
                     }
                 }
             }

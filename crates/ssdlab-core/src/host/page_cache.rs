@@ -445,8 +445,15 @@ impl PageCache {
     /// first (`blkdev_issue_discard` after `truncate_inode_pages_range`), so its clean and
     /// dirty pages are dropped, the dirty ones unwritten.
     pub fn discard(&mut self, first: u64, n: u64) {
-        for p in first..first + n {
+        let range = first..first.saturating_add(n);
+        // Walk the cached pages or the range, whichever is shorter (a discard of a whole disk
+        // against a cache of a few pages).
+        let clean: Vec<u64> = if n > self.clean.len() as u64 { self.clean.iter().map(|(p, ())| *p).filter(|p| range.contains(p)).collect() } else { range.clone().collect() };
+        for p in clean {
             self.clean.pop(&p);
+        }
+        let dirty: Vec<u64> = self.dirty.range(range).copied().collect();
+        for p in dirty {
             self.dirty.remove(&p);
         }
         if self.dirty.is_empty() {

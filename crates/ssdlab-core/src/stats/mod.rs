@@ -288,9 +288,9 @@ impl OpStats {
         [OpStats::new(digits), OpStats::new(digits), OpStats::new(digits)]
     }
 
-    /// I/Os and bytes over the directions.
+    /// I/Os over the directions, and the bytes they moved (a trim's range moves none).
     fn totals(ops: &[OpStats; 3]) -> (u64, u64) {
-        (ops.iter().map(|o| o.ios).sum(), ops.iter().map(|o| o.bytes).sum())
+        (ops.iter().map(|o| o.ios).sum(), ops[0].bytes + ops[1].bytes)
     }
 
     fn add(&mut self, o: &OpStats) {

@@ -157,7 +157,8 @@ impl Series {
         for a in [&mut self.acc[rec.tenant.index()], &mut self.all] {
             a.ios += 1;
             a.reads += u64::from(rec.op == Op::Read);
-            a.bytes += rec.len;
+            // Bytes moved: a trim's range moves none (as in the run's bandwidth).
+            a.bytes += if rec.op == Op::Trim { 0 } else { rec.len };
             a.lat_sum += u128::from(lat_ps);
             if a.hist.record(ns).is_err() {
                 a.hist.saturating_record(ns);

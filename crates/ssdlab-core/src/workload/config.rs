@@ -954,6 +954,8 @@ impl WorkloadConfig {
         issues.check((1..=256).contains(&self.trim_ranges), &key("trim_ranges"), self.trim_ranges, "must be between 1 and 256 (ranges a Dataset Management command lists)");
         if self.trim_ranges > 1 && matches!(self.rw, Rw::TrimWrite | Rw::RandTrimWrite) {
             issues.push(&key("trim_ranges"), self.trim_ranges, "trims followed by writes take one range each (fio: trimwrite cannot be used with multiple ranges)");
+        } else if self.trim_ranges > 1 && (!self.rw.trims() || self.replay.trace.is_some()) {
+            issues.push(&key("trim_ranges"), self.trim_ranges, "applies to jobs that trim (rw = trim or randtrim), not to reads, writes or a replayed trace");
         }
         issues.check(self.iodepth >= 1, &key("iodepth"), self.iodepth, "must be at least 1");
         issues.check((1..=MAX_NUMJOBS).contains(&self.numjobs), &key("numjobs"), self.numjobs, format!("must be between 1 and {MAX_NUMJOBS}"));

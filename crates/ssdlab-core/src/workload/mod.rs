@@ -463,9 +463,11 @@ impl JobGen {
         }
         let offset = self.offset_for(op, len);
         self.generated += 1;
-        self.bytes += len;
         if op == Op::Trim && self.trim_mode == Trims::ThenWrite {
+            // fio's io_bytes_exceeded counts a trimwrite job's writes only.
             self.trimmed = Some(offset);
+        } else {
+            self.bytes += len;
         }
         Io { op, offset, len }
     }
