@@ -276,9 +276,9 @@ impl DiskStats {
     pub fn end(&mut self, now: SimTime, op: Op, took: SimDuration) {
         self.advance(now);
         self.outstanding = self.outstanding.saturating_sub(1);
-        if let Some(i) = [Op::Read, Op::Write].iter().position(|&o| o == op) {
-            self.ios[i] += 1;
-            self.ticks[i] += took;
+        if op != Op::Trim {
+            self.ios[op as usize] += 1;
+            self.ticks[op as usize] += took;
         }
     }
 }
@@ -994,8 +994,8 @@ impl Host {
         if io.op == Op::Trim {
             // A discard drops its ranges from the page cache, then goes to the device as it is.
             if let Some(cache) = self.cache.as_mut() {
-                let ranges = c.ranges.as_ref().map_or_else(|| vec![(io.offset, io.len)], |r| r.to_vec());
-                for (o, l) in ranges {
+                // (A namespace with metadata takes no buffered jobs: these are host bytes.)
+                for (o, l) in c.extents() {
                     cache.discard(o / PAGE, (o + l).div_ceil(PAGE) - o / PAGE);
                 }
             }
