@@ -13,9 +13,5 @@ fn main() {
     let mut ftl = Ftl::new(&nand, &FtlConfig { op_ratio: op, aging, ..FtlConfig::default() }, 1).unwrap();
     let t = std::time::Instant::now();
     let (dw, waf) = ftl.precondition_aged(0.0, 1).unwrap();
-    println!(
-        "{gib} GiB raw, op {op}, aging {aging}: {dw:.2} drive writes to WAF {waf:.2}, valid fraction {:.3}, in {:.2} s",
-        ftl.full_valid_fraction(),
-        t.elapsed().as_secs_f64()
-    );
+    println!("{gib} GiB raw, op {op}, aging {aging}: {dw:.2} drive writes to WAF {waf:.2}, valid fraction {:.3}, in {:.2} s", ftl.full_valid_fraction(), t.elapsed().as_secs_f64());
 }

@@ -111,14 +111,7 @@ pub fn run_scenario(s: &Scenario, scale: f64) -> Result<BenchResult> {
     let t0 = Instant::now();
     let summary = sim.run()?;
     let wall = t0.elapsed().as_secs_f64();
-    Ok(BenchResult {
-        name: s.name.to_string(),
-        ios: summary.ios,
-        events: summary.events,
-        wall_s: wall,
-        sim_ios_per_sec: if wall > 0.0 { summary.ios as f64 / wall } else { 0.0 },
-        precondition_s,
-    })
+    Ok(BenchResult { name: s.name.to_string(), ios: summary.ios, events: summary.events, wall_s: wall, sim_ios_per_sec: if wall > 0.0 { summary.ios as f64 / wall } else { 0.0 }, precondition_s })
 }
 
 /// Scenarios over streams rather than simulated I/Os: the ATC models, measured in addresses per

@@ -53,11 +53,11 @@ pub mod ids;
 pub mod media;
 pub mod nvme;
 pub mod pcie;
-pub mod trace;
 pub mod sim;
 pub mod simulation;
 pub mod stats;
 pub mod tenant;
+pub mod trace;
 pub mod workload;
 
 pub use config::Config;

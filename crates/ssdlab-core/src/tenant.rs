@@ -272,7 +272,8 @@ impl Config {
                 let (offset, size) = (t.workload.offset.map_or(0, |o| o.0), t.workload.size.map(|s| s.0));
                 let end = offset.saturating_add(size.unwrap_or(0));
                 if offset >= room || end > room {
-                    let (key, value) = if size.is_some() && offset < room { ("size", crate::config::units::format_size(size.unwrap_or(0))) } else { ("offset", crate::config::units::format_size(offset)) };
+                    let (key, value) =
+                        if size.is_some() && offset < room { ("size", crate::config::units::format_size(size.unwrap_or(0))) } else { ("offset", crate::config::units::format_size(offset)) };
                     issues.push(&format!("tenants[{i}].workload.{key}"), value, format!("offset + size must stay inside the tenant's namespace of {}", crate::config::units::format_size(room)));
                 }
             }

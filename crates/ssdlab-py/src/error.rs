@@ -20,10 +20,7 @@ impl From<PyCoreError> for PyErr {
         let message = e.0.to_string();
         match e.0 {
             Error::Config(issues) => {
-                let list: Vec<std::collections::BTreeMap<&'static str, String>> = issues
-                    .into_iter()
-                    .map(|i| [("path", i.path), ("value", i.value), ("rule", i.rule)].into_iter().collect())
-                    .collect();
+                let list: Vec<std::collections::BTreeMap<&'static str, String>> = issues.into_iter().map(|i| [("path", i.path), ("value", i.value), ("rule", i.rule)].into_iter().collect()).collect();
                 ConfigError::new_err((message, list))
             }
             Error::Workload { path, value, reason } => {

@@ -68,7 +68,8 @@ fn to_toml(path: &str, v: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
     if let Ok(d) = v.cast::<PyDict>() {
         let mut t = toml::Table::new();
         for (k, val) in d.iter() {
-            let key: String = k.str()?.extract().map_err(|_| PyCoreError(ssdlab_core::Error::config(path, k.repr().map_or_else(|_| "?".into(), |r| r.to_string()), "has a key that cannot be expressed in TOML")))?;
+            let key: String =
+                k.str()?.extract().map_err(|_| PyCoreError(ssdlab_core::Error::config(path, k.repr().map_or_else(|_| "?".into(), |r| r.to_string()), "has a key that cannot be expressed in TOML")))?;
             let p = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
             t.insert(key, to_toml(&p, &val)?);
         }
@@ -189,11 +190,7 @@ impl Simulation {
 
     /// Every metric this run reports, as `(name, unit, kind, description)`.
     fn metrics(&self) -> Vec<(String, &'static str, &'static str, &'static str)> {
-        self.inner
-            .metric_list()
-            .into_iter()
-            .map(|m| (m.name, m.unit, if m.kind == ssdlab_core::stats::Kind::Counter { "counter" } else { "gauge" }, m.description))
-            .collect()
+        self.inner.metric_list().into_iter().map(|m| (m.name, m.unit, if m.kind == ssdlab_core::stats::Kind::Counter { "counter" } else { "gauge" }, m.description)).collect()
     }
 
     /// Fraction of the work done.
@@ -397,10 +394,7 @@ fn atc_study(
     sim: Option<PyRef<'_, Simulation>>,
 ) -> PyResult<(String, u64)> {
     use ssdlab_core::ats::{self, trace as tr, Access, Assoc, Policy, Study};
-    let policies = policies
-        .iter()
-        .map(|p| p.parse::<Policy>().map_err(|e| PyCoreError(ssdlab_core::Error::config("policy", p.clone(), e)).into()))
-        .collect::<PyResult<Vec<_>>>()?;
+    let policies = policies.iter().map(|p| p.parse::<Policy>().map_err(|e| PyCoreError(ssdlab_core::Error::config("policy", p.clone(), e)).into())).collect::<PyResult<Vec<_>>>()?;
     let assocs = assocs.into_iter().map(|w| if w == 0 { Assoc::Full } else { Assoc::Ways(w) }).collect();
     let study = Study { stus, policies, assocs, lines, pin_ranges: pins, pin_tagged, pin_dedicated, seed };
     let synth = synth.map(synth_of).transpose()?;

@@ -118,10 +118,13 @@ impl FaLruCurve {
 
     /// Hits for every size `1..=limit` (index `c - 1`).
     pub fn all_hits(&self) -> Vec<u64> {
-        self.hist.iter().scan(0u64, |a, &h| {
-            *a += h;
-            Some(*a)
-        }).collect()
+        self.hist
+            .iter()
+            .scan(0u64, |a, &h| {
+                *a += h;
+                Some(*a)
+            })
+            .collect()
     }
 }
 
@@ -142,15 +145,7 @@ pub struct SetLruCurve {
 impl SetLruCurve {
     /// `sets` must be a power of two; keys map to set `key mod sets`.
     pub fn new(sets: usize, max_ways: usize, pinned: Vec<u16>) -> Self {
-        SetLruCurve {
-            sets,
-            max_ways,
-            stacks: vec![u32::MAX; sets * max_ways],
-            fill: vec![0; sets],
-            pinned,
-            hist: vec![0; max_ways + 1],
-            accesses: 0,
-        }
+        SetLruCurve { sets, max_ways, stacks: vec![u32::MAX; sets * max_ways], fill: vec![0; sets], pinned, hist: vec![0; max_ways + 1], accesses: 0 }
     }
 
     #[inline]

@@ -388,22 +388,14 @@ where
         }
     }
     if pinning && !points.iter().any(|p| p.pinned) {
-        return Err(Error::config(
-            "pin",
-            pin_total.to_string(),
-            format!("{pin_total} pinned translations at STU {stu} exceed every cache size asked for"),
-        ));
+        return Err(Error::config("pin", pin_total.to_string(), format!("{pin_total} pinned translations at STU {stu} exceed every cache size asked for")));
     }
     Ok(points)
 }
 
 /// Pinned lines per set for a cache, or `None` if the pins do not fit in it.
 fn pin_layout(assoc: Assoc, pinned_keys: &[(u32, u64)], sets: u32, ways: u32, on: bool) -> Option<Vec<u16>> {
-    let per_set = if assoc == Assoc::Full {
-        vec![if on { u16::try_from(pinned_keys.len()).unwrap_or(u16::MAX) } else { 0 }]
-    } else {
-        pins_per_set(pinned_keys, sets, on)
-    };
+    let per_set = if assoc == Assoc::Full { vec![if on { u16::try_from(pinned_keys.len()).unwrap_or(u16::MAX) } else { 0 }] } else { pins_per_set(pinned_keys, sets, on) };
     per_set.iter().all(|&p| u32::from(p) <= ways).then_some(per_set)
 }
 

@@ -167,7 +167,9 @@ impl Layout {
     pub fn map_iova(&mut self, q: usize, bytes: u64) -> u64 {
         // Sizes round up to a power of two pages, as the IOVA caches keep them.
         let size = bytes.max(PAGE).next_power_of_two();
-        let iova = if let Some(pos) = self.iova_free[q].iter().rposition(|&(_, s)| s == size) { self.iova_free[q].remove(pos).0 } else {
+        let iova = if let Some(pos) = self.iova_free[q].iter().rposition(|&(_, s)| s == size) {
+            self.iova_free[q].remove(pos).0
+        } else {
             self.iova_next -= size;
             self.iova_next
         };

@@ -187,7 +187,9 @@ impl<R: BufRead> Iterator for TextReader<R> {
             if text.is_empty() {
                 continue;
             }
-            let cols = if let Some(c) = self.cols { c } else {
+            let cols = if let Some(c) = self.cols {
+                c
+            } else {
                 let names: Vec<String> = text.split(|c: char| c == ',' || c.is_whitespace()).filter(|f| !f.is_empty()).map(str::to_ascii_lowercase).collect();
                 if names.is_empty() {
                     // Only separators (","): no address, reported below; not a header.

@@ -92,11 +92,7 @@ impl Config {
             // own) and the reverse map's entries for the blocks written: the whole map once every
             // unit has been written during the run or by simulated ageing.
             let entries = slots.saturating_mul(PER_ENTRY);
-            let maps = if aged && !replica {
-                entries.saturating_mul(2)
-            } else {
-                written.saturating_mul(1024 * PER_ENTRY).min(entries).saturating_add(written.saturating_mul(PER_ENTRY).min(entries))
-            };
+            let maps = if aged && !replica { entries.saturating_mul(2) } else { written.saturating_mul(1024 * PER_ENTRY).min(entries).saturating_add(written.saturating_mul(PER_ENTRY).min(entries)) };
             parts.push(("maps", maps));
             if aged && replica {
                 let rep = u64::from(self.ftl.aging_replica_blocks).saturating_mul(slots_per_block);

@@ -19,8 +19,8 @@ use toml::{Table, Value};
 
 use crate::config_struct;
 use crate::ctrl::CtrlConfig;
-use crate::ftl::FtlConfig;
 use crate::error::{ConfigIssue, Error, Result};
+use crate::ftl::FtlConfig;
 use crate::host::HostConfig;
 use crate::media::MediaConfig;
 use crate::nvme::NvmeConfig;
@@ -123,7 +123,11 @@ impl Config {
             let map = crate::host::queue_map(jobs.len(), self.nvme.io_queues as usize);
             let why = format!("gives {} jobs on nvme.io_queues = {} queue pairs, so jobs share queues", jobs.len(), self.nvme.io_queues);
             if self.ats.enabled {
-                issues.push("workload.numjobs", w.numjobs, format!("{why}; with ats.enabled each job needs a queue pair of its own (its rings' DMA addresses are per job): give nvme.io_queues >= {}", jobs.len()));
+                issues.push(
+                    "workload.numjobs",
+                    w.numjobs,
+                    format!("{why}; with ats.enabled each job needs a queue pair of its own (its rings' DMA addresses are per job): give nvme.io_queues >= {}", jobs.len()),
+                );
             }
             for q in 0..crate::host::queues(jobs.len(), self.nvme.io_queues as usize) {
                 let on: Vec<usize> = (0..jobs.len()).filter(|&j| map[j] == q).collect();
@@ -133,7 +137,11 @@ impl Config {
                 }
                 let depth: u64 = on.iter().map(|&j| u64::from(jobs[j].2.iodepth)).sum();
                 if depth >= u64::from(self.nvme.queue_depth) {
-                    issues.push("workload.numjobs", w.numjobs, format!("{why}, and the {} jobs on queue {q} have iodepth {depth} in all; must be <= nvme.queue_depth - 1 = {}", on.len(), self.nvme.queue_depth.saturating_sub(1)));
+                    issues.push(
+                        "workload.numjobs",
+                        w.numjobs,
+                        format!("{why}, and the {} jobs on queue {q} have iodepth {depth} in all; must be <= nvme.queue_depth - 1 = {}", on.len(), self.nvme.queue_depth.saturating_sub(1)),
+                    );
                     break;
                 }
             }
@@ -187,7 +195,11 @@ impl Config {
             let at = |key: &str| format!("{path}.{key}");
             let pids_ok = ok(&[&at("placement_ids"), "ftl.placement", "ftl.fdp_handles"]);
             if let Some(&pid) = job.placement_ids.iter().find(|&&p| pids_ok && (self.ftl.placement != crate::ftl::Placement::Fdp || p >= self.ftl.fdp_handles)) {
-                issues.push(&format!("{path}.placement_ids"), pid, format!("must name one of the drive's ftl.fdp_handles = {} reclaim unit handles (with ftl.placement = \"fdp\")", self.ftl.fdp_handles));
+                issues.push(
+                    &format!("{path}.placement_ids"),
+                    pid,
+                    format!("must name one of the drive's ftl.fdp_handles = {} reclaim unit handles (with ftl.placement = \"fdp\")", self.ftl.fdp_handles),
+                );
             }
             let appends = job.write_mode.as_ref().is_some_and(|m| m.0.iter().any(|e| e.0 == crate::workload::Kind::ZoneAppend));
             let modes_ok = ok(&[&at("write_mode"), &at("zbd"), &at("direct"), "media.kind", "ftl.zone_size"]);
@@ -208,7 +220,11 @@ impl Config {
             let trims = job.rw.trims() && ok(&[&at("rw"), &at("zbd"), &at("bs"), &at("bssplit"), &at("bsrange"), &at("trim_ranges"), "media.kind", "ftl.zone_size"]);
             if trims && self.media.kind == crate::media::MediaKind::Nand && self.ftl.zone_size.is_some() {
                 if !job.zbd {
-                    issues.push(&format!("{path}.rw"), job.rw, "a zoned namespace frees space by zone resets, not by trims (Dataset Management deallocate); fio's zbd mode (workload.zbd) turns trims into zone resets");
+                    issues.push(
+                        &format!("{path}.rw"),
+                        job.rw,
+                        "a zoned namespace frees space by zone resets, not by trims (Dataset Management deallocate); fio's zbd mode (workload.zbd) turns trims into zone resets",
+                    );
                 } else if job.trim_ranges > 1 {
                     issues.push(&format!("{path}.trim_ranges"), job.trim_ranges, "a zbd trim resets one zone");
                 } else if matches!(job.rw, crate::workload::Rw::TrimWrite | crate::workload::Rw::RandTrimWrite) {
@@ -442,11 +458,7 @@ fn resolve(name_or_path: &str, depth: usize) -> Result<Table> {
     }
     let path = Path::new(name_or_path);
     if path.extension().is_none() && !path.exists() {
-        return Err(Error::config(
-            "extends",
-            format!("{name_or_path:?}"),
-            format!("no preset or file by that name (presets: {})", presets::names().join(", ")),
-        ));
+        return Err(Error::config("extends", format!("{name_or_path:?}"), format!("no preset or file by that name (presets: {})", presets::names().join(", "))));
     }
     let io = |message: String| Error::Io { path: name_or_path.to_string(), message };
     // Only a regular file of sensible size: `extends = "/dev/zero"` would read forever.
@@ -478,9 +490,7 @@ fn resolve_text(text: &str, origin: &str, depth: usize) -> Result<Table> {
     };
     // A relative path is relative to the file that names it.
     let base_ref = match Path::new(origin).parent() {
-        Some(dir) if !origin.starts_with("preset:") && presets::get(base_name).is_none() && !Path::new(base_name).is_absolute() => {
-            dir.join(base_name).to_string_lossy().into_owned()
-        }
+        Some(dir) if !origin.starts_with("preset:") && presets::get(base_name).is_none() && !Path::new(base_name).is_absolute() => dir.join(base_name).to_string_lossy().into_owned(),
         _ => base_name.clone(),
     };
     let mut merged = resolve(&base_ref, depth + 1)?;

@@ -19,10 +19,7 @@ use crate::sim::{SimDuration, PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US};
 /// Splits `"1.5 GiB"` into `(1.5, "GiB")`.
 fn split_number(s: &str) -> Result<(f64, &str), String> {
     let s = s.trim();
-    let end = s
-        .char_indices()
-        .find(|&(_, c)| !(c.is_ascii_digit() || c == '.' || c == '_'))
-        .map_or(s.len(), |(i, _)| i);
+    let end = s.char_indices().find(|&(_, c)| !(c.is_ascii_digit() || c == '.' || c == '_')).map_or(s.len(), |(i, _)| i);
     let (num, unit) = s.split_at(end);
     if num.is_empty() {
         return Err(format!("expected a number before the unit in {s:?}"));

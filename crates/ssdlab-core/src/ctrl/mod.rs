@@ -19,13 +19,13 @@ pub mod transfer;
 
 pub use config::{CtrlConfig, DmaQueues, FirmwareConfig, HardwareConfig, Mode, Split};
 
+use crate::media;
 use crate::nvme::CmdId;
 use crate::pcie::{self, Tlp};
-use crate::sim::{SimDuration, SimTime, ServerPool, Timeline};
+use crate::sim::{ServerPool, SimDuration, SimTime, Timeline};
 use crate::simulation::{Command, Ctx, Event as SimEvent};
 use crate::stats::{Component, Metrics};
 use crate::workload::Op;
-use crate::media;
 
 /// A step of the command path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

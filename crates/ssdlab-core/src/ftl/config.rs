@@ -248,21 +248,11 @@ impl FtlConfig {
     }
 
     pub fn validate(&self, issues: &mut Issues) {
-        issues.check(
-            self.mapping_unit.0 > 0 && self.mapping_unit.0.is_multiple_of(512),
-            "ftl.mapping_unit",
-            self.mapping_unit,
-            "must be a positive multiple of 512B",
-        );
+        issues.check(self.mapping_unit.0 > 0 && self.mapping_unit.0.is_multiple_of(512), "ftl.mapping_unit", self.mapping_unit, "must be a positive multiple of 512B");
         issues.check(self.op_ratio > 0.0 && self.op_ratio < 1.0, "ftl.op_ratio", self.op_ratio, "must be greater than 0 and less than 1");
         issues.check(self.gc_trigger > 0.0 && self.gc_trigger < 0.5, "ftl.gc_trigger", self.gc_trigger, "must be greater than 0 and less than 0.5");
         issues.check(self.gc_reclaim > 0.0 && self.gc_reclaim < 0.5, "ftl.gc_reclaim", self.gc_reclaim, "must be greater than 0 and less than 0.5");
-        issues.check(
-            self.gc_reclaim >= self.gc_trigger,
-            "ftl.gc_reclaim",
-            self.gc_reclaim,
-            format!("must be >= ftl.gc_trigger = {}", self.gc_trigger),
-        );
+        issues.check(self.gc_reclaim >= self.gc_trigger, "ftl.gc_reclaim", self.gc_reclaim, format!("must be >= ftl.gc_trigger = {}", self.gc_trigger));
         issues.check(self.gc_window >= 1, "ftl.gc_window", self.gc_window, "must be at least 1");
         issues.check(
             self.bg_gc_target > 0.0 && self.bg_gc_target < 0.5 && self.bg_gc_target >= self.gc_trigger,
@@ -280,11 +270,6 @@ impl FtlConfig {
             issues.check(self.placement == Placement::None, "ftl.placement", self.placement, "FDP placement and zones do not mix: leave placement at none with ftl.zone_size");
         }
         issues.check(self.aging_replica_blocks >= 1024, "ftl.aging_replica_blocks", self.aging_replica_blocks, "must be at least 1024");
-        issues.check(
-            self.precondition_drive_writes >= 0.0 && self.precondition_drive_writes <= 100.0,
-            "ftl.precondition_drive_writes",
-            self.precondition_drive_writes,
-            "must be between 0 and 100",
-        );
+        issues.check(self.precondition_drive_writes >= 0.0 && self.precondition_drive_writes <= 100.0, "ftl.precondition_drive_writes", self.precondition_drive_writes, "must be between 0 and 100");
     }
 }

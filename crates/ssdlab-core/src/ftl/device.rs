@@ -586,11 +586,7 @@ impl FlashDevice {
         // The open run: block, page, and its units.
         let mut run: Option<(BlockId, u32, std::ops::Range<u64>)> = None;
         for lpn in lpns {
-            let place = if self.ahead.has(lpn) {
-                None
-            } else {
-                self.ftl.lookup(Lpn(lpn)).map(|slot| self.ftl.locate(slot)).filter(|&(b, p)| self.array.is_programmed(b, p))
-            };
+            let place = if self.ahead.has(lpn) { None } else { self.ftl.lookup(Lpn(lpn)).map(|slot| self.ftl.locate(slot)).filter(|&(b, p)| self.array.is_programmed(b, p)) };
             match (place, &mut run) {
                 (Some((b, p)), Some((rb, rp, units))) if *rb == b && *rp == p && units.end == lpn => units.end += 1,
                 _ => {

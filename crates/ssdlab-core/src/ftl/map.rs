@@ -82,15 +82,7 @@ impl Layout {
             }
         }
         let placed = segments.iter().map(|s| s.lpns.end - s.lpns.start).sum();
-        Layout {
-            spp,
-            ppb: u64::from(g.pages_per_block),
-            spb,
-            bpp: u64::from(g.blocks_per_plane),
-            kind: Kind::Striped { order: order.to_vec(), pos, segments },
-            blocks,
-            placed,
-        }
+        Layout { spp, ppb: u64::from(g.pages_per_block), spb, bpp: u64::from(g.blocks_per_plane), kind: Kind::Striped { order: order.to_vec(), pos, segments }, blocks, placed }
     }
 
     /// Replica aging's placement: `blocks` in order, block `i` holding its placed slots at the
@@ -163,7 +155,11 @@ impl Layout {
                 let (page, unit) = (u64::from(offset) / self.spp, u64::from(offset) % self.spp);
                 let row = u64::from(inplane - s.span.start) * self.ppb + page;
                 let i = (row * pos.len() as u64 + u64::from(pos[plane as usize])) * self.spp + unit;
-                if i < s.lpns.end - s.lpns.start { s.lpns.start + i } else { UNMAPPED }
+                if i < s.lpns.end - s.lpns.start {
+                    s.lpns.start + i
+                } else {
+                    UNMAPPED
+                }
             }
             Kind::Scattered { perm, kstart, placed, words } => {
                 let bits = &placed[index * words..(index + 1) * words];
@@ -297,7 +293,11 @@ impl L2p {
             Some(leaf) => leaf[(lpn as usize) & (LEAF - 1)],
             None => BASE,
         };
-        if s == BASE { self.base(lpn) } else { s }
+        if s == BASE {
+            self.base(lpn)
+        } else {
+            s
+        }
     }
 
     /// Sets the slot of `lpn` and returns the previous one.

@@ -98,8 +98,16 @@ impl MapCache {
 
     fn unlink(&mut self, i: u32) {
         let Entry { prev, next, .. } = self.entries[i as usize];
-        if prev == NIL { self.head = next } else { self.entries[prev as usize].next = next }
-        if next == NIL { self.tail = prev } else { self.entries[next as usize].prev = prev }
+        if prev == NIL {
+            self.head = next
+        } else {
+            self.entries[prev as usize].next = next
+        }
+        if next == NIL {
+            self.tail = prev
+        } else {
+            self.entries[next as usize].prev = prev
+        }
     }
 
     fn push_front(&mut self, i: u32) {

@@ -41,10 +41,10 @@ mod config;
 mod device;
 pub mod map;
 pub mod map_cache;
-mod read_ahead;
-mod pool;
-mod zones;
 pub mod ops;
+mod pool;
+mod read_ahead;
+mod zones;
 
 use std::collections::HashMap;
 
@@ -52,9 +52,9 @@ use rand::{RngExt, SeedableRng};
 
 pub use config::{Aging, FtlConfig, OpsSplit, Placement, PoolMode, Precondition, RuhType, Striping, Victim, SPARE_RULE_KEYS};
 pub use device::{Event, FlashDevice, FlashSummary, IntegrityReport, PreconditionReport};
-pub use pool::{spare_need, PoolSpec};
 use map::{L2p, Layout, P2l, Segment, UNMAPPED};
 use map_cache::{MapCache, MapCacheCounters};
+pub use pool::{spare_need, PoolSpec};
 use pool::{Collecting, Links, Pool, PoolId, Sizing, GC, HOST, NIL};
 
 use crate::error::{ConfigIssue, Error, Result};
@@ -731,7 +731,11 @@ impl Ftl {
     pub fn full_valid_fraction(&self) -> f64 {
         let spb = f64::from(self.g.slots_per_block());
         let (n, v) = self.blocks.iter().filter(|b| b.state == State::Full).fold((0u64, 0f64), |(n, v), b| (n + 1, v + f64::from(b.valid) / spb));
-        if n == 0 { 0.0 } else { v / n as f64 }
+        if n == 0 {
+            0.0
+        } else {
+            v / n as f64
+        }
     }
 
     /// Caches the map as `ftl.map_cache` says, from now on (the cache starts empty): map
@@ -1071,7 +1075,11 @@ impl Ftl {
         // misses overlap, where the moves one by one would take them in turn.
         let touched = (0..spb).fold(0u64, |a, offset| {
             let lpn = self.p2l.get(victim, offset);
-            if lpn == UNMAPPED { a } else { a ^ self.l2p.get(lpn) }
+            if lpn == UNMAPPED {
+                a
+            } else {
+                a ^ self.l2p.get(lpn)
+            }
         });
         std::hint::black_box(touched);
         let pace = f64::from(valid) / f64::from(spb.saturating_sub(valid).max(1));
@@ -1285,7 +1293,9 @@ impl Ftl {
     /// placement is computed ([`Layout::striped`]), not stored, so a filled drive costs no map
     /// memory per unit until units are written again. The drive must be fresh.
     pub fn fill_sequential(&mut self) -> Result<()> {
-        if self.l2p.mapped() > 0 || self.pools.iter().any(|p| p.free_count != p.blocks || p.listed_free() != p.fresh.iter().map(|&f| (p.span.end - f) as usize).sum::<usize>() || p.fresh.iter().any(|&f| f != p.span.start)) {
+        if self.l2p.mapped() > 0
+            || self.pools.iter().any(|p| p.free_count != p.blocks || p.listed_free() != p.fresh.iter().map(|&f| (p.span.end - f) as usize).sum::<usize>() || p.fresh.iter().any(|&f| f != p.span.start))
+        {
             return Err(Error::Invariant { component: "ftl", detail: "a sequential fill needs a fresh drive".into() });
         }
         let segments: Vec<Segment> = self.pools.iter().map(|p| Segment { lpns: p.lpns.clone(), span: p.span.clone() }).collect();
@@ -1467,16 +1477,23 @@ impl Ftl {
         let per_plane = free / g.all_planes();
         let extra = free % g.all_planes();
         let hist = rep.valid_histogram();
-        let cdf: Vec<u64> = hist.iter().scan(0u64, |a, &h| {
-            *a += h;
-            Some(*a)
-        }).collect();
+        let cdf: Vec<u64> = hist
+            .iter()
+            .scan(0u64, |a, &h| {
+                *a += h;
+                Some(*a)
+            })
+            .collect();
         let total = *cdf.last().unwrap_or(&0);
         // Erase counts: each block draws from the replica's blocks in the same state (full
         // blocks from full ones, free from free), so that both follow the aged distribution.
         let of_state = |free: bool| -> Vec<u32> {
             let v: Vec<u32> = rep.blocks.iter().filter(|b| (b.state == State::Free) == free).map(|b| b.erases).collect();
-            if v.is_empty() { rep.blocks.iter().map(|b| b.erases).collect() } else { v }
+            if v.is_empty() {
+                rep.blocks.iter().map(|b| b.erases).collect()
+            } else {
+                v
+            }
         };
         let (erases, free_erases) = (of_state(false), of_state(true));
         let mut full: Vec<u32> = Vec::with_capacity(g.blocks() as usize);

@@ -141,9 +141,7 @@ impl OpsSizer {
         let ratio: Vec<f64> = (0..n).map(|t| if targets[t] > 0.0 { measured[t] / targets[t] } else { f64::INFINITY }).collect();
         let needy = (0..n).filter(|&t| ratio[t] < 0.98).min_by(|&a, &b| ratio[a].total_cmp(&ratio[b]));
         let Some(needy) = needy else { return Vec::new() };
-        let donor = (0..n).filter(|&t| t != needy && ratio[t] > 1.02 && ftl.spare_free(t) > 0).max_by(|&a, &b| {
-            ratio[a].total_cmp(&ratio[b]).then(ftl.pool_blocks(a).cmp(&ftl.pool_blocks(b)))
-        });
+        let donor = (0..n).filter(|&t| t != needy && ratio[t] > 1.02 && ftl.spare_free(t) > 0).max_by(|&a, &b| ratio[a].total_cmp(&ratio[b]).then(ftl.pool_blocks(a).cmp(&ftl.pool_blocks(b))));
         let Some(donor) = donor else { return Vec::new() };
         let moved = ftl.move_free_blocks(donor, needy, self.step);
         self.moved += moved.len() as u64;

@@ -80,10 +80,7 @@ impl Sizing {
         (self.spare < self.need).then(|| ConfigIssue {
             path: "ftl.op_ratio".into(),
             value: op_ratio.to_string(),
-            rule: format!(
-                "leaves {} spare blocks; GC needs at least {} here (ftl.gc_reclaim plus two open blocks per plane): raise it or add blocks",
-                self.spare, self.need
-            ),
+            rule: format!("leaves {} spare blocks; GC needs at least {} here (ftl.gc_reclaim plus two open blocks per plane): raise it or add blocks", self.spare, self.need),
         })
     }
 }

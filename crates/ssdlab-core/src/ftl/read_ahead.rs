@@ -69,7 +69,18 @@ pub struct ReadAhead {
 
 impl ReadAhead {
     pub fn new(depth_bytes: u64, unit: u64, per_page: u32) -> Self {
-        ReadAhead { depth: depth_bytes / unit.max(1), per_page: u64::from(per_page.max(1)), streams: Vec::new(), units: FxHashMap::default(), reads: Vec::new(), free: Vec::new(), hits: 0, waits: 0, dropped: 0, pages: 0 }
+        ReadAhead {
+            depth: depth_bytes / unit.max(1),
+            per_page: u64::from(per_page.max(1)),
+            streams: Vec::new(),
+            units: FxHashMap::default(),
+            reads: Vec::new(),
+            free: Vec::new(),
+            hits: 0,
+            waits: 0,
+            dropped: 0,
+            pages: 0,
+        }
     }
 
     pub fn enabled(&self) -> bool {

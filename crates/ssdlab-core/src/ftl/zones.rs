@@ -89,7 +89,11 @@ impl Ftl {
         };
         let at = zone as u64 * z.units + wp;
         if lpn != at {
-            let why = if wp == z.units { format!("zone {zone} is full: reset it before writing it again") } else { format!("zone {zone}'s write pointer is at unit {at} (zones take sequential writes only)") };
+            let why = if wp == z.units {
+                format!("zone {zone} is full: reset it before writing it again")
+            } else {
+                format!("zone {zone}'s write pointer is at unit {at} (zones take sequential writes only)")
+            };
             return Err(Error::workload("workload", format!("a write of unit {lpn}"), why));
         }
         if z.stream[zone] == IDLE {

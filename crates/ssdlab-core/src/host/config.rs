@@ -203,7 +203,14 @@ impl HostConfig {
         issues.check(self.queue_lock_lines <= 4096, "host.queue_lock_lines", self.queue_lock_lines, "must be at most 4096");
         issues.check(self.tag_lock_lines <= 4096, "host.tag_lock_lines", self.tag_lock_lines, "must be at most 4096");
         issues.check(self.copy_bandwidth.0 > 0.0, "host.copy_bandwidth", self.copy_bandwidth, "must be greater than zero");
-        for (k, v) in [("cost_rbps", self.cost_rbps.0), ("cost_rseqiops", self.cost_rseqiops), ("cost_rrandiops", self.cost_rrandiops), ("cost_wbps", self.cost_wbps.0), ("cost_wseqiops", self.cost_wseqiops), ("cost_wrandiops", self.cost_wrandiops)] {
+        for (k, v) in [
+            ("cost_rbps", self.cost_rbps.0),
+            ("cost_rseqiops", self.cost_rseqiops),
+            ("cost_rrandiops", self.cost_rrandiops),
+            ("cost_wbps", self.cost_wbps.0),
+            ("cost_wseqiops", self.cost_wseqiops),
+            ("cost_wrandiops", self.cost_wrandiops),
+        ] {
             issues.check(v.is_finite() && v >= 1.0, &format!("host.{k}"), v, "must be at least 1");
         }
         issues.check(self.cost_qos_percentile > 0.0 && self.cost_qos_percentile < 100.0, "host.cost_qos_percentile", self.cost_qos_percentile, "must be between 0 and 100");

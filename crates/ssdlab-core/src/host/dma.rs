@@ -140,4 +140,3 @@ fn mapped_len(c: &Command) -> u64 {
         c.len
     }
 }
-

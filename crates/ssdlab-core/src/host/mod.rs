@@ -48,8 +48,8 @@ use crate::pcie;
 use crate::sim::{Grant, SimDuration, SimTime, Timeline};
 use crate::simulation::{Command, Ctx, Event as SimEvent};
 use crate::stats::{Component, Metrics};
-use crate::workload::replay::Replay;
 use crate::workload::control::{Control, Limits, Pace, Verdict};
+use crate::workload::replay::Replay;
 use crate::workload::zbd::{Place, ZbdJob, ZoneView};
 use crate::workload::{ExitScope, Io, JobGen, Op, WorkloadConfig};
 use lock::SpinLock;
@@ -610,7 +610,12 @@ impl Host {
             let (_, limit) = c.thresholds();
             m.count("host.page_cache.read_pages", "pages", "4 KiB pages buffered reads asked for", st.read_pages);
             m.count("host.page_cache.hit_pages", "pages", "pages buffered reads found in the page cache", st.hit_pages);
-            m.gauge("host.page_cache.hit_ratio", "ratio", "share of the pages buffered reads asked for that were cached", if st.read_pages > 0 { st.hit_pages as f64 / st.read_pages as f64 } else { 0.0 });
+            m.gauge(
+                "host.page_cache.hit_ratio",
+                "ratio",
+                "share of the pages buffered reads asked for that were cached",
+                if st.read_pages > 0 { st.hit_pages as f64 / st.read_pages as f64 } else { 0.0 },
+            );
             m.count("host.page_cache.readahead_pages", "pages", "pages read ahead of the reader (asynchronous part of readahead windows)", st.readahead_pages);
             m.count("host.page_cache.largest_window", "B", "largest readahead window", st.largest_window);
             m.count("host.page_cache.device_reads", "requests", "device reads the page cache sent", st.device_reads);
@@ -747,7 +752,11 @@ impl Host {
         if free {
             self.issue(ctx, job, now, false);
         } else if self.jobs[job].backlog.len() >= MAX_BACKLOG {
-            ctx.fail(Error::workload("workload.rate_iops", self.rate_iops.to_string(), format!("job {job}: more than {MAX_BACKLOG} arrivals wait for a free iodepth slot: the device cannot sustain this rate")));
+            ctx.fail(Error::workload(
+                "workload.rate_iops",
+                self.rate_iops.to_string(),
+                format!("job {job}: more than {MAX_BACKLOG} arrivals wait for a free iodepth slot: the device cannot sustain this rate"),
+            ));
         } else {
             self.jobs[job].backlog.push_back((now, None));
             self.jobs[job].gen.reserve_one();
@@ -924,7 +933,15 @@ impl Host {
         let now = ctx.now;
         loop {
             let j = &self.jobs[job];
-            if j.hold != Hold::None || j.lat_wait != LatWait::None || j.syncing || j.ended || j.inflight >= j.ctl.depth(j.iodepth) || j.gen.open_loop() || !j.gen.may_issue(now) || self.job_source[job].is_some() {
+            if j.hold != Hold::None
+                || j.lat_wait != LatWait::None
+                || j.syncing
+                || j.ended
+                || j.inflight >= j.ctl.depth(j.iodepth)
+                || j.gen.open_loop()
+                || !j.gen.may_issue(now)
+                || self.job_source[job].is_some()
+            {
                 return;
             }
             let before = (j.inflight, j.hold);

@@ -27,9 +27,9 @@ use std::collections::{BTreeSet, VecDeque};
 use lru::LruCache;
 use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 
+use crate::config::load::Issues;
 use crate::config::units::Bytes;
 use crate::config_struct;
-use crate::config::load::Issues;
 use crate::nvme::CmdId;
 use crate::sim::{SimDuration, SimTime};
 
@@ -83,7 +83,12 @@ impl PageCacheConfig {
         issues.check(self.max_io.0 >= PAGE && self.max_io.0.is_multiple_of(PAGE) && self.max_io.0 <= 64 << 20, &k("max_io"), self.max_io, "must be a multiple of 4KiB between 4KiB and 64MiB");
         issues.check(self.dirty_background_ratio > 0.0 && self.dirty_background_ratio < 1.0, &k("dirty_background_ratio"), self.dirty_background_ratio, "must be in (0, 1)");
         issues.check(self.dirty_ratio > 0.0 && self.dirty_ratio < 1.0, &k("dirty_ratio"), self.dirty_ratio, "must be in (0, 1)");
-        issues.check(self.dirty_background_ratio < self.dirty_ratio, &k("dirty_ratio"), self.dirty_ratio, format!("must be above host.page_cache.dirty_background_ratio = {}", self.dirty_background_ratio));
+        issues.check(
+            self.dirty_background_ratio < self.dirty_ratio,
+            &k("dirty_ratio"),
+            self.dirty_ratio,
+            format!("must be above host.page_cache.dirty_background_ratio = {}", self.dirty_background_ratio),
+        );
         issues.check(self.writeback_interval > SimDuration::ZERO, &k("writeback_interval"), self.writeback_interval, "must be greater than zero");
         issues.check((1..=4096).contains(&self.writeback_depth), &k("writeback_depth"), self.writeback_depth, "must be between 1 and 4096");
         issues.check((1..=4096).contains(&self.sync_writeback_depth), &k("sync_writeback_depth"), self.sync_writeback_depth, "must be between 1 and 4096");

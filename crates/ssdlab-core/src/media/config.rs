@@ -193,18 +193,8 @@ impl NandConfig {
             issues.check((1..=max).contains(&v), key, v, format!("must be between 1 and {max}"));
         }
         let blocks = self.dies() * u64::from(self.planes) * u64::from(self.blocks_per_plane);
-        issues.check(
-            blocks < u64::from(u32::MAX),
-            "media.nand.blocks_per_plane",
-            self.blocks_per_plane,
-            format!("the drive would have {blocks} blocks; at most 4294967294"),
-        );
-        issues.check(
-            self.page_size.0 >= 512 && self.page_size.0.is_multiple_of(512) && self.page_size.0 <= 1 << 20,
-            "media.nand.page_size",
-            self.page_size,
-            "must be a multiple of 512B up to 1MiB",
-        );
+        issues.check(blocks < u64::from(u32::MAX), "media.nand.blocks_per_plane", self.blocks_per_plane, format!("the drive would have {blocks} blocks; at most 4294967294"));
+        issues.check(self.page_size.0 >= 512 && self.page_size.0.is_multiple_of(512) && self.page_size.0 <= 1 << 20, "media.nand.page_size", self.page_size, "must be a multiple of 512B up to 1MiB");
         for (key, list) in [("media.nand.read_latency", &self.read_latency), ("media.nand.program_latency", &self.program_latency)] {
             issues.check(
                 (1..=8).contains(&list.len()),

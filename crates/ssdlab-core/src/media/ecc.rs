@@ -38,12 +38,7 @@ config_struct! {
 
 impl EccConfig {
     pub fn validate(&self, issues: &mut Issues) {
-        issues.check(
-            self.codeword.0 >= 512 && self.codeword.0.is_multiple_of(512) && self.codeword.0 <= 64 << 10,
-            "media.ecc.codeword",
-            self.codeword,
-            "must be a multiple of 512B up to 64KiB",
-        );
+        issues.check(self.codeword.0 >= 512 && self.codeword.0.is_multiple_of(512) && self.codeword.0 <= 64 << 10, "media.ecc.codeword", self.codeword, "must be a multiple of 512B up to 64KiB");
         issues.check((0.0..0.5).contains(&self.rber), "media.ecc.rber", self.rber, "must be at least 0 and below 0.5");
         issues.check(u64::from(self.hard_limit) <= self.codeword.0.saturating_mul(8), "media.ecc.hard_limit", self.hard_limit, "must be at most the codeword's bits");
         issues.check(self.soft_decode <= SimDuration::from_us(10_000), "media.ecc.soft_decode", self.soft_decode, "must be at most 10ms");

@@ -35,9 +35,13 @@ pub use nvm::{NvmArray, Piece};
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
     /// Translation is done: the read goes to the medium.
-    ReadStart { cmd: CmdId },
+    ReadStart {
+        cmd: CmdId,
+    },
     /// Write data arrived from the host.
-    WriteStart { cmd: CmdId },
+    WriteStart {
+        cmd: CmdId,
+    },
     Nvm(nvm::Event),
     Flash(crate::ftl::Event),
 }

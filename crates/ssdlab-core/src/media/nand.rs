@@ -669,7 +669,9 @@ impl NandArray {
             return;
         }
         let next = if read_first { d.reads.pop_front() } else { None };
-        let mut op = if let Some(op) = next { op } else {
+        let mut op = if let Some(op) = next {
+            op
+        } else {
             if let Some((mut r, remaining)) = d.suspended.take() {
                 // Resume the suspended program/erase (it takes the page registers again).
                 d.registers.fill(None);

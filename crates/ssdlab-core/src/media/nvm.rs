@@ -216,10 +216,7 @@ mod tests {
         let m = NvmArray::new(&c, 1);
         let p: Vec<Piece> = m.cut(4096 * 3 + 512, 8192).collect();
         // Chunks 3, 4, 5: controllers 3, 0, 1; banks 0, 1, 1.
-        assert_eq!(
-            p,
-            vec![Piece { unit: 6, len: 3584, partial: true }, Piece { unit: 1, len: 4096, partial: false }, Piece { unit: 3, len: 512, partial: true }]
-        );
+        assert_eq!(p, vec![Piece { unit: 6, len: 3584, partial: true }, Piece { unit: 1, len: 4096, partial: false }, Piece { unit: 3, len: 512, partial: true }]);
         assert_eq!(m.piece_count(4096 * 3 + 512, 8192), 3);
         // Degree 2: the first half of the capacity lives on controllers 0-1, the second on 2-3.
         let c2 = MediaConfig { nvm: NvmConfig { controllers: 4, interleave: 2, ..NvmConfig::default() }, capacity: Bytes(1 << 30), ..MediaConfig::default() };

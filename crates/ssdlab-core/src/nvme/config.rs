@@ -82,12 +82,7 @@ impl NvmeConfig {
         issues.check(self.lba_size.0.is_power_of_two() && (512..=65_536).contains(&self.lba_size.0), "nvme.lba_size", self.lba_size, "must be a power of two from 512B to 64KiB");
         issues.check(self.metadata_size.0 <= self.lba_size.0, "nvme.metadata_size", self.metadata_size, format!("must be at most nvme.lba_size = {}", self.lba_size));
         issues.check((2..=65_536).contains(&self.queue_depth), "nvme.queue_depth", self.queue_depth, "must be between 2 and 65536");
-        issues.check(
-            self.page_size.0.is_power_of_two() && (4096..=(128 << 20)).contains(&self.page_size.0),
-            "nvme.page_size",
-            self.page_size,
-            "must be a power of two from 4KiB to 128MiB",
-        );
+        issues.check(self.page_size.0.is_power_of_two() && (4096..=(128 << 20)).contains(&self.page_size.0), "nvme.page_size", self.page_size, "must be a power of two from 4KiB to 128MiB");
         issues.check(
             self.wrr_weights.len() == 3 && self.wrr_weights.iter().all(|w| (1..=256).contains(w)),
             "nvme.wrr_weights",

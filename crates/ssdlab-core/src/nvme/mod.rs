@@ -23,8 +23,8 @@ mod config;
 
 use std::collections::VecDeque;
 
-pub use config::{Arbitration, Interface, NvmeConfig};
 pub use crate::tenant::WrrClass;
+pub use config::{Arbitration, Interface, NvmeConfig};
 
 /// Bytes of a submission queue entry.
 pub const SQE_BYTES: u64 = 64;

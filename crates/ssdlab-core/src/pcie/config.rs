@@ -57,11 +57,6 @@ impl PcieConfig {
         issues.check(pow2_in(self.mps, 128, 4096), "pcie.mps", self.mps, "must be a power of two from 128B to 4KiB");
         issues.check(pow2_in(self.mrrs, 128, 4096), "pcie.mrrs", self.mrrs, "must be a power of two from 128B to 4KiB");
         issues.check(self.rcb.0 == 64 || self.rcb.0 == 128, "pcie.rcb", self.rcb, "must be 64B or 128B");
-        issues.check(
-            self.dllps_per_tlp.is_finite() && (0.0..=16.0).contains(&self.dllps_per_tlp),
-            "pcie.dllps_per_tlp",
-            self.dllps_per_tlp,
-            "must be between 0 and 16",
-        );
+        issues.check(self.dllps_per_tlp.is_finite() && (0.0..=16.0).contains(&self.dllps_per_tlp), "pcie.dllps_per_tlp", self.dllps_per_tlp, "must be between 0 and 16");
     }
 }

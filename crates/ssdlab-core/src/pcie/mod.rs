@@ -455,7 +455,14 @@ pub enum Tlp {
 /// Link events: a command's TLPs are ready to go on their direction.
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
-    Send { cmd: CmdId, tlp: Tlp },
+    Send {
+        cmd: CmdId,
+        tlp: Tlp,
+    },
     /// The TLPs waited `wait_ps` picoseconds for their address translations (ATS) and now go.
-    Translated { cmd: CmdId, tlp: Tlp, wait_ps: u32 },
+    Translated {
+        cmd: CmdId,
+        tlp: Tlp,
+        wait_ps: u32,
+    },
 }

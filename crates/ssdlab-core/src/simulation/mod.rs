@@ -154,7 +154,17 @@ impl Simulation {
                 DEFAULT_TRACKED.iter().filter(|n| sim.metrics.has(n)).map(|n| (*n).to_string()).collect()
             } else {
                 let known = |n: &String| sim.metrics.has(n);
-                let bad: Vec<_> = s.interval_metrics.iter().enumerate().filter(|(_, n)| !known(n)).map(|(i, n)| crate::ConfigIssue { path: format!("stats.interval_metrics[{i}]"), value: format!("{n:?}"), rule: "no such metric on this device (`ssdlab run --metrics` lists them)".into() }).collect();
+                let bad: Vec<_> = s
+                    .interval_metrics
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, n)| !known(n))
+                    .map(|(i, n)| crate::ConfigIssue {
+                        path: format!("stats.interval_metrics[{i}]"),
+                        value: format!("{n:?}"),
+                        rule: "no such metric on this device (`ssdlab run --metrics` lists them)".into(),
+                    })
+                    .collect();
                 if !bad.is_empty() {
                     return Err(Error::Config(bad));
                 }
@@ -163,9 +173,14 @@ impl Simulation {
             let m = &s.steady_metric;
             let derived_waf = m == "ftl.waf" && tracked.iter().any(|t| t == "ftl.host_writes") && tracked.iter().any(|t| t == "ftl.gc.units_moved");
             if !m.is_empty() && !IO_COLUMNS.contains(&m.as_str()) && !tracked.contains(m) && !derived_waf {
-                return Err(Error::config("stats.steady_metric", format!("{m:?}"), format!("must be one of {} or a tracked metric ({})", IO_COLUMNS.join(", "), if tracked.is_empty() { "none here".to_string() } else { tracked.join(", ") })));
+                return Err(Error::config(
+                    "stats.steady_metric",
+                    format!("{m:?}"),
+                    format!("must be one of {} or a tracked metric ({})", IO_COLUMNS.join(", "), if tracked.is_empty() { "none here".to_string() } else { tracked.join(", ") }),
+                ));
             }
-            let slo: Vec<Option<f64>> = (0..sim.host.tenant_names().len()).map(|t| sim.config.tenants.get(t).filter(|c| c.slo_latency > crate::sim::SimDuration::ZERO).map(|c| c.slo_percentile)).collect();
+            let slo: Vec<Option<f64>> =
+                (0..sim.host.tenant_names().len()).map(|t| sim.config.tenants.get(t).filter(|c| c.slo_latency > crate::sim::SimDuration::ZERO).map(|c| c.slo_percentile)).collect();
             let series = Series::new(s.interval, from, sim.host.tenant_names(), tracked).with_slo_percentiles(slo);
             sim.stats.set_series(series);
         }
@@ -285,7 +300,17 @@ impl Simulation {
                 if !c.cache {
                     // The host counts what it addressed: with an extended LBA, each block's metadata too.
                     let len = if self.config.nvme.extended_lba { c.len + c.md } else { c.len };
-                    ctx.probe.io_completed(&IoRecord { tenant: c.tenant, job: c.job, op: c.op, offset: c.offset, len, issued: c.issued, submitted: c.submitted, completed: ctx.now, breakdown: &c.breakdown });
+                    ctx.probe.io_completed(&IoRecord {
+                        tenant: c.tenant,
+                        job: c.job,
+                        op: c.op,
+                        offset: c.offset,
+                        len,
+                        issued: c.issued,
+                        submitted: c.submitted,
+                        completed: ctx.now,
+                        breakdown: &c.breakdown,
+                    });
                 }
                 self.host.complete(ctx, cmd);
             }

@@ -77,12 +77,7 @@ impl StatsConfig {
         }
         issues.check((1..=5).contains(&self.histogram_digits), "stats.histogram_digits", self.histogram_digits, "must be between 1 and 5");
         issues.check(self.interval == SimDuration::ZERO || self.interval >= SimDuration::from_ns(100), "stats.interval", self.interval, "must be 0 (no time series) or at least 100ns");
-        issues.check(
-            self.steady_metric.is_empty() || self.interval > SimDuration::ZERO,
-            "stats.steady_metric",
-            format!("{:?}", self.steady_metric),
-            "needs stats.interval: each interval is a round",
-        );
+        issues.check(self.steady_metric.is_empty() || self.interval > SimDuration::ZERO, "stats.steady_metric", format!("{:?}", self.steady_metric), "needs stats.interval: each interval is a round");
         issues.check(!self.steady_stop || !self.steady_metric.is_empty(), "stats.steady_stop", self.steady_stop, "needs stats.steady_metric");
         issues.check(self.steady_limit.is_finite() && self.steady_limit > 0.0, "stats.steady_limit", self.steady_limit, "must be greater than zero");
         issues.check((2..=100_000).contains(&self.steady_window), "stats.steady_window", self.steady_window, "must be between 2 and 100000 rounds");

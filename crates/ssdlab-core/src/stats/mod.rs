@@ -190,8 +190,7 @@ impl LatStats {
     }
 
     fn histogram(digits: u8) -> Histogram<u64> {
-        let mut h = Histogram::new_with_bounds(1, 2048, digits)
-            .unwrap_or_else(|_| Histogram::new_with_bounds(1, 2048, 3).expect("3 digits is a valid HDR precision"));
+        let mut h = Histogram::new_with_bounds(1, 2048, digits).unwrap_or_else(|_| Histogram::new_with_bounds(1, 2048, 3).expect("3 digits is a valid HDR precision"));
         h.auto(true);
         h
     }
@@ -670,7 +669,7 @@ pub mod fio_plat {
             assert_eq!(val_to_idx(127), 127);
             assert_eq!(val_to_idx(128), 128);
             assert_eq!(idx_to_val(128), 129); // [128, 130): base 128 + 0.5 x 2
-            // A 100 us latency: msb 16, 10 error bits, group base 11 x 64.
+                                              // A 100 us latency: msb 16, 10 error bits, group base 11 x 64.
             let i = val_to_idx(100_000);
             assert_eq!(i, 11 * 64 + ((100_000 >> 10) & 63));
             let v = idx_to_val(i);

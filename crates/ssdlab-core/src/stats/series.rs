@@ -76,12 +76,18 @@ struct Acc {
 
 impl Acc {
     fn new() -> Self {
-        Acc { ios: 0, reads: 0, bytes: 0, lat_sum: 0, hist: {
-            // Grows with the largest latency recorded (see `LatStats::histogram`).
-            let mut h = Histogram::new_with_bounds(1, 2048, 2).expect("valid HDR bounds");
-            h.auto(true);
-            h
-        } }
+        Acc {
+            ios: 0,
+            reads: 0,
+            bytes: 0,
+            lat_sum: 0,
+            hist: {
+                // Grows with the largest latency recorded (see `LatStats::histogram`).
+                let mut h = Histogram::new_with_bounds(1, 2048, 2).expect("valid HDR bounds");
+                h.auto(true);
+                h
+            },
+        }
     }
 
     fn row_at(&self, tenant: &str, start: SimTime, end: SimTime, slo_pct: Option<f64>) -> Row {

@@ -60,7 +60,11 @@ fn slope(y: &[f64]) -> f64 {
         num += dx * (v - my);
         den += dx * dx;
     }
-    if den > 0.0 { num / den } else { 0.0 }
+    if den > 0.0 {
+        num / den
+    } else {
+        0.0
+    }
 }
 
 /// Checks the rounds of `metric` window by window, oldest first.

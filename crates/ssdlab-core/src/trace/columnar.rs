@@ -104,7 +104,9 @@ impl ParquetSource {
         let schema = meta.schema_descr();
         let mut cols = [usize::MAX; 5];
         for (i, want) in ["time_ns", "op", "offset", "len", "dev"].iter().enumerate() {
-            cols[i] = (0..schema.num_columns()).find(|&c| schema.column(c).name() == *want).ok_or_else(|| err(&name, format!("no column {want:?} (the canonical trace has time_ns, op, offset, len, dev)")))?;
+            cols[i] = (0..schema.num_columns())
+                .find(|&c| schema.column(c).name() == *want)
+                .ok_or_else(|| err(&name, format!("no column {want:?} (the canonical trace has time_ns, op, offset, len, dev)")))?;
             let c = schema.column(cols[i]);
             if c.max_rep_level() > 0 {
                 return Err(err(&name, format!("column {want:?} is repeated")));
@@ -213,11 +215,7 @@ impl ParquetSource {
             let ops = self.strings(rg.as_ref(), co, n, "op")?;
             let off = self.ints(rg.as_ref(), cf, n, "offset")?;
             let len = self.ints(rg.as_ref(), cl, n, "len")?;
-            let dev = if rg.metadata().column(cd).column_type() == Physical::BYTE_ARRAY {
-                Err(self.strings(rg.as_ref(), cd, n, "dev")?)
-            } else {
-                Ok(self.ints(rg.as_ref(), cd, n, "dev")?)
-            };
+            let dev = if rg.metadata().column(cd).column_type() == Physical::BYTE_ARRAY { Err(self.strings(rg.as_ref(), cd, n, "dev")?) } else { Ok(self.ints(rg.as_ref(), cd, n, "dev")?) };
             drop(rg);
             let dev: Vec<u32> = match dev {
                 Ok(ids) => ids.into_iter().map(|d| d as u32).collect(),

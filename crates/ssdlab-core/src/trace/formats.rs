@@ -197,13 +197,7 @@ impl Parser {
         key.push(b'_');
         key.extend_from_slice(f[2]);
         let dev = self.intern(&key);
-        Ok(Some(Record {
-            time_ns: need(t.checked_mul(100), "timestamp", f[0])?,
-            op,
-            offset: need(uint(f[4]), "offset", f[4])?,
-            len: need(uint(f[5]), "size", f[5])?,
-            dev,
-        }))
+        Ok(Some(Record { time_ns: need(t.checked_mul(100), "timestamp", f[0])?, op, offset: need(uint(f[4]), "offset", f[4])?, len: need(uint(f[5]), "size", f[5])?, dev }))
     }
 
     /// FORMATS.md 1.2 (SPC, UMass): `ASU,LBA,Size,Opcode,Timestamp[,...]`; LBA in 512 B sectors,
@@ -256,13 +250,7 @@ impl Parser {
         }
         let op = rw_letter(f[1], "opcode")?;
         let dev = need(uint(f[0]).and_then(|d| u32::try_from(d).ok()), "device_id", f[0])?;
-        Ok(Some(Record {
-            time_ns: need(uint(f[4]).and_then(|t| t.checked_mul(1000)), "timestamp", f[4])?,
-            op,
-            offset: need(uint(f[2]), "offset", f[2])?,
-            len: need(uint(f[3]), "length", f[3])?,
-            dev,
-        }))
+        Ok(Some(Record { time_ns: need(uint(f[4]).and_then(|t| t.checked_mul(1000)), "timestamp", f[4])?, op, offset: need(uint(f[2]), "offset", f[2])?, len: need(uint(f[3]), "length", f[3])?, dev }))
     }
 
     /// FORMATS.md 1.5 (Tencent CBS): `Timestamp,Offset,Size,IOType,VolumeID`; Unix seconds,

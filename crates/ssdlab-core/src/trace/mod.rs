@@ -250,8 +250,12 @@ impl TraceReader {
         let is_parquet = columnar::is_parquet(&head(path)?.0);
         let input = match (format, is_parquet) {
             (Format::Parquet, true) => Input::Parquet(Box::new(columnar::ParquetSource::open(path)?)),
-            (Format::Parquet, false) => return Err(Error::Trace { location: path.display().to_string(), text: String::new(), reason: "--format parquet: the file is not Parquet (no PAR1 magic)".into() }),
-            (_, true) => return Err(Error::Trace { location: path.display().to_string(), text: String::new(), reason: format!("the file is Parquet, not {format} text: leave --format out or give parquet") }),
+            (Format::Parquet, false) => {
+                return Err(Error::Trace { location: path.display().to_string(), text: String::new(), reason: "--format parquet: the file is not Parquet (no PAR1 magic)".into() })
+            }
+            (_, true) => {
+                return Err(Error::Trace { location: path.display().to_string(), text: String::new(), reason: format!("the file is Parquet, not {format} text: leave --format out or give parquet") })
+            }
             (f, false) => {
                 let mut parser = Parser::new(f);
                 parser.blk_action = opts.blk_action;

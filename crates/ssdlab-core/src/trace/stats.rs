@@ -247,7 +247,15 @@ impl TraceStats {
             per_device: devs
                 .iter()
                 .take(devices_shown)
-                .map(|(&id, d)| DeviceSummary { id, name: None, ios: d.ios, read_ratio: d.reads as f64 / d.ios.max(1) as f64, bytes: d.bytes, footprint_bytes: d.pages.len().saturating_mul(PAGE), max_offset: d.max_end })
+                .map(|(&id, d)| DeviceSummary {
+                    id,
+                    name: None,
+                    ios: d.ios,
+                    read_ratio: d.reads as f64 / d.ios.max(1) as f64,
+                    bytes: d.bytes,
+                    footprint_bytes: d.pages.len().saturating_mul(PAGE),
+                    max_offset: d.max_end,
+                })
                 .collect(),
         }
     }
@@ -321,12 +329,7 @@ const BATCH: usize = 8192;
 
 /// One pass over a trace file: one thread reads and parses, the calling thread counts.
 /// `progress` is called with the lines read so far, now and then; it returns `false` to stop.
-pub fn stats_file(
-    path: &std::path::Path,
-    opts: &super::ReadOptions,
-    devices_shown: usize,
-    mut progress: impl FnMut(u64) -> bool,
-) -> crate::error::Result<(super::Format, StatsSummary)> {
+pub fn stats_file(path: &std::path::Path, opts: &super::ReadOptions, devices_shown: usize, mut progress: impl FnMut(u64) -> bool) -> crate::error::Result<(super::Format, StatsSummary)> {
     let mut reader = super::TraceReader::open(path, opts)?;
     let format = reader.format;
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Record>>(4);

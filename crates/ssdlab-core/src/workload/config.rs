@@ -3,7 +3,7 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 use toml::Value;
 
-use crate::config::load::{FromToml, Issues, IsNone};
+use crate::config::load::{FromToml, IsNone, Issues};
 use crate::config::units::{format_size, parse_size, Bytes};
 use crate::sim::SimDuration;
 use crate::{config_enum, config_struct};
@@ -140,11 +140,7 @@ impl std::str::FromStr for Distribution {
                     let (a, r) = item.split_once('/').ok_or_else(|| format!("zoned: {item:?} should be access%/region%"))?;
                     let pct = |x: &str| x.trim().parse::<u32>().map_err(|_| format!("zoned: {x:?} is not a whole percentage"));
                     // As in fio, the last zone's region may be left empty: the rest of it.
-                    let region = if r.trim().is_empty() && i + 1 == items.len() {
-                        100u32.saturating_sub(zones.iter().map(|z: &(u32, u32)| z.1).sum())
-                    } else {
-                        pct(r)?
-                    };
+                    let region = if r.trim().is_empty() && i + 1 == items.len() { 100u32.saturating_sub(zones.iter().map(|z: &(u32, u32)| z.1).sum()) } else { pct(r)? };
                     zones.push((pct(a)?, region));
                 }
                 let (access, region): (u32, u32) = zones.iter().fold((0, 0), |(a, r), z| (a + z.0, r + z.1));
@@ -284,7 +280,15 @@ impl<const RATE: bool> std::str::FromStr for PerDirection<RATE> {
 
 impl<const RATE: bool> fmt::Display for PerDirection<RATE> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let one = |v: u64| if v == 0 { String::new() } else if RATE { format!("{v}B/s") } else { v.to_string() };
+        let one = |v: u64| {
+            if v == 0 {
+                String::new()
+            } else if RATE {
+                format!("{v}B/s")
+            } else {
+                v.to_string()
+            }
+        };
         if self.read == self.write {
             f.write_str(&one(self.read))
         } else {

@@ -18,10 +18,13 @@
 
 mod config;
 pub mod control;
-pub mod zbd;
 pub mod replay;
+pub mod zbd;
 
-pub use config::{BlockSizes, BsRange, BsSplit, DeviceMap, Distribution, ExitScope, IopsPair, PlacementSelect, WriteMix, JobOverride, LbaMode, PerDirection, RateProcess, Rates, ReplayConfig, ReplayMode, Rw, WorkloadConfig, DEFAULT_TENANT, MAX_JOBS, MAX_NUMJOBS};
+pub use config::{
+    BlockSizes, BsRange, BsSplit, DeviceMap, Distribution, ExitScope, IopsPair, JobOverride, LbaMode, PerDirection, PlacementSelect, RateProcess, Rates, ReplayConfig, ReplayMode, Rw, WorkloadConfig,
+    WriteMix, DEFAULT_TENANT, MAX_JOBS, MAX_NUMJOBS,
+};
 
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution as _, Exp, Zipf};
@@ -152,12 +155,22 @@ const SCATTER_PRIME: u128 = (1 << 61) - 1;
 
 enum Offsets {
     Uniform,
-    Zipf { dist: Zipf<f64>, ranks: u64 },
-    Pareto { power: f64, ranks: u64 },
+    Zipf {
+        dist: Zipf<f64>,
+        ranks: u64,
+    },
+    Pareto {
+        power: f64,
+        ranks: u64,
+    },
     /// Per zone: its share of the I/Os (percent) and its slots `lo..hi`.
     Zoned(Vec<(u32, u64, u64)>),
     /// fio's sequence: blocks in turn (per direction, by the I/Os issued in it), with stride.
-    Sequence { blocks: Vec<u64>, stride: bool, issued: [u64; 3] },
+    Sequence {
+        blocks: Vec<u64>,
+        stride: bool,
+        issued: [u64; 3],
+    },
 }
 
 /// How a job trims.
@@ -225,10 +238,9 @@ impl JobGen {
         let ranks = (region_size.saturating_sub(max_bs)) / align + 1;
         let offsets = match w.random_distribution.clone() {
             Distribution::Random => Offsets::Uniform,
-            Distribution::Zipf(theta) => Offsets::Zipf {
-                dist: Zipf::new(ranks as f64, theta).map_err(|e| Error::workload("workload.random_distribution", format!("zipf:{theta}"), e.to_string()))?,
-                ranks,
-            },
+            Distribution::Zipf(theta) => {
+                Offsets::Zipf { dist: Zipf::new(ranks as f64, theta).map_err(|e| Error::workload("workload.random_distribution", format!("zipf:{theta}"), e.to_string()))?, ranks }
+            }
             Distribution::Pareto(h) => Offsets::Pareto { power: h.ln() / (1.0 - h).ln(), ranks },
             Distribution::Zoned(zones) => {
                 // Zone boundaries at the cumulative region shares, in whole slots (each zone
@@ -245,7 +257,11 @@ impl JobGen {
             }
             Distribution::Sequence(blocks) => {
                 if let Some(&b) = blocks.iter().find(|&&b| b >= ranks) {
-                    return Err(Error::workload("workload.random_distribution", format!("sequence:{}", blocks.iter().map(u64::to_string).collect::<Vec<_>>().join(",")), format!("block {b} is beyond the job's {ranks} blocks (fio: sequence access block out of bounds)")));
+                    return Err(Error::workload(
+                        "workload.random_distribution",
+                        format!("sequence:{}", blocks.iter().map(u64::to_string).collect::<Vec<_>>().join(",")),
+                        format!("block {b} is beyond the job's {ranks} blocks (fio: sequence access block out of bounds)"),
+                    ));
                 }
                 Offsets::Sequence { blocks, stride: w.random_sequence_stride, issued: [0; 3] }
             }
@@ -307,10 +323,7 @@ impl JobGen {
 
     /// Whether the job may still start an I/O at `now`.
     pub fn may_issue(&self, now: SimTime) -> bool {
-        !self.stopped
-            && self.limit_ios.is_none_or(|n| self.generated < n)
-            && self.limit_bytes.is_none_or(|b| self.bytes < b)
-            && self.runtime.is_none_or(|r| now < r)
+        !self.stopped && self.limit_ios.is_none_or(|n| self.generated < n) && self.limit_bytes.is_none_or(|b| self.bytes < b) && self.runtime.is_none_or(|r| now < r)
     }
 
     /// A sequential job goes on after the I/O that ended at `end` (fio's `last_pos` after zbd
@@ -688,7 +701,13 @@ mod tests {
         let mut zone = [0u32; 3];
         for _ in 0..n {
             let o = g.next_io().offset;
-            zone[if o < region / 20 { 0 } else if o < region / 5 { 1 } else { 2 }] += 1;
+            zone[if o < region / 20 {
+                0
+            } else if o < region / 5 {
+                1
+            } else {
+                2
+            }] += 1;
         }
         for (got, want) in zone.iter().zip([0.5, 0.3, 0.2]) {
             assert!((f64::from(*got) / f64::from(n) - want).abs() < 0.01, "{zone:?}");
@@ -773,8 +792,18 @@ mod tests {
     #[test]
     fn same_seed_same_stream_other_job_other_stream() {
         let w = WorkloadConfig::default();
-        let a: Vec<u64> = (0..100).map({ let mut g = job(&w, 1 << 30); move |_| g.next_io().offset }).collect();
-        let b: Vec<u64> = (0..100).map({ let mut g = job(&w, 1 << 30); move |_| g.next_io().offset }).collect();
+        let a: Vec<u64> = (0..100)
+            .map({
+                let mut g = job(&w, 1 << 30);
+                move |_| g.next_io().offset
+            })
+            .collect();
+        let b: Vec<u64> = (0..100)
+            .map({
+                let mut g = job(&w, 1 << 30);
+                move |_| g.next_io().offset
+            })
+            .collect();
         let mut other = JobGen::new(&w, 1 << 30, 1).unwrap();
         let c: Vec<u64> = (0..100).map(|_| other.next_io().offset).collect();
         assert_eq!(a, b);

@@ -80,7 +80,8 @@ impl Replay {
     /// Opens the trace of `cfg` for `jobs` jobs addressing `[start, start + region)`.
     pub fn open(cfg: &ReplayConfig, jobs: usize, start: u64, region: u64, limit: Option<u64>, runtime: Option<SimDuration>) -> Result<Option<Self>> {
         let Some(path) = &cfg.trace else { return Ok(None) };
-        let format = cfg.format.as_deref().map(str::parse::<trace::Format>).transpose().map_err(|e| Error::config("workload.replay.format", format!("{:?}", cfg.format.as_deref().unwrap_or("")), e))?;
+        let format =
+            cfg.format.as_deref().map(str::parse::<trace::Format>).transpose().map_err(|e| Error::config("workload.replay.format", format!("{:?}", cfg.format.as_deref().unwrap_or("")), e))?;
         let opts = ReadOptions { format, strict: !cfg.lenient, ..ReadOptions::default() };
         let p = std::path::Path::new(path);
         let span = if cfg.lba == LbaMode::Scale {
@@ -94,12 +95,7 @@ impl Replay {
             0
         };
         let reader = TraceReader::open(p, &opts)?;
-        let summary = ReplaySummary {
-            trace: path.clone(),
-            format: reader.format.to_string(),
-            mode: cfg.mode.to_string(),
-            ..ReplaySummary::default()
-        };
+        let summary = ReplaySummary { trace: path.clone(), format: reader.format.to_string(), mode: cfg.mode.to_string(), ..ReplaySummary::default() };
         Ok(Some(Replay {
             reader,
             timed: cfg.mode == ReplayMode::Timed,
@@ -206,12 +202,7 @@ impl Replay {
                 self.summary.remapped += 1;
                 (aligned % (room + 512)) & !511
             }
-            LbaMode::Reject => {
-                return Err(self.error(format!(
-                    "offset {aligned} + {alen} B is beyond the simulated region of {} B (set workload.replay.lba = \"wrap\" or \"scale\")",
-                    self.region
-                )))
-            }
+            LbaMode::Reject => return Err(self.error(format!("offset {aligned} + {alen} B is beyond the simulated region of {} B (set workload.replay.lba = \"wrap\" or \"scale\")", self.region))),
         };
         Ok(Io { op, offset: self.start + off.min(room), len: alen })
     }

@@ -23,7 +23,7 @@ fn qd1_read_latency_is_the_sum_of_the_path_and_of_its_breakdown() {
     let ppb = ps_per_byte(16e9, 4.0);
     let ser = |bytes: f64| (bytes * ppb).round();
     let ns = 1e3; // ps per ns
-    // 4 B MWr, 4-DW header, 8 B framing; then the firmware takes the doorbell (600 cycles).
+                  // 4 B MWr, 4-DW header, 8 B framing; then the firmware takes the doorbell (600 cycles).
     let doorbell = ser(4.0 + 16.0 + 8.0) + 100.0 * ns + 600.0 * ns;
     let fetch = ser(24.0) + 100.0 * ns + 250.0 * ns + ser(64.0 + 12.0 + 8.0) + 100.0 * ns;
     let controller = (400.0 + 500.0) * ns; // parse + one translation at 1 GHz
@@ -134,15 +134,7 @@ fn sequential_read_bandwidth_follows_the_pcie_maths_when_the_link_is_the_bottlen
         ("3", "4", "512", 3583.34),
     ];
     for (gen, lanes, mps, literal) in cases {
-        let s = run(&[
-            ("pcie.gen", gen),
-            ("pcie.lanes", lanes),
-            ("pcie.mps", mps),
-            ("workload.rw", "read"),
-            ("workload.bs", "128k"),
-            ("workload.iodepth", "32"),
-            ("workload.number_ios", "20000"),
-        ]);
+        let s = run(&[("pcie.gen", gen), ("pcie.lanes", lanes), ("pcie.mps", mps), ("workload.rw", "read"), ("workload.bs", "128k"), ("workload.iodepth", "32"), ("workload.number_ios", "20000")]);
         let mps: f64 = mps.parse().unwrap();
         let rate = 1e12 / ps_per_byte(if gen == "4" { 16e9 } else { 8e9 }, lanes.parse().unwrap());
         let up = 32.0 * (4096.0 / mps) * (mps + 24.0) + 24.0 + 24.0 + 40.0 + 28.0 + 7.0 * 8.0;
@@ -186,12 +178,7 @@ fn transfers_over_two_pages_fetch_a_prp_list() {
 #[test]
 fn interrupt_coalescing_holds_a_lone_completion_for_the_aggregation_time() {
     let base = run(&[("workload.iodepth", "1"), ("workload.number_ios", "200")]);
-    let held = run(&[
-        ("workload.iodepth", "1"),
-        ("workload.number_ios", "200"),
-        ("nvme.irq_coalesce_threshold", "4"),
-        ("nvme.irq_coalesce_time", "100us"),
-    ]);
+    let held = run(&[("workload.iodepth", "1"), ("workload.number_ios", "200"), ("nvme.irq_coalesce_threshold", "4"), ("nvme.irq_coalesce_time", "100us")]);
     // At QD1 the threshold is never reached: every CQE waits the full 100 us for the timer.
     let diff = held.read.latency_us.mean - base.read.latency_us.mean;
     assert!((diff - 100.0).abs() < 0.1, "coalescing added {diff} us");

@@ -148,9 +148,7 @@ fn study_curves_match_simulation_with_and_without_pins() {
     let pins = vec![(0u64, 4 << 12)];
     let s = study(vec![Policy::Lru, Policy::Fifo], vec![Assoc::Full, Assoc::Ways(4)], vec![4, 8, 16, 64, 256], pins);
     let points = run_study(&s, || Ok(accesses.iter().copied().map(Ok))).unwrap();
-    let find = |p: Policy, ways: u32, lines: u32, pinned: bool| -> &Point {
-        points.iter().find(|x| x.policy == p && x.ways == ways && x.lines == lines && x.pinned == pinned).unwrap()
-    };
+    let find = |p: Policy, ways: u32, lines: u32, pinned: bool| -> &Point { points.iter().find(|x| x.policy == p && x.ways == ways && x.lines == lines && x.pinned == pinned).unwrap() };
     let pinned_key = |k: u32| k < 4;
     for lines in [4u32, 8, 16, 64, 256] {
         // Unpinned: the same as simulation.
@@ -296,7 +294,8 @@ mod in_device {
 
     #[test]
     fn pins_that_do_not_fit_the_atc_are_a_config_error() {
-        let settings: Vec<(String, String)> = [("ats.enabled", "true"), ("ats.lines", "1"), ("ats.stu", "\"4KiB\""), ("workload.numjobs", "2")].iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect();
+        let settings: Vec<(String, String)> =
+            [("ats.enabled", "true"), ("ats.lines", "1"), ("ats.stu", "\"4KiB\""), ("workload.numjobs", "2")].iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect();
         let err = ssdlab_core::config::build(None, None, &settings).err().unwrap();
         assert!(err.to_string().contains("pinned SQ/CQ translations need"), "{err}");
     }
@@ -339,7 +338,8 @@ fn dma_iommu_reuses_a_few_iovas_per_queue() {
     assert!(data.len() <= 18 && data.len() >= 8, "{} distinct data IOVAs", data.len());
     assert!(data.iter().all(|&a| a < 1 << 48 && a > (1 << 48) - (1 << 20)), "allocated top-down below the 48-bit limit");
     // Simulated host: each job's IOVAs are freed on completion and reused.
-    let mut sim = ssdlab_core::Simulation::new(crate::config(&[("host.dma_layout", "\"linux-iommu\""), ("workload.numjobs", "2"), ("workload.iodepth", "4"), ("workload.number_ios", "5000")])).unwrap();
+    let mut sim =
+        ssdlab_core::Simulation::new(crate::config(&[("host.dma_layout", "\"linux-iommu\""), ("workload.numjobs", "2"), ("workload.iodepth", "4"), ("workload.number_ios", "5000")])).unwrap();
     sim.keep_dma_log().unwrap();
     sim.run().unwrap();
     let data: HashSet<u64> = sim.dma_log().unwrap().iter().filter(|a| !a.pinned).map(|a| a.addr).collect();

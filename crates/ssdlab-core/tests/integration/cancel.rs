@@ -27,7 +27,8 @@ fn ageing_stops_when_asked() {
 #[test]
 fn atc_studies_stop_when_asked() {
     let s = synth::Synth { ios: 50_000_000, ..synth::Synth::default() };
-    let study = Study { stus: vec![0], policies: vec![Policy::Lru, Policy::Fifo], assocs: vec![Assoc::Full], lines: vec![64, 1024], pin_ranges: vec![], pin_tagged: false, pin_dedicated: false, seed: 1 };
+    let study =
+        Study { stus: vec![0], policies: vec![Policy::Lru, Policy::Fifo], assocs: vec![Assoc::Full], lines: vec![64, 1024], pin_ranges: vec![], pin_tagged: false, pin_dedicated: false, seed: 1 };
     let source = || Ok(Box::new(synth::stream(&s).map(Ok)) as Box<dyn Iterator<Item = ssdlab_core::Result<Access>>>);
     let (err, late) = stopped(Duration::from_millis(200), || ats::run_study(&study, source));
     assert!(matches!(err, Some(Error::Cancelled)), "{err:?}");

@@ -15,10 +15,7 @@ fn issues(settings: &[(&str, &str)]) -> Vec<ConfigIssue> {
 
 fn rejects(key: &str, value: &str, rule_part: &str) {
     let found = issues(&[(key, value)]);
-    assert!(
-        found.iter().any(|i| i.path == key && i.rule.contains(rule_part) && !i.value.is_empty()),
-        "{key} = {value}: expected a rule containing {rule_part:?}, got {found:?}"
-    );
+    assert!(found.iter().any(|i| i.path == key && i.rule.contains(rule_part) && !i.value.is_empty()), "{key} = {value}: expected a rule containing {rule_part:?}, got {found:?}");
 }
 
 #[test]
@@ -227,7 +224,8 @@ fn nand_and_ftl_rules() {
 
 #[test]
 fn pinned_rings_that_do_not_fit_the_atc_are_reported_with_every_other_problem() {
-    let settings: Vec<(String, String)> = [("ats.enabled", "true"), ("ats.lines", "1"), ("ats.stu", "\"4KiB\""), ("workload.numjobs", "2"), ("pcie.lanes", "3")].iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect();
+    let settings: Vec<(String, String)> =
+        [("ats.enabled", "true"), ("ats.lines", "1"), ("ats.stu", "\"4KiB\""), ("workload.numjobs", "2"), ("pcie.lanes", "3")].iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect();
     let Err(ssdlab_core::Error::Config(issues)) = ssdlab_core::config::build(None, None, &settings) else { panic!("expected a config error") };
     let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
     assert!(paths.contains(&"ats.lines") && paths.contains(&"pcie.lanes"), "{paths:?}");

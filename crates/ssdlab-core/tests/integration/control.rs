@@ -37,11 +37,7 @@ fn a_job_ahead_of_its_cap_drains_its_queue_before_it_waits() {
 
 #[test]
 fn a_start_delay_shifts_a_job_and_its_runtime() {
-    let s = run(&[
-        ("workload.numjobs", "2"),
-        ("workload.runtime", "\"20ms\""),
-        ("workload.jobs", "[{name = \"early\"}, {name = \"late\", startdelay = \"10ms\"}]"),
-    ]);
+    let s = run(&[("workload.numjobs", "2"), ("workload.runtime", "\"20ms\""), ("workload.jobs", "[{name = \"early\"}, {name = \"late\", startdelay = \"10ms\"}]")]);
     let (early, late) = (&s.jobs[0], &s.jobs[1]);
     assert!((s.sim_time_s - 0.030).abs() < 0.0005, "the late job runs 10..30 ms: {} s", s.sim_time_s);
     assert!((late.ios as f64 / early.ios as f64 - 1.0).abs() < 0.1, "{} vs {}", late.ios, early.ios);

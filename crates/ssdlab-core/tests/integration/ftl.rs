@@ -1,9 +1,9 @@
 //! The FTL: integrity under random operations, and WAF against the analytic model.
 
-use ssdlab_core::ids::Lpn;
 use rand::{RngExt, SeedableRng};
 use ssdlab_core::config::units::Bytes;
 use ssdlab_core::ftl::{Ftl, FtlConfig, Victim};
+use ssdlab_core::ids::Lpn;
 use ssdlab_core::media::NandConfig;
 
 fn nand(blocks_per_plane: u32, pages: u32, page: u64) -> NandConfig {

@@ -5,8 +5,8 @@
 #![allow(clippy::missing_panics_doc, clippy::many_single_char_names, clippy::float_cmp)]
 
 mod analytic;
-mod cancel;
 mod ats;
+mod cancel;
 mod config_rules;
 mod control;
 mod determinism;
@@ -20,8 +20,8 @@ mod replay;
 mod robustness;
 mod tenants;
 mod time_overflow;
-mod trims;
 mod trace;
+mod trims;
 
 use ssdlab_core::config::build;
 use ssdlab_core::{Config, Simulation, Summary};

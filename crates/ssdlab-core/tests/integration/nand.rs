@@ -55,9 +55,7 @@ fn a_read_across_the_planes_of_a_die_senses_them_together() {
     // at the same page offset: a multi-plane read senses both in one tR (25 us, plus 0.1 us of
     // command cycles), then moves them out one after the other. Without it the die reads them
     // in turn, and the read takes one tR and command more.
-    let qd1 = |mp: &'static str| {
-        run("slc", &[("workload.iodepth", "1"), ("workload.bs", "32k"), ("workload.number_ios", "500"), ("ftl.striping", "\"plane-first\""), ("media.nand.multiplane", mp)])
-    };
+    let qd1 = |mp: &'static str| run("slc", &[("workload.iodepth", "1"), ("workload.bs", "32k"), ("workload.number_ios", "500"), ("ftl.striping", "\"plane-first\""), ("media.nand.multiplane", mp)]);
     let (on, off) = (qd1("true"), qd1("false"));
     assert_eq!(flash(&on).nand.multiplane_reads, 500);
     assert_eq!((flash(&on).nand.host_reads, flash(&off).nand.host_reads, flash(&off).nand.multiplane_reads), (1000, 1000, 0));
@@ -73,9 +71,7 @@ fn with_register_reuse_a_stream_of_small_reads_pays_one_tr_per_page() {
     // SLC, read-ahead off, QD1 sequential 4 KiB reads: four reads per 16 KiB page. The first
     // senses the page (25 us); the next three find it in the plane's page register and only
     // move their 4 KiB out. Without reuse each pays its tR.
-    let qd1 = |reuse: &'static str| {
-        run("slc", &[("workload.iodepth", "1"), ("workload.rw", "read"), ("workload.number_ios", "4000"), ("ftl.read_ahead", "0"), ("media.nand.register_reuse", reuse)])
-    };
+    let qd1 = |reuse: &'static str| run("slc", &[("workload.iodepth", "1"), ("workload.rw", "read"), ("workload.number_ios", "4000"), ("ftl.read_ahead", "0"), ("media.nand.register_reuse", reuse)]);
     let media = |s: &Summary| s.read.breakdown_us.0[Component::Media as usize];
     let xfer = 4096.0 / 800e6 * 1e6;
     let (on, off) = (qd1("true"), qd1("false"));
@@ -90,9 +86,7 @@ fn with_a_cached_map_a_read_that_misses_costs_one_extra_flash_read() {
     // cache holds one translation page (16 KiB / 4 B = 4096 units) of the 4 GiB drive's 256,
     // so nearly every random read misses: it reads its translation page (command, tR, the whole
     // page out), then its data. Nothing else runs at QD1, so the difference is exact.
-    let qd1 = |rw: &'static str, cache: &'static str| {
-        run("slc", &[("workload.iodepth", "1"), ("workload.rw", rw), ("workload.number_ios", "2000"), ("ftl.read_ahead", "0"), ("ftl.map_cache", cache)])
-    };
+    let qd1 = |rw: &'static str, cache: &'static str| run("slc", &[("workload.iodepth", "1"), ("workload.rw", rw), ("workload.number_ios", "2000"), ("ftl.read_ahead", "0"), ("ftl.map_cache", cache)]);
     let media = |s: &Summary| s.read.breakdown_us.0[Component::Media as usize];
     let (dram, cached) = (qd1("randread", "0"), qd1("randread", "16KiB"));
     let misses = cached.metrics["ftl.map_cache.misses"];
@@ -120,16 +114,7 @@ fn read_retries_grow_with_wear_and_give_qd1_reads_a_tail() {
     // last decode follows the data out. Steps are geometric with mean 1 per 1000 P/E cycles,
     // at most 8: E[steps] = sum_{j=1..8} q^j with q = m / (1 + m).
     let qd1 = |pe: &'static str, per_kpe: &'static str| {
-        run(
-            "slc",
-            &[
-                ("workload.iodepth", "1"),
-                ("workload.number_ios", "4000"),
-                ("media.nand.pe_cycles", pe),
-                ("media.nand.read_retry_per_kpe", per_kpe),
-                ("media.nand.ecc_decode", "\"2us\""),
-            ],
-        )
+        run("slc", &[("workload.iodepth", "1"), ("workload.number_ios", "4000"), ("media.nand.pe_cycles", pe), ("media.nand.read_retry_per_kpe", per_kpe), ("media.nand.ecc_decode", "\"2us\"")])
     };
     let xfer = 4096.0 / 800e6 * 1e6;
     let base = 0.1 + 25.0 + xfer + 2.0;
@@ -157,7 +142,10 @@ fn sequential_reads_hit_read_ahead_and_cost_far_less_than_random_ones() {
     let rand = qd1("randread", "128KiB");
     let seq = qd1("read", "128KiB");
     let f = flash(&seq);
-    eprintln!("QD1 4 KiB: random {:.2} us, sequential {:.2} us with read-ahead ({} hits, {} page reads ahead)", rand.read.latency_us.mean, seq.read.latency_us.mean, f.read_ahead_hits, f.nand.prefetch_reads);
+    eprintln!(
+        "QD1 4 KiB: random {:.2} us, sequential {:.2} us with read-ahead ({} hits, {} page reads ahead)",
+        rand.read.latency_us.mean, seq.read.latency_us.mean, f.read_ahead_hits, f.nand.prefetch_reads
+    );
     assert!(f.read_ahead_hits >= 2990, "every read after the first finds its data read ahead: {}", f.read_ahead_hits);
     assert_eq!(f.nand.host_reads + f.read_ahead_hits, 3000);
     // Whole pages are read ahead: four 4 KiB units per 16 KiB page.
@@ -277,9 +265,7 @@ fn gc_time_is_its_own_component_of_a_write_and_of_a_read() {
     assert!(share > 0.5 && gc > 0.0, "GC dominates an aged drive's die time ({share})");
     assert!((gc / (gc + queueing) / share - 1.0).abs() < 0.05, "writes' GC wait {gc} us of {} us waited, vs GC's share of die time {share}", gc + queueing);
     // Reads among the writes wait behind GC at their dies; a clean drive has none.
-    let mixed = |pre: &str| {
-        run("ops-isolation", &[("workload.number_ios", "30000"), ("media.nand.blocks_per_plane", "512"), ("workload.rw", "randrw"), ("ftl.precondition", pre)])
-    };
+    let mixed = |pre: &str| run("ops-isolation", &[("workload.number_ios", "30000"), ("media.nand.blocks_per_plane", "512"), ("workload.rw", "randrw"), ("ftl.precondition", pre)]);
     let aged = mixed("\"aged\"");
     let read_gc = aged.read.breakdown_us.0[Component::Gc as usize];
     assert!(read_gc > 0.0 && read_gc < aged.read.latency_us.mean, "aged reads' GC wait {read_gc} us");
@@ -460,9 +446,7 @@ fn readers_of_one_unit_share_one_page_read() {
     // that arrives while another host read brings the same bytes joins it (ftl.read_coalesce):
     // the die senses the page once for all of them. Without it, each read senses the page in
     // turn on the one die, and the 8 readers queue there.
-    let crowd = |on: &str, size: &str| {
-        run("970pro", &[("workload.numjobs", "8"), ("workload.size", size), ("workload.number_ios", "1500"), ("ftl.read_coalesce", on)])
-    };
+    let crowd = |on: &str, size: &str| run("970pro", &[("workload.numjobs", "8"), ("workload.size", size), ("workload.number_ios", "1500"), ("ftl.read_coalesce", on)]);
     let (on, off, spread) = (crowd("true", "\"4KiB\""), crowd("false", "\"4KiB\""), crowd("true", "\"64GiB\""));
     let lat = |s: &Summary| s.read.latency_us.mean;
     assert!(lat(&off) > 4.0 * lat(&spread), "serialised on the die: {} vs spread {}", lat(&off), lat(&spread));
@@ -503,7 +487,17 @@ fn one_write_per_zone_in_flight_caps_a_zones_write_rate() {
     // Linux lets one write per zone be in flight, so one job writing one zone at QD32 keeps
     // one write in flight; with eight zones open its writes spread and overlap.
     let zns = |open: &str, depth: &str| {
-        run("zns", &[("workload.numjobs", "1"), ("workload.bs", "\"16KiB\""), ("workload.iodepth", depth), ("workload.max_open_zones", open), ("workload.number_ios", "20000"), ("ftl.precondition", "\"clean\"")])
+        run(
+            "zns",
+            &[
+                ("workload.numjobs", "1"),
+                ("workload.bs", "\"16KiB\""),
+                ("workload.iodepth", depth),
+                ("workload.max_open_zones", open),
+                ("workload.number_ios", "20000"),
+                ("ftl.precondition", "\"clean\""),
+            ],
+        )
     };
     // The drive's mean queue (iostat's avgqu-sz, from the device's in-queue time): one write
     // at a time with one zone, several with eight.
@@ -544,7 +538,18 @@ fn zone_appends_to_one_zone_overlap_where_writes_wait() {
     // Zone Append takes no zone write lock: the drive writes each at the pointer it finds, so
     // one zone written at QD32 keeps many appends at the drive, where plain writes keep one.
     let zns = |mode: &str| {
-        run("zns", &[("workload.numjobs", "1"), ("workload.bs", "\"16KiB\""), ("workload.iodepth", "32"), ("workload.max_open_zones", "1"), ("workload.number_ios", "20000"), ("ftl.precondition", "\"clean\""), ("workload.write_mode", mode)])
+        run(
+            "zns",
+            &[
+                ("workload.numjobs", "1"),
+                ("workload.bs", "\"16KiB\""),
+                ("workload.iodepth", "32"),
+                ("workload.max_open_zones", "1"),
+                ("workload.number_ios", "20000"),
+                ("ftl.precondition", "\"clean\""),
+                ("workload.write_mode", mode),
+            ],
+        )
     };
     let at_drive = |s: &Summary| s.metrics["host.disk.in_queue"] / (s.sim_time_s * 1e12);
     let writes = zns("\"write\"");
@@ -572,7 +577,10 @@ fn protection_information_crosses_the_link_but_not_the_flash() {
     let extra = per_io(&pi) - per_io(&plain);
     assert!((64.0..64.0 + 2.0 * 30.0).contains(&extra), "64 B more a write, with at most a TLP or two of overhead: {extra}");
     // Sizes that are not whole 4160 B blocks are refused.
-    let bad: Vec<(String, String)> = [("workload.bs", "\"4096\""), ("nvme.lba_size", "\"4KiB\""), ("nvme.metadata_size", "\"64B\""), ("nvme.extended_lba", "true")].iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect();
+    let bad: Vec<(String, String)> = [("workload.bs", "\"4096\""), ("nvme.lba_size", "\"4KiB\""), ("nvme.metadata_size", "\"64B\""), ("nvme.extended_lba", "true")]
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+        .collect();
     let err = ssdlab_core::config::build(Some("tlc"), None, &bad).expect_err("refused");
     assert!(err.to_string().contains("positive multiples of 4160B"), "{err}");
 }

@@ -14,13 +14,7 @@ fn run(base: &str, settings: &[(&str, &str)]) -> Summary {
 
 /// One controller, one bank, 10 us reads and 20 us writes: the media is the bottleneck.
 fn media_bound(extra: &[(&str, &str)]) -> Summary {
-    let mut s = vec![
-        ("media.nvm.controllers", "1"),
-        ("media.nvm.read_latency", "\"10us\""),
-        ("media.nvm.write_latency", "\"20us\""),
-        ("workload.iodepth", "8"),
-        ("workload.number_ios", "20000"),
-    ];
+    let mut s = vec![("media.nvm.controllers", "1"), ("media.nvm.read_latency", "\"10us\""), ("media.nvm.write_latency", "\"20us\""), ("workload.iodepth", "8"), ("workload.number_ios", "20000")];
     s.extend_from_slice(extra);
     run("default", &s)
 }
@@ -88,9 +82,8 @@ fn reads_and_writes_contend_for_the_banks() {
     // the bank goes from 30 % to 90 % busy and reads queue behind writes (seed 004: "control
     // the overall load").
     // Poisson arrivals: queueing as load usually brings it.
-    let open = |rw: &str, rate: &str| {
-        media_bound(&[("workload.rw", rw), ("workload.rate_iops", rate), ("workload.rate_process", "poisson"), ("workload.iodepth", "64"), ("workload.number_ios", "30000")])
-    };
+    let open =
+        |rw: &str, rate: &str| media_bound(&[("workload.rw", rw), ("workload.rate_iops", rate), ("workload.rate_process", "poisson"), ("workload.iodepth", "64"), ("workload.number_ios", "30000")]);
     let reads = open("randread", "30000");
     let mixed = open("randrw", "60000");
     assert!(mixed.read.latency_us.mean > 3.0 * reads.read.latency_us.mean, "{} vs {}", mixed.read.latency_us.mean, reads.read.latency_us.mean);
@@ -234,7 +227,15 @@ fn openexpress_automation_reaches_the_link_on_reads_and_serialised_fetches_slow_
     let at = |rw: &str, fetch: &str| {
         run(
             "openexpress-hw",
-            &[("workload.numjobs", "10"), ("nvme.io_queues", "10"), ("workload.iodepth", "8"), ("workload.bs", "16k"), ("workload.rw", rw), ("workload.number_ios", "2000"), ("ctrl.fetch_engines", fetch)],
+            &[
+                ("workload.numjobs", "10"),
+                ("nvme.io_queues", "10"),
+                ("workload.iodepth", "8"),
+                ("workload.bs", "16k"),
+                ("workload.rw", rw),
+                ("workload.number_ios", "2000"),
+                ("ctrl.fetch_engines", fetch),
+            ],
         )
     };
     let gb = |s: &Summary| s.bandwidth_mib_s * 1.048_576 / 1000.0;
@@ -326,7 +327,9 @@ fn moneta_baseline_collapses_under_sixteen_threads_and_each_software_step_lifts_
 
 #[test]
 fn split_read_write_queues_use_both_link_directions() {
-    let mix = |q: &str| run("moneta-spin", &[("workload.numjobs", "4"), ("workload.iodepth", "8"), ("workload.rw", "randrw"), ("workload.bs", "64k"), ("workload.number_ios", "10000"), ("ctrl.dma_queues", q)]);
+    let mix = |q: &str| {
+        run("moneta-spin", &[("workload.numjobs", "4"), ("workload.iodepth", "8"), ("workload.rw", "randrw"), ("workload.bs", "64k"), ("workload.number_ios", "10000"), ("ctrl.dma_queues", q)])
+    };
     let one = mix("\"shared\"");
     let two = mix("\"split\"");
     let mb = |s: &Summary| s.bandwidth_mib_s * 1.048_576;
@@ -378,9 +381,7 @@ fn reads_move_whole_codewords_over_the_interconnect() {
     // A 100 MB/s bus bounds the reads (the bank's 100 ns is far shorter than a transfer). The
     // ECC decoder is in the controller, so a 1 KiB read moves its 4 KiB codeword: it runs at the
     // 4 KiB read's rate, 100e6 / 4096 per second. With 1 KiB codewords it moves a quarter.
-    let bus = |bs: &str, codeword: &str| {
-        media_bound(&[("media.nvm.bus_bandwidth", "\"100MB/s\""), ("media.nvm.read_latency", "\"100ns\""), ("workload.bs", bs), ("media.ecc.codeword", codeword)])
-    };
+    let bus = |bs: &str, codeword: &str| media_bound(&[("media.nvm.bus_bandwidth", "\"100MB/s\""), ("media.nvm.read_latency", "\"100ns\""), ("workload.bs", bs), ("media.ecc.codeword", codeword)]);
     let full = bus("4k", "\"4KiB\"");
     let part = bus("1k", "\"4KiB\"");
     let small = bus("1k", "\"1KiB\"");

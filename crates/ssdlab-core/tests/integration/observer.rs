@@ -211,9 +211,7 @@ fn an_aged_drive_reaches_a_steady_waf_that_does_not_depend_on_the_run_length() {
     // A 12 GiB aged TLC drive under 4 KiB random writes at QD32, in 2 s rounds (each holds
     // about a hundred GC victims, so a round's WAF is not one victim's). GC paces itself to
     // the free-block level, so rounds do not swing between collecting and resting.
-    let aged = |ios: &str| {
-        run("tlc-aged", &[("media.nand.blocks_per_plane", "48"), ("workload.number_ios", ios), ("stats.interval", "\"2s\""), ("stats.steady_metric", "\"ftl.waf\"")])
-    };
+    let aged = |ios: &str| run("tlc-aged", &[("media.nand.blocks_per_plane", "48"), ("workload.number_ios", ios), ("stats.interval", "\"2s\""), ("stats.steady_metric", "\"ftl.waf\"")]);
     let (short, long) = (aged("300000"), aged("450000"));
     let (a, b) = (short.steady_state.as_ref().unwrap(), long.steady_state.as_ref().unwrap());
     assert!(a.reached && b.reached, "{a:?} {b:?}");

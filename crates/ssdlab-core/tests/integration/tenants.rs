@@ -75,10 +75,7 @@ fn wrr_serves_backlogged_queues_in_proportion_to_class_weights() {
 #[test]
 fn urgent_queues_starve_the_weighted_classes() {
     let list = [("urgent", 1, "class = \"urgent\""), ("high", 1, "class = \"high\"")];
-    let s = run(&format!(
-        "{SLOW}[nvme]\narbitration = \"wrr\"\n[workload]\nruntime = \"10ms\"\n{}",
-        tenants(&list, "rw = \"randread\"\niodepth = 64")
-    ));
+    let s = run(&format!("{SLOW}[nvme]\narbitration = \"wrr\"\n[workload]\nruntime = \"10ms\"\n{}", tenants(&list, "rw = \"randread\"\niodepth = 64")));
     let (u, h) = (s.tenants[0].ios, s.tenants[1].ios);
     // The high class gets only what the controller fetched before the urgent queue's first
     // doorbell arrived (at most its 4 tags), and its 64 queued I/Os once the urgent tenant
@@ -159,10 +156,7 @@ fn io_max_holds_each_tenant_to_its_limit() {
     // Token buckets: a tenant limited to 20k write IOPS gets 20k (plus the bucket's first
     // slice), the unlimited one the rest of a fast device.
     let list = [("capped", 100, "wiops = 20000"), ("free", 100, "")];
-    let s = run(&format!(
-        "extends = \"dram\"\n[host]\nshare = \"max\"\nthrottle_slice = \"1ms\"\n[workload]\nruntime = \"50ms\"\n{}",
-        tenants(&list, "rw = \"randwrite\"\niodepth = 8")
-    ));
+    let s = run(&format!("extends = \"dram\"\n[host]\nshare = \"max\"\nthrottle_slice = \"1ms\"\n[workload]\nruntime = \"50ms\"\n{}", tenants(&list, "rw = \"randwrite\"\niodepth = 8")));
     let capped = s.tenants[0].iops;
     // 50 ms at 20k/s is 1000 I/Os, plus the 20 tokens the bucket starts with.
     assert!((capped - 20_400.0).abs() < 400.0, "capped tenant: {capped:.0} IOPS");
