@@ -8,7 +8,7 @@
 //! verified every 10^7 operations and at the end. Exits 1 if anything was lost, stale or
 //! duplicated, or an invariant broke.
 use rand::{RngExt, SeedableRng};
-use ssdlab_core::config::units::Bytes;
+use ssdlab_core::units::Bytes;
 use ssdlab_core::ftl::{Ftl, FtlConfig};
 use ssdlab_core::ids::Lpn;
 use ssdlab_core::media::NandConfig;

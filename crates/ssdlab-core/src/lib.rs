@@ -53,11 +53,13 @@ pub mod ids;
 pub mod media;
 pub mod nvme;
 pub mod pcie;
+pub mod schema;
 pub mod sim;
 pub mod simulation;
 pub mod stats;
 pub mod tenant;
 pub mod trace;
+pub mod units;
 pub mod workload;
 
 pub use config::Config;

@@ -21,8 +21,8 @@
 
 use std::ops::Range;
 
-use crate::config::load::Issues;
-use crate::config::units::{Bandwidth, Bytes};
+use crate::schema::Issues;
+use crate::units::{Bandwidth, Bytes};
 use crate::config::Config;
 use crate::ftl::PoolSpec;
 use crate::sim::SimDuration;
@@ -273,8 +273,8 @@ impl Config {
                 let end = offset.saturating_add(size.unwrap_or(0));
                 if offset >= room || end > room {
                     let (key, value) =
-                        if size.is_some() && offset < room { ("size", crate::config::units::format_size(size.unwrap_or(0))) } else { ("offset", crate::config::units::format_size(offset)) };
-                    issues.push(&format!("tenants[{i}].workload.{key}"), value, format!("offset + size must stay inside the tenant's namespace of {}", crate::config::units::format_size(room)));
+                        if size.is_some() && offset < room { ("size", crate::units::format_size(size.unwrap_or(0))) } else { ("offset", crate::units::format_size(offset)) };
+                    issues.push(&format!("tenants[{i}].workload.{key}"), value, format!("offset + size must stay inside the tenant's namespace of {}", crate::units::format_size(room)));
                 }
             }
         }

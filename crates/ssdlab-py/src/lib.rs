@@ -254,6 +254,12 @@ fn preset_text(name: &str) -> Option<&'static str> {
 }
 
 /// Names of the latency breakdown components, in path order.
+/// Every config key: (key, kind, default as TOML text, documentation), in declaration order.
+#[pyfunction]
+fn config_schema() -> Vec<(String, String, String, String)> {
+    config::reference().into_iter().map(|k| (k.key, k.kind, k.default, k.doc)).collect()
+}
+
 #[pyfunction]
 fn components() -> Vec<&'static str> {
     Component::ALL.iter().map(|c| c.name()).collect()
@@ -459,6 +465,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets_list, m)?)?;
     m.add_function(wrap_pyfunction!(preset_text, m)?)?;
     m.add_function(wrap_pyfunction!(components, m)?)?;
+    m.add_function(wrap_pyfunction!(config_schema, m)?)?;
     m.add_function(wrap_pyfunction!(bench_scenarios, m)?)?;
     m.add_function(wrap_pyfunction!(bench_run, m)?)?;
     m.add_function(wrap_pyfunction!(atc_study, m)?)?;

@@ -1,10 +1,10 @@
-//! Binding of `ssdlab_core::config::units`: the one parser of sizes and times, for the values
+//! Binding of `ssdlab_core::units`: the one parser of sizes and times, for the values
 //! the Python side reads itself (fio job files, command-line options). Errors are `ValueError`
 //! with the core's message; callers add which option and where.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use ssdlab_core::config::units;
+use ssdlab_core::units;
 use ssdlab_core::sim::SimDuration;
 
 /// Bytes from a size. `fio=False`: the config convention (`4KiB` = `4k` = 4096, `4kB` = 4000);

@@ -1,5 +1,5 @@
-use crate::config::load::Issues;
-use crate::config::units::Bytes;
+use crate::schema::Issues;
+use crate::units::Bytes;
 use crate::sim::SimDuration;
 use crate::{config_enum, config_struct};
 

@@ -7,10 +7,8 @@
 //! rule and every cross-field rule. Any problem makes the whole load fail with
 //! [`Error::Config`], listing all of them.
 
-pub mod load;
 pub mod memory;
 pub mod presets;
-pub mod units;
 
 use std::path::Path;
 
@@ -27,7 +25,8 @@ use crate::nvme::NvmeConfig;
 use crate::pcie::PcieConfig;
 use crate::stats::StatsConfig;
 use crate::workload::WorkloadConfig;
-use load::{FromToml, Issues};
+use crate::schema::{Describe, FromToml, Issues, KeyDoc};
+use crate::units;
 
 config_struct! {
     /// A whole simulated system: the host, the link, the device and the workload.
@@ -448,6 +447,19 @@ impl Config {
     }
 }
 
+/// Every key a config accepts, in declaration order, with what it takes, its default and its
+/// documentation: the configuration reference.
+pub fn reference() -> Vec<KeyDoc> {
+    let mut out = vec![KeyDoc {
+        key: "extends".into(),
+        kind: "string".into(),
+        default: String::new(),
+        doc: "A preset name or a TOML file (relative to this one) loaded first; this config's keys override it, table by table.".into(),
+    }];
+    Config::keys("", &mut out);
+    out
+}
+
 /// The largest config file read (the largest preset is a few KiB).
 const MAX_CONFIG_BYTES: u64 = 16 << 20;
 
@@ -571,4 +583,40 @@ fn build_on(mut table: Table, overrides: Option<Table>, settings: &[(String, Str
         set_dotted(&mut table, k, v)?;
     }
     Config::from_table(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reference_lists_every_key_once_with_its_default_and_doc() {
+        let keys = reference();
+        let find = |k: &str| keys.iter().find(|d| d.key == k).unwrap_or_else(|| panic!("{k} is not in the reference"));
+        let mut names: Vec<&str> = keys.iter().map(|d| d.key.as_str()).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(before, names.len(), "a key is listed twice");
+        for top in Config::FIELDS {
+            assert_eq!(find(top).default, "", "{top} is a table or unset");
+        }
+        let lanes = find("pcie.lanes");
+        assert_eq!(lanes.kind, "integer");
+        assert_eq!(lanes.default, PcieConfig::default().lanes.to_string());
+        assert!(!lanes.doc.is_empty());
+        assert!(find("media.nand.page_size").kind.starts_with("size"));
+        assert!(find("ctrl.mode").kind.starts_with("one of \"firmware\""));
+        assert_eq!(find("tenants").kind, "array of tables");
+        find("tenants[].weight");
+        find("workload.jobs[].bs");
+        // Every key the reference lists is one a config accepts.
+        for d in keys.iter().filter(|d| !d.key.contains("[]") && d.kind != "table" && d.key != "extends" && !d.default.is_empty()) {
+            let mut t = Table::new();
+            set_dotted(&mut t, &d.key, &d.default).expect("dotted");
+            let mut issues = Issues::default();
+            Config::from_toml(&Value::Table(t), "", &mut issues);
+            assert!(issues.0.iter().all(|i| i.path != d.key), "{} = {}: {:?}", d.key, d.default, issues.0);
+        }
+    }
 }

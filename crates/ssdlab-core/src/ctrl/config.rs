@@ -1,5 +1,5 @@
-use crate::config::load::Issues;
-use crate::config::units::Frequency;
+use crate::schema::Issues;
+use crate::units::Frequency;
 use crate::sim::time::MAX_PARAM;
 use crate::sim::SimDuration;
 use crate::{config_enum, config_struct};

@@ -1594,7 +1594,7 @@ pub fn pool_spare_issue(g: &Geometry, spec: &PoolSpec) -> Option<ConfigIssue> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::units::Bytes;
+    use crate::units::Bytes;
 
     fn small(planes: u32, blocks: u32, pages: u32, page: u64) -> NandConfig {
         NandConfig { channels: 2, ways: 2, dies_per_chip: 1, planes, blocks_per_plane: blocks, pages_per_block: pages, page_size: Bytes(page), ..NandConfig::default() }

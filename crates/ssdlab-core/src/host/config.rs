@@ -1,4 +1,4 @@
-use crate::config::load::Issues;
+use crate::schema::Issues;
 use crate::sim::SimDuration;
 use crate::{config_enum, config_struct};
 
@@ -99,7 +99,7 @@ config_struct! {
         complete_cost: SimDuration = SimDuration::from_ns(2_800),
         /// Completion by hybrid polling (`completion = "hybrid"`): requests up to this size spin,
         /// larger ones sleep for an interrupt. Default: `8KiB`.
-        hybrid_threshold: crate::config::units::Bytes = crate::config::units::Bytes(8192),
+        hybrid_threshold: crate::units::Bytes = crate::units::Bytes(8192),
         /// Cost of finishing one I/O found by polling: CQE processing and return to the
         /// application. Default: `0.9us`.
         poll_complete_cost: SimDuration = SimDuration::from_ns(900),
@@ -116,10 +116,10 @@ config_struct! {
         dma_layout: DmaLayout = DmaLayout::LinuxDirect,
         /// Host memory the buffers and page cache are spread over (divided among `vms`).
         /// Default: `64GiB`.
-        memory: crate::config::units::Bytes = crate::config::units::Bytes(64 << 30),
+        memory: crate::units::Bytes = crate::units::Bytes(64 << 30),
         /// Application buffer pool (O_DIRECT, SPDK), allocated in 2 MiB pieces (divided among
         /// `vms`). Default: `64MiB`.
-        buffer_pool: crate::config::units::Bytes = crate::config::units::Bytes(64 << 20),
+        buffer_pool: crate::units::Bytes = crate::units::Bytes(64 << 20),
         /// How a buffer is taken from the pool: `"lifo"` (the most recently freed) or
         /// `"random"`. Default: `"lifo"`.
         buffer_reuse: BufferReuse = BufferReuse::Lifo,
@@ -154,7 +154,7 @@ config_struct! {
         /// reads after completion) instead of DMA to the application's pages. Default: `false`.
         copy: bool = false,
         /// memcpy bandwidth of one CPU. Default: `10GB/s`.
-        copy_bandwidth: crate::config::units::Bandwidth = crate::config::units::Bandwidth(10e9),
+        copy_bandwidth: crate::units::Bandwidth = crate::units::Bandwidth(10e9),
         /// Virtual machines sharing the device: job `j` runs in VM `j mod vms`, each VM its own
         /// address space (PASID) and memory layout. With `[[tenants]]` each tenant is a VM (leave
         /// this at 1 or set it to the number of tenants). Default: `1`.
@@ -164,13 +164,13 @@ config_struct! {
         share: ShareMode = ShareMode::None,
         /// `io.cost.model`: sequential read bandwidth, in bytes per second. Default: `3102524156`
         /// (Linux blk-iocost's built-in model for fast SSDs, `AUTOP_SSD_FAST`).
-        cost_rbps: crate::config::units::Bandwidth = crate::config::units::Bandwidth(3_102_524_156.0),
+        cost_rbps: crate::units::Bandwidth = crate::units::Bandwidth(3_102_524_156.0),
         /// `io.cost.model`: sequential 4 KiB read IOPS. Default: `724816` (`AUTOP_SSD_FAST`).
         cost_rseqiops: f64 = 724_816.0,
         /// `io.cost.model`: random 4 KiB read IOPS. Default: `778122` (`AUTOP_SSD_FAST`).
         cost_rrandiops: f64 = 778_122.0,
         /// `io.cost.model`: sequential write bandwidth. Default: `1742780862` (`AUTOP_SSD_FAST`).
-        cost_wbps: crate::config::units::Bandwidth = crate::config::units::Bandwidth(1_742_780_862.0),
+        cost_wbps: crate::units::Bandwidth = crate::units::Bandwidth(1_742_780_862.0),
         /// `io.cost.model`: sequential 4 KiB write IOPS. Default: `425702` (`AUTOP_SSD_FAST`).
         cost_wseqiops: f64 = 425_702.0,
         /// `io.cost.model`: random 4 KiB write IOPS. Default: `443193` (`AUTOP_SSD_FAST`).

@@ -27,8 +27,8 @@ use std::collections::{BTreeSet, VecDeque};
 use lru::LruCache;
 use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 
-use crate::config::load::Issues;
-use crate::config::units::Bytes;
+use crate::schema::Issues;
+use crate::units::Bytes;
 use crate::config_struct;
 use crate::nvme::CmdId;
 use crate::sim::{SimDuration, SimTime};

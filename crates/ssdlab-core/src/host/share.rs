@@ -394,7 +394,7 @@ impl Share {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::units::Bandwidth;
+    use crate::units::Bandwidth;
 
     fn weighted(iops: f64) -> (Share, Vec<TenantConfig>) {
         let h = HostConfig { share: ShareMode::Weight, cost_wrandiops: iops, cost_wseqiops: iops, cost_wbps: Bandwidth(iops * 4096.0), ..HostConfig::default() };

@@ -1,6 +1,6 @@
 use super::ecc::EccConfig;
-use crate::config::load::Issues;
-use crate::config::units::{Bandwidth, Bytes};
+use crate::schema::Issues;
+use crate::units::{Bandwidth, Bytes};
 use crate::sim::SimDuration;
 use crate::{config_enum, config_struct};
 

@@ -15,8 +15,8 @@
 
 use rand::{RngExt, SeedableRng};
 
-use crate::config::load::Issues;
-use crate::config::units::Bytes;
+use crate::schema::Issues;
+use crate::units::Bytes;
 use crate::config_struct;
 use crate::sim::{stream_seed, Rng, SimDuration};
 

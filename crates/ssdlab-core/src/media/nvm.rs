@@ -207,7 +207,7 @@ impl NvmArray {
 #[allow(clippy::many_single_char_names)]
 mod tests {
     use super::*;
-    use crate::config::units::Bytes;
+    use crate::units::Bytes;
     use crate::media::NvmConfig;
 
     #[test]

@@ -379,7 +379,7 @@ impl Link {
 #[allow(clippy::many_single_char_names)]
 mod tests {
     use super::*;
-    use crate::config::units::Bytes;
+    use crate::units::Bytes;
 
     fn params(gen: u8, lanes: u32) -> LinkParams {
         LinkParams::new(&PcieConfig { gen, lanes, ..PcieConfig::default() })

@@ -85,7 +85,7 @@ impl Simulation {
     /// [`Simulation::new`] with a memory limit of `max_memory` bytes, for a run that keeps an
     /// I/O log (`io_log`: counted in the estimate; call [`Simulation::keep_io_log`] too).
     pub fn with_memory_limit(config: Config, max_memory: u64, io_log: bool) -> Result<Self> {
-        let mut issues = crate::config::load::Issues::default();
+        let mut issues = crate::schema::Issues::default();
         config.validate(&mut issues);
         if issues.is_empty() {
             let need = config.memory_estimate(io_log);

@@ -1,4 +1,4 @@
-use crate::config::load::Issues;
+use crate::schema::Issues;
 use crate::sim::SimDuration;
 use crate::{config_enum, config_struct};
 

@@ -3,8 +3,8 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 use toml::Value;
 
-use crate::config::load::{FromToml, IsNone, Issues};
-use crate::config::units::{format_size, parse_size, Bytes};
+use crate::schema::{FromToml, IsNone, Issues};
+use crate::units::{format_size, parse_size, Bytes};
 use crate::sim::SimDuration;
 use crate::{config_enum, config_struct};
 
@@ -260,7 +260,7 @@ impl<const RATE: bool> std::str::FromStr for PerDirection<RATE> {
                 return Ok(0);
             }
             if RATE {
-                let v = crate::config::units::parse_rate(t)?;
+                let v = crate::units::parse_rate(t)?;
                 if !(v.is_finite() && (0.0..1e18).contains(&v)) {
                     return Err(format!("{t:?} is not a rate between 0 and 1 EB/s"));
                 }
@@ -441,6 +441,11 @@ macro_rules! string_typed {
             }
         }
         impl IsNone for $t {}
+        impl crate::schema::Describe for $t {
+            fn kind() -> String {
+                $want.into()
+            }
+        }
     )*};
 }
 

@@ -600,7 +600,7 @@ fn scatter(rank: u64, ranks: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::units::Bytes;
+    use crate::units::Bytes;
 
     fn job(w: &WorkloadConfig, region: u64) -> JobGen {
         JobGen::new(w, region, 0).unwrap()
@@ -740,7 +740,7 @@ mod tests {
 
     #[test]
     fn blockalign_aligns_random_offsets_of_every_size() {
-        let w = WorkloadConfig { bssplit: Some("512/50:4k/50".parse().unwrap()), blockalign: Some(crate::config::units::Bytes(4096)), ..WorkloadConfig::default() };
+        let w = WorkloadConfig { bssplit: Some("512/50:4k/50".parse().unwrap()), blockalign: Some(crate::units::Bytes(4096)), ..WorkloadConfig::default() };
         let mut g = job(&w, 1 << 30);
         let ios: Vec<Io> = (0..10_000).map(|_| g.next_io()).collect();
         assert!(ios.iter().all(|i| i.offset % 4096 == 0));

@@ -1,7 +1,7 @@
 //! The FTL: integrity under random operations, and WAF against the analytic model.
 
 use rand::{RngExt, SeedableRng};
-use ssdlab_core::config::units::Bytes;
+use ssdlab_core::units::Bytes;
 use ssdlab_core::ftl::{Ftl, FtlConfig, Victim};
 use ssdlab_core::ids::Lpn;
 use ssdlab_core::media::NandConfig;

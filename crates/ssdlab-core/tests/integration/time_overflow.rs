@@ -2,7 +2,8 @@
 //! error naming the key), and a run whose times add up past the limit stops with an error
 //! instead of reporting saturated time.
 
-use ssdlab_core::config::{build, units::parse_time};
+use ssdlab_core::config::build;
+use ssdlab_core::units::parse_time;
 use ssdlab_core::sim::time::MAX_PARAM;
 use ssdlab_core::{Config, Error, Simulation};
 use toml::{Table, Value};

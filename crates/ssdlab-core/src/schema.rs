@@ -6,10 +6,13 @@
 //! walks the table key by key: each known key is converted by its field type's `FromToml`
 //! (recording a [`ConfigIssue`] with the dotted path and the value on failure), and each
 //! unknown key is an issue that lists the keys that are allowed.
+//!
+//! The same declaration describes itself ([`Describe`]): every key with its type, default and
+//! doc comment, which is what the configuration reference is generated from.
 
 use toml::Value;
 
-use super::units::{parse_freq, parse_rate, parse_size, parse_time, parse_transfer_rate, Bandwidth, Bytes, Frequency, TransferRate};
+use crate::units::{parse_freq, parse_rate, parse_size, parse_time, parse_transfer_rate, Bandwidth, Bytes, Frequency, TransferRate};
 use crate::error::ConfigIssue;
 use crate::sim::SimDuration;
 
@@ -201,13 +204,13 @@ macro_rules! config_struct {
     (
         $(#[$meta:meta])*
         pub struct $name:ident {
-            $( $(#[$fmeta:meta])* $field:ident : $ty:ty = $default:expr ),* $(,)?
+            $( $(#[doc = $fdoc:expr])* $field:ident : $ty:ty = $default:expr ),* $(,)?
         }
     ) => {
         $(#[$meta])*
         #[derive(Clone, Debug, PartialEq, serde::Serialize)]
         pub struct $name {
-            $( $(#[$fmeta])* #[serde(skip_serializing_if = "crate::config::load::is_none_value")] pub $field: $ty, )*
+            $( $(#[doc = $fdoc])* #[serde(skip_serializing_if = "crate::schema::is_none_value")] pub $field: $ty, )*
         }
 
         impl Default for $name {
@@ -216,15 +219,26 @@ macro_rules! config_struct {
             }
         }
 
-        impl $crate::config::load::IsNone for $name {}
+        impl $crate::schema::IsNone for $name {}
+
+        impl $crate::schema::Describe for $name {
+            const TABLE: bool = true;
+            fn kind() -> String {
+                "table".into()
+            }
+            fn keys(prefix: &str, out: &mut Vec<$crate::schema::KeyDoc>) {
+                let d = Self::default();
+                $( <$ty as $crate::schema::Describe>::field(&$crate::schema::join(prefix, stringify!($field)), &d.$field, $crate::schema::doc_text(&[$($fdoc),*]), out); )*
+            }
+        }
 
         impl $name {
             /// The keys this table accepts.
             pub const FIELDS: &'static [&'static str] = &[$(stringify!($field)),*];
         }
 
-        impl $crate::config::load::FromToml for $name {
-            fn from_toml(v: &toml::Value, path: &str, issues: &mut $crate::config::load::Issues) -> Option<Self> {
+        impl $crate::schema::FromToml for $name {
+            fn from_toml(v: &toml::Value, path: &str, issues: &mut $crate::schema::Issues) -> Option<Self> {
                 let Some(table) = v.as_table() else {
                     issues.push(path, v, format!("must be a table, not a {}", v.type_str()));
                     return None;
@@ -233,14 +247,14 @@ macro_rules! config_struct {
                 // rest; the caller fails the load if any issue was recorded.
                 let mut out = Self::default();
                 for (key, val) in table {
-                    let p = $crate::config::load::join(path, key);
+                    let p = $crate::schema::join(path, key);
                     match key.as_str() {
                         $( stringify!($field) => {
-                            if let Some(x) = <$ty as $crate::config::load::FromToml>::from_toml(val, &p, issues) {
+                            if let Some(x) = <$ty as $crate::schema::FromToml>::from_toml(val, &p, issues) {
                                 out.$field = x;
                             }
                         } )*
-                        _ => issues.push(&p, val, $crate::config::load::unknown_key_rule(key, Self::FIELDS)),
+                        _ => issues.push(&p, val, $crate::schema::unknown_key_rule(key, Self::FIELDS)),
                     }
                 }
                 Some(out)
@@ -268,7 +282,13 @@ macro_rules! config_enum {
             }
         }
 
-        impl $crate::config::load::IsNone for $name {}
+        impl $crate::schema::IsNone for $name {}
+
+        impl $crate::schema::Describe for $name {
+            fn kind() -> String {
+                format!("one of {}", Self::NAMES.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", "))
+            }
+        }
 
         impl std::str::FromStr for $name {
             type Err = String;
@@ -292,8 +312,8 @@ macro_rules! config_enum {
             }
         }
 
-        impl $crate::config::load::FromToml for $name {
-            fn from_toml(v: &toml::Value, path: &str, issues: &mut $crate::config::load::Issues) -> Option<Self> {
+        impl $crate::schema::FromToml for $name {
+            fn from_toml(v: &toml::Value, path: &str, issues: &mut $crate::schema::Issues) -> Option<Self> {
                 match v.as_str() {
                     Some(s) => match s.parse() {
                         Ok(x) => Some(x),
@@ -353,3 +373,101 @@ macro_rules! never_none {
 }
 never_none!(bool, String, f64, u8, u16, u32, u64, usize, i64, Bytes, SimDuration, Bandwidth, Frequency, TransferRate);
 impl<T> IsNone for Vec<T> {}
+
+/// One key of the configuration, as the reference documents it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct KeyDoc {
+    /// The dotted key (`pcie.lanes`; `[]` marks an array of tables: `tenants[].weight`).
+    pub key: String,
+    /// What it takes (`integer`, `size`, `time`, `one of "a", "b"`, `table`, ...).
+    pub kind: String,
+    /// Its default as TOML text (empty for a table or a value that is unset by default).
+    pub default: String,
+    /// Its doc comment, joined into one paragraph.
+    pub doc: String,
+}
+
+/// A config value that can say what it is: a leaf (one key) or a table (keys of its own).
+/// Every field type of a [`config_struct!`] implements it.
+pub trait Describe: serde::Serialize {
+    /// Whether the value is a table of keys.
+    const TABLE: bool = false;
+
+    /// What a value of this type is, in a few words.
+    fn kind() -> String;
+
+    /// A table's keys under `prefix` (nothing for a leaf).
+    fn keys(_prefix: &str, _out: &mut Vec<KeyDoc>) {}
+
+    /// The row of a field of this type at `key`, and a table's keys after it.
+    fn field(key: &str, default: &Self, doc: String, out: &mut Vec<KeyDoc>) {
+        let shown = if Self::TABLE { String::new() } else { toml_text(default) };
+        out.push(KeyDoc { key: key.to_string(), kind: Self::kind(), default: shown, doc });
+        if Self::TABLE {
+            Self::keys(key, out);
+        }
+    }
+}
+
+/// A value as TOML text (empty when TOML cannot show it alone, as for an unset option).
+fn toml_text<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    toml::Value::try_from(v).map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// Doc comment lines as one paragraph.
+pub fn doc_text(lines: &[&str]) -> String {
+    lines.iter().map(|l| l.trim()).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+macro_rules! describe_leaf {
+    ($($t:ty: $kind:literal),*) => {$(
+        impl Describe for $t {
+            fn kind() -> String {
+                $kind.into()
+            }
+        }
+    )*};
+}
+describe_leaf!(
+    bool: "true or false",
+    String: "string",
+    f64: "number",
+    u8: "integer",
+    u16: "integer",
+    u32: "integer",
+    u64: "integer",
+    usize: "integer",
+    i64: "integer",
+    Bytes: "size (\"4KiB\", 4096)",
+    SimDuration: "time (\"48ns\", \"1.5us\")",
+    Bandwidth: "data rate (\"3.2GB/s\")",
+    Frequency: "frequency (\"800MHz\")",
+    TransferRate: "transfer rate (\"16GT/s\")"
+);
+
+impl<T: Describe> Describe for Option<T> {
+    const TABLE: bool = T::TABLE;
+    fn kind() -> String {
+        T::kind()
+    }
+    fn keys(prefix: &str, out: &mut Vec<KeyDoc>) {
+        T::keys(prefix, out);
+    }
+}
+
+impl<T: Describe> Describe for Vec<T> {
+    fn kind() -> String {
+        if T::TABLE {
+            "array of tables".into()
+        } else {
+            format!("array of {}", T::kind())
+        }
+    }
+    fn field(key: &str, default: &Self, doc: String, out: &mut Vec<KeyDoc>) {
+        let shown = if T::TABLE { String::new() } else { toml_text(default) };
+        out.push(KeyDoc { key: key.to_string(), kind: Self::kind(), default: shown, doc });
+        if T::TABLE {
+            T::keys(&format!("{key}[]"), out);
+        }
+    }
+}
