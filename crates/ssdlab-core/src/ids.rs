@@ -48,3 +48,11 @@ id!(
     /// A NAND die, over the whole array.
     DieId(u32)
 );
+id!(
+    /// An NVMe I/O queue pair.
+    QueueId(u16)
+);
+id!(
+    /// A command in flight: its slot in the command table.
+    CmdId(u32)
+);

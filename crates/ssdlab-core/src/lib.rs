@@ -44,12 +44,14 @@
 pub mod ats;
 pub mod bench;
 pub mod cancel;
+pub mod cmd;
 pub mod config;
 pub mod ctrl;
 pub mod error;
 pub mod ftl;
 pub mod host;
 pub mod ids;
+pub mod io;
 pub mod media;
 pub mod nvme;
 pub mod pcie;

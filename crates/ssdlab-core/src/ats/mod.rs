@@ -25,6 +25,7 @@
 
 mod config;
 pub mod curve;
+mod device;
 pub mod sim;
 pub mod synth;
 pub mod trace;
@@ -35,6 +36,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 pub use config::{AtcPolicy, AtsConfig};
+pub use device::{Atc, Translator};
 pub use sim::Policy;
 
 /// One DMA access of a trace.
@@ -467,111 +469,4 @@ fn pages(a: &Access, shift: u32) -> std::ops::RangeInclusive<u64> {
     let first = a.addr >> shift;
     let last = a.addr.saturating_add(u64::from(a.size.max(1)) - 1) >> shift;
     first..=last
-}
-
-/// The ATC of the simulated device, with the IOMMU's IOTLB behind it.
-pub struct Atc {
-    keys: Keys,
-    cache: sim::CacheSim,
-    iotlb_keys: Keys,
-    iotlb: sim::CacheSim,
-    sets: u32,
-    round_trip: crate::sim::SimDuration,
-    walk: crate::sim::SimDuration,
-    /// Lookups, hits (pinned included), pinned hits, IOTLB misses.
-    pub lookups: u64,
-    pub hits: u64,
-    pub pinned_hits: u64,
-    pub iotlb_misses: u64,
-}
-
-impl Atc {
-    /// An ATC for `cfg`; `pins` are the ring ranges `(pasid, start, end)` it keeps; a miss costs
-    /// `round_trip` (an ATS request and its completion over the link) plus the walk.
-    pub fn new(cfg: &AtsConfig, pins: &[(u32, u64, u64)], round_trip: crate::sim::SimDuration, seed: u64) -> Self {
-        let stu = cfg.stu_exponent();
-        let mut keys = Keys::new(stu);
-        let mut pinned = Vec::new();
-        if cfg.pin_rings {
-            for &(pasid, s, e) in pins {
-                for page in (s >> keys.shift)..=((e - 1) >> keys.shift) {
-                    let id = keys.id(pasid, page);
-                    if !keys.pinned[id as usize] {
-                        keys.pinned[id as usize] = true;
-                        pinned.push((pasid, page));
-                    }
-                }
-            }
-        }
-        let (sets, ways) = match cfg.lines.checked_div(cfg.ways) {
-            Some(sets) => (sets, cfg.ways),
-            None => (1, cfg.lines),
-        };
-        let assoc = if cfg.ways == 0 { Assoc::Full } else { Assoc::Ways(ways) };
-        // Pins that do not fit leave no line for the rest: the cache then misses on everything
-        // else (the config check keeps that from being silent).
-        let per_set = pin_layout(assoc, &pinned, sets, ways, true).unwrap_or_else(|| vec![u16::try_from(ways).unwrap_or(u16::MAX); sets as usize]);
-        let policy = match cfg.policy {
-            AtcPolicy::Lru => Policy::Lru,
-            AtcPolicy::Fifo => Policy::Fifo,
-            AtcPolicy::Random => Policy::Random,
-            AtcPolicy::Plru => Policy::Plru,
-        };
-        Atc {
-            keys,
-            cache: sim::CacheSim::new(policy, sets as usize, ways as usize, &per_set, seed),
-            iotlb_keys: Keys::new(stu),
-            iotlb: sim::CacheSim::new(Policy::Lru, 1, cfg.iotlb_entries as usize, &[0], seed),
-            sets,
-            round_trip,
-            walk: cfg.iommu_walk,
-            lookups: 0,
-            hits: 0,
-            pinned_hits: 0,
-            iotlb_misses: 0,
-        }
-    }
-
-    /// Looks up the translations of a DMA of `size` bytes at `addr`; returns the time the
-    /// DMA waits for them (zero on a hit). Misses of one DMA share one translation request.
-    pub fn lookup(&mut self, pasid: u32, addr: u64, size: u32) -> crate::sim::SimDuration {
-        let a = Access { addr, size, pasid, pinned: false };
-        let (mut miss, mut walk) = (false, false);
-        for page in pages(&a, self.keys.shift) {
-            self.lookups += 1;
-            let id = self.keys.id(pasid, page);
-            if self.keys.pinned[id as usize] {
-                self.hits += 1;
-                self.pinned_hits += 1;
-                continue;
-            }
-            if self.cache.access(id, set_bits(pasid, page), u64::MAX) {
-                self.hits += 1;
-            } else {
-                miss = true;
-                let t = self.iotlb_keys.id(pasid, page);
-                if !self.iotlb.access(t, 0, u64::MAX) {
-                    self.iotlb_misses += 1;
-                    walk = true;
-                }
-            }
-        }
-        match (miss, walk) {
-            (false, _) => crate::sim::SimDuration::ZERO,
-            (true, false) => self.round_trip,
-            (true, true) => self.round_trip + self.walk,
-        }
-    }
-
-    pub fn sets(&self) -> u32 {
-        self.sets
-    }
-
-    /// Lookups, hits and misses so far, for statistics.
-    pub fn publish(&self, m: &mut crate::stats::Metrics) {
-        m.count("ats.lookups", "lookups", "ATC lookups (one per STU page a DMA touches)", self.lookups);
-        m.count("ats.hits", "lookups", "ATC hits, pinned ones included", self.hits);
-        m.count("ats.pinned_hits", "lookups", "hits on pinned SQ/CQ translations", self.pinned_hits);
-        m.count("ats.iotlb_misses", "lookups", "ATC misses that also missed the IOMMU's IOTLB (a page walk)", self.iotlb_misses);
-    }
 }

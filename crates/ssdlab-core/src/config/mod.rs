@@ -155,7 +155,7 @@ impl Config {
                 (self.ftl.zone_size.is_some(), "ftl.zone_size"),
                 (self.ftl.placement == crate::ftl::Placement::Fdp, "ftl.placement"),
                 (self.nvme.metadata_size.0 > 0, "nvme.metadata_size"),
-                (jobs.iter().any(|j| j.2.write_mode.as_ref().is_some_and(|m| m.0.iter().any(|e| e.0 != crate::workload::Kind::Write))), "workload.write_mode"),
+                (jobs.iter().any(|j| j.2.write_mode.as_ref().is_some_and(|m| m.0.iter().any(|e| e.0 != crate::io::Kind::Write))), "workload.write_mode"),
             ];
             for (_, key) in nvme_only.iter().filter(|(on, key)| *on && ok(&["nvme.interface", key])) {
                 issues.push(key, "set", "is an NVMe feature: leave it off with nvme.interface = \"virtio-blk\"");
@@ -200,13 +200,13 @@ impl Config {
                     format!("must name one of the drive's ftl.fdp_handles = {} reclaim unit handles (with ftl.placement = \"fdp\")", self.ftl.fdp_handles),
                 );
             }
-            let appends = job.write_mode.as_ref().is_some_and(|m| m.0.iter().any(|e| e.0 == crate::workload::Kind::ZoneAppend));
+            let appends = job.write_mode.as_ref().is_some_and(|m| m.0.iter().any(|e| e.0 == crate::io::Kind::ZoneAppend));
             let modes_ok = ok(&[&at("write_mode"), &at("zbd"), &at("direct"), "media.kind", "ftl.zone_size"]);
             if let Some(mix) = job.write_mode.as_ref().filter(|_| modes_ok && appends) {
                 if mix.0.len() > 1 || !job.zbd {
                     issues.push(&format!("{path}.write_mode"), mix, "zone_append is modelled alone, for zbd jobs (workload.zbd) on a zoned drive");
                 }
-            } else if let Some(mix) = job.write_mode.as_ref().filter(|m| modes_ok && m.0.iter().any(|e| e.0 != crate::workload::Kind::Write)) {
+            } else if let Some(mix) = job.write_mode.as_ref().filter(|m| modes_ok && m.0.iter().any(|e| e.0 != crate::io::Kind::Write)) {
                 let key = format!("{path}.write_mode");
                 if self.media.kind != crate::media::MediaKind::Nand {
                     issues.push(&key, mix, "Write Zeroes, Write Uncorrectable, Verify and Compare are modelled on flash drives (media.kind = \"nand\")");

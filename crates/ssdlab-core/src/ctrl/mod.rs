@@ -19,13 +19,12 @@ pub mod transfer;
 
 pub use config::{CtrlConfig, DmaQueues, FirmwareConfig, HardwareConfig, Mode, Split};
 
-use crate::media;
-use crate::nvme::CmdId;
-use crate::pcie::{self, Tlp};
+use crate::cmd::Command;
+use crate::ids::CmdId;
+use crate::io::Op;
+use crate::pcie::Tlp;
 use crate::sim::{ServerPool, SimDuration, SimTime, Timeline};
-use crate::simulation::{Command, Ctx, Event as SimEvent};
 use crate::stats::{Component, Metrics};
-use crate::workload::Op;
 
 /// A step of the command path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,19 +127,40 @@ impl Ctrl {
         }
         c.account(component(last), svc.end);
         let next = match next_internal(c, last) {
-            Some(s) => SimEvent::Ctrl(Event::Step { cmd: id, step: s }),
+            Some(s) => Out::Step { cmd: id, step: s },
             None => match last {
-                Step::Fetch => SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::SqeRead }),
-                Step::Prp => SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::PrpRead }),
-                Step::Translate if c.op == Op::Read || (c.kind.reads_media() && !c.kind.data_in()) => SimEvent::Media(media::Event::ReadStart { cmd: id }),
+                Step::Fetch => Out::Send { cmd: id, tlp: Tlp::SqeRead },
+                Step::Prp => Out::Send { cmd: id, tlp: Tlp::PrpRead },
+                Step::Translate if c.op == Op::Read || (c.kind.reads_media() && !c.kind.data_in()) => Out::Read { cmd: id },
                 // Write Zeroes and Write Uncorrectable move no data: the drive acts on its map.
-                Step::Translate if !c.kind.data_in() => SimEvent::Media(media::Event::WriteStart { cmd: id }),
-                Step::Translate => SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::DataRead }),
-                Step::Completion => SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::Cqe }),
+                Step::Translate if !c.kind.data_in() => Out::Write { cmd: id },
+                Step::Translate => Out::Send { cmd: id, tlp: Tlp::DataRead },
+                Step::Completion => Out::Send { cmd: id, tlp: Tlp::Cqe },
                 Step::Parse | Step::PrpList => unreachable!("always followed by an internal step"),
             },
         };
         ctx.at(svc.end, next);
+    }
+
+    /// A piece a Verify or Compare read has been checked in the controller (on flash, whose
+    /// reads take no transfer engine): the data stays in the drive. After the last piece the
+    /// command goes to its completion step, its critical piece's media time and GC wait split
+    /// as a read's.
+    pub fn piece_checked(ctx: &mut Ctx, id: CmdId) {
+        let now = ctx.now;
+        let c = &mut ctx.cmds[id];
+        c.pieces_left = c.pieces_left.saturating_sub(1);
+        if c.pieces_left > 0 {
+            return;
+        }
+        let waited = now.since(c.mark);
+        let media = c.crit_media.min(waited);
+        let gc = c.crit_gc.min(waited - media);
+        c.add(Component::Media, media);
+        c.add(Component::Gc, gc);
+        c.add(Component::Queueing, waited - media - gc);
+        c.mark = now;
+        ctx.at(now, Out::Step { cmd: id, step: Step::Completion });
     }
 
     /// Busy time of the processing units, for statistics.
@@ -292,6 +312,22 @@ mod tests {
         assert!(ctrl.has_free_tag());
     }
 }
+
+/// What the controller hands the router, with the instant it takes effect.
+#[derive(Clone, Copy, Debug)]
+pub enum Out {
+    /// `cmd` arrives at `step` (the controller's own event).
+    Step { cmd: CmdId, step: Step },
+    /// `cmd`'s TLPs `tlp` are ready for the link.
+    Send { cmd: CmdId, tlp: Tlp },
+    /// The medium reads for `cmd` (a read, or a Verify's or Compare's media read).
+    Read { cmd: CmdId },
+    /// The medium takes `cmd`'s write (its data has arrived, or it moves none).
+    Write { cmd: CmdId },
+}
+
+/// The controller's view of the simulation while it handles an input.
+pub type Ctx<'a> = crate::cmd::Ctx<'a, Out>;
 
 /// Controller events.
 #[derive(Clone, Copy, Debug)]

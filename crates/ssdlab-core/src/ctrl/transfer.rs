@@ -9,10 +9,10 @@
 
 use std::collections::VecDeque;
 
-use crate::nvme::CmdId;
+use crate::ids::CmdId;
 use crate::pcie::Tlp;
 use crate::sim::Timeline;
-use crate::simulation::Ctx;
+use crate::cmd::{Commands, Ctx};
 
 use super::{CtrlConfig, DmaQueues, Split};
 
@@ -43,8 +43,8 @@ impl Transfer {
     }
 
     /// A read's pieces wait for the engine.
-    pub fn enqueue(&mut self, ctx: &mut Ctx, id: CmdId) {
-        let c = &mut ctx.cmds[id];
+    pub fn enqueue(&mut self, cmds: &mut Commands, id: CmdId) {
+        let c = &mut cmds[id];
         c.next_at = 0;
         self.queue.push_back(id);
     }
@@ -58,7 +58,7 @@ impl Transfer {
     /// Takes pieces while there is room: the oldest command's next piece (FIFO), or each
     /// command's next piece in turn (round robin). `issue(ctx, cmd, at)` starts the piece of
     /// `cmd` that begins at byte `at` and returns its length, or `None` if none is left.
-    pub fn pump(&mut self, ctx: &mut Ctx, mut issue: impl FnMut(&mut Ctx, CmdId, u32) -> Option<u32>) {
+    pub fn pump<O>(&mut self, ctx: &mut Ctx<O>, mut issue: impl FnMut(&mut Ctx<O>, CmdId, u32) -> Option<u32>) {
         while self.inflight < self.window {
             let Some(&id) = self.queue.front() else { break };
             let at = ctx.cmds[id].next_at;

@@ -40,12 +40,13 @@ use crate::ctrl::transfer::Transfer;
 use crate::error::Result;
 use crate::ids::{BlockId, Lpn};
 use crate::media::nand::{self, NandArray, NandCounters};
-use crate::media::{Event as MediaEvent, Medium};
-use crate::nvme::CmdId;
-use crate::pcie::{self, Tlp};
+use crate::media::{Medium, Out};
+use crate::ids::CmdId;
 use crate::sim::{SimDuration, SimTime};
-use crate::simulation::{Ctx, Event as SimEvent};
 use crate::stats::{Component, Metrics, Record};
+
+/// The flash device's view of the simulation while it handles an input.
+type Ctx<'a> = crate::media::Ctx<'a, Event>;
 
 /// Flash device events.
 #[derive(Clone, Copy, Debug)]
@@ -356,7 +357,7 @@ impl FlashDevice {
 
     fn arm_background_gc(ctx: &mut Ctx, at: Option<SimTime>) {
         if let Some(t) = at {
-            ctx.at(t, SimEvent::Media(MediaEvent::Flash(Event::BackgroundGc)));
+            ctx.at(t, Out::Wake(Event::BackgroundGc));
         }
     }
 
@@ -375,7 +376,7 @@ impl FlashDevice {
         let due = self.last_activity + self.bg_idle;
         if now < due {
             self.bg_armed = true;
-            ctx.at(due, SimEvent::Media(MediaEvent::Flash(Event::BackgroundGc)));
+            ctx.at(due, Out::Wake(Event::BackgroundGc));
             return;
         }
         let mut ops = std::mem::take(&mut self.ops);
@@ -391,7 +392,7 @@ impl FlashDevice {
         self.submit_ops(now);
         if more {
             self.bg_armed = true;
-            ctx.at(now + self.bg_idle, SimEvent::Media(MediaEvent::Flash(Event::BackgroundGc)));
+            ctx.at(now + self.bg_idle, Out::Wake(Event::BackgroundGc));
         }
         self.apply(ctx);
     }
@@ -414,7 +415,7 @@ impl FlashDevice {
     fn arm_ops(&mut self, ctx: &mut Ctx) {
         if let Some(s) = self.sizer.as_ref().filter(|_| !self.ops_armed) {
             self.ops_armed = true;
-            ctx.at(ctx.now + s.interval, SimEvent::Media(MediaEvent::Flash(Event::OpsResize)));
+            ctx.at(ctx.now + s.interval, Out::Wake(Event::OpsResize));
         }
     }
 
@@ -467,7 +468,7 @@ impl FlashDevice {
         self.ops = ops;
         self.submit_ops(now);
         self.apply(ctx);
-        ctx.at(now, SimEvent::Ctrl(crate::ctrl::Event::Step { cmd: id, step: crate::ctrl::Step::Completion }));
+        ctx.at(now, Out::Done { cmd: id });
     }
 
     /// Moves waiting writes into the write buffer, oldest first, while they fit (a write
@@ -491,14 +492,14 @@ impl FlashDevice {
     fn admit_part(&mut self, ctx: &mut Ctx, part: usize) {
         let now = ctx.now;
         while let Some(&Waiting { id, busy, gc }) = self.waiting[part].front() {
-            if ctx.cmds[id].kind == crate::workload::Kind::ZoneAppend {
+            if ctx.cmds[id].kind == crate::io::Kind::ZoneAppend {
                 // A Zone Append goes to its zone's write pointer as the drive finds it.
                 if let Some(lpn) = self.ftl.zone_pointer(ctx.cmds[id].offset / self.unit) {
                     ctx.cmds[id].offset = lpn * self.unit;
                 }
             }
             let c = &ctx.cmds[id];
-            let (units, tenant, pid) = (c.pieces, c.tenant.index(), (c.pid != crate::simulation::NO_PID).then_some(c.pid));
+            let (units, tenant, pid) = (c.pieces, c.tenant.index(), (c.pid != crate::cmd::NO_PID).then_some(c.pid));
             if self.buffer_used[part] > 0 && self.buffer_used[part] + units > self.buffer_units[part] {
                 return;
             }
@@ -550,7 +551,7 @@ impl FlashDevice {
             c.account(Component::Queueing, now);
             if self.uncached.is_none() {
                 c.account(Component::Media, now + latency);
-                ctx.at(now + latency, SimEvent::Ctrl(crate::ctrl::Event::Step { cmd: id, step: crate::ctrl::Step::Completion }));
+                ctx.at(now + latency, Out::Done { cmd: id });
             }
             self.apply(ctx);
         }
@@ -631,7 +632,7 @@ impl FlashDevice {
     /// Acts on one output of the array; true if it freed write-buffer space.
     fn apply_one(&mut self, ctx: &mut Ctx, o: nand::Output) -> bool {
         match o {
-            nand::Output::At(t, e) => ctx.at(t, SimEvent::Media(MediaEvent::Flash(Event::Nand(e)))),
+            nand::Output::At(t, e) => ctx.at(t, Out::Wake(Event::Nand(e))),
             nand::Output::ReadReady { cmd, bytes, at, service, gc } => {
                 let mut service = service;
                 if let Some((map, left)) = self.map_crit.get_mut(&cmd) {
@@ -643,16 +644,16 @@ impl FlashDevice {
                 }
                 ctx.cmds[cmd].crit_media = service;
                 ctx.cmds[cmd].crit_gc = gc;
-                ctx.at(ctx.now, SimEvent::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len: bytes, at } }));
+                ctx.at(ctx.now, Out::Data { cmd, len: bytes, at });
                 if let Some(s) = self.shared_by_piece.remove(&(cmd, at)).and_then(|key| self.shared.remove(&key)) {
                     for (cmd, len, at) in s.joined {
-                        ctx.at(ctx.now + self.buffer_latency, SimEvent::Media(MediaEvent::Flash(Event::Buffered { cmd, len, at })));
+                        ctx.at(ctx.now + self.buffer_latency, Out::Wake(Event::Buffered { cmd, len, at }));
                     }
                 }
             }
             nand::Output::Prefetched { token } => {
                 for (cmd, len, at) in self.ahead.landed(token) {
-                    ctx.at(ctx.now + self.buffer_latency, SimEvent::Media(MediaEvent::Flash(Event::Buffered { cmd, len, at })));
+                    ctx.at(ctx.now + self.buffer_latency, Out::Wake(Event::Buffered { cmd, len, at }));
                 }
             }
             nand::Output::MapLoaded { token, service } => {
@@ -680,7 +681,7 @@ impl FlashDevice {
                         if left == 0 {
                             u.pending.remove(&id);
                             ctx.cmds[id].account(Component::Media, ctx.now);
-                            ctx.at(ctx.now, SimEvent::Ctrl(crate::ctrl::Event::Step { cmd: id, step: crate::ctrl::Step::Completion }));
+                            ctx.at(ctx.now, Out::Done { cmd: id });
                         }
                     }
                 }
@@ -694,6 +695,8 @@ impl FlashDevice {
 }
 
 impl Medium for FlashDevice {
+    type Event = Event;
+
     fn pieces(&self, offset: u64, len: u64) -> u64 {
         (offset + len - 1) / self.unit - offset / self.unit + 1
     }
@@ -797,13 +800,13 @@ impl Medium for FlashDevice {
                 self.unmapped_reads += 1;
                 ctx.cmds[id].crit_media = SimDuration::ZERO;
                 ctx.cmds[id].crit_gc = SimDuration::ZERO;
-                ctx.at(now, SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::DataOut { len: bytes, at: within } }));
+                ctx.at(now, Out::Data { cmd: id, len: bytes, at: within });
                 continue;
             }
             if served == Served::WriteBuffer {
                 self.buffer_hits += 1;
             }
-            ctx.at(now + self.buffer_latency, SimEvent::Media(MediaEvent::Flash(Event::Buffered { cmd: id, len: bytes, at: within })));
+            ctx.at(now + self.buffer_latency, Out::Wake(Event::Buffered { cmd: id, len: bytes, at: within }));
         }
         self.apply(ctx);
         Self::arm_background_gc(ctx, bg);
@@ -812,14 +815,14 @@ impl Medium for FlashDevice {
     /// Write data has arrived: into the write buffer if there is room, else wait for it.
     fn write(&mut self, ctx: &mut Ctx, id: CmdId) {
         match ctx.cmds[id].kind {
-            crate::workload::Kind::Deallocate => return self.deallocate(ctx, id),
-            crate::workload::Kind::ZoneReset => {
+            crate::io::Kind::Deallocate => return self.deallocate(ctx, id),
+            crate::io::Kind::ZoneReset => {
                 // Done once the controller has updated the zone's state (the reset latency).
                 let zone = self.ftl.zone_geometry().map_or(0, |(_, units)| ctx.cmds[id].offset / self.unit / units.max(1));
                 if self.reset_zone(ctx, zone as u32) {
                     let (now, latency) = (ctx.now, self.zone_reset_latency);
                     ctx.cmds[id].account(Component::Media, now + latency);
-                    ctx.at(now + latency, SimEvent::Ctrl(crate::ctrl::Event::Step { cmd: id, step: crate::ctrl::Step::Completion }));
+                    ctx.at(now + latency, Out::Done { cmd: id });
                 }
                 return;
             }
@@ -836,7 +839,7 @@ impl Medium for FlashDevice {
             }
             let c = &mut ctx.cmds[id];
             c.account(Component::Media, now + self.buffer_latency);
-            ctx.at(now + self.buffer_latency, SimEvent::Ctrl(crate::ctrl::Event::Step { cmd: id, step: crate::ctrl::Step::Completion }));
+            ctx.at(now + self.buffer_latency, Out::Done { cmd: id });
             return;
         }
         let bg = self.note_activity(ctx.now);
@@ -848,20 +851,18 @@ impl Medium for FlashDevice {
         self.admit_writes(ctx);
     }
 
-    fn handle(&mut self, ctx: &mut Ctx, ev: MediaEvent, _xfer: &mut Transfer) {
-        let MediaEvent::Flash(ev) = ev else { return };
+    fn handle(&mut self, ctx: &mut Ctx, ev: Event, _xfer: &mut Transfer) {
         match ev {
             Event::Buffered { cmd, len, at } => {
                 ctx.cmds[cmd].crit_media = self.buffer_latency;
                 ctx.cmds[cmd].crit_gc = SimDuration::ZERO;
-                ctx.at(ctx.now, SimEvent::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len, at } }));
+                ctx.at(ctx.now, Out::Data { cmd, len, at });
             }
             Event::BackgroundGc => self.background_gc(ctx),
             Event::OpsResize => self.resize_ops(ctx),
             Event::ZoneReset { zone, job } => {
                 if self.reset_zone(ctx, zone) {
-                    let done = crate::host::Event::ZoneResetDone { job: crate::ids::JobId(job), zone };
-                    ctx.at(ctx.now + self.zone_reset_latency, SimEvent::Host(done));
+                    ctx.at(ctx.now + self.zone_reset_latency, Out::ZoneReset { job, zone });
                 }
             }
             Event::Nand(e) => {
@@ -953,8 +954,12 @@ impl Medium for FlashDevice {
         let mean = |v: Vec<u64>| v.iter().map(|&b| b as f64).sum::<f64>() / t / v.len() as f64;
         (mean(m.ints("nand.dies.busy")), mean(m.ints("nand.channels.busy")))
     }
+}
 
-    fn flash_summary(&self, m: &Metrics, window: SimDuration) -> Option<FlashSummary> {
+impl FlashDevice {
+    /// The flash section of the results, from the metrics it published (reset to the
+    /// measurement window).
+    pub fn flash_summary(&self, m: &Metrics, window: SimDuration) -> FlashSummary {
         let ftl = FtlCounters {
             host_writes: m.int("ftl.host_writes"),
             gc_writes: m.int("ftl.gc.units_moved"),
@@ -981,7 +986,7 @@ impl Medium for FlashDevice {
             soft_decodes: m.int("media.ecc.soft_decodes"),
         };
         let t = window.as_ps().max(1) as f64;
-        Some(FlashSummary {
+        FlashSummary {
             waf: ftl.waf(),
             ftl,
             nand,
@@ -998,6 +1003,6 @@ impl Medium for FlashDevice {
             free_blocks_over_time: Vec::new(),
             ops_over_time: self.sizer.as_ref().map_or_else(Vec::new, |s| s.rows.clone()),
             integrity: self.ftl.integrity_counts().map(|reads| IntegrityReport { reads, mapped: self.ftl.mapped_units(), violation: self.ftl.verify().err() }),
-        })
+        }
     }
 }

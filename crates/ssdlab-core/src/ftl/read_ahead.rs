@@ -14,7 +14,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::ids::{JobId, Lpn};
-use crate::nvme::CmdId;
+use crate::ids::CmdId;
 
 /// A unit read ahead: still being read by page read `token`, or in DRAM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

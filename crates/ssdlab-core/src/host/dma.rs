@@ -12,7 +12,7 @@ use crate::ats::Access;
 use crate::config::Config;
 use crate::nvme::{CQE_BYTES, PRP_ENTRY_BYTES, SQE_BYTES};
 use crate::pcie::Tlp;
-use crate::simulation::Command;
+use crate::cmd::Command;
 
 /// Bytes of one host memory page.
 const PAGE: u64 = 4096;
@@ -134,7 +134,7 @@ impl HostMemory {
 }
 /// Bytes the driver maps for a command's data: a trim's is its range list.
 fn mapped_len(c: &Command) -> u64 {
-    if c.kind == crate::workload::Kind::Deallocate {
+    if c.kind == crate::io::Kind::Deallocate {
         c.data_len()
     } else {
         c.len

@@ -43,15 +43,15 @@ pub use config::{Completion, DmaLayout, HostConfig, Scheduler, ShareMode, Tags};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::ids::{JobId, TenantId};
-use crate::nvme::{CmdId, QueueId};
-use crate::pcie;
+use crate::ids::{CmdId, QueueId};
 use crate::sim::{Grant, SimDuration, SimTime, Timeline};
-use crate::simulation::{Command, Ctx, Event as SimEvent};
-use crate::stats::{Component, Metrics};
+use crate::cmd::Command;
+use crate::stats::{Component, IoRecord, Metrics, Observer};
 use crate::workload::control::{Control, Limits, Pace, Verdict};
 use crate::workload::replay::Replay;
 use crate::workload::zbd::{Place, ZbdJob, ZoneView};
-use crate::workload::{ExitScope, Io, JobGen, Op, WorkloadConfig};
+use crate::io::Op;
+use crate::workload::{ExitScope, Io, JobGen, WorkloadConfig};
 use lock::SpinLock;
 use page_cache::{PageCache, Run, Throttle, PAGE};
 use rustc_hash::FxHashMap;
@@ -103,6 +103,22 @@ pub enum Event {
     /// A paced buffered write's pause ends: it returns.
     CacheResume { cmd: CmdId },
 }
+
+/// What the host hands the router, with the instant it takes effect.
+#[derive(Clone, Copy, Debug)]
+pub enum Out {
+    /// One of the host's own events.
+    Host(Event),
+    /// The driver rings `cmd`'s SQ tail doorbell: it goes down the link.
+    Ring { cmd: CmdId },
+    /// The driver writes the CQ head doorbell (nothing waits for it; it uses the link).
+    CqDoorbell,
+    /// fio's zbd mode resets zone `zone` for job `job`.
+    ResetZone { zone: u32, job: u32 },
+}
+
+/// The host's view of the simulation while it handles an input.
+pub type Ctx<'a> = crate::cmd::Ctx<'a, Out>;
 
 /// What a job waits for before it issues again: nothing, or its queue to drain and then its
 /// rate schedule (a capped job ahead of it), a new latency window, or the latency search's
@@ -365,6 +381,8 @@ pub struct Host {
     /// An LBA format with metadata: the host's block (data, and the metadata when
     /// interleaved), the block's data, and its metadata, in bytes.
     metadata: Option<(u64, u64, u64)>,
+    /// The LBA format interleaves metadata with the data (the host addresses both).
+    extended_lba: bool,
     /// The zoned drive as fio's zbd jobs see it, and per zone the writes held for its write
     /// lock (job, I/O, arrival), oldest first.
     zones: Option<Box<ZoneView>>,
@@ -512,6 +530,7 @@ impl Host {
             zones,
             zone_waits: FxHashMap::default(),
             virtio: config.nvme.interface == crate::nvme::Interface::VirtioBlk,
+            extended_lba: config.nvme.extended_lba,
             metadata: (config.nvme.metadata_size.0 > 0).then(|| {
                 let (lba, ms) = (config.nvme.lba_size.0, config.nvme.metadata_size.0);
                 (if config.nvme.extended_lba { lba + ms } else { lba }, lba, ms)
@@ -572,14 +591,17 @@ impl Host {
             / n
     }
 
-    /// Whether the host polls for the completion of a command of `len` bytes.
+    /// Whether the host reaps `c`'s completion by polling its CQ (`host.completion`: always,
+    /// never, or below a size) rather than by interrupt. The page cache's requests complete by
+    /// interrupt (polling is for O_DIRECT).
     #[inline]
-    pub fn polls(&self, len: u64) -> bool {
-        match self.completion {
+    pub fn reaps_by_polling(&self, c: &Command) -> bool {
+        let polls = match self.completion {
             Completion::Poll => true,
             Completion::Interrupt => false,
-            Completion::Hybrid => len <= self.hybrid_threshold,
-        }
+            Completion::Hybrid => c.len <= self.hybrid_threshold,
+        };
+        polls && !c.cache
     }
 
     /// Host CPU time spent, and the CPUs it is spread over, for statistics.
@@ -644,7 +666,7 @@ impl Host {
     /// Starts every job: closed-loop jobs fill their queue depth, open-loop jobs arm arrivals.
     pub fn start(&mut self, ctx: &mut Ctx) {
         if let Some(sh) = self.share.as_ref().filter(|s| s.has_qos()) {
-            ctx.at(SimTime::ZERO + sh.qos_period, SimEvent::Host(Event::QosTick));
+            ctx.at(SimTime::ZERO + sh.qos_period, Out::Host(Event::QosTick));
         }
         for source in 0..self.sources.len() {
             self.start_replay(ctx, source);
@@ -667,9 +689,9 @@ impl Host {
             j.ctl.begin(start);
         }
         if j.gen.open_loop() {
-            ctx.at(start, SimEvent::Host(Event::Arrival { job: JobId(job as u32) }));
+            ctx.at(start, Out::Host(Event::Arrival { job: JobId(job as u32) }));
         } else if start > ctx.now {
-            ctx.at(start, SimEvent::Host(Event::Wake { job: JobId(job as u32) }));
+            ctx.at(start, Out::Host(Event::Wake { job: JobId(job as u32) }));
         } else {
             j.started = true;
             self.fill(ctx, job);
@@ -729,9 +751,10 @@ impl Host {
             Event::CacheAccess { cmd } => self.on_cache_access(ctx, cmd),
             Event::CacheResume { cmd } => {
                 ctx.cmds[cmd].account(Component::PageCache, ctx.now);
-                ctx.at(ctx.now, SimEvent::Host(Event::Complete { cmd, ring_cq: false }));
+                ctx.at(ctx.now, Out::Host(Event::Complete { cmd, ring_cq: false }));
             }
-            Event::Interrupt { .. } | Event::Handler { .. } | Event::Complete { .. } => unreachable!("routed by the simulation"),
+            Event::Complete { cmd, ring_cq } => self.on_complete(ctx, cmd, ring_cq),
+            Event::Interrupt { .. } | Event::Handler { .. } => unreachable!("routed by the simulation (the NVMe queues meet the host)"),
         }
     }
 
@@ -762,7 +785,7 @@ impl Host {
             self.jobs[job].gen.reserve_one();
         }
         if let Some(next) = self.jobs[job].gen.next_arrival(now) {
-            ctx.at(next, SimEvent::Host(Event::Arrival { job: JobId(job as u32) }));
+            ctx.at(next, Out::Host(Event::Arrival { job: JobId(job as u32) }));
         }
     }
 
@@ -783,7 +806,7 @@ impl Host {
         if self.sources[source].replay.timed() {
             if let Some((job, io, at)) = self.replay_record(ctx, source) {
                 self.sources[source].next = Some((job, io));
-                ctx.at(at, SimEvent::Host(Event::TraceArrival { source: source as u16 }));
+                ctx.at(at, Out::Host(Event::TraceArrival { source: source as u16 }));
             }
             return;
         }
@@ -813,7 +836,7 @@ impl Host {
         }
         if let Some((job, io, at)) = self.replay_record(ctx, source) {
             self.sources[source].next = Some((job, io));
-            ctx.at(at.max(now), SimEvent::Host(Event::TraceArrival { source: source as u16 }));
+            ctx.at(at.max(now), Out::Host(Event::TraceArrival { source: source as u16 }));
         }
     }
 
@@ -852,7 +875,7 @@ impl Host {
                     // Ahead of schedule: fio lets the queue drain, then sleeps until it is due.
                     j.hold = Hold::Pace(t);
                     if j.inflight == 0 {
-                        ctx.at(t, SimEvent::Host(Event::Wake { job: JobId(job as u32) }));
+                        ctx.at(t, Out::Host(Event::Wake { job: JobId(job as u32) }));
                     }
                 }
             }
@@ -912,8 +935,7 @@ impl Host {
 
     fn send_reset(&mut self, ctx: &mut Ctx, job: usize, zone: usize) {
         self.jobs[job].hold = Hold::Resetting;
-        let ev = crate::ftl::Event::ZoneReset { zone: zone as u32, job: job as u32 };
-        ctx.at(ctx.now, SimEvent::Media(crate::media::Event::Flash(ev)));
+        ctx.at(ctx.now, Out::ResetZone { zone: zone as u32, job: job as u32 });
     }
 
     /// Jobs waiting for a zone's write lock look again.
@@ -961,7 +983,7 @@ impl Host {
             let s = &mut self.jobs[j];
             if j != by && s.flow_held && s.flow.is_some_and(|(fg, share)| fg == g && s.flow_issued as f64 / total <= share) {
                 s.flow_held = false;
-                ctx.at(ctx.now + s.flow_sleep, SimEvent::Host(Event::Arrival { job: JobId(j as u32) }));
+                ctx.at(ctx.now + s.flow_sleep, Out::Host(Event::Arrival { job: JobId(j as u32) }));
             }
         }
     }
@@ -987,15 +1009,15 @@ impl Host {
                 c.kind = state.gen.write_kind();
             }
             // fio's zbd mode trims by resetting the zone (Zone Management Send).
-            Op::Trim if state.zbd.is_some() => c.kind = crate::workload::Kind::ZoneReset,
+            Op::Trim if state.zbd.is_some() => c.kind = crate::io::Kind::ZoneReset,
             Op::Trim => {
-                c.kind = crate::workload::Kind::Deallocate;
+                c.kind = crate::io::Kind::Deallocate;
                 c.ranges = state.gen.trim_ranges(io);
                 if let Some(r) = &c.ranges {
                     c.len = r.iter().map(|x| x.1).sum();
                 }
             }
-            Op::Read => {}
+            Op::Read | Op::Flush => {}
         }
         if let Some((block, lba, ms)) = self.metadata {
             // The host addresses blocks of `block` bytes (data and, interleaved, metadata); the
@@ -1029,7 +1051,7 @@ impl Host {
                 let id = ctx.cmds.insert(c);
                 let g = self.cpus[job].reserve(ctx.now, cost);
                 Self::account(ctx, id, g);
-                ctx.at(g.end, SimEvent::Host(Event::CacheAccess { cmd: id }));
+                ctx.at(g.end, Out::Host(Event::CacheAccess { cmd: id }));
                 return;
             }
         }
@@ -1085,8 +1107,8 @@ impl Host {
             let t = cache.throttle(len);
             self.pump_writeback(ctx);
             match t {
-                Throttle::Free => ctx.at(now, SimEvent::Host(Event::Complete { cmd: id, ring_cq: false })),
-                Throttle::Pause(d) => ctx.at(now + d, SimEvent::Host(Event::CacheResume { cmd: id })),
+                Throttle::Free => ctx.at(now, Out::Host(Event::Complete { cmd: id, ring_cq: false })),
+                Throttle::Pause(d) => ctx.at(now + d, Out::Host(Event::CacheResume { cmd: id })),
                 Throttle::Wait => self.stopped.push_back(id),
             }
             return;
@@ -1118,7 +1140,7 @@ impl Host {
         let copy = self.memcpy(len);
         let g = self.cpus[job].reserve(ctx.now, copy);
         Self::account(ctx, id, g);
-        ctx.at(g.end, SimEvent::Host(Event::Complete { cmd: id, ring_cq: false }));
+        ctx.at(g.end, Out::Host(Event::Complete { cmd: id, ring_cq: false }));
     }
 
     /// Sends one of the page cache's requests for `run` on `job`'s queue: built on the job's
@@ -1144,7 +1166,7 @@ impl Host {
                     self.reads.insert(id, run);
                 }
                 Op::Write => cache.writing(run),
-                Op::Trim => {}
+                Op::Trim | Op::Flush => {}
             }
         }
         self.after_submit(ctx, id, g.end, SubmitStage::Cpu);
@@ -1204,7 +1226,7 @@ impl Host {
             while self.cache.as_ref().is_some_and(|c| c.under_limit()) {
                 let Some(w) = self.stopped.pop_front() else { break };
                 ctx.cmds[w].account(Component::PageCache, now);
-                ctx.at(now, SimEvent::Host(Event::Complete { cmd: w, ring_cq: false }));
+                ctx.at(now, Out::Host(Event::Complete { cmd: w, ring_cq: false }));
             }
             self.pump_writeback(ctx);
         }
@@ -1258,11 +1280,11 @@ impl Host {
             _ => None,
         };
         if let Some(ev) = next {
-            ctx.at(at, SimEvent::Host(ev));
+            ctx.at(at, Out::Host(ev));
             return;
         }
         ctx.cmds[id].submitted = at;
-        ctx.at(at, SimEvent::Pcie(pcie::Event::Send { cmd: id, tlp: pcie::Tlp::SqDoorbell }));
+        ctx.at(at, Out::Ring { cmd: id });
     }
 
     /// The request reaches the cgroup controller: it goes on, or waits for its tenant's share.
@@ -1273,7 +1295,7 @@ impl Host {
             share::Admit::Go => self.after_submit(ctx, id, ctx.now, SubmitStage::Share),
             share::Admit::Wait(at) => {
                 if let Some(at) = at {
-                    ctx.at(at, SimEvent::Host(Event::ShareWake { tenant: c.tenant }));
+                    ctx.at(at, Out::Host(Event::ShareWake { tenant: c.tenant }));
                 }
             }
         }
@@ -1285,7 +1307,7 @@ impl Host {
         let mut out = std::mem::take(&mut self.released);
         let cmds = &ctx.cmds;
         if let Some(at) = sh.wake(tenant, ctx.now, |id| (cmds[id].op, cmds[id].offset, cmds[id].len), &mut out) {
-            ctx.at(at, SimEvent::Host(Event::ShareWake { tenant }));
+            ctx.at(at, Out::Host(Event::ShareWake { tenant }));
         }
         self.go_released(ctx, &mut out);
         self.released = out;
@@ -1319,7 +1341,7 @@ impl Host {
                 }
         });
         if active {
-            ctx.at(ctx.now + period, SimEvent::Host(Event::QosTick));
+            ctx.at(ctx.now + period, Out::Host(Event::QosTick));
         }
     }
 
@@ -1330,7 +1352,7 @@ impl Host {
         let cmds = &ctx.cmds;
         sh.revisit(ctx.now, |id| (cmds[id].op, cmds[id].offset, cmds[id].len), &mut out, &mut arms);
         for (tenant, at) in arms {
-            ctx.at(at, SimEvent::Host(Event::ShareWake { tenant }));
+            ctx.at(at, Out::Host(Event::ShareWake { tenant }));
         }
         self.go_released(ctx, &mut out);
         self.released = out;
@@ -1392,7 +1414,7 @@ impl Host {
         self.sched_busy = true;
         let g = s.reserve(ctx.now, self.scheduler_service);
         Self::account(ctx, id, g);
-        ctx.at(g.end, SimEvent::Host(Event::Dispatch { cmd: id }));
+        ctx.at(g.end, Out::Host(Event::Dispatch { cmd: id }));
     }
 
     /// The scheduler thread takes the queue lock to dispatch the request to the driver, then
@@ -1400,13 +1422,13 @@ impl Host {
     fn on_dispatch(&mut self, ctx: &mut Ctx, id: CmdId) {
         let g = self.take(ctx, id, LockKind::Queue, true);
         self.after_submit(ctx, id, g.end, SubmitStage::Scheduler);
-        ctx.at(g.end, SimEvent::Host(Event::SchedulerFree));
+        ctx.at(g.end, Out::Host(Event::SchedulerFree));
     }
 
     /// The completing CPU ends the request under the queue lock; then the application sees it.
     fn on_end_request(&mut self, ctx: &mut Ctx, id: CmdId, ring_cq: bool) {
         let g = self.take(ctx, id, LockKind::Queue, false);
-        ctx.at(g.end, SimEvent::Host(Event::Complete { cmd: id, ring_cq }));
+        ctx.at(g.end, Out::Host(Event::Complete { cmd: id, ring_cq }));
     }
 
     /// When the interrupt handler of `queue` can run: its CPU is free (a busy thread finishes
@@ -1443,12 +1465,30 @@ impl Host {
         let g = self.cpus[job].reserve(ctx.now, cost);
         Self::account(ctx, cmd, g);
         let ev = if self.queue_lock.is_some() { Event::EndRequest { cmd, ring_cq } } else { Event::Complete { cmd, ring_cq } };
-        ctx.at(g.end, SimEvent::Host(ev));
+        ctx.at(g.end, Out::Host(ev));
+    }
+
+    /// The host has finished `cmd` (the last rings the CQ head doorbell): the request leaves
+    /// the device's statistics, the application's I/O is recorded, and it completes.
+    fn on_complete(&mut self, ctx: &mut Ctx, cmd: CmdId, ring_cq: bool) {
+        if ring_cq {
+            ctx.at(ctx.now, Out::CqDoorbell);
+        }
+        let c = &ctx.cmds[cmd];
+        if c.device {
+            self.disk.end(ctx.now, c.op, ctx.now.since(c.submitted));
+        }
+        if !c.cache {
+            // The host counts what it addressed: with an extended LBA, each block's metadata too.
+            let len = if self.extended_lba { c.len + c.md } else { c.len };
+            ctx.probe.io_completed(&IoRecord { tenant: c.tenant, job: c.job, op: c.op, offset: c.offset, len, issued: c.issued, submitted: c.submitted, completed: ctx.now, breakdown: &c.breakdown });
+        }
+        self.complete(ctx, cmd);
     }
 
     /// The application has seen `id` complete (its statistics are recorded): the slot frees,
     /// and the job issues its next I/O.
-    pub fn complete(&mut self, ctx: &mut Ctx, id: CmdId) {
+    fn complete(&mut self, ctx: &mut Ctx, id: CmdId) {
         let now = ctx.now;
         let c = &ctx.cmds[id];
         debug_assert_eq!(c.breakdown.total(), now.since(c.issued).as_ps());
@@ -1506,7 +1546,7 @@ impl Host {
                 }
             }
             match state.hold {
-                Hold::Pace(t) => ctx.at(t.max(now), SimEvent::Host(Event::Wake { job: JobId(job as u32) })),
+                Hold::Pace(t) => ctx.at(t.max(now), Out::Host(Event::Wake { job: JobId(job as u32) })),
                 Hold::Reset(zone) if !self.zones.as_ref().is_some_and(|v| v.write_locked(zone)) => self.send_reset(ctx, job, zone),
                 Hold::None | Hold::Reset(_) | Hold::Resetting | Hold::ZoneBusy => {}
             }
@@ -1563,7 +1603,7 @@ impl Host {
                 let think = state.thinktime;
                 if think > SimDuration::ZERO {
                     // The thread thinks, then issues (through the arrival path, which checks limits).
-                    ctx.at(now + think, SimEvent::Host(Event::Arrival { job: JobId(job as u32) }));
+                    ctx.at(now + think, Out::Host(Event::Arrival { job: JobId(job as u32) }));
                 } else {
                     self.fill(ctx, job);
                 }

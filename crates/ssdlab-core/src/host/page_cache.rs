@@ -30,7 +30,7 @@ use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 use crate::schema::Issues;
 use crate::units::Bytes;
 use crate::config_struct;
-use crate::nvme::CmdId;
+use crate::ids::CmdId;
 use crate::sim::{SimDuration, SimTime};
 
 /// The memory page size.

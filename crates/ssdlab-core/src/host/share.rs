@@ -31,10 +31,10 @@ use std::collections::VecDeque;
 
 use super::config::{HostConfig, ShareMode};
 use crate::ids::TenantId;
-use crate::nvme::CmdId;
+use crate::ids::CmdId;
 use crate::sim::{SimDuration, SimTime, PS_PER_S};
 use crate::tenant::TenantConfig;
-use crate::workload::Op;
+use crate::io::Op;
 
 /// 4 KiB: the page size of iocost's model.
 const MODEL_PAGE: u64 = 4096;

@@ -41,7 +41,7 @@ use super::config::{DieScheduler, NandConfig};
 use super::ecc::{Ecc, EccConfig};
 use crate::ftl::{FlashOp, Geometry};
 use crate::ids::{BlockId, DieId};
-use crate::nvme::CmdId;
+use crate::ids::CmdId;
 use crate::sim::{stream_seed, Rng, SimDuration, SimTime, Timeline};
 
 use rand::{RngExt, SeedableRng};

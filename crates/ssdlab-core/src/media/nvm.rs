@@ -24,13 +24,15 @@
 //! conflicts inside a controller's scheduler (banks are FIFO).
 
 use super::ecc::Ecc;
-use super::{Event as MediaEvent, Interconnect, MediaConfig, Medium};
+use super::{Interconnect, MediaConfig, Medium, Out};
 use crate::ctrl::transfer::Transfer;
-use crate::nvme::CmdId;
-use crate::pcie::{self, Tlp};
+use crate::ids::CmdId;
+use crate::io::Kind;
 use crate::sim::{Grant, SimDuration, SimTime, Timeline};
-use crate::simulation::{Ctx, Event as SimEvent};
 use crate::stats::{Component, Metrics};
+
+/// The array's view of the simulation while it handles an input.
+type Ctx<'a> = super::Ctx<'a, Event>;
 
 /// A piece of an access that falls within one chunk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -270,7 +272,7 @@ impl NvmArray {
         let c = &ctx.cmds[cmd];
         let piece = self.cut(c.offset + u64::from(at), c.len - u64::from(at)).next()?;
         let g = self.access(piece.unit, ctx.now, false, piece.partial);
-        ctx.at(g.end, SimEvent::Media(MediaEvent::Nvm(Event::ReadBus { cmd, unit: piece.unit, len: piece.len, at })));
+        ctx.at(g.end, Out::Wake(Event::ReadBus { cmd, unit: piece.unit, len: piece.len, at }));
         Some(piece.len)
     }
 
@@ -294,12 +296,14 @@ impl NvmArray {
             c.add(Component::Media, crit_media);
             c.add(Component::Queueing, elapsed - crit_media);
             c.mark = end;
-            ctx.at(end, SimEvent::Ctrl(crate::ctrl::Event::Step { cmd: id, step: crate::ctrl::Step::Completion }));
+            ctx.at(end, Out::Done { cmd: id });
         }
     }
 }
 
 impl Medium for NvmArray {
+    type Event = Event;
+
     fn pieces(&self, offset: u64, len: u64) -> u64 {
         self.piece_count(offset, len)
     }
@@ -314,7 +318,7 @@ impl Medium for NvmArray {
         c.pieces_left = c.pieces;
         let (offset, len) = (c.offset, c.len);
         if xfer.enabled() {
-            xfer.enqueue(ctx, id);
+            xfer.enqueue(ctx.cmds, id);
             self.pump(ctx, xfer);
             return;
         }
@@ -331,10 +335,10 @@ impl Medium for NvmArray {
     }
 
     fn write(&mut self, ctx: &mut Ctx, id: CmdId) {
-        if ctx.cmds[id].kind == crate::workload::Kind::Deallocate {
+        if ctx.cmds[id].kind == Kind::Deallocate {
             // Cells written in place have no map to change: a trim is a hint the array
             // ignores, done once the controller has taken it.
-            ctx.at(ctx.now, SimEvent::Ctrl(crate::ctrl::Event::Step { cmd: id, step: crate::ctrl::Step::Completion }));
+            ctx.at(ctx.now, Out::Done { cmd: id });
             return;
         }
         let c = &mut ctx.cmds[id];
@@ -346,14 +350,13 @@ impl Medium for NvmArray {
         while at < offset + len {
             let Some(piece) = self.cut(at, offset + len - at).next() else { break };
             let g = self.transfer(piece.unit, now, u64::from(piece.len));
-            ctx.at(g.end, SimEvent::Media(MediaEvent::Nvm(Event::WriteUnit { cmd: id, unit: piece.unit, len: piece.len })));
+            ctx.at(g.end, Out::Wake(Event::WriteUnit { cmd: id, unit: piece.unit, len: piece.len }));
             at += u64::from(piece.len);
         }
     }
 
     #[inline]
-    fn handle(&mut self, ctx: &mut Ctx, ev: MediaEvent, _xfer: &mut Transfer) {
-        let MediaEvent::Nvm(ev) = ev else { return };
+    fn handle(&mut self, ctx: &mut Ctx, ev: Event, _xfer: &mut Transfer) {
         match ev {
             Event::ReadBus { cmd, unit, len, at } => {
                 // The decoder in the controller needs whole codewords: the bytes the piece
@@ -364,7 +367,7 @@ impl Medium for NvmArray {
                 // The whole chunk is read and decoded, whatever part of it the piece needs.
                 let soft = self.ecc.draw(self.chunk);
                 ctx.cmds[cmd].crit_media = self.access_time(false, false) + g.end.since(g.start) + soft;
-                ctx.at(g.end + soft, SimEvent::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len, at } }));
+                ctx.at(g.end + soft, Out::Data { cmd, len, at });
             }
             Event::WriteUnit { cmd, unit, len } => self.write_unit(ctx, cmd, unit, len),
         }

@@ -25,6 +25,7 @@ use std::collections::VecDeque;
 
 pub use crate::tenant::WrrClass;
 pub use config::{Arbitration, Interface, NvmeConfig};
+use crate::ids::{CmdId, QueueId};
 
 /// Bytes of a submission queue entry.
 pub const SQE_BYTES: u64 = 64;
@@ -42,14 +43,6 @@ pub const VIRTIO_FETCH_BYTES: [u64; 3] = [4, 48, 16];
 /// virtio-blk: bytes the device writes per completion: the status byte, the used ring element,
 /// the used index.
 pub const VIRTIO_COMPLETION_BYTES: [u64; 3] = [1, 8, 2];
-
-/// Index of an I/O queue pair.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct QueueId(pub u16);
-
-/// Index of a command slot in the simulation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct CmdId(pub u32);
 
 /// One I/O queue pair.
 #[derive(Debug, Default)]

@@ -17,12 +17,11 @@ mod config;
 
 pub use config::{CompletionSplit, PcieConfig};
 
-use crate::ctrl::Step;
-use crate::nvme::{CmdId, CQE_BYTES, DOORBELL_BYTES, PRP_ENTRY_BYTES, SQE_BYTES, VIRTIO_COMPLETION_BYTES, VIRTIO_FETCH_BYTES};
+use crate::cmd::Command;
+use crate::ids::CmdId;
+use crate::nvme::{CQE_BYTES, DOORBELL_BYTES, PRP_ENTRY_BYTES, SQE_BYTES, VIRTIO_COMPLETION_BYTES, VIRTIO_FETCH_BYTES};
 use crate::sim::{Grant, SimDuration, SimTime, Timeline};
-use crate::simulation::{Ctx, Event as SimEvent};
 use crate::stats::{Component, Metrics};
-use crate::{ctrl, media, nvme};
 
 /// Bytes of one DLLP (ACK/NAK, `UpdateFC`) including its framing.
 pub const DLLP_BYTES: f64 = 8.0;
@@ -149,18 +148,24 @@ pub struct Link {
     virtio: bool,
 }
 
-/// What a transmission leaves for the simulation to route.
+/// What a transmission delivers, and when: the router carries the command on from there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sent {
-    /// The next step is scheduled.
-    Scheduled,
+    /// The SQ tail doorbell reaches the controller at `at`.
+    Doorbell { at: SimTime },
+    /// A read request has reached host memory: its answer (`answer`, the completions carrying
+    /// the data) can leave at `at`.
+    Requested { at: SimTime, answer: Tlp },
+    /// virtio-blk: a fetch read has brought what the next dependent read needs, which can go
+    /// up at `at`.
+    NextFetch { at: SimTime },
+    /// Data the device read from host memory (`tlp`: the SQE, the PRP list or the write data)
+    /// has arrived at `at`.
+    Fetched { at: SimTime, tlp: Tlp },
     /// A piece of read data has left at `end`; `last` if it was the command's last.
     DataOut { end: SimTime, last: bool },
     /// The CQE has left at `end`.
     Cqe { end: SimTime },
-    /// The data of a read of host memory (SQE, PRP list, write data) has arrived at `end`;
-    /// its next step is scheduled.
-    Fetched { end: SimTime },
 }
 
 impl Link {
@@ -208,15 +213,13 @@ impl Link {
         this.wire.reserve(now, p.serialise(bytes))
     }
 
-    /// Carries `tlp` of command `id`, ready at `ctx.now` (after waiting `translated` for its
+    /// Carries `tlp` of command `c`, ready at `now` (after waiting `translated` for its
     /// address translations), on its direction: through the controller's DMA `engine` when data
     /// goes through one (the transfer starts when both are free and holds the engine until its
     /// last byte has left; the link is reserved when the engine frees, slightly ahead of other
-    /// traffic arriving meanwhile: an approximation). Attributes the command's time and
-    /// schedules what the TLPs' arrival starts; returns what the simulation must route.
-    pub fn transmit(&mut self, ctx: &mut Ctx, id: CmdId, tlp: Tlp, translated: SimDuration, engine: Option<&mut Timeline>) -> Sent {
-        let now = ctx.now;
-        let c = &mut ctx.cmds[id];
+    /// traffic arriving meanwhile: an approximation). Attributes the command's time up to the
+    /// TLPs' arrival and returns what they deliver, and when.
+    pub fn transmit(&mut self, now: SimTime, c: &mut Command, tlp: Tlp, translated: SimDuration, engine: Option<&mut Timeline>) -> Sent {
         if translated > SimDuration::ZERO && !matches!(tlp, Tlp::DataOut { .. }) {
             c.account(Component::Translation, now);
         }
@@ -251,32 +254,31 @@ impl Link {
             None => self.send(dir, now, tlps),
         };
         let mem = self.host_memory;
-        let c = &mut ctx.cmds[id];
-        let (next, at) = match tlp {
+        match tlp {
             Tlp::SqDoorbell => {
                 c.account(Component::Queueing, g.start);
                 c.account(Component::Doorbell, g.end + prop);
-                (SimEvent::Nvme(nvme::Event::Doorbell { queue: c.queue, cmd: id }), g.end + prop)
+                Sent::Doorbell { at: g.end + prop }
             }
             Tlp::SqeRead | Tlp::PrpRead => {
-                let (cat, next) = if tlp == Tlp::SqeRead { (Component::Fetch, Tlp::SqeData) } else { (Component::Prp, Tlp::PrpData) };
+                let (cat, answer) = if tlp == Tlp::SqeRead { (Component::Fetch, Tlp::SqeData) } else { (Component::Prp, Tlp::PrpData) };
                 c.account(Component::Queueing, g.start);
                 let back = g.end + prop + mem;
                 c.account(cat, back);
-                (SimEvent::Pcie(Event::Send { cmd: id, tlp: next }), back)
+                Sent::Requested { at: back, answer }
             }
             Tlp::SqeData if self.virtio && usize::from(c.fetch_stage) + 1 < VIRTIO_FETCH_BYTES.len() => {
                 // virtio-blk: the next read depends on what this one brought.
                 c.fetch_stage += 1;
                 c.account(Component::Queueing, g.start);
                 c.account(Component::Fetch, g.end + prop);
-                (SimEvent::Pcie(Event::Send { cmd: id, tlp: Tlp::SqeRead }), g.end + prop)
+                Sent::NextFetch { at: g.end + prop }
             }
             Tlp::SqeData | Tlp::PrpData => {
-                let (cat, step) = if tlp == Tlp::SqeData { (Component::Fetch, Step::Parse) } else { (Component::Prp, Step::PrpList) };
+                let cat = if tlp == Tlp::SqeData { Component::Fetch } else { Component::Prp };
                 c.account(Component::Queueing, g.start);
                 c.account(cat, g.end + prop);
-                (SimEvent::Ctrl(ctrl::Event::Step { cmd: id, step }), g.end + prop)
+                Sent::Fetched { at: g.end + prop, tlp }
             }
             Tlp::DataRead => {
                 c.account(Component::Queueing, g.start);
@@ -284,14 +286,12 @@ impl Link {
                 // of the requests are smaller than their data and keep the stream busy.
                 let back = g.start + one_request + prop + mem;
                 c.account(Component::Transfer, back);
-                (SimEvent::Pcie(Event::Send { cmd: id, tlp: Tlp::DataIn }), back)
+                Sent::Requested { at: back, answer: Tlp::DataIn }
             }
             Tlp::DataIn => {
                 c.account(Component::Queueing, g.start);
                 c.account(Component::Transfer, g.end + prop);
-                // A Compare's data meets the blocks the drive reads; a Write's goes to the media.
-                let next = if c.kind.reads_media() { media::Event::ReadStart { cmd: id } } else { media::Event::WriteStart { cmd: id } };
-                (SimEvent::Media(next), g.end + prop)
+                Sent::Fetched { at: g.end + prop, tlp }
             }
             Tlp::DataOut { .. } => {
                 c.pieces_left -= 1;
@@ -311,19 +311,14 @@ impl Link {
                     c.add(Component::Queueing, waited - gc);
                     c.mark = g.end;
                 }
-                return Sent::DataOut { end: g.end, last };
+                Sent::DataOut { end: g.end, last }
             }
             Tlp::Cqe => {
                 c.account(Component::Queueing, g.start);
                 c.account(Component::Completion, g.end);
-                return Sent::Cqe { end: g.end };
+                Sent::Cqe { end: g.end }
             }
-        };
-        ctx.at(at, next);
-        if matches!(tlp, Tlp::SqeData | Tlp::PrpData | Tlp::DataIn) {
-            return Sent::Fetched { end: at };
         }
-        Sent::Scheduled
     }
 
     /// An MSI-X goes up at `now`; returns when it reaches the host.

@@ -1,46 +1,60 @@
-//! The simulation: the event loop, the command table, and the routing of what one block's
-//! handler leaves for another. Every model lives in its block (`host`, `pcie`, `nvme`, `ctrl`,
-//! `media`, `ftl`, `ats`); statistics are an observer (`stats`).
-//!
-//! A 4 KiB read is a sequence of block calls, one per event:
-//! `Host::start`/`issue` → `Link::transmit(SqDoorbell)` → `Nvme::doorbell` + fetch
-//! (`Ctrl::run_steps(Fetch)`) → `Link::transmit(SqeRead, SqeData)` → `Ctrl::run_steps(Parse..
-//! Translate)` → `Medium::read` (its own events) → `Link::transmit(DataOut)` →
-//! `Ctrl::run_steps(Completion)` → `Link::transmit(Cqe)` → `Nvme::post_cqe` + MSI-X →
-//! `Host::interrupt` → `Host::complete`.
+//! The simulation: the event loop, the observer's schedule and the results. Every model
+//! lives in its block (`host`, `pcie`, `nvme`, `ctrl`, `media`, `ftl`, `ats`); what one
+//! block's output means for the next is decided in one place, the router ([`route`]);
+//! statistics are an observer (`stats`).
 //!
 //! Every command carries a breakdown and a `mark` (the instant up to which its time has been
 //! attributed). Each step attributes `[mark, t)` to one component and moves the mark, so the
 //! components of every I/O add up to its latency exactly.
 
-mod ctx;
+mod drive;
+mod route;
 
 use std::time::Instant;
 
-pub use ctx::{Command, Commands, Ctx, Event, NO_PID};
+pub use drive::Device;
 
-use crate::ats::{Access, Atc};
+use crate::ats::{Access, Atc, Translator};
+use crate::cmd::Commands;
 use crate::config::Config;
-use crate::ctrl::{self, Ctrl, Step};
+use crate::ctrl::{self, Ctrl};
 use crate::error::{Error, Result};
 use crate::host::dma::HostMemory;
 use crate::host::{self, Host};
-use crate::media::{self, Medium};
-use crate::nvme::{self, CmdId, Nvme, QueueId};
-use crate::pcie::{self, Link, Sent, Tlp};
+use crate::media::{self, nvm};
+use crate::nvme::{self, Nvme};
+use crate::pcie::{self, Link};
 use crate::sim::{time, EventQueue, SimDuration, SimTime};
 use crate::stats::series::{Series, DEFAULT_TRACKED, IO_COLUMNS, MAX_INTERVALS};
 use crate::stats::steady;
 use crate::stats::summary::{derived, Inputs};
-use crate::stats::{Component, IoLog, IoRecord, Kind, MetricInfo, Metrics, Observer, Stats, Summary};
+use crate::stats::{IoLog, Kind, MetricInfo, Metrics, Stats, Summary};
+use crate::{ftl, ids::CmdId};
 
 pub use crate::ftl::{FlashSummary, PreconditionReport};
 
-/// A block's context over the simulation's shared parts.
-macro_rules! ctx {
-    ($s:ident) => {
-        Ctx { now: $s.now, queue: &mut $s.queue, cmds: &mut $s.cmds, probe: &mut $s.stats, failure: &mut $s.failure }
-    };
+/// Every event of the simulation, by the block that handles it.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    Host(host::Event),
+    Pcie(pcie::Event),
+    Nvme(nvme::Event),
+    Ctrl(ctrl::Event),
+    /// The controller hands a command to the medium.
+    Media(media::Event),
+    /// The NVM array's own events.
+    Nvm(nvm::Event),
+    /// The flash device's own events.
+    Flash(ftl::Event),
+}
+
+/// The blocks' outboxes: what each wrote during one call, for the router to carry on.
+#[derive(Default)]
+struct Outboxes {
+    host: Vec<(SimTime, host::Out)>,
+    ctrl: Vec<(SimTime, ctrl::Out)>,
+    nvm: Vec<(SimTime, media::Out<nvm::Event>)>,
+    flash: Vec<(SimTime, media::Out<ftl::Event>)>,
 }
 
 /// A simulated host + link + `NVMe` SSD, ready to run.
@@ -55,12 +69,12 @@ pub struct Simulation {
     link: Link,
     nvme: Nvme,
     ctrl: Ctrl,
-    medium: media::Device,
-    /// The device's ATC (`ats.enabled`), and what a miss costs.
-    atc: Option<Atc>,
+    medium: Device,
+    /// The device's address translation: its ATC (`ats.enabled`) and a DMA log (when asked).
+    dma: Translator,
+    /// What an ATC miss costs.
     round_trip: SimDuration,
-    /// Every device-initiated DMA, when asked for.
-    dma_log: Option<Vec<Access>>,
+    outs: Outboxes,
     /// When the observer looks next: the end of the ramp, or the next time-series boundary.
     observe_at: SimTime,
     reset_pending: bool,
@@ -72,7 +86,6 @@ pub struct Simulation {
     /// The first error that stopped the run.
     failure: Option<Error>,
     scratch: Vec<CmdId>,
-    accesses: Vec<Access>,
 }
 
 impl Simulation {
@@ -116,7 +129,7 @@ impl Simulation {
         } else {
             None
         };
-        let medium = media::build(&config)?;
+        let medium = Device::build(&config)?;
         let mut ctrl = Ctrl::new(&config.ctrl);
         if !medium.uses_transfer_engine() {
             ctrl.transfer.disable();
@@ -133,9 +146,9 @@ impl Simulation {
             link,
             ctrl,
             medium,
-            atc,
+            dma: Translator::new(atc),
             round_trip,
-            dma_log: None,
+            outs: Outboxes::default(),
             observe_at: SimTime(u64::MAX),
             reset_pending: from > SimTime::ZERO,
             halted: false,
@@ -144,7 +157,6 @@ impl Simulation {
             wall: 0.0,
             failure: None,
             scratch: Vec::new(),
-            accesses: Vec::new(),
             config,
         };
         sim.publish();
@@ -198,13 +210,13 @@ impl Simulation {
         if self.host.memory.is_none() {
             self.host.memory = Some(Box::new(HostMemory::new(&self.config, self.host.job_count())));
         }
-        self.dma_log = Some(Vec::new());
+        self.dma.log = Some(Vec::new());
         Ok(())
     }
 
     /// The recorded DMA accesses (ring accesses are marked pinned).
     pub fn dma_log(&self) -> Option<&[Access]> {
-        self.dma_log.as_deref()
+        self.dma.log.as_deref()
     }
 
     /// Keeps one row per counted I/O (see [`Simulation::io_log`]).
@@ -227,8 +239,7 @@ impl Simulation {
         let t0 = Instant::now();
         if !self.started {
             self.started = true;
-            self.host.start(&mut ctx!(self));
-            self.medium.start(&mut ctx!(self));
+            self.start();
         }
         let mut left = budget;
         while left > 0 && self.failure.is_none() && !self.halted {
@@ -266,221 +277,6 @@ impl Simulation {
         self.now
     }
 
-    fn handle(&mut self, ev: Event) {
-        match ev {
-            Event::Host(host::Event::Interrupt { queue, .. }) => {
-                // The CQEs it covers have reached the host: their completion step ends here,
-                // and what follows until the handler runs is waiting for the CPU.
-                // (Only those whose CQE has landed: a later one is still on the link.)
-                for cmd in self.nvme.signalled(queue) {
-                    let c = &mut self.cmds[cmd];
-                    if c.mark > self.now {
-                        break;
-                    }
-                    c.account(Component::Completion, self.now);
-                }
-                // A free CPU runs the handler at once; a busy one when it is done.
-                let at = self.host.handler_at(queue, self.now);
-                if at == self.now {
-                    self.run_handler(queue);
-                } else {
-                    self.queue.push(at, Event::Host(host::Event::Handler { queue }));
-                }
-            }
-            Event::Host(host::Event::Handler { queue }) => self.run_handler(queue),
-            Event::Host(host::Event::Complete { cmd, ring_cq }) => {
-                if ring_cq {
-                    self.link.cq_doorbell(self.now);
-                }
-                let ctx = &mut ctx!(self);
-                let c = &ctx.cmds[cmd];
-                if c.device {
-                    self.host.disk.end(ctx.now, c.op, ctx.now.since(c.submitted));
-                }
-                if !c.cache {
-                    // The host counts what it addressed: with an extended LBA, each block's metadata too.
-                    let len = if self.config.nvme.extended_lba { c.len + c.md } else { c.len };
-                    ctx.probe.io_completed(&IoRecord {
-                        tenant: c.tenant,
-                        job: c.job,
-                        op: c.op,
-                        offset: c.offset,
-                        len,
-                        issued: c.issued,
-                        submitted: c.submitted,
-                        completed: ctx.now,
-                        breakdown: &c.breakdown,
-                    });
-                }
-                self.host.complete(ctx, cmd);
-            }
-            Event::Host(e) => self.host.handle(&mut ctx!(self), e),
-            Event::Pcie(pcie::Event::Send { cmd, tlp }) => self.send(cmd, tlp),
-            Event::Pcie(pcie::Event::Translated { cmd, tlp, wait_ps }) => self.transmit(cmd, tlp, SimDuration::from_ps(u64::from(wait_ps))),
-            Event::Nvme(nvme::Event::Doorbell { queue, cmd }) => {
-                self.nvme.doorbell(queue, cmd);
-                self.try_fetch();
-            }
-            Event::Nvme(nvme::Event::IrqTimer { queue, gen }) => {
-                if self.nvme.timer_fires(queue, gen) {
-                    self.send_interrupt(queue);
-                }
-            }
-            Event::Ctrl(ctrl::Event::Step { cmd, step }) => self.ctrl.run_steps(&mut ctx!(self), cmd, step),
-            Event::Ctrl(ctrl::Event::FetchDone) => {
-                // The freed engine takes the next waiting fetch.
-                if let Some((cmd, tlp)) = self.ctrl.fetch.done() {
-                    self.translate_and_transmit(cmd, tlp);
-                }
-            }
-            Event::Ctrl(ctrl::Event::EngineFree) => {
-                self.ctrl.transfer.freed();
-                self.medium.pump(&mut ctx!(self), &mut self.ctrl.transfer);
-            }
-            Event::Media(media::Event::ReadStart { cmd }) => self.medium.read(&mut ctx!(self), cmd, &mut self.ctrl.transfer),
-            Event::Media(media::Event::WriteStart { cmd }) => self.medium.write(&mut ctx!(self), cmd),
-            Event::Media(e) => self.medium.handle(&mut ctx!(self), e, &mut self.ctrl.transfer),
-        }
-    }
-
-    /// The interrupt handler of `queue` finishes every CQE that has reached host memory.
-    fn run_handler(&mut self, queue: QueueId) {
-        let mut batch = std::mem::take(&mut self.scratch);
-        batch.clear();
-        let (cmds, now) = (&self.cmds, self.now);
-        self.nvme.take_landed(queue, |cmd| cmds[cmd].mark <= now, &mut batch);
-        if !batch.is_empty() {
-            self.host.interrupt(&mut ctx!(self), &batch);
-        }
-        self.scratch = batch;
-    }
-
-    /// A command's TLPs are ready: the device's DMAs first look up their translations (and
-    /// are logged, when asked).
-    fn send(&mut self, id: CmdId, tlp: Tlp) {
-        if matches!(tlp, Tlp::DataOut { .. }) && self.cmds[id].op == crate::workload::Op::Write {
-            // A Verify's or Compare's read: the data stays in the drive.
-            self.piece_checked(id);
-            return;
-        }
-        if tlp == Tlp::SqDoorbell {
-            // The request reaches the device (the disk statistics' view of a request).
-            self.host.disk.start(self.now);
-            self.cmds[id].device = true;
-        }
-        // A read of host memory first needs a fetch engine (when they are limited).
-        if self.ctrl.fetch.gated(tlp) && !self.ctrl.fetch.start(id, tlp) {
-            return;
-        }
-        self.translate_and_transmit(id, tlp);
-    }
-
-    /// A piece a Verify or Compare read is checked in the controller (on flash, whose reads
-    /// take no transfer engine); after the last, the command completes (its critical piece's
-    /// media time and GC wait split as a read's).
-    fn piece_checked(&mut self, id: CmdId) {
-        let now = self.now;
-        let c = &mut self.cmds[id];
-        c.pieces_left = c.pieces_left.saturating_sub(1);
-        if c.pieces_left > 0 {
-            return;
-        }
-        let waited = now.since(c.mark);
-        let media = c.crit_media.min(waited);
-        let gc = c.crit_gc.min(waited - media);
-        c.add(Component::Media, media);
-        c.add(Component::Gc, gc);
-        c.add(Component::Queueing, waited - media - gc);
-        c.mark = now;
-        self.queue.push(now, Event::Ctrl(ctrl::Event::Step { cmd: id, step: Step::Completion }));
-    }
-
-    fn translate_and_transmit(&mut self, id: CmdId, tlp: Tlp) {
-        let mut wait = SimDuration::ZERO;
-        if let Some(memory) = &self.host.memory {
-            let mut list = std::mem::take(&mut self.accesses);
-            list.clear();
-            memory.accesses(&self.cmds[id], tlp, &mut list);
-            for a in &list {
-                if let Some(log) = &mut self.dma_log {
-                    log.push(*a);
-                }
-                if let Some(atc) = &mut self.atc {
-                    wait = wait.max(atc.lookup(a.pasid, a.addr, a.size));
-                }
-            }
-            self.accesses = list;
-        }
-        if wait > SimDuration::ZERO {
-            // Waits fit in u32 picoseconds: a round trip plus a walk of at most 1 ms (validated).
-            let wait_ps = u32::try_from(wait.as_ps()).unwrap_or(u32::MAX);
-            self.queue.push(self.now + SimDuration::from_ps(u64::from(wait_ps)), Event::Pcie(pcie::Event::Translated { cmd: id, tlp, wait_ps }));
-        } else {
-            self.transmit(id, tlp, SimDuration::ZERO);
-        }
-    }
-
-    /// The link carries the TLPs; a finished read piece frees the transfer engine, a last one
-    /// and a sent CQE move the command on.
-    fn transmit(&mut self, id: CmdId, tlp: Tlp, translated: SimDuration) {
-        let ctx = &mut ctx!(self);
-        match self.link.transmit(ctx, id, tlp, translated, self.ctrl.dma.engine(tlp)) {
-            Sent::Scheduled => {}
-            Sent::Fetched { end } => {
-                if self.ctrl.fetch.limited() {
-                    ctx.at(end, Event::Ctrl(ctrl::Event::FetchDone));
-                }
-            }
-            Sent::DataOut { end, last } => {
-                if self.ctrl.transfer.enabled() {
-                    ctx.at(end, Event::Ctrl(ctrl::Event::EngineFree));
-                }
-                if last {
-                    ctx.at(end, Event::Ctrl(ctrl::Event::Step { cmd: id, step: Step::Completion }));
-                }
-            }
-            Sent::Cqe { end } => {
-                self.ctrl.release();
-                let (queue, len) = (ctx.cmds[id].queue, ctx.cmds[id].len);
-                // The page cache's requests complete by interrupt (polling is for O_DIRECT).
-                if self.host.polls(len) && !ctx.cmds[id].cache {
-                    let seen = end + self.link.params.propagation;
-                    ctx.cmds[id].account(Component::Completion, seen);
-                    ctx.at(seen, Event::Host(host::Event::CqeSeen { cmd: id }));
-                } else {
-                    let (fire, timer) = self.nvme.post_cqe(queue, id);
-                    if fire {
-                        self.send_interrupt(queue);
-                    }
-                    if let Some(gen) = timer {
-                        self.queue.push(self.now + self.config.nvme.irq_coalesce_time, Event::Nvme(nvme::Event::IrqTimer { queue, gen }));
-                    }
-                }
-                self.try_fetch();
-            }
-        }
-    }
-
-    /// An MSI-X for every CQE waiting on `queue` goes up the link.
-    fn send_interrupt(&mut self, queue: QueueId) {
-        let count = self.nvme.signal(queue);
-        let arrival = self.link.interrupt(self.now);
-        self.queue.push(arrival, Event::Host(host::Event::Interrupt { queue, count: count as u32 }));
-    }
-
-    /// Fetches SQEs while tags are free, in arbitration order; the controller cuts each
-    /// command into the medium's pieces.
-    fn try_fetch(&mut self) {
-        while self.ctrl.has_free_tag() {
-            let Some((_, id)) = self.nvme.arbitrate() else { break };
-            self.ctrl.admit();
-            let c = &mut self.cmds[id];
-            // A zone reset is one state change, whatever the zone's size.
-            c.pieces = if c.kind == crate::workload::Kind::ZoneReset { 1 } else { self.medium.pieces(c.offset, c.len) };
-            self.ctrl.run_steps(&mut ctx!(self), id, Step::Fetch);
-        }
-    }
-
     // ---- the observer ----------------------------------------------------------------------
 
     /// Every block publishes its counters into `m`.
@@ -489,7 +285,7 @@ impl Simulation {
         self.link.publish(m);
         self.ctrl.publish(m);
         self.medium.publish(m);
-        if let Some(a) = &self.atc {
+        if let Some(a) = &self.dma.atc {
             a.publish(m);
         }
     }
@@ -551,20 +347,23 @@ impl Simulation {
     pub fn summary(&self) -> Summary {
         let mut m = self.metrics.clone();
         self.publish_into(&mut m);
+        let window_start = if self.reset_pending { SimTime::ZERO } else { self.stats.from() };
+        let window = self.now.since(window_start);
         self.stats.summary(&Inputs {
             config: &self.config,
             now: self.now,
             wall_s: self.wall,
             events: self.events,
             metrics: &m,
-            window_start: if self.reset_pending { SimTime::ZERO } else { self.stats.from() },
+            window_start,
             job_names: self.host.job_names(),
             job_outcomes: self.host.job_outcomes(),
             tenants: self.host.tenant_names(),
             job_tenants: self.host.job_tenants(),
-            medium: &self.medium,
+            media_utilisation: self.medium.utilisation(&m, window),
+            flash: self.medium.flash_summary(&m, window),
             replay: self.host.replay_summary(),
-            ats_round_trip: self.atc.as_ref().map(|_| self.round_trip),
+            ats_round_trip: self.dma.atc.as_ref().map(|_| self.round_trip),
         })
     }
 
@@ -583,4 +382,14 @@ impl Simulation {
 /// Builds and runs a simulation.
 pub fn run(config: Config) -> Result<Summary> {
     Simulation::new(config)?.run()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn events_stay_small() {
+        // The event queue moves (time, seq, event) entries around its heap: with events of at
+        // most 24 bytes an entry stays at 40.
+        assert!(std::mem::size_of::<super::Event>() <= 24, "{}", std::mem::size_of::<super::Event>());
+    }
 }

@@ -28,7 +28,7 @@ pub use series::{Row, Series, Timeseries};
 
 use crate::ids::{JobId, TenantId};
 use crate::sim::{SimDuration, SimTime, PS_PER_NS, PS_PER_US};
-use crate::workload::Op;
+use crate::io::Op;
 
 /// Where an I/O's time goes. Every picosecond between issue and completion is in exactly one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

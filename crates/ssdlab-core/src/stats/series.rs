@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::metrics::{Kind, Metrics};
 use super::IoRecord;
 use crate::sim::{SimDuration, SimTime, PS_PER_NS, PS_PER_US};
-use crate::workload::Op;
+use crate::io::Op;
 
 /// Device metrics a series tracks when `stats.interval_metrics` names none (those the device
 /// publishes).

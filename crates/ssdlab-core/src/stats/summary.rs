@@ -4,10 +4,9 @@
 use super::{AtsSummary, HostSummary, LinkTraffic, Metrics, Stats, Summary, Timeseries, Utilisation};
 use crate::config::Config;
 use crate::ids::TenantId;
-use crate::media::Medium;
 use crate::sim::{SimDuration, SimTime};
 use crate::workload::replay::ReplaySummary;
-use crate::workload::Op;
+use crate::io::Op;
 
 /// What the summary is built from besides the statistics.
 pub struct Inputs<'a> {
@@ -23,7 +22,10 @@ pub struct Inputs<'a> {
     pub job_outcomes: Vec<(Option<String>, Option<u32>)>,
     pub tenants: &'a [String],
     pub job_tenants: Vec<TenantId>,
-    pub medium: &'a dyn Medium,
+    /// Busy fraction of the media units and of the media's internal bus over the window.
+    pub media_utilisation: (f64, f64),
+    /// The flash section (flash media only), over the window.
+    pub flash: Option<crate::ftl::FlashSummary>,
     pub replay: Option<ReplaySummary>,
     /// The round trip of an ATS miss (runs with `ats.enabled`).
     pub ats_round_trip: Option<SimDuration>,
@@ -42,8 +44,8 @@ impl Stats {
         let sim = span.as_secs_f64();
         let ps = |name: &str| SimDuration::from_ps(m.int(name));
         let frac = |busy: SimDuration, n: f64| if sim > 0.0 { busy.as_secs_f64() / sim / n.max(1.0) } else { 0.0 };
-        let (media_units, media_bus) = x.medium.utilisation(m, span);
-        let mut flash = x.medium.flash_summary(m, span);
+        let (media_units, media_bus) = x.media_utilisation;
+        let mut flash = x.flash.clone();
         if let Some(f) = &mut flash {
             f.free_blocks_over_time = self.free_blocks_over_time().to_vec();
         }

@@ -25,17 +25,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::io::Op;
 use formats::Parser;
-
-/// A request's kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Op {
-    Read = 0,
-    Write = 1,
-    Trim = 2,
-    Flush = 3,
-}
 
 /// One I/O of a trace, in canonical units.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

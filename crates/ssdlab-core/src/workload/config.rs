@@ -311,14 +311,14 @@ impl fmt::Display for BsRange {
 /// The commands a job's writes are, with their shares (fio's `write_mode`, io_uring_cmd):
 /// `write`, `zeroes`, `uncor`, `verify` or `compare`, alone or as `write/60:zeroes/40`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WriteMix(pub Vec<(super::Kind, u32)>);
+pub struct WriteMix(pub Vec<(crate::io::Kind, u32)>);
 
 impl std::str::FromStr for WriteMix {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let kind = |k: &str| {
-            super::Kind::NAMES.iter().find(|(_, n)| *n == k.trim()).map(|(kind, _)| *kind).ok_or_else(|| {
-                let names: Vec<&str> = super::Kind::NAMES.iter().map(|(_, n)| *n).collect();
+            crate::io::Kind::NAMES.iter().find(|(_, n)| *n == k.trim()).map(|(kind, _)| *kind).ok_or_else(|| {
+                let names: Vec<&str> = crate::io::Kind::NAMES.iter().map(|(_, n)| *n).collect();
                 format!("{:?} is not {}", k.trim(), names.join(", "))
             })
         };
@@ -328,7 +328,7 @@ impl std::str::FromStr for WriteMix {
                 return Ok(WriteMix(vec![(kind(one)?, 100)]));
             }
         }
-        let mut parts: Vec<(super::Kind, Option<u32>)> = Vec::new();
+        let mut parts: Vec<(crate::io::Kind, Option<u32>)> = Vec::new();
         for item in &items {
             let (k, p) = item.split_once('/').unwrap_or((item, ""));
             let share = if p.trim().is_empty() { None } else { Some(p.trim().parse::<u32>().map_err(|_| format!("{p:?} is not a whole percentage"))?) };

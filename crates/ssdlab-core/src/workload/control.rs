@@ -24,7 +24,7 @@
 //! Leaves out: fio's trim direction, `rate_process = poisson` for byte caps, and the
 //! `rate_iops`-with-`bssplit` fixed-interval variant (ssdlab's `rate_iops` is its own open loop).
 
-use super::Op;
+use crate::io::Op;
 use crate::sim::{SimDuration, SimTime, PS_PER_S};
 
 /// The settling time before the first minimum-rate baseline (fio's 2000 ms).

@@ -11,7 +11,8 @@
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use super::{DeviceMap, Io, LbaMode, Op, ReplayConfig, ReplayMode};
+use super::{DeviceMap, Io, LbaMode, ReplayConfig, ReplayMode};
+use crate::io::Op;
 use crate::error::{Error, Result};
 use crate::sim::{SimDuration, SimTime};
 use crate::trace::{self, ReadOptions, TraceReader};
@@ -135,15 +136,11 @@ impl Replay {
                 self.done = true;
                 break;
             };
-            let op = match rec.op {
-                trace::Op::Read => Op::Read,
-                trace::Op::Write => Op::Write,
-                trace::Op::Trim => Op::Trim,
-                trace::Op::Flush => {
-                    self.summary.skipped_flushes += 1;
-                    continue;
-                }
-            };
+            let op = rec.op;
+            if op == Op::Flush {
+                self.summary.skipped_flushes += 1;
+                continue;
+            }
             let io = self.place(op, rec.offset, rec.len)?;
             let t0 = *self.t0.get_or_insert(rec.time_ns);
             let at = if self.timed {

@@ -23,7 +23,7 @@
 //! finish for remainders below the block size, and the random search fio does when every
 //! write zone is full (the write then resets the zone it picked).
 
-use super::Op;
+use crate::io::Op;
 
 /// What to do with a generated I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

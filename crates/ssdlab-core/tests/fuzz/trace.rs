@@ -7,7 +7,8 @@ use std::io::{Cursor, Read, Write};
 use std::sync::Arc;
 
 use rand::RngExt;
-use ssdlab_core::trace::{Format, Op, ReadOptions, TraceReader};
+use ssdlab_core::io::Op;
+use ssdlab_core::trace::{Format, ReadOptions, TraceReader};
 use ssdlab_core::Error;
 
 use crate::engine::{self, Rng, Seeds, Verdict};

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use rand::{RngExt, SeedableRng};
 use ssdlab_core::trace::stats::{stats_file, TraceStats};
-use ssdlab_core::trace::{detect, Format, Op, ReadOptions, Record, TraceReader};
+use ssdlab_core::io::Op;
+use ssdlab_core::trace::{detect, Format, ReadOptions, Record, TraceReader};
 
 fn sample(name: &str) -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/traces").join(name);

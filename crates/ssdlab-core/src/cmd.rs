@@ -1,24 +1,17 @@
-//! What every block's handler is given: the clock, the event queue, the command table, the
-//! statistics probe and the run's failure slot. Blocks schedule their own, and each other's,
-//! typed events through it; nothing else is shared between them.
+//! The command table, and what every block's handler is given: the clock, the command table,
+//! the statistics probe, the run's failure slot, and the block's outbox.
+//!
+//! A block never schedules another block's events. It writes typed outputs (its own `Out`)
+//! into its outbox, each with the instant it takes effect; the simulation's router
+//! (`simulation::route`) turns each output into the next event or block call, in the order
+//! they were written.
 
 use crate::error::Error;
 use crate::ids::{JobId, TenantId};
-use crate::nvme::{CmdId, QueueId};
-use crate::sim::{EventQueue, SimDuration, SimTime};
+use crate::io::{Kind, Op, DSM_RANGE_BYTES};
+use crate::ids::{CmdId, QueueId};
+use crate::sim::{SimDuration, SimTime};
 use crate::stats::{Breakdown, Component, Stats};
-use crate::workload::Op;
-use crate::{ctrl, host, media, nvme, pcie};
-
-/// Every event of the simulation, by the block that handles it.
-#[derive(Clone, Copy, Debug)]
-pub enum Event {
-    Host(host::Event),
-    Pcie(pcie::Event),
-    Nvme(nvme::Event),
-    Ctrl(ctrl::Event),
-    Media(media::Event),
-}
 
 /// A write that names no FDP placement identifier.
 pub const NO_PID: u16 = u16::MAX;
@@ -51,7 +44,7 @@ pub struct Command {
     /// Write: the FDP placement identifier it names ([`NO_PID`]: none).
     pub pid: u16,
     /// Write: the NVMe command it is (Write, Write Zeroes, Verify, ...).
-    pub kind: crate::workload::Kind,
+    pub kind: Kind,
     /// Metadata bytes (protection information) that cross the link with its data.
     pub md: u64,
     /// A trim of several ranges (fio's `num_range`): each range's first byte and length
@@ -78,8 +71,8 @@ impl Command {
     /// Bytes of host data the command moves to the drive: a trim's range list (16 B a range),
     /// else what its kind moves.
     pub fn data_len(&self) -> u64 {
-        if self.kind == crate::workload::Kind::Deallocate {
-            crate::workload::DSM_RANGE_BYTES * self.ranges.as_ref().map_or(1, |r| r.len() as u64)
+        if self.kind == Kind::Deallocate {
+            DSM_RANGE_BYTES * self.ranges.as_ref().map_or(1, |r| r.len() as u64)
         } else {
             self.kind.data_len(self.len)
         }
@@ -111,7 +104,7 @@ impl Command {
             crit_media: SimDuration::ZERO,
             crit_gc: SimDuration::ZERO,
             pid: NO_PID,
-            kind: crate::workload::Kind::Write,
+            kind: Kind::Write,
             md: 0,
             ranges: None,
             fetch_stage: 0,
@@ -180,36 +173,32 @@ impl std::ops::IndexMut<CmdId> for Commands {
     }
 }
 
-/// A block's view of the simulation while it handles an event.
-pub struct Ctx<'a> {
+/// A block's view of the simulation while it handles an input: `O` is the block's output type.
+pub struct Ctx<'a, O> {
     pub now: SimTime,
-    pub queue: &'a mut EventQueue<Event>,
     pub cmds: &'a mut Commands,
     /// Typed records for the statistics observer.
     pub probe: &'a mut Stats,
     /// The first error that stops the run.
     pub failure: &'a mut Option<Error>,
+    /// Outputs written so far, each with the instant it takes effect.
+    out: &'a mut Vec<(SimTime, O)>,
 }
 
-impl Ctx<'_> {
-    /// Schedules `ev` at `t`.
+impl<'a, O> Ctx<'a, O> {
     #[inline]
-    pub fn at(&mut self, t: SimTime, ev: Event) {
-        self.queue.push(t, ev);
+    pub fn new(now: SimTime, cmds: &'a mut Commands, probe: &'a mut Stats, failure: &'a mut Option<Error>, out: &'a mut Vec<(SimTime, O)>) -> Self {
+        Ctx { now, cmds, probe, failure, out }
+    }
+
+    /// Hands `o` to the router, to take effect at `t`.
+    #[inline]
+    pub fn at(&mut self, t: SimTime, o: O) {
+        self.out.push((t, o));
     }
 
     /// Stops the run with `e` (the first failure wins).
     pub fn fail(&mut self, e: Error) {
         self.failure.get_or_insert(e);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn events_stay_small() {
-        // The event queue moves (time, seq, event) entries around its heap: with events of at
-        // most 24 bytes an entry stays at 40.
-        assert!(std::mem::size_of::<super::Event>() <= 24, "{}", std::mem::size_of::<super::Event>());
     }
 }

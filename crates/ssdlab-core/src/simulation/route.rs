@@ -1,0 +1,341 @@
+//! The router: every event goes to its block here, and every block's output is turned into
+//! the next event or block call here, so one command's path reads in this one file.
+//!
+//! A 4 KiB read, hop by hop:
+//! 1. `host` runs the submission path on the job's CPU and rings the SQ tail doorbell
+//!    ([`host::Out::Ring`]): the doorbell goes down the link ([`Simulation::send`]).
+//! 2. The link delivers it ([`pcie::Sent::Doorbell`]): the entry is visible in its submission
+//!    queue, and arbitration hands it to the controller when a tag is free
+//!    ([`Simulation::try_fetch`]), which runs its fetch step.
+//! 3. The controller sends the SQE read up ([`ctrl::Out::Send`]); host memory answers
+//!    ([`pcie::Sent::Requested`]) and the SQE comes down ([`pcie::Sent::Fetched`]).
+//! 4. The controller decodes it, handles its PRPs (a PRP list is fetched like the SQE) and
+//!    translates the address; the read goes to the medium ([`ctrl::Out::Read`]).
+//! 5. The medium serves each piece and hands it to the link ([`media::Out::Data`]); each
+//!    piece goes up as memory writes, and the last one sends the command to the controller's
+//!    completion step.
+//! 6. The CQE goes up ([`pcie::Sent::Cqe`]); the host polls for it, or the queue's MSI-X
+//!    goes up ([`Simulation::send_interrupt`]) and the handler runs when its CPU is free.
+//! 7. `host` finishes the I/O on the job's CPU; the application sees it complete; the CQ head
+//!    doorbell goes down ([`host::Out::CqDoorbell`]).
+//!
+//! A write differs at 4: the controller reads the data from host memory first (read requests
+//! up, completions down), then the medium takes it ([`media::Event::WriteStart`]) and sends
+//! the command to its completion step when done ([`media::Out::Done`]).
+//!
+//! Every device-initiated DMA first waits for its address translations ([`Translator`], when
+//! the drive has an ATC) and may need one of the controller's fetch engines.
+//!
+//! Outputs are carried on in the order the block wrote them, after its call returns: a block
+//! never sees the effect of its own outputs within one call.
+
+use super::{Device, Event, Simulation};
+use crate::cmd::Ctx;
+use crate::ctrl::{self, Ctrl, Step};
+use crate::ids::{CmdId, JobId, QueueId};
+use crate::io::Kind;
+use crate::media::{self, Medium};
+use crate::pcie::{self, Sent, Tlp};
+use crate::sim::{SimDuration, SimTime};
+use crate::stats::Component;
+use crate::{ftl, host, nvme};
+
+/// Calls a block with a context over its outbox, then carries on what it wrote.
+macro_rules! call {
+    ($s:ident, $block:ident, $outbox:ident, $route:ident, |$b:ident, $ctx:ident| $body:expr) => {{
+        let start = $s.outs.$outbox.len();
+        let r = {
+            let $ctx = &mut Ctx::new($s.now, &mut $s.cmds, &mut $s.stats, &mut $s.failure, &mut $s.outs.$outbox);
+            let $b = &mut $s.$block;
+            $body
+        };
+        let end = $s.outs.$outbox.len();
+        for i in start..end {
+            let (t, o) = $s.outs.$outbox[i];
+            $s.$route(t, o);
+        }
+        $s.outs.$outbox.truncate(start);
+        r
+    }};
+}
+
+/// Calls the medium (whichever it is) with a context over its outbox and the controller's
+/// transfer engine, then carries on what it wrote.
+macro_rules! medium {
+    ($s:ident, |$m:ident, $ctx:ident, $x:ident| $body:expr) => {{
+        let (nvm, flash) = ($s.outs.nvm.len(), $s.outs.flash.len());
+        {
+            let $x = &mut $s.ctrl.transfer;
+            match &mut $s.medium {
+                Device::Nvm($m) => {
+                    let $ctx = &mut Ctx::new($s.now, &mut $s.cmds, &mut $s.stats, &mut $s.failure, &mut $s.outs.nvm);
+                    $body
+                }
+                Device::Flash($m) => {
+                    let $ctx = &mut Ctx::new($s.now, &mut $s.cmds, &mut $s.stats, &mut $s.failure, &mut $s.outs.flash);
+                    $body
+                }
+            }
+        }
+        $s.drain_nvm(nvm);
+        $s.drain_flash(flash);
+    }};
+}
+
+impl Simulation {
+    /// The run begins: jobs start, and the medium reports its initial state.
+    pub(super) fn start(&mut self) {
+        call!(self, host, host, route_host, |h, ctx| h.start(ctx));
+        medium!(self, |m, ctx, _x| m.start(ctx));
+    }
+
+    /// Delivers one event to its block.
+    pub(super) fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::Host(host::Event::Interrupt { queue, .. }) => self.interrupt(queue),
+            Event::Host(host::Event::Handler { queue }) => self.run_handler(queue),
+            Event::Host(e) => call!(self, host, host, route_host, |h, ctx| h.handle(ctx, e)),
+            Event::Pcie(pcie::Event::Send { cmd, tlp }) => self.send(cmd, tlp),
+            Event::Pcie(pcie::Event::Translated { cmd, tlp, wait_ps }) => self.transmit(cmd, tlp, SimDuration::from_ps(u64::from(wait_ps))),
+            Event::Nvme(nvme::Event::Doorbell { queue, cmd }) => {
+                self.nvme.doorbell(queue, cmd);
+                self.try_fetch();
+            }
+            Event::Nvme(nvme::Event::IrqTimer { queue, gen }) => {
+                if self.nvme.timer_fires(queue, gen) {
+                    self.send_interrupt(queue);
+                }
+            }
+            Event::Ctrl(ctrl::Event::Step { cmd, step }) => call!(self, ctrl, ctrl, route_ctrl, |c, ctx| c.run_steps(ctx, cmd, step)),
+            Event::Ctrl(ctrl::Event::FetchDone) => {
+                // The freed engine takes the next waiting fetch.
+                if let Some((cmd, tlp)) = self.ctrl.fetch.done() {
+                    self.translate_and_transmit(cmd, tlp);
+                }
+            }
+            Event::Ctrl(ctrl::Event::EngineFree) => {
+                self.ctrl.transfer.freed();
+                medium!(self, |m, ctx, x| m.pump(ctx, x));
+            }
+            Event::Media(media::Event::ReadStart { cmd }) => medium!(self, |m, ctx, x| m.read(ctx, cmd, x)),
+            Event::Media(media::Event::WriteStart { cmd }) => medium!(self, |m, ctx, _x| m.write(ctx, cmd)),
+            Event::Nvm(e) => {
+                let start = self.outs.nvm.len();
+                if let Device::Nvm(m) = &mut self.medium {
+                    m.handle(&mut Ctx::new(self.now, &mut self.cmds, &mut self.stats, &mut self.failure, &mut self.outs.nvm), e, &mut self.ctrl.transfer);
+                }
+                self.drain_nvm(start);
+            }
+            Event::Flash(e) => {
+                let start = self.outs.flash.len();
+                if let Device::Flash(m) = &mut self.medium {
+                    m.handle(&mut Ctx::new(self.now, &mut self.cmds, &mut self.stats, &mut self.failure, &mut self.outs.flash), e, &mut self.ctrl.transfer);
+                }
+                self.drain_flash(start);
+            }
+        }
+    }
+
+    #[inline]
+    fn at(&mut self, t: SimTime, ev: Event) {
+        self.queue.push(t, ev);
+    }
+
+    // ---- each block's outputs ---------------------------------------------------------------
+
+    fn route_host(&mut self, t: SimTime, o: host::Out) {
+        match o {
+            host::Out::Host(e) => self.at(t, Event::Host(e)),
+            host::Out::Ring { cmd } => self.at(t, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::SqDoorbell })),
+            host::Out::CqDoorbell => self.link.cq_doorbell(t),
+            host::Out::ResetZone { zone, job } => self.at(t, Event::Flash(ftl::Event::ZoneReset { zone, job })),
+        }
+    }
+
+    fn route_ctrl(&mut self, t: SimTime, o: ctrl::Out) {
+        let ev = match o {
+            ctrl::Out::Step { cmd, step } => Event::Ctrl(ctrl::Event::Step { cmd, step }),
+            ctrl::Out::Send { cmd, tlp } => Event::Pcie(pcie::Event::Send { cmd, tlp }),
+            ctrl::Out::Read { cmd } => Event::Media(media::Event::ReadStart { cmd }),
+            ctrl::Out::Write { cmd } => Event::Media(media::Event::WriteStart { cmd }),
+        };
+        self.at(t, ev);
+    }
+
+    /// A medium's output: its own event, read data for the link, a command done (to its
+    /// completion step), or a zone the host reset.
+    fn route_media<E>(&mut self, t: SimTime, o: media::Out<E>, own: fn(E) -> Event) {
+        let ev = match o {
+            media::Out::Wake(e) => own(e),
+            media::Out::Data { cmd, len, at } => Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len, at } }),
+            media::Out::Done { cmd } => Event::Ctrl(ctrl::Event::Step { cmd, step: Step::Completion }),
+            media::Out::ZoneReset { job, zone } => Event::Host(host::Event::ZoneResetDone { job: JobId(job), zone }),
+        };
+        self.at(t, ev);
+    }
+
+    fn drain_nvm(&mut self, start: usize) {
+        let end = self.outs.nvm.len();
+        for i in start..end {
+            let (t, o) = self.outs.nvm[i];
+            self.route_media(t, o, Event::Nvm);
+        }
+        self.outs.nvm.truncate(start);
+    }
+
+    fn drain_flash(&mut self, start: usize) {
+        let end = self.outs.flash.len();
+        for i in start..end {
+            let (t, o) = self.outs.flash[i];
+            self.route_media(t, o, Event::Flash);
+        }
+        self.outs.flash.truncate(start);
+    }
+
+    // ---- the link -----------------------------------------------------------------------------
+
+    /// A command's TLPs are ready: a Verify's or Compare's read data stays in the controller;
+    /// a doorbell makes the request the device's; a read of host memory may wait for a fetch
+    /// engine; then the DMA addresses are translated.
+    fn send(&mut self, id: CmdId, tlp: Tlp) {
+        if matches!(tlp, Tlp::DataOut { .. }) && self.cmds[id].op == crate::io::Op::Write {
+            call!(self, ctrl, ctrl, route_ctrl, |_c, ctx| Ctrl::piece_checked(ctx, id));
+            return;
+        }
+        if tlp == Tlp::SqDoorbell {
+            // The request reaches the device (the disk statistics' view of a request).
+            self.host.disk.start(self.now);
+            self.cmds[id].device = true;
+        }
+        if self.ctrl.fetch.gated(tlp) && !self.ctrl.fetch.start(id, tlp) {
+            return;
+        }
+        self.translate_and_transmit(id, tlp);
+    }
+
+    /// The TLPs' DMA addresses are looked up in the ATC (and logged, when asked): they go
+    /// after the slowest translation.
+    fn translate_and_transmit(&mut self, id: CmdId, tlp: Tlp) {
+        let wait = match &self.host.memory {
+            Some(memory) if self.dma.active() => {
+                let c = &self.cmds[id];
+                self.dma.translate(|out| memory.accesses(c, tlp, out))
+            }
+            _ => SimDuration::ZERO,
+        };
+        if wait > SimDuration::ZERO {
+            // Waits fit in u32 picoseconds: a round trip plus a walk of at most 1 ms (validated).
+            let wait_ps = u32::try_from(wait.as_ps()).unwrap_or(u32::MAX);
+            self.at(self.now + SimDuration::from_ps(u64::from(wait_ps)), Event::Pcie(pcie::Event::Translated { cmd: id, tlp, wait_ps }));
+        } else {
+            self.transmit(id, tlp, SimDuration::ZERO);
+        }
+    }
+
+    /// The link carries the TLPs; what they deliver moves the command on.
+    fn transmit(&mut self, id: CmdId, tlp: Tlp, translated: SimDuration) {
+        let sent = self.link.transmit(self.now, &mut self.cmds[id], tlp, translated, self.ctrl.dma.engine(tlp));
+        match sent {
+            Sent::Doorbell { at } => {
+                let queue = self.cmds[id].queue;
+                self.at(at, Event::Nvme(nvme::Event::Doorbell { queue, cmd: id }));
+            }
+            Sent::Requested { at, answer } => self.at(at, Event::Pcie(pcie::Event::Send { cmd: id, tlp: answer })),
+            Sent::NextFetch { at } => self.at(at, Event::Pcie(pcie::Event::Send { cmd: id, tlp: Tlp::SqeRead })),
+            Sent::Fetched { at, tlp } => {
+                let next = match tlp {
+                    Tlp::SqeData => Event::Ctrl(ctrl::Event::Step { cmd: id, step: Step::Parse }),
+                    Tlp::PrpData => Event::Ctrl(ctrl::Event::Step { cmd: id, step: Step::PrpList }),
+                    // A Compare's data meets the blocks the drive reads; a Write's goes to the media.
+                    _ if self.cmds[id].kind.reads_media() => Event::Media(media::Event::ReadStart { cmd: id }),
+                    _ => Event::Media(media::Event::WriteStart { cmd: id }),
+                };
+                self.at(at, next);
+                if self.ctrl.fetch.limited() {
+                    self.at(at, Event::Ctrl(ctrl::Event::FetchDone));
+                }
+            }
+            Sent::DataOut { end, last } => {
+                if self.ctrl.transfer.enabled() {
+                    self.at(end, Event::Ctrl(ctrl::Event::EngineFree));
+                }
+                if last {
+                    self.at(end, Event::Ctrl(ctrl::Event::Step { cmd: id, step: Step::Completion }));
+                }
+            }
+            Sent::Cqe { end } => {
+                self.ctrl.release();
+                let queue = self.cmds[id].queue;
+                if self.host.reaps_by_polling(&self.cmds[id]) {
+                    // The polling thread sees the CQE once it has landed.
+                    let seen = end + self.link.params.propagation;
+                    self.cmds[id].account(Component::Completion, seen);
+                    self.at(seen, Event::Host(host::Event::CqeSeen { cmd: id }));
+                } else {
+                    let (fire, timer) = self.nvme.post_cqe(queue, id);
+                    if fire {
+                        self.send_interrupt(queue);
+                    }
+                    if let Some(gen) = timer {
+                        self.at(self.now + self.config.nvme.irq_coalesce_time, Event::Nvme(nvme::Event::IrqTimer { queue, gen }));
+                    }
+                }
+                self.try_fetch();
+            }
+        }
+    }
+
+    // ---- the queues ---------------------------------------------------------------------------
+
+    /// Fetches SQEs while tags are free, in arbitration order; the controller cuts each
+    /// command into the medium's pieces.
+    fn try_fetch(&mut self) {
+        while self.ctrl.has_free_tag() {
+            let Some((_, id)) = self.nvme.arbitrate() else { break };
+            self.ctrl.admit();
+            let c = &mut self.cmds[id];
+            // A zone reset is one state change, whatever the zone's size.
+            c.pieces = if c.kind == Kind::ZoneReset { 1 } else { self.medium.pieces(c.offset, c.len) };
+            call!(self, ctrl, ctrl, route_ctrl, |c, ctx| c.run_steps(ctx, id, Step::Fetch));
+        }
+    }
+
+    /// An MSI-X for every CQE waiting on `queue` goes up the link.
+    fn send_interrupt(&mut self, queue: QueueId) {
+        let count = self.nvme.signal(queue);
+        let arrival = self.link.interrupt(self.now);
+        self.at(arrival, Event::Host(host::Event::Interrupt { queue, count: count as u32 }));
+    }
+
+    /// An MSI-X reaches the host: the CQEs it covers have landed (their completion step ends
+    /// here; what follows until the handler runs is waiting for the CPU), and the handler runs
+    /// at once on a free CPU, or when its CPU is done.
+    fn interrupt(&mut self, queue: QueueId) {
+        // Only those whose CQE has landed: a later one is still on the link.
+        for cmd in self.nvme.signalled(queue) {
+            let c = &mut self.cmds[cmd];
+            if c.mark > self.now {
+                break;
+            }
+            c.account(Component::Completion, self.now);
+        }
+        let at = self.host.handler_at(queue, self.now);
+        if at == self.now {
+            self.run_handler(queue);
+        } else {
+            self.at(at, Event::Host(host::Event::Handler { queue }));
+        }
+    }
+
+    /// The interrupt handler of `queue` finishes every CQE that has reached host memory.
+    fn run_handler(&mut self, queue: QueueId) {
+        let mut batch = std::mem::take(&mut self.scratch);
+        batch.clear();
+        let (cmds, now) = (&self.cmds, self.now);
+        self.nvme.take_landed(queue, |cmd| cmds[cmd].mark <= now, &mut batch);
+        if !batch.is_empty() {
+            call!(self, host, host, route_host, |h, ctx| h.interrupt(ctx, &batch));
+        }
+        self.scratch = batch;
+    }
+}
