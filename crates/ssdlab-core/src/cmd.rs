@@ -83,13 +83,14 @@ impl Command {
         self.ranges.as_ref().map_or_else(|| vec![(self.offset, self.len)], |r| r.to_vec())
     }
 
-    /// A command of `job` (of `tenant`) arriving at `arrival`, with nothing accounted yet.
+    /// A command of `job` (of `tenant`) arriving at `arrival`, with nothing accounted yet (the
+    /// host's block layer maps it to its queue).
     #[inline]
-    pub fn new(tenant: TenantId, job: JobId, queue: QueueId, op: Op, offset: u64, len: u64, arrival: SimTime) -> Self {
+    pub fn new(tenant: TenantId, job: JobId, op: Op, offset: u64, len: u64, arrival: SimTime) -> Self {
         Command {
             tenant,
             job,
-            queue,
+            queue: QueueId(0),
             op,
             offset,
             len,

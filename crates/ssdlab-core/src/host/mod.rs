@@ -17,9 +17,12 @@
 //!
 //! Completion is by interrupt and wake-up, by spin-polling, or hybrid (spin below a size). An
 //! interrupt's handler runs when its CPU is free and finishes every CQE signalled by then,
-//! paying the interrupt and the wake-up once. Jobs draw I/Os from their generators (closed loop
-//! at `iodepth`, or open loop at a rate, with a backlog), or from a replayed trace. Host memory
-//! answers device reads after a fixed latency; [`dma::HostMemory`] gives each DMA its address.
+//! paying the interrupt and the wake-up once. Host memory answers device reads after a fixed
+//! latency; [`dma::HostMemory`] gives each DMA its address.
+//!
+//! What each job issues and when is fio's business (`workload::runner`): its I/Os arrive here
+//! as system calls ([`Host::submit`]), and the host says when the application sees each one
+//! complete ([`Out::Completed`]).
 //!
 //! Jobs with `direct = false` go through the page cache ([`page_cache`]): the application's
 //! read or write is served from memory when it can be, and the cache's own device requests
@@ -40,35 +43,19 @@ use std::collections::VecDeque;
 
 pub use config::{Completion, DmaLayout, HostConfig, Scheduler, ShareMode, Tags};
 
-use crate::config::Config;
-use crate::error::{Error, Result};
-use crate::ids::{JobId, TenantId};
-use crate::ids::{CmdId, QueueId};
-use crate::sim::{Grant, SimDuration, SimTime, Timeline};
 use crate::cmd::Command;
-use crate::stats::{Component, IoRecord, Metrics, Observer};
-use crate::workload::control::{Control, Limits, Pace, Verdict};
-use crate::workload::replay::Replay;
-use crate::workload::zbd::{Place, ZbdJob, ZoneView};
+use crate::config::Config;
+use crate::ids::{CmdId, JobId, QueueId, TenantId};
 use crate::io::Op;
-use crate::workload::{ExitScope, Io, JobGen, WorkloadConfig};
+use crate::sim::{Grant, SimDuration, SimTime, Timeline};
+use crate::stats::{fio_bucket, Component, IoRecord, Metrics, Observer, REAP_STARTS};
 use lock::SpinLock;
 use page_cache::{PageCache, Run, Throttle, PAGE};
 use rustc_hash::FxHashMap;
 
-/// Open-loop arrivals a job may hold back before the run fails as unsustainable.
-const MAX_BACKLOG: usize = 1 << 22;
-
 /// Host events.
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
-    /// An open-loop arrival for a job (or a closed-loop job done thinking).
-    Arrival { job: JobId },
-    /// A closed-loop job starts (after its `startdelay`), or may go on after a rate wait: it
-    /// fills its free slots.
-    Wake { job: JobId },
-    /// The next record of timed trace replay `source` arrives.
-    TraceArrival { source: u16 },
     /// An MSI-X interrupt reaches the host, covering `count` CQEs of `queue`.
     Interrupt { queue: QueueId, count: u32 },
     /// The interrupt handler of `queue` runs (when its CPU is free): it finishes every CQE
@@ -90,8 +77,6 @@ pub enum Event {
     EndRequest { cmd: CmdId, ring_cq: bool },
     /// The host has finished `cmd`: the application sees it complete.
     Complete { cmd: CmdId, ring_cq: bool },
-    /// The drive has reset zone `zone` for `job`.
-    ZoneResetDone { job: JobId, zone: u32 },
     /// The request reaches the cgroup I/O controller (`host.share`).
     ShareOffer { cmd: CmdId },
     /// A tenant's requests held by the controller may go.
@@ -113,34 +98,25 @@ pub enum Out {
     Ring { cmd: CmdId },
     /// The driver writes the CQ head doorbell (nothing waits for it; it uses the link).
     CqDoorbell,
-    /// fio's zbd mode resets zone `zone` for job `job`.
-    ResetZone { zone: u32, job: u32 },
+    /// The application has seen an I/O of `job` complete: `op` of `len` bytes at `offset`,
+    /// `latency` after it was issued (the command has left the table).
+    Completed { job: JobId, op: Op, len: u64, offset: u64, latency: SimDuration },
+    /// `job`'s fsync has returned.
+    FsyncDone { job: JobId },
 }
 
 /// The host's view of the simulation while it handles an input.
 pub type Ctx<'a> = crate::cmd::Ctx<'a, Out>;
 
-/// What a job waits for before it issues again: nothing, or its queue to drain and then its
-/// rate schedule (a capped job ahead of it), a new latency window, or the latency search's
-/// last window (which restarts the job's statistics).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Hold {
-    None,
-    Pace(SimTime),
-    /// zbd: the queue drains, then the job resets this zone (and waits for the reset).
-    Reset(usize),
-    Resetting,
-    /// zbd: the zone of the job's next write has a write in flight.
-    ZoneBusy,
-}
-
-/// The latency-target search waits for the job's queue to drain: before a new window, or
-/// before its last one (which restarts the job's statistics).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum LatWait {
-    None,
-    Search,
-    Final,
+/// A job's thread, as the host knows it.
+#[derive(Clone, Copy, Debug)]
+pub struct Thread {
+    pub tenant: TenantId,
+    /// Through the page cache (`direct = false`), and whether it writes.
+    pub buffered: bool,
+    pub writes: bool,
+    /// The byte range of the file it works in: first byte, length.
+    pub extent: (u64, u64),
 }
 
 /// Where a request is on its way out of the host.
@@ -158,103 +134,6 @@ enum SubmitStage {
 enum LockKind {
     Tag,
     Queue,
-}
-
-/// One thread: its generator, tenant, and I/Os in flight or held back.
-struct Job {
-    gen: JobGen,
-    name: String,
-    tenant: TenantId,
-    inflight: u32,
-    iodepth: u32,
-    thinktime: SimDuration,
-    /// fio's control loops: bandwidth caps, minimum rates, the latency-target search.
-    ctl: Control,
-    /// When the job starts (fio's `startdelay`).
-    start: SimTime,
-    /// What the job waits for before it issues more, and whether its latency search waits
-    /// for the queue to drain.
-    hold: Hold,
-    lat_wait: LatWait,
-    /// The job is running (its start delay over, the jobs it waits for ended).
-    started: bool,
-    /// Why the job ended early, in fio's words.
-    error: Option<String>,
-    /// fio's reporting group, which jobs stop when this one ends (and only on an error), and
-    /// whether it has ended (issued all it will and seen it complete).
-    group: u32,
-    exit_scope: ExitScope,
-    exit_on_error: bool,
-    finished: bool,
-    /// fio's zbd mode: the job's options and state, and an I/O it holds back (already placed
-    /// by zbd, or not yet).
-    zbd: Option<ZbdJob>,
-    pending: Option<(Io, bool)>,
-    /// fio's `wait_for`: the jobs this one starts after, and its runtime (counted from then).
-    waits_for: Vec<usize>,
-    runtime: Option<SimDuration>,
-    /// Open loop: arrivals waiting for a free slot (a replayed record carries its I/O).
-    backlog: VecDeque<(SimTime, Option<Io>)>,
-    /// Through the page cache (`direct = false`).
-    buffered: bool,
-    /// fsync after this many writes (0: never), and at the end.
-    fsync_every: u32,
-    end_fsync: bool,
-    writes_since_sync: u32,
-    /// An fsync is under way (the job issues nothing meanwhile).
-    syncing: bool,
-    /// An fsync is due once the I/Os in flight finish.
-    sync_due: bool,
-    /// The end-of-job fsync has been issued.
-    ended: bool,
-    /// fio's flow control: the job's group and its share of the group's weight, the I/Os it
-    /// issued under it, how long it waits when held back, and whether it is held back.
-    flow: Option<(usize, f64)>,
-    flow_weight: f64,
-    flow_issued: u64,
-    flow_sleep: SimDuration,
-    flow_held: bool,
-}
-
-/// The trace replays of a run and the replay each job takes its I/Os from: `workload.replay`
-/// feeds every job; otherwise each tenant with a trace of its own feeds its jobs.
-fn replay_sources(config: &Config, n: usize) -> Result<(Vec<Source>, Vec<Option<usize>>)> {
-    let w = &config.workload;
-    let mut sources = Vec::new();
-    let mut job_source = vec![None; n];
-    if let Some(r) = Replay::open(&w.replay, n, w.offset.0, config.region_size_of(w), w.number_ios, w.runtime)? {
-        job_source.fill(Some(0));
-        sources.push(Source { replay: Box::new(r), first: 0, jobs: n, next: None });
-    } else {
-        // A tenant's own trace feeds its jobs, over its namespace.
-        let all = config.jobs();
-        let mut j = 0;
-        while j < all.len() {
-            let (_, path, jw, tenant) = &all[j];
-            let count = all[j..].iter().take_while(|x| x.3 == *tenant).count();
-            let idx = config.tenants.iter().enumerate().find(|(i, t)| crate::tenant::tenant_name(t, *i) == *tenant).map(|(i, _)| i);
-            if let Some(rc) = idx.and_then(|i| config.tenants[i].workload.replay.as_ref()) {
-                let r = Replay::open(rc, count, jw.offset.0, config.region_size_of(jw), jw.number_ios, jw.runtime).map_err(|e| e.rebased("workload", path))?;
-                if let Some(r) = r {
-                    for slot in &mut job_source[j..j + count] {
-                        *slot = Some(sources.len());
-                    }
-                    sources.push(Source { replay: Box::new(r), first: j, jobs: count, next: None });
-                }
-            }
-            j += count;
-        }
-    }
-    Ok((sources, job_source))
-}
-
-/// A trace replay and the jobs it feeds (its job `k` is the host's job `first + k`), with its
-/// next record (timed replay).
-struct Source {
-    replay: Box<Replay>,
-    first: usize,
-    jobs: usize,
-    next: Option<(usize, Io)>,
 }
 
 /// The block device's statistics as Linux keeps them (/proc/diskstats, what fio's `disk_util`
@@ -299,23 +178,12 @@ impl DiskStats {
     }
 }
 
-/// fio's buckets: the index of a count among the buckets starting at `starts` (stat.c:
-/// `io_u_mark_depth` starts 1, 2, 4, 8, 16, 32, 64; `io_u_mark_complete` 0, 1, 5, 9, 17, 33,
-/// 65).
-fn fio_bucket(n: u64, starts: &[u64; 6]) -> usize {
-    starts.iter().take_while(|&&b| n >= b).count()
-}
-
-const DEPTH_STARTS: [u64; 6] = [2, 4, 8, 16, 32, 64];
-const REAP_STARTS: [u64; 6] = [1, 5, 9, 17, 33, 65];
 
 /// The host block.
 pub struct Host {
     /// The block device's statistics.
     pub disk: DiskStats,
-    /// Per job: I/Os by the job's queue depth when each was issued (fio's `iodepth_level`),
-    /// and by how many completions were reaped with each (fio's `iodepth_complete`).
-    depth_level: Vec<[u64; 7]>,
+    /// Per job: I/Os by how many completions were reaped with each (fio's `iodepth_complete`).
     reap_level: Vec<[u64; 7]>,
     cpus: Vec<Timeline>,
     /// Per job: its `NVMe` queue pair; per queue: the CPU (job) its interrupt is handled on.
@@ -359,21 +227,14 @@ pub struct Host {
     /// The flusher thread's CPU, and the queue its next request goes to (round robin).
     flusher: Timeline,
     flusher_rr: usize,
-    /// I/Os issued by each flow group's jobs.
-    flow_issued: Vec<u64>,
     /// The memory page size of PRPs (`nvme.page_size`).
     page_size: u64,
-    jobs: Vec<Job>,
-    tenants: Vec<String>,
-    rate_iops: u64,
+    /// The jobs' threads: each one's tenant, and whether it does buffered I/O.
+    threads: Vec<Thread>,
     /// The cgroup I/O controller among tenants (`host.share`).
     share: Option<Box<share::Share>>,
     /// Scratch: requests the controller releases.
     released: Vec<CmdId>,
-    /// Trace replays (`workload.replay.trace` for every job, or a tenant's for its jobs).
-    sources: Vec<Source>,
-    /// Per job: the replay it takes its I/Os from, if any.
-    job_source: Vec<Option<usize>>,
     /// DMA addresses of rings and buffers, when something looks at them (ATS, a DMA log).
     pub memory: Option<Box<dma::HostMemory>>,
     /// The device presents virtio-blk virtqueues (no PRPs).
@@ -383,111 +244,19 @@ pub struct Host {
     metadata: Option<(u64, u64, u64)>,
     /// The LBA format interleaves metadata with the data (the host addresses both).
     extended_lba: bool,
-    /// The zoned drive as fio's zbd jobs see it, and per zone the writes held for its write
-    /// lock (job, I/O, arrival), oldest first.
-    zones: Option<Box<ZoneView>>,
-    zone_waits: FxHashMap<usize, VecDeque<(usize, Io, SimTime)>>,
 }
 
 impl Host {
-    pub fn new(config: &Config) -> Result<Self> {
+    /// The host of a config, running `threads` (one per job, on a CPU of its own).
+    pub fn new(config: &Config, threads: Vec<Thread>) -> Self {
         let h = &config.host;
-        let w = &config.workload;
-        let mut tenants: Vec<String> = Vec::new();
-        let jobs = config
-            .jobs()
-            .into_iter()
-            .enumerate()
-            .map(|(j, (name, _, jw, tenant))| {
-                let region = config.region_size_of(&jw);
-                let t = tenants.iter().position(|n| *n == tenant).unwrap_or_else(|| {
-                    tenants.push(tenant);
-                    tenants.len() - 1
-                });
-                Ok(Job {
-                    gen: JobGen::new(&jw, region, j as u32)?,
-                    name,
-                    tenant: TenantId(t as u16),
-                    inflight: 0,
-                    iodepth: jw.iodepth,
-                    thinktime: jw.thinktime,
-                    ctl: Control::new(&limits(&jw, w.ramp_time), SimTime::ZERO + jw.startdelay, jw.iodepth),
-                    start: SimTime::ZERO + jw.startdelay,
-                    hold: Hold::None,
-                    lat_wait: LatWait::None,
-                    started: false,
-                    error: None,
-                    group: jw.group,
-                    exit_scope: jw.exit_scope,
-                    exit_on_error: jw.exit_on_error,
-                    finished: false,
-                    waits_for: Vec::new(),
-                    runtime: jw.runtime,
-                    zbd: jw.zbd.then(|| {
-                        let (start, len) = (jw.offset.0, region);
-                        let freq = jw.zone_reset_frequency;
-                        ZbdJob {
-                            start,
-                            len,
-                            min_bs: jw.min_bs().max(512),
-                            random: jw.rw.is_random(),
-                            read_beyond_wp: jw.read_beyond_wp,
-                            reset_threshold: jw.zone_reset_threshold,
-                            reset_frequency: freq,
-                            writes_left: if freq > 0.0 { ((1.0 / freq) as u64).max(1) } else { 0 },
-                        }
-                    }),
-                    pending: None,
-                    backlog: VecDeque::new(),
-                    buffered: !jw.direct,
-                    fsync_every: jw.fsync,
-                    end_fsync: jw.end_fsync,
-                    writes_since_sync: 0,
-                    syncing: false,
-                    sync_due: false,
-                    ended: false,
-                    flow: (jw.flow > 0).then_some((jw.flow_id as usize, f64::from(jw.flow))),
-                    flow_weight: f64::from(jw.flow),
-                    flow_issued: 0,
-                    flow_sleep: jw.flow_sleep,
-                    flow_held: false,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let n = jobs.len();
-        let mut jobs = jobs;
-        for (j, (_, _, jw, _)) in config.jobs().into_iter().enumerate() {
-            if let Some(name) = &jw.wait_for {
-                let dotted = format!("{name}.");
-                jobs[j].waits_for = (0..n).filter(|&k| k != j && (jobs[k].name == *name || jobs[k].name.starts_with(&dotted))).collect();
-            }
-        }
-        // Flow groups: each job's weight becomes its share of its group's total weight.
-        let mut flow_ids: Vec<usize> = jobs.iter().filter_map(|j| j.flow.map(|f| f.0)).collect();
-        flow_ids.sort_unstable();
-        flow_ids.dedup();
-        let totals: Vec<f64> = flow_ids.iter().map(|&id| jobs.iter().filter_map(|j| j.flow.filter(|f| f.0 == id).map(|f| f.1)).sum()).collect();
-        for j in &mut jobs {
-            if let Some((id, w)) = j.flow {
-                let g = flow_ids.iter().position(|&x| x == id).unwrap_or(0);
-                j.flow = Some((g, w / totals[g]));
-            }
-        }
-        let (sources, job_source) = replay_sources(config, n)?;
-        let dirtiers = jobs.iter().filter(|j| j.buffered && j.gen.writes()).count() as u32;
-        let files = jobs
-            .iter()
-            .map(|j| {
-                let (start, len) = j.gen.extent();
-                (start / PAGE, (start + len).div_ceil(PAGE))
-            })
-            .collect();
-        let cache = jobs.iter().any(|j| j.buffered).then(|| Box::new(PageCache::new(&h.page_cache, files, dirtiers)));
+        let n = threads.len();
+        let dirtiers = threads.iter().filter(|t| t.buffered && t.writes).count() as u32;
+        let files = threads.iter().map(|t| (t.extent.0 / PAGE, (t.extent.0 + t.extent.1).div_ceil(PAGE))).collect();
+        let cache = threads.iter().any(|t| t.buffered).then(|| Box::new(PageCache::new(&h.page_cache, files, dirtiers)));
         let map = queue_map(n, config.nvme.io_queues as usize);
-        let zones = zone_view(config, &jobs);
-        Ok(Host {
+        Host {
             disk: DiskStats::default(),
-            depth_level: vec![[0; 7]; n],
             reap_level: vec![[0; 7]; n],
             cpus: vec![Timeline::default(); n],
             irq_cpu: (0..queues(n, config.nvme.io_queues as usize)).map(|q| map.iter().position(|&x| x == q).unwrap_or(0)).collect(),
@@ -517,78 +286,24 @@ impl Host {
             stopped: VecDeque::new(),
             flusher: Timeline::default(),
             flusher_rr: 0,
-            flow_issued: vec![0; flow_ids.len()],
             page_size: config.nvme.page_size.0,
             share: share::Share::new(h, &config.tenants).map(Box::new),
             released: Vec::new(),
-            jobs,
-            tenants,
-            rate_iops: w.rate_iops,
-            sources,
-            job_source,
+            threads,
             memory: None,
-            zones,
-            zone_waits: FxHashMap::default(),
             virtio: config.nvme.interface == crate::nvme::Interface::VirtioBlk,
             extended_lba: config.nvme.extended_lba,
             metadata: (config.nvme.metadata_size.0 > 0).then(|| {
                 let (lba, ms) = (config.nvme.lba_size.0, config.nvme.metadata_size.0);
                 (if config.nvme.extended_lba { lba + ms } else { lba }, lba, ms)
             }),
-        })
-    }
-
-    /// Jobs (threads, queue pairs).
-    pub fn job_count(&self) -> usize {
-        self.jobs.len()
-    }
-
-    pub fn job_names(&self) -> Vec<String> {
-        self.jobs.iter().map(|j| j.name.clone()).collect()
-    }
-
-    /// Per job: why it ended early (fio's error message), if it did, and the depth its
-    /// latency-target search settled on, if it has one.
-    pub fn job_outcomes(&self) -> Vec<(Option<String>, Option<u32>)> {
-        self.jobs.iter().map(|j| (j.error.clone(), j.ctl.latency_depth())).collect()
-    }
-
-    /// The tenant of every job.
-    pub fn job_tenants(&self) -> Vec<TenantId> {
-        self.jobs.iter().map(|j| j.tenant).collect()
+        }
     }
 
     /// The NVMe arbitration class of every job's queue pair (its tenant's).
     pub fn queue_classes(&self, config: &Config) -> Vec<crate::tenant::WrrClass> {
         // Jobs of one queue belong to one tenant (validation).
-        self.irq_cpu.iter().map(|&j| config.tenants.get(self.jobs[j].tenant.index()).map_or(crate::tenant::WrrClass::Medium, |t| t.class)).collect()
-    }
-
-    /// Tenant names, by [`TenantId`].
-    pub fn tenant_names(&self) -> &[String] {
-        &self.tenants
-    }
-
-    /// What the replays did, added up (`None` without a trace).
-    pub fn replay_summary(&self) -> Option<crate::workload::replay::ReplaySummary> {
-        let mut it = self.sources.iter().map(|s| s.replay.summary());
-        let mut sum = it.next()?;
-        for x in it {
-            sum += x;
-        }
-        Some(sum)
-    }
-
-    /// Fraction of the work done, 0 to 1.
-    pub fn progress(&self, now: SimTime) -> f64 {
-        let n = self.jobs.len().max(1) as f64;
-        (0..self.jobs.len())
-            .map(|j| match self.job_source[j] {
-                Some(s) => self.sources[s].replay.progress(),
-                None => self.jobs[j].gen.progress(now),
-            })
-            .sum::<f64>()
-            / n
+        self.irq_cpu.iter().map(|&j| config.tenants.get(self.threads[j].tenant.index()).map_or(crate::tenant::WrrClass::Medium, |t| t.class)).collect()
     }
 
     /// Whether the host reaps `c`'s completion by polling its CQ (`host.completion`: always,
@@ -618,7 +333,6 @@ impl Host {
         }
         m.gauge("host.cpus", "CPUs", "host CPUs running jobs (one per job)", self.cpus.len() as f64);
         let flat = |v: &[[u64; 7]]| v.iter().flatten().copied().collect::<Vec<u64>>();
-        m.counts("host.iodepth_level", "I/Os", "per job (7 each): I/Os by the job's depth when issued, in fio's buckets 1, 2, 4, 8, 16, 32, >=64", &flat(&self.depth_level));
         m.counts("host.iodepth_complete", "I/Os", "per job (7 each): I/Os by how many completions were reaped with them, in fio's buckets 0, 4, 8, 16, 32, 64, >64", &flat(&self.reap_level));
         let d = &self.disk;
         m.count("host.disk.read_ios", "requests", "reads that reached the device", d.ios[0]);
@@ -663,72 +377,17 @@ impl Host {
         }
     }
 
-    /// Starts every job: closed-loop jobs fill their queue depth, open-loop jobs arm arrivals.
+    /// The run starts: the cgroup controller's QoS period begins.
     pub fn start(&mut self, ctx: &mut Ctx) {
         if let Some(sh) = self.share.as_ref().filter(|s| s.has_qos()) {
             ctx.at(SimTime::ZERO + sh.qos_period, Out::Host(Event::QosTick));
         }
-        for source in 0..self.sources.len() {
-            self.start_replay(ctx, source);
-        }
-        for job in 0..self.jobs.len() {
-            if self.job_source[job].is_some() || !self.jobs[job].waits_for.is_empty() {
-                continue;
-            }
-            self.begin(ctx, job);
-        }
     }
 
-    /// `job` begins: at once, or after its start delay.
-    fn begin(&mut self, ctx: &mut Ctx, job: usize) {
-        let j = &mut self.jobs[job];
-        let start = j.start.max(ctx.now);
-        if !j.waits_for.is_empty() {
-            // After the jobs it waited for: schedules and runtime count from here.
-            j.gen.begin(start, j.runtime);
-            j.ctl.begin(start);
-        }
-        if j.gen.open_loop() {
-            ctx.at(start, Out::Host(Event::Arrival { job: JobId(job as u32) }));
-        } else if start > ctx.now {
-            ctx.at(start, Out::Host(Event::Wake { job: JobId(job as u32) }));
-        } else {
-            j.started = true;
-            self.fill(ctx, job);
-            self.check_end(ctx, job);
-        }
-    }
-
-    /// The host's own events (interrupts and completions are routed by the simulation, which
-    /// brings what other blocks contribute).
+    /// The host's own events (interrupts and the QoS period are routed by the simulation,
+    /// which brings what other blocks contribute).
     pub fn handle(&mut self, ctx: &mut Ctx, ev: Event) {
         match ev {
-            Event::Arrival { job } => self.on_arrival(ctx, job.index()),
-            Event::ZoneResetDone { job, zone } => {
-                let j = job.index();
-                if let Some(v) = self.zones.as_mut() {
-                    v.reset(zone as usize);
-                }
-                self.jobs[j].hold = Hold::None;
-                // The write that waited for the reset goes first, at the zone's start.
-                if let Some((io, true)) = self.jobs[j].pending {
-                    self.jobs[j].pending = None;
-                    self.issue_zoned(ctx, j, io, ctx.now);
-                }
-                self.fill(ctx, j);
-                self.check_end(ctx, j);
-                self.wake_zone_waiters(ctx);
-            }
-            Event::Wake { job } => {
-                let j = &mut self.jobs[job.index()];
-                j.started = true;
-                if matches!(j.hold, Hold::Pace(_)) {
-                    j.hold = Hold::None;
-                }
-                self.fill(ctx, job.index());
-                self.check_end(ctx, job.index());
-            }
-            Event::TraceArrival { source } => self.on_trace_arrival(ctx, usize::from(source)),
             Event::CqeSeen { cmd } => {
                 // The thread spun from its submission until now (counted once per job).
                 let c = &ctx.cmds[cmd];
@@ -747,290 +406,42 @@ impl Host {
             Event::EndRequest { cmd, ring_cq } => self.on_end_request(ctx, cmd, ring_cq),
             Event::ShareOffer { cmd } => self.on_share_offer(ctx, cmd),
             Event::ShareWake { tenant } => self.on_share_wake(ctx, tenant),
-            Event::QosTick => self.on_qos_tick(ctx),
             Event::CacheAccess { cmd } => self.on_cache_access(ctx, cmd),
             Event::CacheResume { cmd } => {
                 ctx.cmds[cmd].account(Component::PageCache, ctx.now);
                 ctx.at(ctx.now, Out::Host(Event::Complete { cmd, ring_cq: false }));
             }
             Event::Complete { cmd, ring_cq } => self.on_complete(ctx, cmd, ring_cq),
-            Event::Interrupt { .. } | Event::Handler { .. } => unreachable!("routed by the simulation (the NVMe queues meet the host)"),
+            // The router brings what other blocks contribute to these: the NVMe queues' landed
+            // CQEs, and whether any job is still active.
+            Event::Interrupt { .. } | Event::Handler { .. } | Event::QosTick => unreachable!("routed by the simulation"),
         }
     }
 
-    fn on_arrival(&mut self, ctx: &mut Ctx, job: usize) {
-        let now = ctx.now;
-        self.jobs[job].started = true;
-        if !self.jobs[job].gen.may_issue(now) {
-            self.check_end(ctx, job);
-            return;
-        }
-        let j = &self.jobs[job];
-        let free = j.hold == Hold::None && j.lat_wait == LatWait::None && j.inflight < j.ctl.depth(j.iodepth);
-        if !free && !j.gen.open_loop() {
-            // A thinking thread held back (a drain, a reset, its search's depth): it goes on
-            // when the hold clears.
-            return;
-        }
-        if free {
-            self.issue(ctx, job, now, false);
-        } else if self.jobs[job].backlog.len() >= MAX_BACKLOG {
-            ctx.fail(Error::workload(
-                "workload.rate_iops",
-                self.rate_iops.to_string(),
-                format!("job {job}: more than {MAX_BACKLOG} arrivals wait for a free iodepth slot: the device cannot sustain this rate"),
-            ));
-        } else {
-            self.jobs[job].backlog.push_back((now, None));
-            self.jobs[job].gen.reserve_one();
-        }
-        if let Some(next) = self.jobs[job].gen.next_arrival(now) {
-            ctx.at(next, Out::Host(Event::Arrival { job: JobId(job as u32) }));
-        }
-    }
-
-    /// The next record of replay `source` (`None` at its end or on an error, which stops the
-    /// run), with the host's job that issues it.
-    fn replay_record(&mut self, ctx: &mut Ctx, source: usize) -> Option<(usize, Io, SimTime)> {
-        let s = self.sources.get_mut(source)?;
-        match s.replay.next(ctx.now) {
-            Ok(r) => r.map(|(job, io, at)| (s.first + job, io, at)),
-            Err(e) => {
-                ctx.fail(e);
-                None
-            }
-        }
-    }
-
-    fn start_replay(&mut self, ctx: &mut Ctx, source: usize) {
-        if self.sources[source].replay.timed() {
-            if let Some((job, io, at)) = self.replay_record(ctx, source) {
-                self.sources[source].next = Some((job, io));
-                ctx.at(at, Out::Host(Event::TraceArrival { source: source as u16 }));
-            }
-            return;
-        }
-        let (first, jobs) = (self.sources[source].first, self.sources[source].jobs);
-        for job in first..first + jobs {
-            for _ in 0..self.jobs[job].iodepth {
-                let Some((_, io, _)) = self.replay_record(ctx, source) else { return };
-                self.issue_io(ctx, job, io, SimTime::ZERO);
-            }
-        }
-    }
-
-    /// A timed replay's record arrives: issued if its job has a free slot, else it waits.
-    fn on_trace_arrival(&mut self, ctx: &mut Ctx, source: usize) {
-        let now = ctx.now;
-        let Some((job, io)) = self.sources.get_mut(source).and_then(|s| s.next.take()) else { return };
-        if self.jobs[job].inflight < self.jobs[job].iodepth {
-            self.issue_io(ctx, job, io, now);
-        } else if self.jobs[job].backlog.len() >= MAX_BACKLOG {
-            ctx.fail(Error::workload(
-                "workload.replay.trace",
-                String::new(),
-                format!("job {job}: more than {MAX_BACKLOG} trace records wait for a free iodepth slot: the device cannot keep up with the trace (raise workload.replay.time_scale or iodepth)"),
-            ));
-        } else {
-            self.jobs[job].backlog.push_back((now, Some(io)));
-        }
-        if let Some((job, io, at)) = self.replay_record(ctx, source) {
-            self.sources[source].next = Some((job, io));
-            ctx.at(at.max(now), Out::Host(Event::TraceArrival { source: source as u16 }));
-        }
-    }
-
-    /// Starts a new I/O of `job` that arrived at `arrival`. An I/O that waited in the backlog
-    /// was counted against the job's limit when it arrived (`reserved`).
-    fn issue(&mut self, ctx: &mut Ctx, job: usize, arrival: SimTime, reserved: bool) {
-        if let Some((g, share)) = self.jobs[job].flow {
-            // fio's flow_threshold_exceeded: held back while ahead of its share.
-            let total = self.flow_issued[g].max(1) as f64;
-            if self.jobs[job].flow_issued as f64 / total > share {
-                self.jobs[job].flow_held = true;
-                return;
-            }
-            self.jobs[job].flow_issued += 1;
-            self.flow_issued[g] += 1;
-            self.release_flow(ctx, g, job);
-        }
-        if let Some((io, placed)) = self.jobs[job].pending.take() {
-            if placed {
-                self.issue_zoned(ctx, job, io, arrival);
-            } else {
-                self.place(ctx, job, io, arrival);
-            }
-            return;
-        }
-        let j = &mut self.jobs[job];
-        if j.ctl.paced() && !reserved {
-            let drawn = j.gen.draw_op();
-            match j.ctl.pace(ctx.now, drawn, j.gen.mixed()) {
-                Pace::Now(op) => {
-                    let io = j.gen.io_for(op);
-                    j.ctl.issued(op, io.len);
-                    self.place(ctx, job, io, arrival);
-                }
-                Pace::Wait(t) => {
-                    // Ahead of schedule: fio lets the queue drain, then sleeps until it is due.
-                    j.hold = Hold::Pace(t);
-                    if j.inflight == 0 {
-                        ctx.at(t, Out::Host(Event::Wake { job: JobId(job as u32) }));
-                    }
-                }
-            }
-            return;
-        }
-        let gen = &mut j.gen;
-        let io = if reserved { gen.next_reserved_io() } else { gen.next_io() };
-        self.place(ctx, job, io, arrival);
-    }
-
-    /// fio's zbd mode moves `io` to where the zones take it (or resets a zone first, or waits
-    /// for a zone's write lock); other jobs issue it as it is.
-    fn place(&mut self, ctx: &mut Ctx, job: usize, io: Io, arrival: SimTime) {
-        let j = &mut self.jobs[job];
-        let (Some(view), Some(zj)) = (self.zones.as_mut(), j.zbd.as_mut()) else {
-            self.issue_io(ctx, job, io, arrival);
-            return;
-        };
-        let placed = if io.op == Op::Trim { view.place_trim(zj, io.offset) } else { view.place(zj, io.op, io.offset, io.len) };
-        match placed {
-            Place::Io { offset, len } => self.issue_zoned(ctx, job, Io { op: io.op, offset, len }, arrival),
-            Place::Reset { zone, len } => {
-                // fio's io_u_quiesce, then __zbd_reset_zone; then the write at the zone's start.
-                view.lock(zone);
-                j.pending = Some((Io { op: Op::Write, offset: zone as u64 * view.zone_bytes(), len }, true));
-                j.hold = Hold::Reset(zone);
-                if j.inflight == 0 && !view.write_locked(zone) {
-                    self.send_reset(ctx, job, zone);
-                }
-            }
-            Place::Busy { .. } => {
-                j.pending = Some((io, false));
-                j.hold = Hold::ZoneBusy;
-            }
-            Place::Eof => j.gen.stop(),
-        }
-    }
-
-    /// Issues an I/O that zbd placed: a write moves its zone's write pointer and takes the
-    /// zone's write lock, or waits in the host for the write holding it (counted in flight, as
-    /// the application has submitted it).
-    fn issue_zoned(&mut self, ctx: &mut Ctx, job: usize, io: Io, arrival: SimTime) {
-        self.jobs[job].gen.continue_at(io.offset + io.len);
-        let appends = self.jobs[job].gen.appends();
-        if io.op == Op::Write {
-            if let Some(v) = self.zones.as_mut() {
-                // A Zone Append needs no lock: the drive writes it at the pointer it finds.
-                if !v.issued(io.offset, io.len, appends) {
-                    self.jobs[job].inflight += 1;
-                    self.zone_waits.entry(v.zone_of(io.offset)).or_default().push_back((job, io, arrival));
-                    return;
-                }
-            }
-        }
-        self.issue_io(ctx, job, io, arrival);
-    }
-
-    fn send_reset(&mut self, ctx: &mut Ctx, job: usize, zone: usize) {
-        self.jobs[job].hold = Hold::Resetting;
-        ctx.at(ctx.now, Out::ResetZone { zone: zone as u32, job: job as u32 });
-    }
-
-    /// Jobs waiting for a zone's write lock look again.
-    fn wake_zone_waiters(&mut self, ctx: &mut Ctx) {
-        for k in 0..self.jobs.len() {
-            if self.jobs[k].hold == Hold::ZoneBusy {
-                self.jobs[k].hold = Hold::None;
-                self.fill(ctx, k);
-                self.check_end(ctx, k);
-            }
-        }
-    }
-
-    /// Issues closed-loop I/Os while `job` has free slots at its current depth, work left, and
-    /// nothing to wait for.
-    fn fill(&mut self, ctx: &mut Ctx, job: usize) {
-        let now = ctx.now;
-        loop {
-            let j = &self.jobs[job];
-            if j.hold != Hold::None
-                || j.lat_wait != LatWait::None
-                || j.syncing
-                || j.ended
-                || j.inflight >= j.ctl.depth(j.iodepth)
-                || j.gen.open_loop()
-                || !j.gen.may_issue(now)
-                || self.job_source[job].is_some()
-            {
-                return;
-            }
-            let before = (j.inflight, j.hold);
-            self.issue(ctx, job, now, false);
-            let j = &self.jobs[job];
-            if (j.inflight, j.hold) == before {
-                return; // held back by its flow
-            }
-        }
-    }
-
-    /// Jobs of flow group `g` held back that are no longer ahead of their share look again
-    /// (after their `flow_sleep`).
-    fn release_flow(&mut self, ctx: &mut Ctx, g: usize, by: usize) {
-        let total = self.flow_issued[g].max(1) as f64;
-        for j in 0..self.jobs.len() {
-            let s = &mut self.jobs[j];
-            if j != by && s.flow_held && s.flow.is_some_and(|(fg, share)| fg == g && s.flow_issued as f64 / total <= share) {
-                s.flow_held = false;
-                ctx.at(ctx.now + s.flow_sleep, Out::Host(Event::Arrival { job: JobId(j as u32) }));
-            }
-        }
-    }
-
-    /// Starts `io` for `job`, arrived at `arrival`: the submitting thread's own work (the path
-    /// to the driver, a copy of write data into a kernel buffer, its side of a hand-off to the
-    /// scheduler thread), then the rest of submission.
-    fn issue_io(&mut self, ctx: &mut Ctx, job: usize, io: Io, arrival: SimTime) {
-        let state = &mut self.jobs[job];
-        state.inflight += 1;
-        self.depth_level[job][fio_bucket(u64::from(state.inflight), &DEPTH_STARTS)] += 1;
-        if io.op == Op::Write && state.fsync_every > 0 {
-            // fio's fsync=N: after the N-th write is issued, an fsync once the writes are done.
-            state.writes_since_sync += 1;
-            state.sync_due |= state.writes_since_sync >= state.fsync_every;
-        }
-        let mut c = Command::new(state.tenant, JobId(job as u32), QueueId(self.queue_of[job]), io.op, io.offset, io.len, arrival);
-        match io.op {
-            Op::Write => {
-                if let Some(pid) = state.gen.placement_id() {
-                    c.pid = pid;
-                }
-                c.kind = state.gen.write_kind();
-            }
-            // fio's zbd mode trims by resetting the zone (Zone Management Send).
-            Op::Trim if state.zbd.is_some() => c.kind = crate::io::Kind::ZoneReset,
-            Op::Trim => {
-                c.kind = crate::io::Kind::Deallocate;
-                c.ranges = state.gen.trim_ranges(io);
-                if let Some(r) = &c.ranges {
-                    c.len = r.iter().map(|x| x.1).sum();
-                }
-            }
-            Op::Read | Op::Flush => {}
-        }
+    /// A job's I/O `id` enters the host (its system call): the submitting thread's own work
+    /// (the path to the driver, a copy of write data into a kernel buffer, its side of a
+    /// hand-off to the scheduler thread), then the rest of submission. A buffered read or
+    /// write goes to the page cache instead, a trim drops its ranges from it first.
+    pub fn submit(&mut self, ctx: &mut Ctx, id: CmdId) {
+        let c = &mut ctx.cmds[id];
+        let job = c.job.index();
+        c.queue = QueueId(self.queue_of[job]);
+        // What the application asked for, in the host's bytes.
+        let io = (c.op, c.offset, c.len);
+        let c = &mut ctx.cmds[id];
         if let Some((block, lba, ms)) = self.metadata {
             // The host addresses blocks of `block` bytes (data and, interleaved, metadata); the
             // drive's blocks hold `lba` bytes of data, the metadata moves beside it (a trim
             // moves none).
             let to_drive = |(o, l): (u64, u64)| (o / block * lba, l / block * lba);
             (c.offset, c.len) = to_drive((c.offset, c.len));
-            c.md = if io.op == Op::Trim { 0 } else { c.len / lba * ms };
+            c.md = if c.op == Op::Trim { 0 } else { c.len / lba * ms };
             if let Some(r) = c.ranges.as_mut() {
                 r.iter_mut().for_each(|x| *x = to_drive(*x));
             }
         }
-        if io.op == Op::Trim {
+        let (op, offset, len) = io;
+        if op == Op::Trim {
             // A discard drops its ranges from the page cache, then goes to the device as it is.
             if let Some(cache) = self.cache.as_mut() {
                 // (A namespace with metadata takes no buffered jobs: these are host bytes.)
@@ -1038,17 +449,16 @@ impl Host {
                     cache.discard(o / PAGE, (o + l).div_ceil(PAGE) - o / PAGE);
                 }
             }
-        } else if state.buffered {
+        } else if self.threads[job].buffered {
             if let Some(cache) = &self.cache {
                 // A buffered read or write: the system call and the page look-ups (and a
                 // write's copy into the cache), then the cache decides.
                 let cfg = cache.config();
-                let pages = (io.offset + io.len).div_ceil(PAGE) - io.offset / PAGE;
+                let pages = (offset + len).div_ceil(PAGE) - offset / PAGE;
                 let mut cost = cfg.syscall_cost + SimDuration::from_ps(cfg.page_cost.as_ps() * pages);
-                if io.op == Op::Write {
-                    cost += self.memcpy(io.len);
+                if op == Op::Write {
+                    cost += self.memcpy(len);
                 }
-                let id = ctx.cmds.insert(c);
                 let g = self.cpus[job].reserve(ctx.now, cost);
                 Self::account(ctx, id, g);
                 ctx.at(g.end, Out::Host(Event::CacheAccess { cmd: id }));
@@ -1056,16 +466,15 @@ impl Host {
             }
         }
         // A trim's data is its one range descriptor.
-        let pages = if io.op == Op::Trim { 1 } else { io.len.div_ceil(self.page_size) };
+        let pages = if op == Op::Trim { 1 } else { len.div_ceil(self.page_size) };
         // virtio-blk describes the buffer with a descriptor; NVMe needs a PRP list past two pages.
         c.prp_entries = if pages > 2 && !self.virtio { pages - 1 } else { 0 };
         if let Some(m) = &mut self.memory {
-            m.assign(job, &mut c);
+            m.assign(job, c);
         }
-        let id = ctx.cmds.insert(c);
         let mut cost = self.submit_cost;
-        if io.op == Op::Write {
-            cost += self.copy_time(io.len);
+        if op == Op::Write {
+            cost += self.copy_time(len);
         }
         if self.scheduler.is_some() {
             cost += self.context_switch;
@@ -1147,7 +556,8 @@ impl Host {
     /// CPU (a read) or the flusher's (writeback), then the usual submission path.
     fn cache_request(&mut self, ctx: &mut Ctx, job: usize, op: Op, run: Run, flusher: bool) -> CmdId {
         let now = ctx.now;
-        let mut c = Command::new(self.jobs[job].tenant, JobId(job as u32), QueueId(self.queue_of[job]), op, run.first * PAGE, run.pages * PAGE, now);
+        let mut c = Command::new(self.threads[job].tenant, JobId(job as u32), op, run.first * PAGE, run.pages * PAGE, now);
+        c.queue = QueueId(self.queue_of[job]);
         c.cache = true;
         let pages = c.len.div_ceil(self.page_size);
         // virtio-blk describes the buffer with a descriptor; NVMe needs a PRP list past two pages.
@@ -1176,7 +586,7 @@ impl Host {
     /// The flusher sends the writeback blk-wbt has room for, round robin over the queues.
     fn pump_writeback(&mut self, ctx: &mut Ctx) {
         while let Some((run, seq)) = self.cache.as_mut().and_then(|c| c.next_writeback()) {
-            let job = self.flusher_rr % self.jobs.len();
+            let job = self.flusher_rr % self.threads.len();
             self.flusher_rr += 1;
             let id = self.cache_request(ctx, job, Op::Write, run, true);
             self.writebacks.insert(id, (run, seq));
@@ -1232,40 +642,23 @@ impl Host {
         }
     }
 
-    /// `job` calls fsync: it issues nothing until the dirty pages are on the device.
-    fn start_fsync(&mut self, ctx: &mut Ctx, job: usize) {
-        self.jobs[job].syncing = true;
+    /// `job` calls fsync: it returns when the dirty pages are on the device.
+    pub fn fsync(&mut self, ctx: &mut Ctx, job: JobId) {
         let now = ctx.now;
-        let done = self.cache.as_mut().is_none_or(|c| c.fsync(job, now));
+        let done = self.cache.as_mut().is_none_or(|c| c.fsync(job.index(), now));
         if done {
-            self.fsync_done(ctx, job, now);
+            self.fsync_done(ctx, job.index(), now);
         } else {
             self.pump_writeback(ctx);
         }
     }
 
-    /// `job`'s fsync returned: it goes on with its I/O.
+    /// `job`'s fsync returns, after waiting since `since`.
     fn fsync_done(&mut self, ctx: &mut Ctx, job: usize, since: SimTime) {
         if let Some(c) = self.cache.as_mut() {
             c.stats.fsync_time += ctx.now.since(since);
         }
-        let state = &mut self.jobs[job];
-        state.syncing = false;
-        state.writes_since_sync = 0;
-        if state.ended {
-            return;
-        }
-        self.fill(ctx, job);
-        self.maybe_end_fsync(ctx, job);
-    }
-
-    /// A job with nothing left to issue calls its end-of-job fsync (`end_fsync`).
-    fn maybe_end_fsync(&mut self, ctx: &mut Ctx, job: usize) {
-        let state = &self.jobs[job];
-        if state.end_fsync && !state.ended && !state.syncing && state.inflight == 0 && state.backlog.is_empty() && self.job_source[job].is_none() && !state.gen.may_issue(ctx.now) {
-            self.jobs[job].ended = true;
-            self.start_fsync(ctx, job);
-        }
+        ctx.at(ctx.now, Out::FsyncDone { job: JobId(job as u32) });
     }
 
     /// The rest of submission after `done`: with the scheduler, the insert into the request
@@ -1326,20 +719,13 @@ impl Host {
         }
     }
 
-    fn on_qos_tick(&mut self, ctx: &mut Ctx) {
+    /// The cgroup controller's QoS period ends: it sets a new vrate, and requests held under
+    /// the old one are looked at again; the next period is armed while a job is `active`.
+    pub fn qos_tick(&mut self, ctx: &mut Ctx, active: bool) {
         let Some(sh) = self.share.as_mut() else { return };
         sh.qos_tick(ctx.now);
         let period = sh.qos_period;
-        // Requests held under the old vrate are looked at again under the new one.
         self.revisit_share(ctx);
-        let now = ctx.now;
-        let active = (0..self.jobs.len()).any(|j| {
-            self.jobs[j].inflight > 0
-                || match self.job_source[j] {
-                    Some(s) => self.sources[s].replay.may_issue(now),
-                    None => self.jobs[j].gen.may_issue(now),
-                }
-        });
         if active {
             ctx.at(ctx.now + period, Out::Host(Event::QosTick));
         }
@@ -1494,7 +880,7 @@ impl Host {
         debug_assert_eq!(c.breakdown.total(), now.since(c.issued).as_ps());
         let job = c.job.index();
         // A buffered job's trim went to the drive as it is: it completes as direct I/O does.
-        let buffered_app = self.jobs[job].buffered && !c.cache && self.cache.is_some() && c.op != Op::Trim;
+        let buffered_app = self.threads[job].buffered && !c.cache && self.cache.is_some() && c.op != Op::Trim;
         if buffered_app {
             self.reap_level[job][1] += 1;
         }
@@ -1519,191 +905,9 @@ impl Host {
             // A tenant went idle: the others' shares grow.
             self.revisit_share(ctx);
         }
-        let state = &mut self.jobs[job];
-        state.inflight -= 1;
-        match state.ctl.completed(op, len, latency, now) {
-            Verdict::Go => {}
-            Verdict::Drain => state.lat_wait = LatWait::Search,
-            Verdict::FinalRun => state.lat_wait = LatWait::Final,
-            Verdict::Done => {
-                state.gen.stop();
-                state.backlog.clear();
-            }
-            Verdict::Error(e) => {
-                state.error = Some(format!("{}: {e}", state.name));
-                state.gen.stop();
-                state.backlog.clear();
-            }
-        }
-        if state.inflight == 0 {
-            match std::mem::replace(&mut state.lat_wait, LatWait::None) {
-                LatWait::None => {}
-                LatWait::Search => state.ctl.drained(now),
-                LatWait::Final => {
-                    // fio's reset_all_stats: the job's statistics start again at the depth found.
-                    state.ctl.drained(now);
-                    ctx.probe.reset_job(job, now);
-                }
-            }
-            match state.hold {
-                Hold::Pace(t) => ctx.at(t.max(now), Out::Host(Event::Wake { job: JobId(job as u32) })),
-                Hold::Reset(zone) if !self.zones.as_ref().is_some_and(|v| v.write_locked(zone)) => self.send_reset(ctx, job, zone),
-                Hold::None | Hold::Reset(_) | Hold::Resetting | Hold::ZoneBusy => {}
-            }
-        }
-        if op == Op::Trim && self.jobs[job].zbd.is_some() {
-            if let Some(v) = self.zones.as_mut() {
-                // A zbd trim was a zone reset: writes held for the zone may go.
-                v.reset(v.zone_of(offset));
-            }
-            self.wake_zone_waiters(ctx);
-        }
-        if op == Op::Write {
-            if let Some(v) = self.zones.as_mut() {
-                // The zone's write lock passes to the next write held for it, if any.
-                let z = v.zone_of(offset);
-                if let Some((j, io, arrival)) = self.zone_waits.get_mut(&z).and_then(VecDeque::pop_front) {
-                    self.jobs[j].inflight -= 1;
-                    self.issue_io(ctx, j, io, arrival);
-                } else {
-                    v.unlock(z);
-                    // A reset of this zone waited for its last write.
-                    let idle = !v.write_locked(z);
-                    if let Some(j) = (0..self.jobs.len()).find(|&j| idle && self.jobs[j].hold == Hold::Reset(z) && self.jobs[j].inflight == 0) {
-                        self.send_reset(ctx, j, z);
-                    } else if idle {
-                        // A zbd trim (a reset) may have waited for this write.
-                        self.wake_zone_waiters(ctx);
-                    }
-                }
-            }
-        }
-        let state = &mut self.jobs[job];
-        if state.sync_due {
-            // fsync once the I/Os in flight are done; the job issues nothing meanwhile.
-            if state.inflight == 0 {
-                state.sync_due = false;
-                self.start_fsync(ctx, job);
-            }
-            return;
-        }
-        match state.backlog.pop_front() {
-            Some((arrival, Some(io))) => self.issue_io(ctx, job, io, arrival),
-            Some((arrival, None)) => self.issue(ctx, job, arrival, true),
-            // Closed-loop replay: the job takes the trace's next record (timed replay waits
-            // for the record's own arrival).
-            None if self.job_source[job].is_some() => {
-                let source = self.job_source[job].unwrap_or_default();
-                let closed = !self.sources[source].replay.timed();
-                if let Some((_, io, _)) = closed.then(|| self.replay_record(ctx, source)).flatten() {
-                    self.issue_io(ctx, job, io, now);
-                }
-            }
-            None if !state.gen.open_loop() && state.gen.may_issue(now) => {
-                let think = state.thinktime;
-                if think > SimDuration::ZERO {
-                    // The thread thinks, then issues (through the arrival path, which checks limits).
-                    ctx.at(now + think, Out::Host(Event::Arrival { job: JobId(job as u32) }));
-                } else {
-                    self.fill(ctx, job);
-                }
-            }
-            None => {
-                self.maybe_end_fsync(ctx, job);
-                let s = &self.jobs[job];
-                if s.flow.is_some() && s.inflight == 0 && !s.gen.may_issue(now) {
-                    self.flow_exit(ctx, job);
-                }
-            }
-        }
-        self.check_end(ctx, job);
+        ctx.at(now, Out::Completed { job: JobId(job as u32), op, len, offset, latency });
     }
 
-    /// If `job` has ended (nothing in flight, nothing more to issue), fio's `exitall` stops the
-    /// jobs of its `exit_scope`: they issue nothing more and finish what they have in flight.
-    /// Jobs waiting for it (`wait_for`) whose other waitees have ended begin.
-    fn check_end(&mut self, ctx: &mut Ctx, job: usize) {
-        let j = &self.jobs[job];
-        let started = j.waits_for.iter().all(|&w| self.jobs[w].finished);
-        if j.finished || !started || j.inflight > 0 || j.syncing || !j.backlog.is_empty() || j.gen.may_issue(ctx.now) {
-            return;
-        }
-        self.jobs[job].finished = true;
-        let j = &self.jobs[job];
-        let mut stopped = Vec::new();
-        if j.exit_scope != ExitScope::None && !(j.exit_on_error && j.error.is_none()) {
-            let (scope, group) = (j.exit_scope, j.group);
-            for (k, other) in self.jobs.iter_mut().enumerate() {
-                // fio's TERMINATE_STONEWALL stops the jobs running; `all` also those waiting.
-                let hit = match scope {
-                    ExitScope::Group => other.group == group,
-                    ExitScope::Stonewall => other.started,
-                    ExitScope::All => true,
-                    ExitScope::None => false,
-                };
-                if k != job && hit {
-                    other.gen.stop();
-                    other.backlog.clear();
-                    stopped.push(k);
-                }
-            }
-        }
-        for k in stopped {
-            self.check_end(ctx, k);
-        }
-        for k in 0..self.jobs.len() {
-            let w = &self.jobs[k].waits_for;
-            if w.contains(&job) && w.iter().all(|&x| self.jobs[x].finished) {
-                self.begin(ctx, k);
-                // A job stopped before it began ends at once.
-                self.check_end(ctx, k);
-            }
-        }
-    }
-
-    /// A job of a flow group is done (fio's `flow_exit_job`): its weight leaves the group, the
-    /// others' shares grow, and those held back look again.
-    fn flow_exit(&mut self, ctx: &mut Ctx, job: usize) {
-        let Some((g, _)) = self.jobs[job].flow.take() else { return };
-        let total: f64 = self.jobs.iter().filter(|j| j.flow.is_some_and(|f| f.0 == g)).map(|j| j.flow_weight).sum();
-        for j in &mut self.jobs {
-            if let Some((fg, share)) = j.flow.as_mut() {
-                if *fg == g && total > 0.0 {
-                    *share = j.flow_weight / total;
-                }
-            }
-        }
-        self.release_flow(ctx, g, job);
-    }
-}
-
-/// The zones of a zoned drive as fio's zbd jobs find them when they start (a zone report):
-/// every zone full after a sequential fill, else empty.
-fn zone_view(config: &Config, jobs: &[Job]) -> Option<Box<ZoneView>> {
-    let zone = config.ftl.zone_size?.0;
-    let first = jobs.iter().position(|j| j.zbd.is_some())?;
-    let zones = (config.exported_capacity() / zone.max(1)) as usize;
-    let full = config.ftl.precondition == crate::ftl::Precondition::Sequential;
-    let limit = config.ftl.max_active_zones;
-    let asked = config.jobs().get(first).map_or(0, |j| j.2.max_open_zones);
-    let max_open = if asked == 0 { limit } else { asked.min(limit) };
-    Some(Box::new(ZoneView::new(zone, vec![if full { zone } else { 0 }; zones], max_open as usize)))
-}
-
-/// The control limits a job's workload sets.
-fn limits(w: &WorkloadConfig, ramp_time: SimDuration) -> Limits {
-    let pair = |r: Option<crate::workload::Rates>| r.map_or([0; 2], |r| [r.read, r.write]);
-    Limits {
-        rate: pair(w.rate),
-        rate_min: pair(w.rate_min),
-        rate_iops_min: w.rate_iops_min.map_or([0; 2], |r| [r.read, r.write]),
-        rate_cycle: w.rate_cycle,
-        latency_target: w.latency_target,
-        latency_window: w.latency_window,
-        latency_percentile: w.latency_percentile,
-        latency_run: w.latency_run,
-        ramp_time,
-    }
 }
 
 /// `NVMe` I/O queue pairs the driver creates for `jobs` CPUs when the drive offers `io_queues`.
@@ -1732,13 +936,5 @@ mod tests {
         let sizes: Vec<usize> = (0..8).map(|q| m.iter().filter(|&&x| x == q).count()).collect();
         assert_eq!(sizes, [4, 4, 4, 4, 4, 4, 3, 3]);
         assert!(m.windows(2).all(|w| w[0] <= w[1]));
-    }
-
-    #[test]
-    fn fio_buckets_split_where_fio_splits() {
-        let depth: Vec<usize> = [1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 1000].iter().map(|&n| fio_bucket(n, &DEPTH_STARTS)).collect();
-        assert_eq!(depth, [0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6]);
-        let reap: Vec<usize> = [0, 1, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65].iter().map(|&n| fio_bucket(n, &REAP_STARTS)).collect();
-        assert_eq!(reap, [0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6]);
     }
 }

@@ -29,6 +29,7 @@ use crate::stats::series::{Series, DEFAULT_TRACKED, IO_COLUMNS, MAX_INTERVALS};
 use crate::stats::steady;
 use crate::stats::summary::{derived, Inputs};
 use crate::stats::{IoLog, Kind, MetricInfo, Metrics, Stats, Summary};
+use crate::workload::runner::{self, Runner};
 use crate::{ftl, ids::CmdId};
 
 pub use crate::ftl::{FlashSummary, PreconditionReport};
@@ -36,6 +37,7 @@ pub use crate::ftl::{FlashSummary, PreconditionReport};
 /// Every event of the simulation, by the block that handles it.
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
+    Runner(runner::Event),
     Host(host::Event),
     Pcie(pcie::Event),
     Nvme(nvme::Event),
@@ -51,6 +53,7 @@ pub enum Event {
 /// The blocks' outboxes: what each wrote during one call, for the router to carry on.
 #[derive(Default)]
 struct Outboxes {
+    runner: Vec<(SimTime, runner::Out)>,
     host: Vec<(SimTime, host::Out)>,
     ctrl: Vec<(SimTime, ctrl::Out)>,
     nvm: Vec<(SimTime, media::Out<nvm::Event>)>,
@@ -65,6 +68,8 @@ pub struct Simulation {
     cmds: Commands,
     stats: Stats,
     metrics: Metrics,
+    /// fio's job runner: what each job issues, and when.
+    runner: Runner,
     host: Host,
     link: Link,
     nvme: Nvme,
@@ -115,14 +120,15 @@ impl Simulation {
         if !issues.is_empty() {
             return Err(Error::Config(issues.0));
         }
-        let mut host = Host::new(&config)?;
+        let runner = Runner::new(&config)?;
+        let mut host = Host::new(&config, runner.threads());
         let mut link = Link::new(&config.pcie, config.host.memory_latency);
         if config.nvme.interface == nvme::Interface::VirtioBlk {
             link.set_virtio();
         }
         let round_trip = link.translation_round_trip();
         let atc = if config.ats.enabled {
-            let memory = HostMemory::new(&config, host.job_count());
+            let memory = HostMemory::new(&config, runner.job_count());
             let atc = Atc::new(&config.ats, &memory.rings(), round_trip, config.workload.randseed);
             host.memory = Some(Box::new(memory));
             Some(atc)
@@ -142,6 +148,7 @@ impl Simulation {
             stats: Stats::new(&config.stats, from),
             metrics: Metrics::default(),
             nvme: Nvme::new(&config.nvme, &host.queue_classes(&config)),
+            runner,
             host,
             link,
             ctrl,
@@ -192,8 +199,8 @@ impl Simulation {
                 ));
             }
             let slo: Vec<Option<f64>> =
-                (0..sim.host.tenant_names().len()).map(|t| sim.config.tenants.get(t).filter(|c| c.slo_latency > crate::sim::SimDuration::ZERO).map(|c| c.slo_percentile)).collect();
-            let series = Series::new(s.interval, from, sim.host.tenant_names(), tracked).with_slo_percentiles(slo);
+                (0..sim.runner.tenant_names().len()).map(|t| sim.config.tenants.get(t).filter(|c| c.slo_latency > crate::sim::SimDuration::ZERO).map(|c| c.slo_percentile)).collect();
+            let series = Series::new(s.interval, from, sim.runner.tenant_names(), tracked).with_slo_percentiles(slo);
             sim.stats.set_series(series);
         }
         sim.schedule_observer();
@@ -208,7 +215,7 @@ impl Simulation {
     /// order, with the host memory layout of `host.dma_layout` (see [`Simulation::dma_log`]).
     pub fn keep_dma_log(&mut self) -> Result<()> {
         if self.host.memory.is_none() {
-            self.host.memory = Some(Box::new(HostMemory::new(&self.config, self.host.job_count())));
+            self.host.memory = Some(Box::new(HostMemory::new(&self.config, self.runner.job_count())));
         }
         self.dma.log = Some(Vec::new());
         Ok(())
@@ -270,7 +277,7 @@ impl Simulation {
 
     /// Fraction of the work done, 0 to 1.
     pub fn progress(&self) -> f64 {
-        self.host.progress(self.now)
+        self.runner.progress(self.now)
     }
 
     pub fn now(&self) -> SimTime {
@@ -282,6 +289,7 @@ impl Simulation {
     /// Every block publishes its counters into `m`.
     fn publish_into(&self, m: &mut Metrics) {
         self.host.publish(m);
+        self.runner.publish(m);
         self.link.publish(m);
         self.ctrl.publish(m);
         self.medium.publish(m);
@@ -356,13 +364,13 @@ impl Simulation {
             events: self.events,
             metrics: &m,
             window_start,
-            job_names: self.host.job_names(),
-            job_outcomes: self.host.job_outcomes(),
-            tenants: self.host.tenant_names(),
-            job_tenants: self.host.job_tenants(),
+            job_names: self.runner.job_names(),
+            job_outcomes: self.runner.job_outcomes(),
+            tenants: self.runner.tenant_names(),
+            job_tenants: self.runner.job_tenants(),
             media_utilisation: self.medium.utilisation(&m, window),
             flash: self.medium.flash_summary(&m, window),
-            replay: self.host.replay_summary(),
+            replay: self.runner.replay_summary(),
             ats_round_trip: self.dma.atc.as_ref().map(|_| self.round_trip),
         })
     }

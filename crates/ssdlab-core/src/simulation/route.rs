@@ -2,8 +2,9 @@
 //! the next event or block call here, so one command's path reads in this one file.
 //!
 //! A 4 KiB read, hop by hop:
-//! 1. `host` runs the submission path on the job's CPU and rings the SQ tail doorbell
-//!    ([`host::Out::Ring`]): the doorbell goes down the link ([`Simulation::send`]).
+//! 1. fio's runner decides on the I/O ([`runner::Out::Submit`]); `host` runs the submission
+//!    path on the job's CPU and rings the SQ tail doorbell ([`host::Out::Ring`]): the
+//!    doorbell goes down the link ([`Simulation::send`]).
 //! 2. The link delivers it ([`pcie::Sent::Doorbell`]): the entry is visible in its submission
 //!    queue, and arbitration hands it to the controller when a tag is free
 //!    ([`Simulation::try_fetch`]), which runs its fetch step.
@@ -16,8 +17,9 @@
 //!    completion step.
 //! 6. The CQE goes up ([`pcie::Sent::Cqe`]); the host polls for it, or the queue's MSI-X
 //!    goes up ([`Simulation::send_interrupt`]) and the handler runs when its CPU is free.
-//! 7. `host` finishes the I/O on the job's CPU; the application sees it complete; the CQ head
-//!    doorbell goes down ([`host::Out::CqDoorbell`]).
+//! 7. `host` finishes the I/O on the job's CPU; the CQ head doorbell goes down
+//!    ([`host::Out::CqDoorbell`]); the application sees it complete, and the runner decides
+//!    what the job does next ([`host::Out::Completed`]).
 //!
 //! A write differs at 4: the controller reads the data from host memory first (read requests
 //! up, completions down), then the medium takes it ([`media::Event::WriteStart`]) and sends
@@ -38,6 +40,7 @@ use crate::media::{self, Medium};
 use crate::pcie::{self, Sent, Tlp};
 use crate::sim::{SimDuration, SimTime};
 use crate::stats::Component;
+use crate::workload::runner;
 use crate::{ftl, host, nvme};
 
 /// Calls a block with a context over its outbox, then carries on what it wrote.
@@ -86,6 +89,7 @@ impl Simulation {
     /// The run begins: jobs start, and the medium reports its initial state.
     pub(super) fn start(&mut self) {
         call!(self, host, host, route_host, |h, ctx| h.start(ctx));
+        call!(self, runner, runner, route_runner, |r, ctx| r.start(ctx));
         medium!(self, |m, ctx, _x| m.start(ctx));
     }
 
@@ -94,6 +98,11 @@ impl Simulation {
         match ev {
             Event::Host(host::Event::Interrupt { queue, .. }) => self.interrupt(queue),
             Event::Host(host::Event::Handler { queue }) => self.run_handler(queue),
+            Event::Host(host::Event::QosTick) => {
+                let active = self.runner.active(self.now);
+                call!(self, host, host, route_host, |h, ctx| h.qos_tick(ctx, active));
+            }
+            Event::Runner(e) => call!(self, runner, runner, route_runner, |r, ctx| r.handle(ctx, e)),
             Event::Host(e) => call!(self, host, host, route_host, |h, ctx| h.handle(ctx, e)),
             Event::Pcie(pcie::Event::Send { cmd, tlp }) => self.send(cmd, tlp),
             Event::Pcie(pcie::Event::Translated { cmd, tlp, wait_ps }) => self.transmit(cmd, tlp, SimDuration::from_ps(u64::from(wait_ps))),
@@ -143,12 +152,22 @@ impl Simulation {
 
     // ---- each block's outputs ---------------------------------------------------------------
 
+    fn route_runner(&mut self, t: SimTime, o: runner::Out) {
+        match o {
+            runner::Out::Wake(e) => self.at(t, Event::Runner(e)),
+            runner::Out::Submit { cmd } => call!(self, host, host, route_host, |h, ctx| h.submit(ctx, cmd)),
+            runner::Out::Fsync { job } => call!(self, host, host, route_host, |h, ctx| h.fsync(ctx, job)),
+            runner::Out::ResetZone { zone, job } => self.at(t, Event::Flash(ftl::Event::ZoneReset { zone, job })),
+        }
+    }
+
     fn route_host(&mut self, t: SimTime, o: host::Out) {
         match o {
             host::Out::Host(e) => self.at(t, Event::Host(e)),
             host::Out::Ring { cmd } => self.at(t, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::SqDoorbell })),
             host::Out::CqDoorbell => self.link.cq_doorbell(t),
-            host::Out::ResetZone { zone, job } => self.at(t, Event::Flash(ftl::Event::ZoneReset { zone, job })),
+            host::Out::Completed { job, op, len, offset, latency } => call!(self, runner, runner, route_runner, |r, ctx| r.completed(ctx, job, op, len, offset, latency)),
+            host::Out::FsyncDone { job } => call!(self, runner, runner, route_runner, |r, ctx| r.fsync_done(ctx, job)),
         }
     }
 
@@ -169,7 +188,7 @@ impl Simulation {
             media::Out::Wake(e) => own(e),
             media::Out::Data { cmd, len, at } => Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len, at } }),
             media::Out::Done { cmd } => Event::Ctrl(ctrl::Event::Step { cmd, step: Step::Completion }),
-            media::Out::ZoneReset { job, zone } => Event::Host(host::Event::ZoneResetDone { job: JobId(job), zone }),
+            media::Out::ZoneReset { job, zone } => Event::Runner(runner::Event::ZoneResetDone { job: JobId(job), zone }),
         };
         self.at(t, ev);
     }

@@ -115,6 +115,18 @@ impl Breakdown {
     }
 }
 
+/// fio's buckets: the index of a count among the buckets starting at `starts` (stat.c:
+/// `io_u_mark_depth` starts 1, 2, 4, 8, 16, 32, 64; `io_u_mark_complete` 0, 1, 5, 9, 17, 33,
+/// 65).
+pub fn fio_bucket(n: u64, starts: &[u64; 6]) -> usize {
+    starts.iter().take_while(|&&b| n >= b).count()
+}
+
+/// Where fio's `iodepth_level` buckets start (after the first, 1).
+pub const DEPTH_STARTS: [u64; 6] = [2, 4, 8, 16, 32, 64];
+/// Where fio's `iodepth_complete` buckets start (after the first, 0).
+pub const REAP_STARTS: [u64; 6] = [1, 5, 9, 17, 33, 65];
+
 /// One finished I/O, as the simulation reports it.
 #[derive(Clone, Copy, Debug)]
 pub struct IoRecord<'a> {
@@ -878,4 +890,17 @@ pub struct HostSummary {
     pub cpu_us_per_io: f64,
     /// CPU cores kept busy per GB/s moved (CPU-seconds per GB).
     pub cpus_per_gb_s: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fio_buckets_split_where_fio_splits() {
+        let depth: Vec<usize> = [1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 1000].iter().map(|&n| fio_bucket(n, &DEPTH_STARTS)).collect();
+        assert_eq!(depth, [0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6]);
+        let reap: Vec<usize> = [0, 1, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65].iter().map(|&n| fio_bucket(n, &REAP_STARTS)).collect();
+        assert_eq!(reap, [0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6]);
+    }
 }

@@ -19,6 +19,7 @@
 mod config;
 pub mod control;
 pub mod replay;
+pub mod runner;
 pub mod zbd;
 
 pub use config::{
