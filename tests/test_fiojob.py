@@ -12,6 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 import ssdlab
 from ssdlab import api, fiojob
+
 from conftest import ROOT
 
 FIO_JOBS = ROOT.parent / "shared" / "data" / "fio-jobs"

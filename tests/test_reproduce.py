@@ -153,7 +153,10 @@ def test_the_working_list_of_seed_figures_quotes_each_seed_at_its_lines():
     assert checked >= 35
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None and shutil.which("chromium-browser") is None, reason="chromium is not installed: apt-get install chromium (python3 dev.py setup installs it as root)")
+@pytest.mark.skipif(
+    shutil.which("chromium") is None and shutil.which("chromium-browser") is None,
+    reason="chromium is not installed: apt-get install chromium (python3 dev.py setup installs it as root)",
+)
 def test_headless_chromium_renders_the_reproduced_studies(everything, tmp_path):
     import matplotlib.image as mpimg
 

@@ -7,6 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ssdlab import trace
+
 from conftest import ROOT
 
 TRACES = ROOT.parent / "shared" / "data" / "traces"

@@ -110,7 +110,7 @@ class AtcResult:
         return self.points[0]["accesses"] if self.points else 0
 
     @property
-    def frame(self) -> "pd.DataFrame":
+    def frame(self) -> pd.DataFrame:
         import pandas as pd
 
         return pd.DataFrame(self.points)
@@ -132,7 +132,7 @@ class AtcResult:
         else:
             raise _bad("output", path, "write .csv, .json or .parquet")
 
-    def plot(self, path: Optional[str] = None) -> "Figure":
+    def plot(self, path: Optional[str] = None) -> Figure:
         """Hit rate against lines, one panel per STU, a curve per policy/associativity/pinning
         (each with its own marker and line style, not colour alone); written to ``path`` (.png
         or .svg) when given. Returns the figure; matplotlib's backend is left as it is."""
@@ -278,7 +278,7 @@ def study(
     return AtcResult(json.loads(points_json), time.perf_counter() - t0, skipped)
 
 
-def record(config: Any, path: Optional[str] = None) -> "_core.Simulation":
+def record(config: Any, path: Optional[str] = None) -> _core.Simulation:
     """Runs a simulation recording every device-initiated DMA (SQE/PRP fetches, data, CQEs, in
     device order, with the host memory layout of ``host.dma_layout``); writes it as a text trace
     to ``path`` if given. Returns the simulation (pass it to :func:`study` as ``from_sim``)."""

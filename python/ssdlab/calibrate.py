@@ -178,7 +178,10 @@ def calibrate(
     fit = min(t[1] for t in close)
     _, _, g, w, bw = min((t for t in close if t[1] <= fit + 0.01 * max(extra, 1e-9)), key=lambda t: (t[2] != base_gen, t[3], t[0]))
     s.update({"pcie.gen": g, "pcie.lanes": w})
-    steps.append(f"PCIe {g}.0 x{w}: simulated peak {bw:,.0f} MiB/s against the probe's {f['peak_mib_s']:,.0f} MiB/s (256 KiB random reads), and a 256 KiB QD1 read's extra time over 4 KiB nearest the probe's {extra:.1f} us")
+    steps.append(
+        f"PCIe {g}.0 x{w}: simulated peak {bw:,.0f} MiB/s against the probe's {f['peak_mib_s']:,.0f} MiB/s (256 KiB random reads),"
+        f" and a 256 KiB QD1 read's extra time over 4 KiB nearest the probe's {extra:.1f} us"
+    )
 
     # 4. The controller's clock, until the IOPS ceiling matches (when the controller limits it).
     ceiling_job = Job("randrw", UNIT, 16, 4, rwmixread=100)
@@ -215,7 +218,10 @@ def calibrate(
         bus *= f["channel_mib_s"] / got
         s["media.nvm.bus_bandwidth"] = f"{bus:.0f}B/s"
     steps[1] = f"bus_bandwidth = {bus / 1e6:.0f} MB/s: the strided reads' bandwidth at their dips (every read on one channel)"
-    steps.append(f"read_latency = {s['media.nvm.read_latency']}, write_latency = {s['media.nvm.write_latency']}: QD1 4 KiB latency {f['read_qd1_us']:.1f} us read, {f['write_qd1_us']:.1f} us write, less the rest of the path")
+    steps.append(
+        f"read_latency = {s['media.nvm.read_latency']}, write_latency = {s['media.nvm.write_latency']}:"
+        f" QD1 4 KiB latency {f['read_qd1_us']:.1f} us read, {f['write_qd1_us']:.1f} us write, less the rest of the path"
+    )
 
     cal = Calibration(base, dict(source.target), s, f, steps)
     if report:

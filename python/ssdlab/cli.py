@@ -17,15 +17,14 @@ from typing import Any, NoReturn, Optional, TypeVar
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.markup import escape
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from ssdlab import _core, api, ats
-from ssdlab.decompose import SEED001_MEDIA, SEED001_PARTS, plot_decomposition
-from ssdlab.series import plot_timeseries
-from ssdlab.decompose import decompose as run_decomposition
+from ssdlab.decompose import SEED001_MEDIA, SEED001_PARTS, decompose as run_decomposition, plot_decomposition
 from ssdlab.exceptions import SsdlabError, issues
+from ssdlab.series import plot_timeseries
 
 app = typer.Typer(
     add_completion=False,
@@ -496,7 +495,7 @@ def atc(
     _print_atc(result)
 
 
-def _print_atc(result: "ats.AtcResult") -> None:
+def _print_atc(result: ats.AtcResult) -> None:
     df = result.frame
     out.print(f"[bold]ssdlab atc[/bold]  {result.accesses:,} lookups in {result.wall_s:.2f} s" + (f"  ({result.skipped_lines} bad lines skipped)" if result.skipped_lines else ""))
     for stu, d in df.groupby("stu_bytes", sort=True):
@@ -570,7 +569,10 @@ def validate(
         unit = v.UNITS[r.figure.metric]
         err_pct = 100 * r.error
         style = "red" if abs(err_pct) > 25 else ""
-        t.add_row(r.device, escape(r.figure.name), f"{v.num(r.figure.published, r.figure.metric)} {unit}", f"{v.num(r.measured, r.figure.metric)} {unit}", f"[{style}]{err_pct:+.0f} %[/{style}]" if style else f"{err_pct:+.0f} %")
+        t.add_row(
+            r.device, escape(r.figure.name), f"{v.num(r.figure.published, r.figure.metric)} {unit}", f"{v.num(r.measured, r.figure.metric)} {unit}",
+            f"[{style}]{err_pct:+.0f} %[/{style}]" if style else f"{err_pct:+.0f} %",
+        )
     out.print(t)
 
 
@@ -636,7 +638,7 @@ def _probe_options(size: str, runtime: str, ramp: str, sustain: Optional[str], d
     return {"size": size, "runtime": runtime, "ramp": ramp, "sustain": sustain, "destroy_data": destroy_data, "keep_file": keep_file, "ios": ios}
 
 
-def _load_or_probe(spec: str, profile: str, experiments: Optional[list[str]], settings: list[tuple[str, str]], opts: dict[str, Any], label: str, repeat: int = 1) -> "Any":
+def _load_or_probe(spec: str, profile: str, experiments: Optional[list[str]], settings: list[tuple[str, str]], opts: dict[str, Any], label: str, repeat: int = 1) -> Any:
     """A saved probe (a .json file written by `ssdlab probe -o`), or a new probe of ``spec``."""
     from ssdlab import probe as pr
 
@@ -652,7 +654,7 @@ def _load_or_probe(spec: str, profile: str, experiments: Optional[list[str]], se
         return pr.run_probe(target, profile, experiments, progress=bar, repeat=repeat)
 
 
-def _print_contract(p: "Any") -> None:
+def _print_contract(p: Any) -> None:
     t = Table(title=f"Unwritten contract of {p.target.get('target')} ({p.target.get('description', '')})", title_justify="left")
     for c in ("#", "rule", "verdict", "measured", "threshold"):
         t.add_column(c, overflow="fold", ratio=4 if c == "measured" else None)
@@ -668,7 +670,7 @@ def _print_contract(p: "Any") -> None:
         out.print("  [yellow]stopped early[/yellow]: the rules of experiments not finished are inconclusive")
 
 
-def _write_probe(p: "Any", directory: str, fmt: str) -> list[str]:
+def _write_probe(p: Any, directory: str, fmt: str) -> list[str]:
     os.makedirs(directory, exist_ok=True)
     md, js = os.path.join(directory, "contract.md"), os.path.join(directory, "contract.json")
     with open(md, "w", encoding="utf-8") as f:

@@ -56,7 +56,7 @@ def decompose(
     *,
     seed: Optional[int] = None,
     progress: Optional[Callable[[float], None]] = None,
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """Runs seed 001's decomposition and returns one row per medium (in ``media``'s order) and
     one column per category of :data:`SEED001_PARTS`, in mean microseconds of a read.
 
@@ -90,14 +90,13 @@ def decompose(
     return frame
 
 
-def plot_decomposition(frame: "pd.DataFrame", path: Union[None, str, "os.PathLike[str]"] = None, *, title: Optional[str] = None) -> "Figure":
+def plot_decomposition(frame: pd.DataFrame, path: Union[None, str, os.PathLike[str]] = None, *, title: Optional[str] = None) -> Figure:
     """Stacked bars of each medium's shares of device latency (a frame from :func:`decompose`),
     written to ``path`` (.png or .svg) when given. Returns the figure; matplotlib's backend is
     left as it is (the figure has its own Agg canvas, so notebooks keep theirs)."""
+    import pandas as pd
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-
-    import pandas as pd
 
     if not isinstance(frame, pd.DataFrame):
         raise _bad("frame", type(frame).__name__, "must be the DataFrame decompose() returns")

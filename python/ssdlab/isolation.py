@@ -18,7 +18,8 @@ the drive first (here the clean drive's random 4 KiB write rate with every tenan
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Callable, Optional
 
 from ssdlab import api
 
@@ -48,7 +49,7 @@ def study(
     settings: Optional[list[tuple[str, str]]] = None,
     cases: Optional[Sequence[str]] = None,
     progress: Optional[Callable[[float], None]] = None,
-) -> "Any":
+) -> Any:
     """Runs the study (``settings``: dotted ``(key, text)`` pairs applied to every case, as the
     CLI's ``--set``); returns a DataFrame with one row per case and tenant: its weight and
     weight ratio, bandwidth and proportionality (bandwidth over the smallest-weight tenant's),
@@ -110,7 +111,7 @@ def study(
     return pd.DataFrame(rows)
 
 
-def plot(df: "Any", path: Optional[str] = None) -> "Any":
+def plot(df: Any, path: Optional[str] = None) -> Any:
     """Seed 003's figure: bandwidth relative to the smallest-weight tenant, one group of bars
     per case, with each tenant's weight ratio marked; written to ``path`` (.png or .svg) when
     given. Returns the matplotlib figure."""

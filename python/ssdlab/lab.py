@@ -50,10 +50,12 @@ import itertools
 import json
 import math
 import os
+import sys
 import time
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ssdlab.exceptions import InputError, utf8_text
 
@@ -83,10 +85,10 @@ class Task:
 
 
 def _toml(path: str) -> dict[str, Any]:
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ImportError:  # Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:
+        import tomli as tomllib
     try:
         with open(path, "rb") as f:
             return tomllib.loads(utf8_text(f.read(), path))
@@ -158,7 +160,7 @@ class Spec:
     atc: dict[str, Any] = None  # type: ignore[assignment]
 
     @classmethod
-    def load(cls, spec: Any) -> "Spec":
+    def load(cls, spec: Any) -> Spec:
         """From a TOML file path or a dict."""
         where = ""
         if isinstance(spec, (str, os.PathLike)):
@@ -371,12 +373,12 @@ def execute(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         from ssdlab import probe as pr
 
         opts = dict(task.options)
-        p = pr.run_probe(pr.SimTarget(api.load_config(task.base, set=settings)), opts.get("profile", "quick"), opts.get("experiments"))
-        row["config_hash"] = p.target.get("config_hash")
-        for r in p.rules:
+        probe = pr.run_probe(pr.SimTarget(api.load_config(task.base, set=settings)), opts.get("profile", "quick"), opts.get("experiments"))
+        row["config_hash"] = probe.target.get("config_hash")
+        for r in probe.rules:
             row[f"rule.{r['rule']}.verdict"] = r["verdict"]
             row[f"rule.{r['rule']}.value"] = r["value"]
-        inter = p.interleave or {}
+        inter = probe.interleave or {}
         row["interleave.degree"] = inter.get("degree")
         row["interleave.confidence"] = inter.get("confidence")
     row["version"] = __version__
@@ -403,7 +405,8 @@ class Store:
         os.makedirs(self.series, exist_ok=True)
         meta = os.path.join(self.path, "sweep.json")
         if not os.path.exists(meta):
-            self._atomic(meta, json.dumps({"name": spec.name, "base": spec.base, "kind": spec.kind, "axes": spec.axes, "set": spec.settings, "repeats": spec.repeats, "seed": spec.seed}, indent=1, default=str).encode())
+            doc = {"name": spec.name, "base": spec.base, "kind": spec.kind, "axes": spec.axes, "set": spec.settings, "repeats": spec.repeats, "seed": spec.seed}
+            self._atomic(meta, json.dumps(doc, indent=1, default=str).encode())
 
     def _files(self, d: str) -> tuple[list[str], list[str]]:
         """A table's point files (``<id>.json``, one point each) and batch files (Parquet)."""
@@ -510,7 +513,7 @@ class Store:
             for f in singles:
                 os.unlink(os.path.join(d, f))
 
-    def read(self, table: str = "points") -> "pd.DataFrame":
+    def read(self, table: str = "points") -> pd.DataFrame:
         import pandas as pd
 
         d = self.points if table == "points" else self.series
@@ -544,7 +547,7 @@ def _scalar(v: Any) -> Any:
     raise TypeError(f"a sweep row holds {type(v).__name__}, which the store cannot keep")
 
 
-def open_store(path: str, table: str = "points") -> "pd.DataFrame":
+def open_store(path: str, table: str = "points") -> pd.DataFrame:
     """A sweep store's rows: one per point (``table="points"``), or the time series."""
     from ssdlab.api import _path_arg
 
@@ -645,7 +648,7 @@ def sweep(
     executor: str = "local",
     workers: Optional[int] = None,
     progress: Optional[Callable[[float], None]] = None,
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """Runs a sweep spec (a TOML path or a dict) into ``store`` (default: ``<spec>.store``
     beside a spec file, else ``sweep.store``), skipping the points already there, and returns
     the store's rows for this spec's points."""

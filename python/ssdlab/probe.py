@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -321,7 +322,11 @@ THRESHOLDS = {
 }
 
 RULES = (
-    ("low_request_scale", "Access with low request scale", "To get low latency, issue small requests and keep few outstanding: the drive's parallelism is used up at a low request scale, beyond which latency grows for no bandwidth."),
+    (
+        "low_request_scale",
+        "Access with low request scale",
+        "To get low latency, issue small requests and keep few outstanding: the drive's parallelism is used up at a low request scale, beyond which latency grows for no bandwidth.",
+    ),
     ("random_ok", "Random access is OK", "Random and sequential accesses perform the same."),
     ("crowded", "Avoid crowded accesses", "Never issue parallel accesses to one 4 KiB chunk."),
     ("overall_load", "Control overall load", "Reads and writes share the drive alike: control their total load, not the mix."),
@@ -348,7 +353,7 @@ def _missing(key: str, experiment: str) -> dict[str, Any]:
     return _rule(key, f"needs the `{experiment}` experiment", f"not measured (`{experiment}` was not run)", math.nan, experiments=[experiment])
 
 
-def rule_low_request_scale(scale: "pd.DataFrame") -> dict[str, Any]:
+def rule_low_request_scale(scale: pd.DataFrame) -> dict[str, Any]:
     reads = scale[scale["rw"] == "randread"] if "rw" in scale else scale
     if reads.empty:
         return _missing("low_request_scale", "scale")
@@ -367,7 +372,7 @@ def rule_low_request_scale(scale: "pd.DataFrame") -> dict[str, Any]:
     return _rule("low_request_scale", "bytes in flight where random-read bandwidth reaches 90 % of its peak", fig, knee, " KiB", ["scale"])
 
 
-def rule_random_ok(rs: "pd.DataFrame") -> dict[str, Any]:
+def rule_random_ok(rs: pd.DataFrame) -> dict[str, Any]:
     if rs.empty:
         return _missing("random_ok", "randseq")
     parts, worst = [], 1.0
@@ -388,17 +393,18 @@ def rule_random_ok(rs: "pd.DataFrame") -> dict[str, Any]:
     return _rule("random_ok", "mean latency of random against sequential 4 KiB I/O (worst ratio either way)", f"{'; '.join(parts)} (worst {worst:.2f}x)", worst, "x", ["randseq"])
 
 
-def rule_crowded(cr: "pd.DataFrame") -> dict[str, Any]:
+def rule_crowded(cr: pd.DataFrame) -> dict[str, Any]:
     if cr.empty or cr["layout"].nunique() < 2:
         return _missing("crowded", "crowded")
     n = int(cr["readers"].max())
     sub = cr[cr["readers"] == n].set_index("layout")
     c, s = float(sub.loc["crowded", "lat_us"]), float(sub.loc["spread", "lat_us"])
     ratio = c / s if s > 0 else math.nan
-    return _rule("crowded", f"{n} readers at QD1 on one 4 KiB chunk against {n} spread over the drive", f"{n} readers on one 4 KiB chunk: {ratio:.1f}x the latency of spread reads ({c:.1f} us vs {s:.1f} us)", ratio, "x", ["crowded"])
+    fig = f"{n} readers on one 4 KiB chunk: {ratio:.1f}x the latency of spread reads ({c:.1f} us vs {s:.1f} us)"
+    return _rule("crowded", f"{n} readers at QD1 on one 4 KiB chunk against {n} spread over the drive", fig, ratio, "x", ["crowded"])
 
 
-def rule_overall_load(mx: "pd.DataFrame") -> dict[str, Any]:
+def rule_overall_load(mx: pd.DataFrame) -> dict[str, Any]:
     both = mx[(mx["write_pct"] > 0) & (mx["write_pct"] < 100)].dropna(subset=["read_lat_us", "write_lat_us"])
     both = both[(both["read_lat_us"] > 0) & (both["write_lat_us"] > 0)]
     if both.empty:
@@ -414,17 +420,18 @@ def rule_overall_load(mx: "pd.DataFrame") -> dict[str, Any]:
     return _rule("overall_load", "read against write latency under a mixed load at a fixed total queue depth (worst ratio either way)", fig, worst, "x", ["mixed"])
 
 
-def rule_tiny(tn: "pd.DataFrame") -> dict[str, Any]:
+def rule_tiny(tn: pd.DataFrame) -> dict[str, Any]:
     tn = tn.dropna(subset=["bw_mib_s"])
     if tn.empty or UNIT not in set(tn["bs"]) or tn["bs"].min() >= UNIT:
         return _missing("tiny", "tiny")
     small = tn.loc[tn["bs"].idxmin()]
     full = tn[tn["bs"] == UNIT].iloc[0]
     ratio = float(full["bw_mib_s"] / small["bw_mib_s"]) if small["bw_mib_s"] > 0 else math.nan
-    return _rule("tiny", f"random-read bandwidth at QD16 of 4 KiB against {int(small['bs'])} B requests", f"{int(small['bs'])} B reads get {small['bw_mib_s']:.0f} MiB/s, 4 KiB reads {full['bw_mib_s']:.0f} MiB/s ({ratio:.1f}x)", ratio, "x", ["tiny"])
+    fig = f"{int(small['bs'])} B reads get {small['bw_mib_s']:.0f} MiB/s, 4 KiB reads {full['bw_mib_s']:.0f} MiB/s ({ratio:.1f}x)"
+    return _rule("tiny", f"random-read bandwidth at QD16 of 4 KiB against {int(small['bs'])} B requests", fig, ratio, "x", ["tiny"])
 
 
-def rule_alignment(al: "pd.DataFrame") -> dict[str, Any]:
+def rule_alignment(al: pd.DataFrame) -> dict[str, Any]:
     al = al.dropna(subset=["lat_us"])
     if al.empty or 0 not in set(al["offset"]) or al["offset"].nunique() < 2:
         return _missing("alignment", "alignment")
@@ -448,7 +455,7 @@ def rule_alignment(al: "pd.DataFrame") -> dict[str, Any]:
     return _rule("alignment", "latency of 4 KiB random reads off 4 KiB alignment against aligned ones, at QD1 and QD16 (worst offset)", "4 KiB reads " + "; ".join(parts), worst[0], "x", ["alignment"])
 
 
-def rule_forget_gc(su: "pd.DataFrame") -> dict[str, Any]:
+def rule_forget_gc(su: pd.DataFrame) -> dict[str, Any]:
     if len(su) < 2:
         return _missing("forget_gc", "sustained")
     if str(su["state"].iloc[0]) == "fresh" or len(su) < 6:
@@ -488,7 +495,8 @@ def detect_interleave(strides: Sequence[int], bw: Sequence[float]) -> dict[str, 
     low = min(vals)
     depth = 1.0 - low / med if med > 0 else 0.0
     if depth < 0.1:
-        return {"degree": None, "confidence": 0.0, "verdict": "inconclusive", "reason": f"no dips: the lowest stride is {depth * 100:.0f} % below the median (the degree is above {max(ss) // 2} chunks, or reads are not striped)", "dips": []}
+        reason = f"no dips: the lowest stride is {depth * 100:.0f} % below the median (the degree is above {max(ss) // 2} chunks, or reads are not striped)"
+        return {"degree": None, "confidence": 0.0, "verdict": "inconclusive", "reason": reason, "dips": []}
     cut = low + 0.25 * (med - low)
     dips = {s for s, b in pts if b <= cut}
     best: tuple[float, int] = (-1.0, 0)
@@ -523,14 +531,15 @@ def detect_interleave(strides: Sequence[int], bw: Sequence[float]) -> dict[str, 
     return {
         "degree": d, "confidence": round(confidence, 3), "verdict": verdict, "dips": sorted(dips),
         "dip_bw_mib_s": sum(dip_bw) / len(dip_bw), "median_bw_mib_s": med,
-        "reason": f"dips at strides {', '.join(str(s) for s in sorted(dips)[:8])}{'...' if len(dips) > 8 else ''} ({depth * 100:.0f} % below the median): every {d} x 4 KiB chunks, {d * UNIT // KiB} KiB",
+        "reason": f"dips at strides {', '.join(str(s) for s in sorted(dips)[:8])}{'...' if len(dips) > 8 else ''}"
+        f" ({depth * 100:.0f} % below the median): every {d} x 4 KiB chunks, {d * UNIT // KiB} KiB",
     }
 
 
 METRICS = ("iops", "bw_mib_s", "lat_us", "read_iops", "write_iops", "read_lat_us", "write_lat_us", "read_p99_us", "write_p99_us")
 
 
-def _medians(df: "pd.DataFrame") -> "pd.DataFrame":
+def _medians(df: pd.DataFrame) -> pd.DataFrame:
     """One row per point: the median of its repeats (tables without repeats as they are)."""
     if "repeat" not in df or df["repeat"].nunique() < 2:
         return df.drop(columns=["repeat"], errors="ignore")
@@ -538,7 +547,7 @@ def _medians(df: "pd.DataFrame") -> "pd.DataFrame":
     return df.groupby(keys, sort=False, dropna=False).median(numeric_only=True).reset_index().drop(columns=["repeat"], errors="ignore")
 
 
-def derive(data: Mapping[str, "pd.DataFrame"], trusted: bool = True) -> tuple[list[dict[str, Any]], Optional[dict[str, Any]]]:
+def derive(data: Mapping[str, pd.DataFrame], trusted: bool = True) -> tuple[list[dict[str, Any]], Optional[dict[str, Any]]]:
     """The contract (seven rules) and the interleaving degree from a probe's tables.
 
     Points measured more than once (a ``repeat`` column) give each rule its figure from their
@@ -547,7 +556,7 @@ def derive(data: Mapping[str, "pd.DataFrame"], trusted: bool = True) -> tuple[li
     verdict is inconclusive, its figure kept."""
     import pandas as pd
 
-    checks: list[tuple[str, Callable[["pd.DataFrame"], dict[str, Any]], str]] = [
+    checks: list[tuple[str, Callable[[pd.DataFrame], dict[str, Any]], str]] = [
         ("scale", rule_low_request_scale, "low_request_scale"),
         ("randseq", rule_random_ok, "random_ok"),
         ("crowded", rule_crowded, "crowded"),
@@ -587,7 +596,7 @@ class Probe:
 
     target: dict[str, Any]
     profile: str
-    data: dict[str, "pd.DataFrame"] = field(default_factory=dict)
+    data: dict[str, pd.DataFrame] = field(default_factory=dict)
     complete: bool = True
     error: Optional[str] = None
 
@@ -605,7 +614,7 @@ class Probe:
         return derive(self.data, self.trusted)[1]
 
     @property
-    def contract(self) -> "pd.DataFrame":
+    def contract(self) -> pd.DataFrame:
         """One row per rule: title, verdict, figure, threshold."""
         import pandas as pd
 
@@ -619,14 +628,14 @@ class Probe:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Probe":
+    def from_dict(cls, d: Mapping[str, Any]) -> Probe:
         import pandas as pd
 
         data = {k: pd.DataFrame(v) for k, v in d.get("data", {}).items()}
         return cls(dict(d["target"]), str(d.get("profile", "quick")), data, bool(d.get("complete", True)), d.get("error"))
 
     @classmethod
-    def load(cls, path: str) -> "Probe":
+    def load(cls, path: str) -> Probe:
         with open(path, encoding="utf-8") as f:
             return cls.from_dict(json.load(f))
 
@@ -742,7 +751,7 @@ def probe(
 # Two targets.
 
 
-def versus(a: Probe, b: Probe, rw: str = "randread") -> "pd.DataFrame":
+def versus(a: Probe, b: Probe, rw: str = "randread") -> pd.DataFrame:
     """Seed 004's heatmap: T = (L_higher - L_lower) / L_lower for each size and queue depth,
     positive where ``a`` has the lower latency. Rows: size (KiB); columns: queue depth."""
     sa, sb = a.data.get("scale"), b.data.get("scale")
@@ -755,7 +764,7 @@ def versus(a: Probe, b: Probe, rw: str = "randread") -> "pd.DataFrame":
     return t.where(pa <= pb, -t)
 
 
-def contract_table(probes: Sequence[Probe]) -> "pd.DataFrame":
+def contract_table(probes: Sequence[Probe]) -> pd.DataFrame:
     """The rules side by side: one row per rule, a verdict and figure column per probe."""
     import pandas as pd
 
@@ -820,7 +829,7 @@ def plot_versus(a: Probe, b: Probe) -> Any:
     return _heatmap(t, "RdBu", TwoSlopeNorm(0.0, -lim, lim), lambda v: f"{v:.1f}", "black", f"(L_higher - L_lower) / L_lower, > 0: {a.target.get('target')} faster")
 
 
-def _heatmap(grid: "pd.DataFrame", cmap: str, norm: Any, label: Callable[[float], str], color: str, title: str) -> Any:
+def _heatmap(grid: pd.DataFrame, cmap: str, norm: Any, label: Callable[[float], str], color: str, title: str) -> Any:
     """A size x queue-depth grid as a heatmap, largest size on top, each cell's value printed."""
     grid = grid.sort_index(ascending=False)
     fig = _figure(1.6 + 0.75 * len(grid.columns), 1.0 + 0.55 * len(grid.index))
@@ -841,7 +850,7 @@ def _heatmap(grid: "pd.DataFrame", cmap: str, norm: Any, label: Callable[[float]
     return fig
 
 
-def _panel(p: Probe, experiment: str, w: float, h: float) -> Optional[tuple["pd.DataFrame", Any, Any]]:
+def _panel(p: Probe, experiment: str, w: float, h: float) -> Optional[tuple[pd.DataFrame, Any, Any]]:
     """The experiment's table, a figure and its axes; None when the probe lacks it."""
     df = p.data.get(experiment)
     if df is None or df.empty:

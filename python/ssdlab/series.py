@@ -38,11 +38,11 @@ def _bad(path: str, value: object, rule: str) -> ConfigError:
 
 def plot_timeseries(
     result: Result,
-    path: Union[None, str, "os.PathLike[str]"] = None,
+    path: Union[None, str, os.PathLike[str]] = None,
     *,
     columns: Optional[Sequence[str]] = None,
     title: Optional[str] = None,
-) -> "Figure":
+) -> Figure:
     """Plots the device rows of ``result``'s time series, one panel per column (default: those of
     :data:`DEFAULT_COLUMNS` the run has), to ``path`` (.png or .svg) when given. Intervals after
     the last I/O are left out. Returns the figure (with its own Agg canvas)."""

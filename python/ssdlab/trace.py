@@ -40,7 +40,7 @@ def formats() -> list[str]:
 
 
 def stats(
-    path: "str | os.PathLike[str]",
+    path: str | os.PathLike[str],
     format: Optional[str] = None,  # noqa: A002 - the CLI's --format
     *,
     strict: bool = True,
@@ -61,15 +61,15 @@ def stats(
 
 
 def batches(
-    path: "str | os.PathLike[str]", format: Optional[str] = None, *, strict: bool = True, blk_action: str = "D", batch: int = BATCH  # noqa: A002
-) -> Iterator["pa.RecordBatch"]:
+    path: str | os.PathLike[str], format: Optional[str] = None, *, strict: bool = True, blk_action: str = "D", batch: int = BATCH  # noqa: A002
+) -> Iterator[pa.RecordBatch]:
     """The trace as Arrow record batches of the canonical schema, streaming (times from the
     first record; see :func:`read` for the origin)."""
     p, f, b = _reader_args(path, format, blk_action)
     yield from _from_reader(_core.TraceBatches(p, f, strict, b), {}, batch)
 
 
-def schema(meta: Optional[dict[str, Any]] = None) -> "pa.Schema":
+def schema(meta: Optional[dict[str, Any]] = None) -> pa.Schema:
     """The canonical record: ns from the first record, op (read/write/trim/flush), byte offset
     and length, and the device's name; ``meta`` goes into the schema's ``ssdlab.trace``."""
     import pyarrow as pa
@@ -84,7 +84,7 @@ def schema(meta: Optional[dict[str, Any]] = None) -> "pa.Schema":
     return s.with_metadata({"ssdlab.trace": json.dumps(meta)}) if meta is not None else s
 
 
-def read(path: "str | os.PathLike[str]", format: Optional[str] = None, *, strict: bool = True, blk_action: str = "D") -> "pa.Table":  # noqa: A002
+def read(path: str | os.PathLike[str], format: Optional[str] = None, *, strict: bool = True, blk_action: str = "D") -> pa.Table:  # noqa: A002
     """The whole trace as one Arrow table (``.to_pandas()`` for a DataFrame). The schema's
     ``ssdlab.trace`` metadata holds ``time_origin_ns``: add it to ``time_ns`` for the trace's
     own clock."""
@@ -109,8 +109,8 @@ def _meta(reader: Any, state: dict[str, Any], records: int) -> dict[str, Any]:
 
 
 def convert(
-    path: "str | os.PathLike[str]",
-    out: "str | os.PathLike[str]",
+    path: str | os.PathLike[str],
+    out: str | os.PathLike[str],
     format: Optional[str] = None,  # noqa: A002
     *,
     strict: bool = True,
@@ -142,7 +142,7 @@ def convert(
     return meta
 
 
-def _from_reader(reader: Any, state: dict[str, Any], batch: int = BATCH) -> Iterator["pa.RecordBatch"]:
+def _from_reader(reader: Any, state: dict[str, Any], batch: int = BATCH) -> Iterator[pa.RecordBatch]:
     """Batches of the canonical schema; ``state`` gets the first record's time (``origin``) and
     the device names by id (``devices``)."""
     import numpy as np

@@ -96,7 +96,10 @@ DEVICES: dict[str, list[Figure]] = {
     "p4500": [
         Figure("QD1 4 KiB random read latency", "lat", 85.0, "Intel spec via Lenovo: random read latency 85 us (2 TB)", _qd1("randread")),
         Figure("QD1 4 KiB random write latency", "lat", 20.0, "Intel spec via Lenovo: random write latency 20 us", _qd1("randwrite")),
-        Figure("4 KiB random read IOPS", "iops", 490_000, "Intel spec via Lenovo, 2 TB (queue depth not stated)", _loaded("randread", "4KiB", 4, 64, 40_000), note="Intel's usual QD256 as 4 jobs x QD64"),
+        Figure(
+            "4 KiB random read IOPS", "iops", 490_000, "Intel spec via Lenovo, 2 TB (queue depth not stated)", _loaded("randread", "4KiB", 4, 64, 40_000),
+            note="Intel's usual QD256 as 4 jobs x QD64",
+        ),
         *_seq(3200, 1050, "Intel spec via Lenovo (read: all capacities; write: 2 TB)", "128KiB", 4, 8, 4000),
         _steady(38_000, "Intel spec via Lenovo, 2 TB (Intel quotes random writes at steady state)", 4, 64, 60_000, 48),
     ],
