@@ -26,10 +26,13 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ssdlab.exceptions import InputError
 from ssdlab.probe import UNIT, Job, Probe, SimTarget, _medians, battery, run_probe
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # PCIe generations and widths the link fit chooses from.
 LINKS = [(g, w) for g in (3, 4, 5) for w in (1, 2, 4, 8, 16)]
@@ -264,3 +267,40 @@ def _seconds(text: Any) -> float:
 
 
 __all__ = ["Calibration", "calibrate", "fit_report"]
+
+
+def command(out: Console, err: Console, source: Probe, base: str, settings: list[tuple[str, str]], output: str, as_json: bool) -> int:
+    """``ssdlab calibrate``'s work once the probe is there: fits, writes ``output`` (TOML) and
+    prints the fit cell by cell (or JSON); returns the exit code (2: the probe failed, 130:
+    it was interrupted; nothing is written then)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ssdlab.cliutil import Bar
+
+    if source.error:
+        err.print(f"[bold red]error:[/bold red] {escape(source.error)}; nothing written", highlight=False)
+        return 2
+    if not source.complete:
+        err.print("interrupted: the probe did not finish; nothing written")
+        return 130
+    with Bar("calibrate") as bar:
+        cal = calibrate(source, base, settings, progress=bar)
+    with open(output, "w", encoding="utf-8") as f:
+        f.write(cal.toml())
+    if as_json:
+        out.file.write(json.dumps({"settings": cal.settings, "figures": cal.figures, "steps": cal.steps, "fit": json.loads(cal.fit.to_json(orient="records"))}, indent=1) + "\n")
+        return 0
+    t = Table(title=f"Fit of {output} to the probe of {source.target.get('target')} (random reads, quick grid)", title_justify="left")
+    for c in ("cell", "probe us", "fitted us", "error", "probe MiB/s", "fitted MiB/s", "error "):
+        t.add_column(c, justify="left" if c == "cell" else "right")
+    fit = cal.fit
+    for cell, g in fit.groupby("cell", sort=False):
+        lat, bw = g[g["metric"] == "lat_us"].iloc[0], g[g["metric"] == "bw_mib_s"].iloc[0]
+        t.add_row(str(cell), f"{lat['probe']:.1f}", f"{lat['fitted']:.1f}", f"{lat['error_pct']:+.1f} %", f"{bw['probe']:,.0f}", f"{bw['fitted']:,.0f}", f"{bw['error_pct']:+.1f} %")
+    out.print(t)
+    for step in cal.steps:
+        out.print(f"  {escape(step)}", highlight=False)
+    e = fit["error_pct"].abs()
+    out.print(f"  median error {e.median():.1f} %, worst {e.max():.1f} %; wrote {output}", highlight=False)
+    return 0

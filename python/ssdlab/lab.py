@@ -61,6 +61,7 @@ from ssdlab.exceptions import InputError, utf8_text
 
 if TYPE_CHECKING:
     import pandas as pd
+    from rich.console import Console
 
 KINDS = ("run", "probe", "atc")
 
@@ -680,4 +681,44 @@ def plan(spec: Any, store: Optional[str] = None) -> tuple[Spec, list[Task], set[
     return s, t, have
 
 
-__all__ = ["Spec", "Store", "Task", "execute", "open_store", "plan", "run_tasks", "sweep"]
+def command(out: Console, spec: str, store: Optional[str], executor: str, workers: Optional[int], dry_run: bool, as_json: bool) -> None:
+    """``ssdlab sweep``: runs the points ``store`` lacks (or, ``dry_run``, counts them) and
+    prints what it did and the rows (or the rows as JSON)."""
+    from ssdlab.cliutil import Bar, UsageError
+
+    if not os.path.isfile(spec):
+        raise UsageError(f"{spec}: no such file")
+    store = store or os.path.splitext(spec)[0] + ".store"
+    s, todo, have = plan(spec, store)
+    left = [t for t in todo if t.point_id not in have]
+    if dry_run:
+        out.print(f"{len(todo)} points ({len(s.combinations())} combinations x {s.repeats} repeats); {len(todo) - len(left)} in {store}, {len(left)} to run", highlight=False)
+        return
+    start = time.monotonic()
+    with Bar(f"sweep {s.name}") as bar:
+        df = sweep(spec, store, executor, workers, progress=bar)
+    took = time.monotonic() - start
+    if as_json:
+        out.file.write(df.to_json(orient="records", indent=1) + "\n")
+        return
+    out.print(f"{len(todo)} points: {len(left)} run, {len(todo) - len(left)} already in {store}; {took:.1f} s ({len(left) / took if took > 0 else 0:.1f} points/s)", highlight=False)
+    print_rows(out, s, df)
+
+
+def print_rows(out: Console, spec: Spec, df: pd.DataFrame) -> None:
+    """The table ``ssdlab sweep`` prints: the axes and headline metrics of the first 40 rows."""
+    from rich.table import Table
+
+    shown = [c for c in (*spec.axes, "repeat", "iops", "bandwidth_mib_s", "read.latency_us.mean", "write.latency_us.mean") if c in df.columns]
+    shown += [c for c in df.columns if c.startswith("rule.") and c.endswith(".verdict")]
+    t = Table(title=f"{spec.name}: {len(df)} rows (every metric is in the store: ssdlab.open_store)", title_justify="left")
+    for c in shown:
+        t.add_column(c, justify="right")
+    for _, row in df.head(40).iterrows():
+        t.add_row(*(f"{row[c]:,.2f}" if isinstance(row[c], float) else str(row[c]) for c in shown))
+    out.print(t)
+    if len(df) > 40:
+        out.print(f"  ... {len(df) - 40} more rows", highlight=False)
+
+
+__all__ = ["Spec", "Store", "Task", "execute", "open_store", "plan", "print_rows", "run_tasks", "sweep"]

@@ -34,8 +34,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
 
+from ssdlab.plotting import figure, save
+
 if TYPE_CHECKING:
     import pandas as pd
+    from rich.console import Console
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -672,7 +675,7 @@ class Probe:
             fig = fn(self)
             if fig is not None:
                 path = os.path.join(directory, f"{name}.{fmt}")
-                fig.savefig(path, dpi=130)
+                save(fig, path, dpi=130)
                 out.append(path)
         return out
 
@@ -799,16 +802,6 @@ def versus_markdown(a: Probe, b: Probe) -> str:
 # Plots.
 
 
-def _figure(w: float, h: float) -> Any:
-    """A figure with its own Agg canvas: matplotlib's backend (a notebook's) is left alone."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(w, h))
-    FigureCanvasAgg(fig)
-    return fig
-
-
 def plot_scale(p: Probe) -> Any:
     """Mean random-read latency over size and queue depth (log colour scale), values printed."""
     sc = p.data.get("scale")
@@ -832,7 +825,7 @@ def plot_versus(a: Probe, b: Probe) -> Any:
 def _heatmap(grid: pd.DataFrame, cmap: str, norm: Any, label: Callable[[float], str], color: str, title: str) -> Any:
     """A size x queue-depth grid as a heatmap, largest size on top, each cell's value printed."""
     grid = grid.sort_index(ascending=False)
-    fig = _figure(1.6 + 0.75 * len(grid.columns), 1.0 + 0.55 * len(grid.index))
+    fig = figure(1.6 + 0.75 * len(grid.columns), 1.0 + 0.55 * len(grid.index))
     ax = fig.add_subplot()
     im = ax.imshow(grid.values, cmap=cmap, norm=norm, aspect="auto")
     for i in range(grid.shape[0]):
@@ -856,7 +849,7 @@ def _panel(p: Probe, experiment: str, w: float, h: float) -> Optional[tuple[pd.D
     if df is None or df.empty:
         return None
     df = _medians(df)
-    fig = _figure(w, h)
+    fig = figure(w, h)
     return df, fig, fig.add_subplot()
 
 
@@ -904,3 +897,131 @@ def plot_sustained(p: Probe) -> Any:
     ax.bar(range(len(su)), su["bw_mib_s"])
     ax.set_xticks(range(len(su)), list(su["state"]), rotation=30 if len(su) > 6 else 0, fontsize=7)
     return _finish(p, fig, ax, "sustained random 4 KiB writes, QD32", "write bandwidth (MiB/s)", grid="y")
+
+
+# ---------------------------------------------------------------------------------------------
+# The command (`ssdlab probe`, and the probe `ssdlab calibrate` fits to).
+
+
+def load_or_probe(spec: str, profile: str, experiments: Optional[list[str]], settings: list[tuple[str, str]], opts: dict[str, Any], label: str, repeat: int = 1) -> Probe:
+    """A saved probe (a .json file written by `ssdlab probe -o`), or a new probe of ``spec``
+    (``opts``: :func:`target_of`'s keywords) with a progress bar labelled ``label``."""
+    from ssdlab.cliutil import Bar, UsageError
+
+    if spec.lower().endswith(".json") and not spec.startswith("fio:"):
+        try:
+            return Probe.load(spec)
+        except OSError as e:
+            raise UsageError(f"{spec}: {e.strerror or e}") from None
+        except (ValueError, KeyError, TypeError) as e:
+            raise UsageError(f"{spec}: not a probe's contract.json ({e})") from None
+    target = target_of(spec, settings, **opts)
+    with Bar(label) as bar:
+        return run_probe(target, profile, experiments, progress=bar, repeat=repeat)
+
+
+_VERDICT_STYLE = {"holds": "green", "does not hold": "red", "inconclusive": "yellow"}
+
+
+def print_contract(out: Console, p: Probe) -> None:
+    """The table of a probe's rules, its interleaving degree and how it was measured."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title=f"Unwritten contract of {p.target.get('target')} ({p.target.get('description', '')})", title_justify="left")
+    for c in ("#", "rule", "verdict", "measured", "threshold"):
+        t.add_column(c, overflow="fold", ratio=4 if c == "measured" else None)
+    for i, r in enumerate(p.rules, 1):
+        t.add_row(str(i), r["title"], f"[{_VERDICT_STYLE[r['verdict']]}]{r['verdict']}[/]", escape(r["figure"]), escape(r["threshold"]))
+    out.print(t)
+    il = p.interleave
+    if il is not None:
+        deg = f"{il['degree']} x 4 KiB" if il.get("degree") else "not found"
+        out.print(f"  interleaving degree: {deg} ({il['verdict']}, confidence {il['confidence']:.2f}): {escape(il['reason'])}", highlight=False)
+    out.print(f"  measured: {escape(str(p.target.get('method')))}", highlight=False)
+    if not p.complete:
+        out.print("  [yellow]stopped early[/yellow]: the rules of experiments not finished are inconclusive")
+
+
+def print_versus(out: Console, a: Probe, b: Probe) -> None:
+    """Seed 004's table of (L_higher - L_lower) / L_lower between two probes."""
+    from rich.table import Table
+
+    v = versus(a, b).sort_index(ascending=False)
+    t = Table(title=f"(L_higher - L_lower) / L_lower of random reads; > 0 where {a.target.get('target')} is faster", title_justify="left")
+    t.add_column("size \\ QD")
+    for c in v.columns:
+        t.add_column(str(int(c)), justify="right")
+    for size_kib, row in v.iterrows():
+        t.add_row(f"{int(size_kib)} KiB", *(f"[{'blue' if x > 0 else 'red'}]{x:+.2f}[/]" for x in row))
+    out.print(t)
+
+
+def write_probe(p: Probe, directory: str, fmt: str) -> list[str]:
+    """contract.md, contract.json and the plots of ``p`` in ``directory``; returns their paths."""
+    import os
+
+    os.makedirs(directory, exist_ok=True)
+    md, js = os.path.join(directory, "contract.md"), os.path.join(directory, "contract.json")
+    with open(md, "w", encoding="utf-8") as f:
+        f.write(p.to_markdown())
+    with open(js, "w", encoding="utf-8") as f:
+        json.dump(p.to_dict(), f, indent=1, allow_nan=True)
+        f.write("\n")
+    return [md, js, *p.plots(directory, fmt)]
+
+
+def _slug(text: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text.removeprefix("fio:").strip("/")).strip("_") or "target"
+
+
+def command(out: Console, err: Console, a: Probe, against: Optional[Callable[[], Probe]], output: Optional[str], fmt: str, as_json: bool) -> int:
+    """``ssdlab probe``'s work once ``a`` is measured: probes ``against`` (when given and ``a``
+    finished), writes the files to ``output``, prints the contracts (or JSON); returns the exit
+    code: 0, 2 when a probe failed, 130 when one was interrupted."""
+    import os
+
+    from rich.markup import escape
+
+    b = against() if against is not None and a.complete else None
+    both = b is not None and "scale" in a.data and "scale" in b.data
+    written: list[str] = []
+    if output is not None:
+        if b is None:
+            written = write_probe(a, output, fmt)
+        else:
+            for p in (a, b):
+                written += write_probe(p, os.path.join(output, _slug(str(p.target.get("target")))), fmt)
+    if b is not None and both and output is not None:
+        vmd = os.path.join(output, "versus.md")
+        with open(vmd, "w", encoding="utf-8") as f:
+            f.write(versus_markdown(a, b))
+        vpng = os.path.join(output, f"versus.{fmt}")
+        save(plot_versus(a, b), vpng, dpi=130)
+        written += [vmd, vpng]
+    if as_json:
+        doc: dict[str, Any] = a.to_dict()
+        if b is not None:
+            doc = {"a": doc, "b": b.to_dict()}
+            if both:
+                doc["versus"] = json.loads(versus(a, b).to_json(orient="index"))
+        out.file.write(json.dumps(doc, indent=1) + "\n")
+    else:
+        print_contract(out, a)
+        if b is not None:
+            print_contract(out, b)
+            if both:
+                print_versus(out, a, b)
+        for w in written:
+            out.print(f"  wrote {w}", highlight=False)
+    kept = f"kept the finished experiments{' in ' + output if output else ''}"
+    failed = next((p.error for p in (a, b) if p is not None and p.error), None)
+    if failed:
+        err.print(f"[bold red]error:[/bold red] {escape(failed)}; {kept}", highlight=False)
+        return 2
+    if not a.complete or (b is not None and not b.complete) or (against is not None and b is None):
+        err.print(f"interrupted: {kept}")
+        return 130
+    return 0

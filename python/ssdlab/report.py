@@ -26,6 +26,7 @@ import os
 from typing import TYPE_CHECKING, Any, Optional
 
 from ssdlab.exceptions import InputError, utf8_text
+from ssdlab.plotting import figure, save
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,14 +67,12 @@ class _Figures:
         if self.directory:
             for ext in ("svg", "png"):
                 path = os.path.join(self.directory, f"{name}.{ext}")
-                fig.savefig(path, dpi=130)
+                save(fig, path, dpi=130)
                 self.paths.append(path)
         return f'<div class="fig">{svg}</div>'
 
 
 def _figure(w: float = 6.4, h: float = 3.4) -> Any:
-    from ssdlab.probe import _figure as figure
-
     return figure(w, h)
 
 

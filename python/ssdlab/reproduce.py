@@ -32,6 +32,7 @@ from ssdlab.exceptions import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
+    from rich.console import Console
 
 
 @dataclass(frozen=True)
@@ -517,4 +518,23 @@ def reproduce(study: str, output: str, profile: str = "quick", executor: str = "
     return table
 
 
-__all__ = ["Figure", "STUDIES", "reproduce", "verdict"]
+VERDICT_STYLE = {"matches": "green", "holds": "green", "direction": "yellow", "miss": "red", "not measured": "red"}
+
+
+def print_table(out: Console, table: pd.DataFrame, seconds: float, output: str) -> None:
+    """The table ``ssdlab reproduce`` prints: each published figure beside ours, with its verdict."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title=f"Published figures beside ssdlab's ({seconds:.0f} s)", title_justify="left")
+    for c in ("study", "figure", "published", "ours", "error", "verdict", "where"):
+        t.add_column(c, justify="right" if c in ("ours", "error") else "left", overflow="fold")
+    for _, r in table.iterrows():
+        err = "" if r["error_pct"] is None or r["error_pct"] != r["error_pct"] else f"{r['error_pct']:+.0f} %"
+        ours = "" if r["ours"] is None or r["ours"] != r["ours"] else f"{r['ours']:.3g}"
+        t.add_row(r["study"], escape(r["figure"]), escape(r["published"]), ours, err, f"[{VERDICT_STYLE.get(r['verdict'], 'white')}]{r['verdict']}[/]", r["where"])
+    out.print(t)
+    out.print(f"  quotes, stores and reports in {output}/ (figures.csv, *.html)", highlight=False)
+
+
+__all__ = ["Figure", "STUDIES", "print_table", "reproduce", "verdict"]

@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ssdlab import _core
 from ssdlab.api import _arg_error, _path_arg, _text_arg
+from ssdlab.units import format_bytes
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from rich.console import Console
 
 OPS = ["read", "write", "trim", "flush"]
 BATCH = 1 << 20
@@ -177,3 +179,39 @@ def _from_reader(reader: Any, state: dict[str, Any], batch: int = BATCH) -> Iter
             ],
             schema=schema(),
         )
+
+
+def print_stats(out: Console, path: str, s: dict[str, Any]) -> None:
+    """The tables ``ssdlab trace stats`` prints of :func:`stats`' dict (with ``wall_s``)."""
+    from rich.table import Table
+
+    gib = 1024**3
+    out.print(f"[bold]{path}[/bold]  ({s['format']})  {s['lines']:,} lines, {s['ios']:,} I/Os in {s['wall_s']:.2f} s wall")
+    t = Table(show_header=False, box=None)
+    rows = [
+        ("reads / writes / trims / flushes", f"{s['reads']:,} / {s['writes']:,} / {s['trims']:,} / {s['flushes']:,}  (read ratio {s['read_ratio']:.3f})"),
+        ("bytes read / written", f"{s['bytes_read'] / gib:,.3f} / {s['bytes_written'] / gib:,.3f} GiB  (mean size {s['mean_size'] / 1024:,.1f} KiB)"),
+        ("footprint", f"{s['footprint_bytes'] / gib:,.3f} GiB in 4 KiB pages"),
+        ("sequential", f"{s['sequential_ratio']:.3f} of requests start where their device's previous one ended"),
+        ("span", f"{s['duration_s']:,.3f} s of trace time, {s['iops']:,.0f} IOPS"),
+        ("inter-arrival (us)", "mean {mean:,.2f}  p50 {p50:,.2f}  p90 {p90:,.2f}  p99 {p99:,.2f}  max {max:,.2f}".format(**s["interarrival_us"])),
+        ("out of order", f"{s['out_of_order']:,} records earlier than the one before"),
+        ("skipped", f"{s['bad_lines']:,} malformed lines, {s['zero_length']:,} zero-length requests" + (f"; first: {s['first_bad']}" if s["first_bad"] else "")),
+    ]
+    for k, v in rows:
+        t.add_row(k, v)
+    out.print(t)
+    h = Table(title="Request sizes", title_justify="left")
+    h.add_column("up to", justify="right")
+    h.add_column("requests", justify="right")
+    h.add_column("%", justify="right")
+    for b in s["size_histogram"]:
+        h.add_row(format_bytes(b["le_bytes"]), f"{b['count']:,}", f"{100 * b['count'] / max(s['ios'], 1):.1f}")
+    out.print(h)
+    if s["per_device"]:
+        d = Table(title=f"Devices ({s['devices']:,} in all; busiest first)", title_justify="left")
+        for c in ("device", "I/Os", "read ratio", "GiB", "footprint GiB", "highest byte"):
+            d.add_column(c, justify="right")
+        for x in s["per_device"]:
+            d.add_row(x["name"] or str(x["id"]), f"{x['ios']:,}", f"{x['read_ratio']:.3f}", f"{x['bytes'] / gib:,.3f}", f"{x['footprint_bytes'] / gib:,.3f}", format_bytes(x["max_offset"]))
+        out.print(d)

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from . import api
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 MB = 1e6
 
@@ -268,3 +271,29 @@ def as_records(rows: list[Row]) -> list[dict[str, Any]]:
         }
         for r in rows
     ]
+
+
+def write_markdown(path: str, rows: list[Row], devices: Optional[list[str]]) -> None:
+    """The tables as Markdown (``ssdlab validate -o``), headed by the command that made them."""
+    cmd = "ssdlab validate" + ("" if not devices else " " + " ".join(devices)) + f" -o {path}"
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(markdown(rows, cmd))
+
+
+def print_table(out: Console, rows: list[Row]) -> None:
+    """The table ``ssdlab validate`` prints: each figure, published and ours, errors over 25 % in red."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title="Published figures against ssdlab", title_justify="left")
+    for c in ("drive", "figure", "published", "ssdlab", "error"):
+        t.add_column(c, justify="left" if c in ("drive", "figure") else "right")
+    for r in rows:
+        unit = UNITS[r.figure.metric]
+        err_pct = 100 * r.error
+        style = "red" if abs(err_pct) > 25 else ""
+        t.add_row(
+            r.device, escape(r.figure.name), f"{num(r.figure.published, r.figure.metric)} {unit}", f"{num(r.measured, r.figure.metric)} {unit}",
+            f"[{style}]{err_pct:+.0f} %[/{style}]" if style else f"{err_pct:+.0f} %",
+        )
+    out.print(t)
