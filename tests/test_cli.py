@@ -7,7 +7,9 @@ import subprocess
 import sys
 import time
 
-from conftest import ROOT
+import pytest
+
+from conftest import ROOT, SHARED
 
 
 def no_traceback(p):
@@ -248,16 +250,19 @@ def test_error_text_with_brackets_and_bad_includes_reach_the_terminal(cli, tmp_p
 
 def test_an_output_in_a_missing_directory_is_an_exit_2_error_naming_it(cli, tmp_path):
     # Issue 16: these were rc 1 "internal error" after the work was done.
-    trace = ROOT.parent / "shared" / "data" / "traces"
-    sample = next(iter(sorted(trace.glob("*.csv*"))), None) if trace.is_dir() else None
     missing = tmp_path / "nope" / "out"
-    cases = [("atc", "--plot", f"{missing}.png"), ("decompose", "--plot", f"{missing}.svg")]
-    if sample is not None:
-        cases.append(("trace", "convert", str(sample), "-o", f"{missing}.parquet"))
-    for args in cases:
+    for args in (("atc", "--plot", f"{missing}.png"), ("decompose", "--plot", f"{missing}.svg")):
         p = cli(*args)
         assert p.returncode == 2 and "does not exist" in p.stderr and "nope" in p.stderr, (args, p.stderr)
         no_traceback(p)
+
+
+@pytest.mark.shared("data/traces/msr-cambridge1-sample.csv")
+def test_a_trace_converted_into_a_missing_directory_is_an_exit_2_error_naming_it(cli, tmp_path):
+    sample = SHARED / "data" / "traces" / "msr-cambridge1-sample.csv"
+    p = cli("trace", "convert", str(sample), "-o", str(tmp_path / "nope" / "out.parquet"))
+    assert p.returncode == 2 and "does not exist" in p.stderr and "nope" in p.stderr, p.stderr
+    no_traceback(p)
 
 
 def test_a_time_that_overflows_is_an_error_naming_the_key(cli):
