@@ -2,16 +2,19 @@
 """Everyday commands for ssdlab, needing only python3, pip and cargo.
 
     python3 dev.py run [ARGS...]   set up, then `ssdlab run ARGS` (the embedded default if none)
-    python3 dev.py test            set up, then every test: cargo test and pytest
+    python3 dev.py test            set up, then the lints, then every test: cargo test and pytest
+    python3 dev.py lint            set up, then cargo fmt --check, cargo clippy (-D warnings), ruff and
+                                   mypy, in that order, stopping at the first that fails
     python3 dev.py bench [ARGS...] set up, then `ssdlab bench ARGS`
     python3 dev.py setup           create .venv and build the native module (when sources changed)
     python3 dev.py help            this text
 
 Setup installs fio and chromium where it can (Debian's packages, as root: the real-device probe
 and the headless check of HTML reports), makes a virtual environment in .venv (falling back to pip's --python option where the
-venv module has no pip), installs ssdlab in editable mode with its test extras (pip builds the
-Rust extension with maturin), and records a hash of the Rust sources and presets so that the
-next call rebuilds only when they changed.
+venv module has no pip), installs ssdlab in editable mode with its test extras (pytest, and the
+linters ruff and mypy; pip builds the Rust extension with maturin), and records a hash of the
+Rust sources, presets and pyproject.toml so that the next call rebuilds only when they changed.
+The lints also need cargo's rustfmt and clippy (rustup component add rustfmt clippy).
 """
 
 from __future__ import annotations
@@ -99,6 +102,15 @@ def setup(force: bool = False) -> None:
     STAMP.write_text(digest + "\n")
 
 
+def lint() -> None:
+    """The lints CI runs (through `test`), in order; the first that fails ends dev.py with its
+    exit code. ruff and mypy are the venv's (the test extra), configured in pyproject.toml."""
+    sh("cargo", "fmt", "--all", "--", "--check")
+    sh("cargo", "clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings")
+    sh(PY, "-m", "ruff", "check", "python", "tests")
+    sh(PY, "-m", "mypy", "python/ssdlab")
+
+
 def main(argv: list[str]) -> None:
     cmd = argv[0] if argv else "help"
     rest = argv[1:]
@@ -116,8 +128,13 @@ def main(argv: list[str]) -> None:
         setup()
         sh(BIN / "ssdlab", "bench", *rest)
         return
+    if cmd == "lint":
+        setup()
+        lint()
+        return
     if cmd == "test":
         setup()
+        lint()
         sh("cargo", "test", "--locked", "-p", "ssdlab-core")
         sh(PY, "-m", "pytest", *rest)
         return

@@ -21,6 +21,7 @@ it in ``tests/data/fuzz-corpus/fiojob/`` (``tests/test_fuzz_fiojob.py`` replays 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import re
 import resource
@@ -35,7 +36,7 @@ from ssdlab import api, fiojob
 from ssdlab.exceptions import SsdlabError
 
 ROOT = Path(__file__).resolve().parent.parent
-FIO_JOBS = ROOT.parent / "shared" / "data" / "fio-jobs"
+FIO_JOBS = Path(os.environ.get("SSDLAB_SHARED") or ROOT.parent / "shared") / "data" / "fio-jobs"  # as conftest.SHARED
 CORPUS = Path(__file__).resolve().parent / "data" / "fuzz-corpus" / "fiojob"
 SEED = 0x5EED0016
 DEVICE = 1 << 30

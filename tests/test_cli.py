@@ -7,7 +7,9 @@ import subprocess
 import sys
 import time
 
-from conftest import ROOT
+import pytest
+
+from conftest import ROOT, SHARED
 
 
 def no_traceback(p):
@@ -136,7 +138,8 @@ def test_bench_json(cli):
     rows = json.loads(p.stdout)["scenarios"]
     assert [r["name"] for r in rows] == [
         "randread-4k-qd1", "randread-4k-qd32", "randwrite-4k-qd32", "seqread-128k-qd8", "optane-randread-4k-qd16", "tlc-randread-4k-qd16",
-        "tlc-seqread-128k-qd8", "tlc-aged-randwrite-4k-qd32", "tlc-aged-randtrimwrite-4k-qd32", "tlc-buffered-seqread-4k", "tlc-buffered-randwrite-4k", "zns-zbd-randwrite-16k", "mqsim-randread-4k-qd32", "mqsim-cmt-randread-4k-qd32",
+        "tlc-seqread-128k-qd8", "tlc-aged-randwrite-4k-qd32", "tlc-aged-randtrimwrite-4k-qd32", "tlc-buffered-seqread-4k", "tlc-buffered-randwrite-4k",
+        "zns-zbd-randwrite-16k", "mqsim-randread-4k-qd32", "mqsim-cmt-randread-4k-qd32",
         "moneta-16-threads-4k", "openexpress-hw-randwrite-16k", "seed003-4-tenants-aged",
         "atc-4way-lru-replay", "atc-fa-lru-curve-64k", "atc-4way-lru-raw-file", "trace-stats-mqsim",
     ]
@@ -247,16 +250,19 @@ def test_error_text_with_brackets_and_bad_includes_reach_the_terminal(cli, tmp_p
 
 def test_an_output_in_a_missing_directory_is_an_exit_2_error_naming_it(cli, tmp_path):
     # Issue 16: these were rc 1 "internal error" after the work was done.
-    trace = ROOT.parent / "shared" / "data" / "traces"
-    sample = next(iter(sorted(trace.glob("*.csv*"))), None) if trace.is_dir() else None
     missing = tmp_path / "nope" / "out"
-    cases = [("atc", "--plot", f"{missing}.png"), ("decompose", "--plot", f"{missing}.svg")]
-    if sample is not None:
-        cases.append(("trace", "convert", str(sample), "-o", f"{missing}.parquet"))
-    for args in cases:
+    for args in (("atc", "--plot", f"{missing}.png"), ("decompose", "--plot", f"{missing}.svg")):
         p = cli(*args)
         assert p.returncode == 2 and "does not exist" in p.stderr and "nope" in p.stderr, (args, p.stderr)
         no_traceback(p)
+
+
+@pytest.mark.shared("data/traces/msr-cambridge1-sample.csv")
+def test_a_trace_converted_into_a_missing_directory_is_an_exit_2_error_naming_it(cli, tmp_path):
+    sample = SHARED / "data" / "traces" / "msr-cambridge1-sample.csv"
+    p = cli("trace", "convert", str(sample), "-o", str(tmp_path / "nope" / "out.parquet"))
+    assert p.returncode == 2 and "does not exist" in p.stderr and "nope" in p.stderr, p.stderr
+    no_traceback(p)
 
 
 def test_a_time_that_overflows_is_an_error_naming_the_key(cli):

@@ -10,8 +10,9 @@ import matplotlib
 import pytest
 
 import ssdlab
-from conftest import ROOT
 from ssdlab.decompose import SEED001_MEDIA, SEED001_PARTS
+
+from conftest import ROOT
 
 MEDIA = {"tlc": "450us", "mram": "65ns"}
 

@@ -12,9 +12,10 @@ from hypothesis import given, settings, strategies as st
 
 import ssdlab
 from ssdlab import api, fiojob
-from conftest import ROOT
 
-FIO_JOBS = ROOT.parent / "shared" / "data" / "fio-jobs"
+from conftest import ROOT, SHARED
+
+FIO_JOBS = SHARED / "data" / "fio-jobs"
 
 # Each file of ../shared/data/fio-jobs: "ok: N groups, M jobs", or the line and reason it fails
 # with (no environment variables set). A change in any outcome must be deliberate.
@@ -164,7 +165,7 @@ def outcome(path: Path) -> str:
     return f"ok: {len(plan.configs)} groups, {sum(len(g.jobs) for g in plan.groups)} jobs"
 
 
-@pytest.mark.skipif(not FIO_JOBS.is_dir(), reason="../shared/data/fio-jobs is not beside the repository")
+@pytest.mark.shared("data/fio-jobs")
 def test_every_example_job_file_is_classified():
     files = sorted(p.name for p in FIO_JOBS.glob("*.fio"))
     assert len(files) == 107 and files == sorted(EXPECTED)
@@ -173,7 +174,7 @@ def test_every_example_job_file_is_classified():
     assert sum(v.startswith("ok") for v in got.values()) >= 56
 
 
-@pytest.mark.skipif(not FIO_JOBS.is_dir(), reason="../shared/data/fio-jobs is not beside the repository")
+@pytest.mark.shared("data/fio-jobs")
 def test_env_substitution_lets_a_file_through():
     with pytest.raises(ssdlab.WorkloadError, match="FIO_RW"):
         api.load_jobfile(FIO_JOBS / "xnvme-compare.fio", env={})
@@ -282,11 +283,10 @@ def test_fio_steady_state_stops_the_group_when_its_rounds_pass(tmp_path):
             fiojob.load(write(tmp_path, f"[g]\n{text}\n"), env={})
 
 
+@pytest.mark.shared("data/fio-jobs/jesd219.fio")
 def test_jesd219_runs_with_its_size_mix_alignment_and_zones(tmp_path):
     # JEDEC's endurance workload: 512 B to 64 KiB writes at 4 KiB alignment, half of them in
     # the first 5 % of the drive.
-    if not (FIO_JOBS / "jesd219.fio").exists():
-        pytest.skip("../shared/data/fio-jobs is not beside the repository")
     plan = api.load_jobfile(FIO_JOBS / "jesd219.fio", env={})
     job = plan.groups[0].jobs[0]
     assert job["blockalign"] == 4096 and job["random_distribution"] == "zoned:50/5:30/15:20/80"
@@ -412,7 +412,7 @@ def test_zbd_jobs_run_on_a_zoned_drive_in_zones(tmp_path):
         api.load_jobfile(write(tmp_path, "[w]\nzonemode=zbd\nrw=randwrite\n"), "tlc")
 
 
-@pytest.mark.skipif(not FIO_JOBS.is_dir(), reason="../shared/data/fio-jobs is not beside the repository")
+@pytest.mark.shared("data/fio-jobs")
 def test_sequence_distribution_visits_the_blocks_fio_lists(tmp_path):
     # fio's t/sequence.py: sequence:2,0,1 repeats the blocks; with the stride each repetition
     # moves three blocks on (12 blocks of 4 KiB, 6 I/Os each).

@@ -91,7 +91,8 @@ def test_local_dask_local_and_a_dask_scheduler_give_identical_stores(tmp_path):
     procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     try:
         for _ in range(2):
-            procs.append(subprocess.Popen([dask, "worker", f"tcp://127.0.0.1:{port}", "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            worker = [dask, "worker", f"tcp://127.0.0.1:{port}", "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"]
+            procs.append(subprocess.Popen(worker, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         ssdlab.sweep(SPEC, store=str(tmp_path / "remote"), executor=f"dask://127.0.0.1:{port}")
         ssdlab.sweep(ATC_SPEC, store=str(tmp_path / "atc-remote"), executor=f"dask://127.0.0.1:{port}")
     finally:
@@ -175,7 +176,13 @@ def test_cli_sweep_and_its_bad_input(cli, tmp_path):
     assert len(json.loads(p.stdout)) == 2 and (tmp_path / "s.store" / "sweep.json").exists()
     bad = tmp_path / "bad.toml"
     bad.write_text('base = "p4800x"\n[axes]\n"workload.iodepth" = [1, \n')
-    for args, needle in (([str(bad)], "bad.toml"), ([str(tmp_path / "none.toml")], "no such file"), ([str(spec), "--executor", "cloud"], "--executor 'cloud'"), ([str(spec), "--store", str(tmp_path / "new"), "--executor", "dask://127.0.0.1:1"], "cannot reach")):
+    cases = (
+        ([str(bad)], "bad.toml"),
+        ([str(tmp_path / "none.toml")], "no such file"),
+        ([str(spec), "--executor", "cloud"], "--executor 'cloud'"),
+        ([str(spec), "--store", str(tmp_path / "new"), "--executor", "dask://127.0.0.1:1"], "cannot reach"),
+    )
+    for args, needle in cases:
         r = cli("sweep", *args, timeout=120)
         assert r.returncode == 2, (args, r.returncode, r.stderr)
         no_traceback(r)

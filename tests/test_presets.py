@@ -3,6 +3,7 @@
 import re
 
 import ssdlab
+
 from conftest import ROOT
 
 NUMBER = re.compile(r"^\s*[a-z_]+\s*=\s*\"?[0-9.]")

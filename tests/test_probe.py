@@ -11,8 +11,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from ssdlab import calibrate as cal
-from ssdlab import probe as pr
+from ssdlab import calibrate as cal, probe as pr
 from ssdlab.exceptions import InputError
 
 from test_cli import no_traceback

@@ -11,14 +11,14 @@ import pytest
 
 from ssdlab import reproduce as rp
 
+from conftest import SHARED
 from test_cli import no_traceback
 
-SEEDS = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "seeds")
+SEEDS = str(SHARED / "seeds")
 
 
+@pytest.mark.shared("seeds")
 def test_every_quote_is_in_the_seed_at_its_line():
-    if not os.path.isdir(SEEDS):
-        pytest.skip("../shared/seeds is not beside the repository")
     for name, make in rp.STUDIES.items():
         for f in make("quick").figures:
             file, at = f.where.rsplit(":", 1)
@@ -128,11 +128,10 @@ def test_unknown_study_exits_2(cli):
     no_traceback(p)
 
 
+@pytest.mark.shared("seeds")
 def test_the_working_list_of_seed_figures_quotes_each_seed_at_its_lines():
     import re
 
-    if not os.path.isdir(SEEDS):
-        pytest.skip("../shared/seeds is not beside the repository")
     with open(os.path.join(os.path.dirname(__file__), "..", "docs", "seed-figures.md"), encoding="utf-8") as fh:
         doc = fh.read()
     files = {f[:3]: f for f in os.listdir(SEEDS) if f.endswith(".txt")}
@@ -153,7 +152,10 @@ def test_the_working_list_of_seed_figures_quotes_each_seed_at_its_lines():
     assert checked >= 35
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None and shutil.which("chromium-browser") is None, reason="chromium is not installed: apt-get install chromium (python3 dev.py setup installs it as root)")
+@pytest.mark.skipif(
+    shutil.which("chromium") is None and shutil.which("chromium-browser") is None,
+    reason="chromium is not installed: apt-get install chromium (python3 dev.py setup installs it as root)",
+)
 def test_headless_chromium_renders_the_reproduced_studies(everything, tmp_path):
     import matplotlib.image as mpimg
 

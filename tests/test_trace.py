@@ -7,9 +7,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from ssdlab import trace
-from conftest import ROOT
 
-TRACES = ROOT.parent / "shared" / "data" / "traces"
+from conftest import SHARED
+
+TRACES = SHARED / "data" / "traces"
 SAMPLES = {
     "mqsim_tpcc-small.trace": ("mqsim", 6999),
     "mqsim_wsrch-small.trace": ("mqsim", 24783),
@@ -19,9 +20,10 @@ SAMPLES = {
     "fio-3.33-randrw-v3.iolog": ("fio-v3", 2000),
     "fio-v2-handwritten.iolog": ("fio-v2", 4),
 }
-pytestmark = pytest.mark.skipif(not TRACES.is_dir(), reason="../shared/data/traces is not beside the repository")
+needs_traces = pytest.mark.shared("data/traces")
 
 
+@needs_traces
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_stats_on_every_sample(cli, name):
     fmt, ios = SAMPLES[name]
@@ -35,6 +37,7 @@ def test_stats_on_every_sample(cli, name):
     assert table.returncode == 0 and "Request sizes" in table.stdout
 
 
+@needs_traces
 def test_convert_to_parquet_and_back(cli, tmp_path):
     out = tmp_path / "t.parquet"
     p = cli("trace", "convert", str(TRACES / "msr-cambridge1-sample.csv"), "-o", str(out))
@@ -55,6 +58,7 @@ def test_convert_to_parquet_and_back(cli, tmp_path):
         assert json.loads(r.schema.metadata[b"ssdlab.trace"])["time_origin_ns"] == meta["time_origin_ns"]
 
 
+@needs_traces
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_parquet_round_trip_gives_the_same_stats_and_replay(cli, tmp_path, name):
     out = tmp_path / f"{name}.parquet"
@@ -74,6 +78,7 @@ def test_parquet_round_trip_gives_the_same_stats_and_replay(cli, tmp_path, name)
     assert runs[0] == runs[1]
 
 
+@needs_traces
 def test_xz_and_zstd_traces_read_like_plain_ones(cli, tmp_path):
     import lzma
 
@@ -90,6 +95,7 @@ def test_xz_and_zstd_traces_read_like_plain_ones(cli, tmp_path):
         assert p.returncode == 0 and json.loads(p.stdout)["ios"] == 1000, p.stderr
 
 
+@needs_traces
 def test_a_parquet_file_that_is_not_a_trace_is_a_clear_error(cli, tmp_path):
     import pyarrow as pa
 
@@ -124,6 +130,7 @@ def test_bad_traces_exit_2_with_file_line(cli, tmp_path):
     assert p.returncode == 2 and not (tmp_path / "x.parquet").exists() and not (tmp_path / "x.parquet.partial").exists()
 
 
+@needs_traces
 def test_replay_from_the_command_line(cli, tmp_path):
     p = cli("run", "--replay", str(TRACES / "fio-3.33-randrw-v3.iolog"), "--replay-mode", "qd", "-w", "iodepth=8", "-w", "numjobs=1", "--json")
     assert p.returncode == 0, p.stderr

@@ -6,6 +6,7 @@ import json
 import operator
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Optional, Union
 
@@ -74,10 +75,10 @@ class Config:
     @property
     def table(self) -> dict[str, Any]:
         """The resolved config as nested dicts (the TOML parsed)."""
-        try:
+        if sys.version_info >= (3, 11):
             import tomllib
-        except ImportError:  # Python < 3.11
-            import tomli as tomllib  # type: ignore[no-redef]
+        else:
+            import tomli as tomllib
         return tomllib.loads(self.toml)
 
     def __repr__(self) -> str:
@@ -212,7 +213,7 @@ def _check_tree(obj: object, path: str, depth: int = 0, seen: Optional[set] = No
     seen.discard(id(obj))
 
 
-def presets() -> "pd.DataFrame":
+def presets() -> pd.DataFrame:
     """The preset library: one row per preset with its description."""
     import pandas as pd
 
@@ -220,7 +221,7 @@ def presets() -> "pd.DataFrame":
     return pd.DataFrame(rows, columns=["name", "description"]).set_index("name")
 
 
-def metrics(config: ConfigLike = None, **kwargs: Any) -> "pd.DataFrame":
+def metrics(config: ConfigLike = None, **kwargs: Any) -> pd.DataFrame:
     """Every metric a run of ``config`` reports: name (index), unit, kind and description.
     Keyword arguments are those of :func:`load_config`."""
     import pandas as pd
@@ -244,7 +245,7 @@ class Result:
         self._io_log = io_log
 
     @property
-    def latency(self) -> "pd.DataFrame":
+    def latency(self) -> pd.DataFrame:
         """Latency statistics in microseconds, one row per direction that had I/O."""
         import pandas as pd
 
@@ -263,7 +264,7 @@ class Result:
         return pd.DataFrame.from_dict(rows, orient="index")
 
     @property
-    def breakdown(self) -> "pd.DataFrame":
+    def breakdown(self) -> pd.DataFrame:
         """Mean microseconds per component of the path, per direction and over all I/O."""
         import pandas as pd
 
@@ -278,7 +279,7 @@ class Result:
         return dict(self.summary["metrics"])
 
     @property
-    def tenants(self) -> "pd.DataFrame":
+    def tenants(self) -> pd.DataFrame:
         """One row per tenant: I/Os, IOPS, bandwidth and latency per direction; its weight, class,
         weight ratio and proportionality (bandwidth over the smallest-weight tenant's); on a
         NAND drive shared by tenants, its WAF and the units GC moved on its behalf (its own and
@@ -304,7 +305,7 @@ class Result:
         return pd.DataFrame.from_dict(rows, orient="index").rename_axis("tenant")
 
     @property
-    def timeseries(self) -> "Optional[pd.DataFrame]":
+    def timeseries(self) -> Optional[pd.DataFrame]:
         """The time series of a run with ``stats.interval``: one row per interval and tenant
         (``tenant == "all"`` rows add the device metrics), or None."""
         ts = self.summary.get("timeseries")
@@ -315,7 +316,7 @@ class Result:
         return pd.DataFrame(ts["rows"])
 
     @property
-    def ios(self) -> "Optional[pd.DataFrame]":
+    def ios(self) -> Optional[pd.DataFrame]:
         """One row per counted I/O (when run with ``keep_ios=True``): its job, NVMe I/O queue
         (each job has its own queue pair, ids from 1) and tenant, then op, offset, length and
         times in microseconds."""
@@ -329,7 +330,7 @@ class Result:
         job = np.frombuffer(log["job"], dtype="<u4")
         tenant = np.frombuffer(log["tenant"], dtype="<u4")
 
-        def named(codes: "np.ndarray", names: list[str]) -> Any:
+        def named(codes: np.ndarray, names: list[str]) -> Any:
             ok = len(names) > int(codes.max(initial=0))
             return pd.Categorical.from_codes(codes.astype(np.int32), names) if ok else codes
 
@@ -457,7 +458,7 @@ def _jobfile_problem(group: Any, issue: Mapping[str, str]) -> str:
 
 
 def load_jobfile(
-    jobfile: "str | os.PathLike[str]",
+    jobfile: str | os.PathLike[str],
     device: ConfigLike = None,
     *,
     seed: Optional[int] = None,
@@ -466,7 +467,7 @@ def load_jobfile(
     env: Optional[Mapping[str, str]] = None,
     text: Optional[str] = None,
     fio_percentiles: bool = False,
-) -> "JobPlan":
+) -> JobPlan:
     """A fio job file on a simulated device: one :class:`Config` per fio group (groups run one
     after another, split at `stonewall`/`new_group`), and the options the file set that have no
     meaning for a simulated device. The device's own `[workload]` is replaced by the file's.
@@ -576,6 +577,11 @@ def _latency_buckets(bins: list[list[int]], total: int) -> tuple[dict, dict, dic
     return ({k: pct(v) for k, v in zip(_LAT_KEYS, ns)}, {k: pct(v) for k, v in zip(_LAT_KEYS, us)}, {k: pct(v) for k, v in zip(_LAT_MS_KEYS, ms)})
 
 
+def _ps(entry: Mapping[str, Any], key: str) -> int:
+    """A job's time option, as the job file's parser wrote it (``"1000ps"``), in picoseconds."""
+    return int(str(entry.get(key, "0ps")).removesuffix("ps"))
+
+
 def fio_json(plan: JobPlan, results: list[Result], plus: bool = False) -> dict[str, Any]:
     """Results in fio's `--output-format=json` layout (fio 3.x key names, every key real fio
     3.33 writes), so fio tooling reads them; ``plus`` adds json+'s `bins` (completion latencies
@@ -632,7 +638,6 @@ def fio_json(plan: JobPlan, results: list[Result], plus: bool = False) -> dict[s
             bins = [b for o in OPS for b in j[o]["clat_us"].get("bins", [])]
             lat_ns, lat_us, lat_ms = _latency_buckets(bins, total)
             entry = group.jobs[i]
-            ps = lambda key: int(str(entry.get(key, "0ps")).removesuffix("ps"))  # noqa: E731
             jobs.append({
                 "jobname": j["name"], "groupid": int(entry.get("group", gid)), "error": _errno(j.get("error")), "eta": 0, "elapsed": max(1, round(s["sim_time_s"])),
                 "job options": {k: (o.value if o.value is not None else "") for k, o in src.options.items()},
@@ -644,8 +649,8 @@ def fio_json(plan: JobPlan, results: list[Result], plus: bool = False) -> dict[s
                 "iodepth_complete": shares(j.get("iodepth_complete", []), _REAP_KEYS),
                 "latency_ns": lat_ns, "latency_us": lat_us, "latency_ms": lat_ms,
                 "latency_depth": int(j.get("latency_depth") or entry.get("iodepth", 1)),
-                "latency_target": ps("latency_target") // 1000, "latency_percentile": float(entry.get("latency_percentile", 100.0)),
-                "latency_window": ps("latency_window") // 1_000_000,
+                "latency_target": _ps(entry, "latency_target") // 1000, "latency_percentile": float(entry.get("latency_percentile", 100.0)),
+                "latency_window": _ps(entry, "latency_window") // 1_000_000,
                 "ssdlab": {"config_hash": s["config_hash"], "seed": s["seed"], "breakdown_us": s["breakdown_us"]},
             })
         span_ps = s["sim_time_s"] * 1e12

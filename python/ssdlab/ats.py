@@ -19,10 +19,13 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from ssdlab import _core
 from ssdlab.api import _path_arg
 from ssdlab.exceptions import ConfigError
+from ssdlab.plotting import figure, save
+from ssdlab.units import format_bytes
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
+    from rich.console import Console
 
 
 def _bad(path: str, value: object, rule: str) -> ConfigError:
@@ -110,7 +113,7 @@ class AtcResult:
         return self.points[0]["accesses"] if self.points else 0
 
     @property
-    def frame(self) -> "pd.DataFrame":
+    def frame(self) -> pd.DataFrame:
         import pandas as pd
 
         return pd.DataFrame(self.points)
@@ -132,17 +135,13 @@ class AtcResult:
         else:
             raise _bad("output", path, "write .csv, .json or .parquet")
 
-    def plot(self, path: Optional[str] = None) -> "Figure":
+    def plot(self, path: Optional[str] = None) -> Figure:
         """Hit rate against lines, one panel per STU, a curve per policy/associativity/pinning
         (each with its own marker and line style, not colour alone); written to ``path`` (.png
         or .svg) when given. Returns the figure; matplotlib's backend is left as it is."""
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-
         df = self.frame
         stus = sorted(df.stu_bytes.unique())
-        fig = Figure(figsize=(5.6 * len(stus), 4.4))
-        FigureCanvasAgg(fig)
+        fig = figure(5.6 * len(stus), 4.4)
         axes = fig.subplots(1, len(stus), squeeze=False, sharey=True)
         markers = "osD^v<>ph*"
         styles = ["-", "--", ":", "-."]
@@ -154,23 +153,31 @@ class AtcResult:
                 ax.plot(g.lines, g.hit_rate, marker=markers[i % len(markers)], ms=4, lw=1.3, ls=styles[(i // len(markers) + 2 * bool(pinned)) % len(styles)],
                         mfc="none", label=f"{policy}, {assoc}{', SQ/CQ pinned' if pinned else ''}")
             ax.set_xscale("log", base=2)
-            ax.set_title(f"STU {_human(stu)}")
+            ax.set_title(f"STU {format_bytes(stu)}")
             ax.set_xlabel("ATC size (lines)")
             ax.grid(True, alpha=0.3)
         axes[0][0].set_ylabel("hit rate (fraction of lookups)")
         axes[0][0].set_ylim(0, 1.02)
         axes[0][-1].legend(fontsize=7, loc="lower right")
         fig.tight_layout()
-        if path is not None:
-            fig.savefig(path, dpi=150)
-        return fig
+        return save(fig, path, dpi=150)
 
+    def print_table(self, out: Console) -> None:
+        """The table ``ssdlab atc`` prints: hit rate per size, one table per STU."""
+        from rich.table import Table
 
-def _human(n: int) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale and n % scale == 0:
-            return f"{n // scale} {unit}"
-    return f"{n} B"
+        df = self.frame
+        out.print(f"[bold]ssdlab atc[/bold]  {self.accesses:,} lookups in {self.wall_s:.2f} s" + (f"  ({self.skipped_lines} bad lines skipped)" if self.skipped_lines else ""))
+        for stu, d in df.groupby("stu_bytes", sort=True):
+            d = d.assign(series=[f"{p} {'full' if s == 1 else str(w) + '-way'}{' pin' if pin else ''}" for p, s, w, pin in zip(d.policy, d.sets, d.ways, d.pinned)])
+            table = d.pivot_table(index="lines", columns="series", values="hit_rate")
+            t = Table(title=f"Hit rate, STU {format_bytes(int(stu))}", title_justify="left")
+            t.add_column("lines", justify="right")
+            for c in table.columns:
+                t.add_column(c, justify="right")
+            for lines_, row in table.iterrows():
+                t.add_row(str(lines_), *("" if v != v else f"{v:.3f}" for v in row))
+            out.print(t)
 
 
 def _read_columnar(path: str) -> bytes:
@@ -278,7 +285,7 @@ def study(
     return AtcResult(json.loads(points_json), time.perf_counter() - t0, skipped)
 
 
-def record(config: Any, path: Optional[str] = None) -> "_core.Simulation":
+def record(config: Any, path: Optional[str] = None) -> _core.Simulation:
     """Runs a simulation recording every device-initiated DMA (SQE/PRP fetches, data, CQEs, in
     device order, with the host memory layout of ``host.dma_layout``); writes it as a text trace
     to ``path`` if given. Returns the simulation (pass it to :func:`study` as ``from_sim``)."""
@@ -300,3 +307,45 @@ def write_synth(path: str, synth: Mapping[str, Any]) -> int:
     if not isinstance(synth, Mapping):
         raise _bad("synth", repr(synth), "must be a table of stream settings, such as {'stack': 'spdk'}")
     return _core.atc_synth_write(dict(synth), _path_arg(path, "path"))
+
+
+def _csv(text: str) -> list[str]:
+    """A comma-separated option's items, stripped, empty ones left out."""
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def command(
+    out: Console, trace: Optional[str], record_config: Optional[str], synth: Optional[str], synth_opts: dict[str, Any], bs: str, write_trace: Optional[str],
+    output: Optional[str], plot: Optional[str], as_json: bool, stu: str, policy: str, assoc: str, **options: Any,
+) -> None:
+    """``ssdlab atc``: ``record CONFIG -o FILE`` writes a simulation's DMA stream; otherwise the
+    study of ``trace``, of a stream synthesised for the ``synth`` stack (``synth_opts``: ios,
+    queues, vms, split, reuse) or of a simulation, written, plotted and printed. ``options``
+    are :func:`study`'s (its ``seed`` seeds the synthesis too)."""
+    from ssdlab.cliutil import UsageError, check_out, check_plot
+
+    if trace == "record":
+        if not record_config or not output:
+            raise UsageError("atc record needs a CONFIG and -o FILE")
+        check_out(output, "-o")
+        sim = record(record_config, output)
+        out.print(f"wrote {sim.dma_log_len():,} DMA accesses to {output}")
+        return
+    if record_config is not None:
+        raise UsageError(f"unexpected argument {record_config!r} (only `atc record` takes a CONFIG)")
+    synth_d = None
+    if synth is not None:
+        synth_d = {"stack": synth, **synth_opts, "bs": parse_size(bs, "bs"), "seed": options.get("seed", 1)}
+        if write_trace:
+            write_synth(write_trace, synth_d)
+    check_out(output, "-o")
+    check_plot(plot)
+    result = study(trace, synth=synth_d, stu=[s for s in stu.split(",") if s.strip()], policies=_csv(policy), assoc=_csv(assoc), **options)
+    if output:
+        result.write(output)
+    if plot:
+        result.plot(plot)
+    if as_json:
+        out.file.write(json.dumps(result.to_json(), indent=2) + "\n")
+        return
+    result.print_table(out)

@@ -26,10 +26,13 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ssdlab.exceptions import InputError
 from ssdlab.probe import UNIT, Job, Probe, SimTarget, _medians, battery, run_probe
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # PCIe generations and widths the link fit chooses from.
 LINKS = [(g, w) for g in (3, 4, 5) for w in (1, 2, 4, 8, 16)]
@@ -178,7 +181,10 @@ def calibrate(
     fit = min(t[1] for t in close)
     _, _, g, w, bw = min((t for t in close if t[1] <= fit + 0.01 * max(extra, 1e-9)), key=lambda t: (t[2] != base_gen, t[3], t[0]))
     s.update({"pcie.gen": g, "pcie.lanes": w})
-    steps.append(f"PCIe {g}.0 x{w}: simulated peak {bw:,.0f} MiB/s against the probe's {f['peak_mib_s']:,.0f} MiB/s (256 KiB random reads), and a 256 KiB QD1 read's extra time over 4 KiB nearest the probe's {extra:.1f} us")
+    steps.append(
+        f"PCIe {g}.0 x{w}: simulated peak {bw:,.0f} MiB/s against the probe's {f['peak_mib_s']:,.0f} MiB/s (256 KiB random reads),"
+        f" and a 256 KiB QD1 read's extra time over 4 KiB nearest the probe's {extra:.1f} us"
+    )
 
     # 4. The controller's clock, until the IOPS ceiling matches (when the controller limits it).
     ceiling_job = Job("randrw", UNIT, 16, 4, rwmixread=100)
@@ -215,7 +221,10 @@ def calibrate(
         bus *= f["channel_mib_s"] / got
         s["media.nvm.bus_bandwidth"] = f"{bus:.0f}B/s"
     steps[1] = f"bus_bandwidth = {bus / 1e6:.0f} MB/s: the strided reads' bandwidth at their dips (every read on one channel)"
-    steps.append(f"read_latency = {s['media.nvm.read_latency']}, write_latency = {s['media.nvm.write_latency']}: QD1 4 KiB latency {f['read_qd1_us']:.1f} us read, {f['write_qd1_us']:.1f} us write, less the rest of the path")
+    steps.append(
+        f"read_latency = {s['media.nvm.read_latency']}, write_latency = {s['media.nvm.write_latency']}:"
+        f" QD1 4 KiB latency {f['read_qd1_us']:.1f} us read, {f['write_qd1_us']:.1f} us write, less the rest of the path"
+    )
 
     cal = Calibration(base, dict(source.target), s, f, steps)
     if report:
@@ -258,3 +267,40 @@ def _seconds(text: Any) -> float:
 
 
 __all__ = ["Calibration", "calibrate", "fit_report"]
+
+
+def command(out: Console, err: Console, source: Probe, base: str, settings: list[tuple[str, str]], output: str, as_json: bool) -> int:
+    """``ssdlab calibrate``'s work once the probe is there: fits, writes ``output`` (TOML) and
+    prints the fit cell by cell (or JSON); returns the exit code (2: the probe failed, 130:
+    it was interrupted; nothing is written then)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ssdlab.cliutil import Bar
+
+    if source.error:
+        err.print(f"[bold red]error:[/bold red] {escape(source.error)}; nothing written", highlight=False)
+        return 2
+    if not source.complete:
+        err.print("interrupted: the probe did not finish; nothing written")
+        return 130
+    with Bar("calibrate") as bar:
+        cal = calibrate(source, base, settings, progress=bar)
+    with open(output, "w", encoding="utf-8") as f:
+        f.write(cal.toml())
+    if as_json:
+        out.file.write(json.dumps({"settings": cal.settings, "figures": cal.figures, "steps": cal.steps, "fit": json.loads(cal.fit.to_json(orient="records"))}, indent=1) + "\n")
+        return 0
+    t = Table(title=f"Fit of {output} to the probe of {source.target.get('target')} (random reads, quick grid)", title_justify="left")
+    for c in ("cell", "probe us", "fitted us", "error", "probe MiB/s", "fitted MiB/s", "error "):
+        t.add_column(c, justify="left" if c == "cell" else "right")
+    fit = cal.fit
+    for cell, g in fit.groupby("cell", sort=False):
+        lat, bw = g[g["metric"] == "lat_us"].iloc[0], g[g["metric"] == "bw_mib_s"].iloc[0]
+        t.add_row(str(cell), f"{lat['probe']:.1f}", f"{lat['fitted']:.1f}", f"{lat['error_pct']:+.1f} %", f"{bw['probe']:,.0f}", f"{bw['fitted']:,.0f}", f"{bw['error_pct']:+.1f} %")
+    out.print(t)
+    for step in cal.steps:
+        out.print(f"  {escape(step)}", highlight=False)
+    e = fit["error_pct"].abs()
+    out.print(f"  median error {e.median():.1f} %, worst {e.max():.1f} %; wrote {output}", highlight=False)
+    return 0

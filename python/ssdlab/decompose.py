@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING, Optional, Union
 
 from ssdlab.api import ConfigLike, _path_arg, run
 from ssdlab.exceptions import ConfigError
+from ssdlab.plotting import figure, save
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
+    from rich.console import Console
 
 # Seed 001's media and their read latencies (its slide 2).
 SEED001_MEDIA: dict[str, str] = {"tlc": "450us", "mlc": "150us", "slc": "25us", "znand": "3us", "pram": "120ns", "mram": "65ns"}
@@ -56,7 +58,7 @@ def decompose(
     *,
     seed: Optional[int] = None,
     progress: Optional[Callable[[float], None]] = None,
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """Runs seed 001's decomposition and returns one row per medium (in ``media``'s order) and
     one column per category of :data:`SEED001_PARTS`, in mean microseconds of a read.
 
@@ -90,21 +92,17 @@ def decompose(
     return frame
 
 
-def plot_decomposition(frame: "pd.DataFrame", path: Union[None, str, "os.PathLike[str]"] = None, *, title: Optional[str] = None) -> "Figure":
+def plot_decomposition(frame: pd.DataFrame, path: Union[None, str, os.PathLike[str]] = None, *, title: Optional[str] = None) -> Figure:
     """Stacked bars of each medium's shares of device latency (a frame from :func:`decompose`),
     written to ``path`` (.png or .svg) when given. Returns the figure; matplotlib's backend is
     left as it is (the figure has its own Agg canvas, so notebooks keep theirs)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     import pandas as pd
 
     if not isinstance(frame, pd.DataFrame):
         raise _bad("frame", type(frame).__name__, "must be the DataFrame decompose() returns")
     if path is not None and not _path_arg(path, "path").lower().endswith(PLOT_SUFFIXES):
         raise _bad("plot", os.fspath(path), "write a .png or .svg file")
-    fig = Figure(figsize=(6.5, 3.8))
-    FigureCanvasAgg(fig)
+    fig = figure(6.5, 3.8)
     ax = fig.add_subplot()
     shares = frame.div(frame.sum(axis=1).replace(0.0, 1.0), axis=0)
     latency = frame.attrs.get("read_latency", {})
@@ -119,6 +117,18 @@ def plot_decomposition(frame: "pd.DataFrame", path: Union[None, str, "os.PathLik
     ax.set_title(title if title is not None else f"Latency decomposition ({frame.attrs.get('config', 'device')})")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
-    if path is not None:
-        fig.savefig(path)
-    return fig
+    return save(fig, path)
+
+
+def print_table(out: Console, frame: pd.DataFrame, config: str) -> None:
+    """The table ``ssdlab decompose`` prints: each medium's device time per part, in us and share."""
+    from rich.table import Table
+
+    t = Table(title=f"Device time of a QD1 4 KiB read, {config} (us, and share)", title_justify="left")
+    t.add_column("medium")
+    for part in SEED001_PARTS:
+        t.add_column(part, justify="right")
+    for name, row in frame.to_dict(orient="index").items():
+        total = sum(row.values()) or 1.0
+        t.add_row(str(name), *(f"{v:.3f} ({100 * v / total:.0f}%)" for v in row.values()))
+    out.print(t)

@@ -21,11 +21,12 @@ from __future__ import annotations
 import difflib
 import os
 import random
-import stat
 import re
+import stat
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Optional
 
 from . import _core
 from .exceptions import WorkloadError, utf8_text
@@ -195,7 +196,7 @@ def _substitute(text: str, env: Mapping[str, str], where: str) -> str:
     return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", sub, text)
 
 
-def _lines(path: Path, env: Mapping[str, str], depth: int = 0, text: Optional[str] = None):
+def _lines(path: Path, env: Mapping[str, str], depth: int = 0, text: Optional[str] = None) -> Iterator[tuple[str, str]]:
     if text is None:
         try:
             data = path.read_bytes()
@@ -326,9 +327,9 @@ def _sizes(out: dict) -> tuple[int, int]:
     return int(r), int(w)
 
 
-def _region(o: Option) -> "int | Percent":
-    """`size`/`offset`/`offset_increment`: bytes, or fio's share of the device (`N%`, an integer
-    0-100), resolved against the device when it is known."""
+def _region(o: Option) -> int | Percent | ZoneCount:
+    """`size`/`offset`/`offset_increment`: bytes, fio's share of the device (`N%`, an integer
+    0-100) or a number of zones (`Nz`), resolved against the device when it is known."""
     v = (o.value or "").strip()
     if v.endswith("%"):
         try:
@@ -359,7 +360,7 @@ class Percent:
     where: str
 
 
-def _pair(o: Option, parse) -> tuple[int, int]:
+def _pair(o: Option, parse: Callable[[str], int]) -> tuple[int, int]:
     """fio's `read,write[,trim]` values: one value sets both, `a,` reads only, `,b` writes only
     (the trim value is left out: the core counts trims with the writes; `_job_settings` refuses
     a trim value that differs from the write value for a job that trims)."""
@@ -408,7 +409,11 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
             # virtqueues (nvme.interface = "virtio-blk"), checked against the device later.
             out["needs_interface"] = ("virtio-blk", where)
         elif driver not in ("io_uring", "nvme-io_uring"):
-            raise _err(where, f"libblkio_driver={driver or '(unset)'}: the io_uring, nvme-io_uring and virtio-blk-vfio-pci drivers are modelled (vhost-user and vhost-vdpa reach a software backend, not a drive)")
+            raise _err(
+                where,
+                f"libblkio_driver={driver or '(unset)'}: the io_uring, nvme-io_uring and virtio-blk-vfio-pci drivers are modelled"
+                " (vhost-user and vhost-vdpa reach a software backend, not a drive)",
+            )
     for key in o:  # engine-specific options are unknown here, but the engine's error comes first
         if key not in KNOWN:
             close = difflib.get_close_matches(key, sorted(KNOWN), n=1)
@@ -639,15 +644,15 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
             raise _err(o["atomic"].where, f"atomic=1 with ioengine={engine}: fio: engine does not support atomic writes")
         out["atomic"] = True
     if "num_range" in o:
-        ranges = _int(o["num_range"])
-        if not 1 <= ranges <= 256:
-            raise _err(o["num_range"].where, f"num_range={ranges}: must be between 1 and 256 (fio's MAX_TRIM_RANGE)")
-        if ranges > 1 and "trim" in out.get("rw", ""):
+        num_range = _int(o["num_range"])
+        if not 1 <= num_range <= 256:
+            raise _err(o["num_range"].where, f"num_range={num_range}: must be between 1 and 256 (fio's MAX_TRIM_RANGE)")
+        if num_range > 1 and "trim" in out.get("rw", ""):
             # fio lists several ranges in one command only where the engine can
             # (FIO_MULTI_RANGE_TRIM: io_uring_cmd's NVMe Dataset Management).
             if engine != "io_uring_cmd":
-                raise _err(o["num_range"].where, f"num_range={ranges} with ioengine={engine}: fio: can't use multiple ranges with this IO engine")
-            out["trim_ranges"] = ranges
+                raise _err(o["num_range"].where, f"num_range={num_range} with ioengine={engine}: fio: can't use multiple ranges with this IO engine")
+            out["trim_ranges"] = num_range
     _placement(o, out)
     _write_mode(o, out, notes)
     prio = [k for k in ("cmdprio_percentage", "cmdprio_bssplit") if k in o]
@@ -860,10 +865,11 @@ def _startdelay(o: Option) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class Offset:
-    """Job `k`'s start when fio's offset or offset_increment is a share of the device."""
+    """Job `k`'s start when fio's offset or offset_increment is a share of the device or a
+    number of zones."""
 
-    base: "int | Percent"
-    inc: "int | Percent"
+    base: int | Percent | ZoneCount
+    inc: int | Percent | ZoneCount
     k: int
 
 
@@ -905,6 +911,7 @@ def resolve(entry: dict, capacity: int, zone: Optional[int] = None, handles: int
     min_bs = min(int(x) for x in str(out.get("bs", "4096")).split(","))
     if isinstance(off, (Percent, Offset)):
         base, inc, k = (off.base, off.inc, off.k) if isinstance(off, Offset) else (off, 0, 0)
+        assert not isinstance(base, ZoneCount) and not isinstance(inc, ZoneCount)  # counts of zones are bytes by now (above)
         align = isinstance(base, Percent) or isinstance(inc, Percent)
         step = capacity * inc.pct // 100 if isinstance(inc, Percent) else inc
         start = (capacity * base.pct // 100 if isinstance(base, Percent) else base) + k * step

@@ -32,10 +32,11 @@ import shutil
 import signal
 import stat
 import subprocess
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, Callable, Optional
 
 from ssdlab.exceptions import InputError
-from ssdlab.probe import METRICS, MiB, UNIT, Job, Point, _bytes
+from ssdlab.probe import METRICS, UNIT, Job, MiB, Point, _bytes
 
 INSTALL_HINT = "install fio (Debian/Ubuntu: `apt-get install fio`; Fedora: `dnf install fio`; macOS: `brew install fio`)"
 
@@ -219,7 +220,7 @@ class FioTarget:
             raise _FioFailed(f"fio printed no JSON: {out.strip()[:200]}") from None
 
     @staticmethod
-    def _stop(proc: "subprocess.Popen[str]") -> None:
+    def _stop(proc: subprocess.Popen[str]) -> None:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
             try:

@@ -18,9 +18,14 @@ the drive first (here the clean drive's random 4 KiB write rate with every tenan
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ssdlab import api
+from ssdlab.plotting import figure, save
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("clean", "fresh drive, one shared pool", {"ftl": {"precondition": "clean"}}),
@@ -48,7 +53,7 @@ def study(
     settings: Optional[list[tuple[str, str]]] = None,
     cases: Optional[Sequence[str]] = None,
     progress: Optional[Callable[[float], None]] = None,
-) -> "Any":
+) -> Any:
     """Runs the study (``settings``: dotted ``(key, text)`` pairs applied to every case, as the
     CLI's ``--set``); returns a DataFrame with one row per case and tenant: its weight and
     weight ratio, bandwidth and proportionality (bandwidth over the smallest-weight tenant's),
@@ -110,17 +115,13 @@ def study(
     return pd.DataFrame(rows)
 
 
-def plot(df: "Any", path: Optional[str] = None) -> "Any":
+def plot(df: Any, path: Optional[str] = None) -> Any:
     """Seed 003's figure: bandwidth relative to the smallest-weight tenant, one group of bars
     per case, with each tenant's weight ratio marked; written to ``path`` (.png or .svg) when
     given. Returns the matplotlib figure."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     cases = list(dict.fromkeys(df["case"]))
     tenants = list(dict.fromkeys(df["tenant"]))
-    fig = Figure(figsize=(1.6 + 1.9 * len(cases), 3.6))
-    FigureCanvasAgg(fig)
+    fig = figure(1.6 + 1.9 * len(cases), 3.6)
     ax = fig.add_subplot()
     width = 0.8 / max(len(tenants), 1)
     hatches = ["", "//", "..", "xx", "\\\\", "++", "oo", "--"]
@@ -136,6 +137,57 @@ def plot(df: "Any", path: Optional[str] = None) -> "Any":
     ax.legend(fontsize=7, ncols=2)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=130)
-    return fig
+    return save(fig, path, dpi=130)
+
+
+def print_table(out: Console, df: Any, plot_path: Optional[str] = None) -> None:
+    """The table ``ssdlab isolation`` prints: bandwidth relative to the smallest weight, per case."""
+    from rich.table import Table
+
+    tenants = list(dict.fromkeys(df["tenant"]))
+    t = Table(title="Bandwidth relative to the smallest weight (weight ratio in the last row)", title_justify="left")
+    for c in ["case", *tenants, "IOPS", "WAF", "own GC"]:
+        t.add_column(c, justify="left" if c == "case" else "right")
+    for name, g in df.groupby("case", sort=False):
+        g = g.set_index("tenant")
+        t.add_row(name, *(f"{g.loc[x, 'proportionality']:.2f}" for x in tenants), f"{g['case_iops'].iloc[0]:,.0f}", f"{g['case_waf'].iloc[0]:.2f}", f"{g['gc_own_fraction'].mean():.2f}")
+    first = df[df["case"] == df["case"].iloc[0]].set_index("tenant")
+    t.add_row("[dim]weight ratio[/dim]", *(f"[dim]{first.loc[x, 'weight_ratio']:.2f}[/dim]" for x in tenants), "", "", "")
+    out.print(t)
+    out.print(f"  io.cost model: {df['case_model_iops'].iloc[0]:,.0f} write IOPS, measured on the clean drive; own GC: share of the units moved for a tenant's writes that were its own")
+    if plot_path is not None:
+        out.print(f"  figure: {plot_path}")
+
+
+def command(out: Console, base: str, weights: str, runtime: str, cases: Optional[list[str]], settings: list[tuple[str, str]], trace: Optional[str], plot_path: Optional[str], as_json: bool) -> None:
+    """``ssdlab isolation``: checks its options (an exit-2 error naming a bad one), runs the
+    study, writes the figure and prints the table (or the rows as JSON)."""
+    import os
+
+    from ssdlab.cliutil import Bar, UsageError
+
+    try:
+        w = [int(x) for x in weights.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--weights {weights!r}: give integers such as 1,2,3,4") from None
+    if not w or any(x < 1 or x > 10000 for x in w):
+        raise UsageError(f"--weights {weights!r}: give one to many integers between 1 and 10000")
+    if plot_path is not None and os.path.splitext(plot_path)[1].lower() not in (".png", ".svg"):
+        raise UsageError(f"--plot {plot_path}: the file must end in .png or .svg")
+    if trace is not None and not os.path.isfile(trace):
+        raise UsageError(f"--trace {trace}: no such file")
+    if plot_path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(plot_path))):
+        raise UsageError(f"--plot {plot_path}: its directory does not exist")
+    known = [c[0] for c in CASES]
+    for c in cases or []:
+        if c not in known:
+            raise UsageError(f"--case {c!r}: choose from {', '.join(known)}")
+    with Bar("isolation study") as bar:
+        workload = None if trace is None else {"iodepth": 32, "replay": {"trace": os.path.abspath(trace), "mode": "qd", "lba": "scale"}}
+        df = study(base, w, runtime, workload=workload, settings=settings, cases=cases, progress=bar)
+    if plot_path is not None:
+        plot(df, plot_path)
+    if as_json:
+        out.file.write(df.to_json(orient="records", indent=2) + "\n")
+        return
+    print_table(out, df, plot_path)

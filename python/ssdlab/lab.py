@@ -50,15 +50,18 @@ import itertools
 import json
 import math
 import os
+import sys
 import time
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ssdlab.exceptions import InputError, utf8_text
 
 if TYPE_CHECKING:
     import pandas as pd
+    from rich.console import Console
 
 KINDS = ("run", "probe", "atc")
 
@@ -83,10 +86,10 @@ class Task:
 
 
 def _toml(path: str) -> dict[str, Any]:
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ImportError:  # Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:
+        import tomli as tomllib
     try:
         with open(path, "rb") as f:
             return tomllib.loads(utf8_text(f.read(), path))
@@ -158,7 +161,7 @@ class Spec:
     atc: dict[str, Any] = None  # type: ignore[assignment]
 
     @classmethod
-    def load(cls, spec: Any) -> "Spec":
+    def load(cls, spec: Any) -> Spec:
         """From a TOML file path or a dict."""
         where = ""
         if isinstance(spec, (str, os.PathLike)):
@@ -371,12 +374,12 @@ def execute(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         from ssdlab import probe as pr
 
         opts = dict(task.options)
-        p = pr.run_probe(pr.SimTarget(api.load_config(task.base, set=settings)), opts.get("profile", "quick"), opts.get("experiments"))
-        row["config_hash"] = p.target.get("config_hash")
-        for r in p.rules:
+        probe = pr.run_probe(pr.SimTarget(api.load_config(task.base, set=settings)), opts.get("profile", "quick"), opts.get("experiments"))
+        row["config_hash"] = probe.target.get("config_hash")
+        for r in probe.rules:
             row[f"rule.{r['rule']}.verdict"] = r["verdict"]
             row[f"rule.{r['rule']}.value"] = r["value"]
-        inter = p.interleave or {}
+        inter = probe.interleave or {}
         row["interleave.degree"] = inter.get("degree")
         row["interleave.confidence"] = inter.get("confidence")
     row["version"] = __version__
@@ -403,7 +406,8 @@ class Store:
         os.makedirs(self.series, exist_ok=True)
         meta = os.path.join(self.path, "sweep.json")
         if not os.path.exists(meta):
-            self._atomic(meta, json.dumps({"name": spec.name, "base": spec.base, "kind": spec.kind, "axes": spec.axes, "set": spec.settings, "repeats": spec.repeats, "seed": spec.seed}, indent=1, default=str).encode())
+            doc = {"name": spec.name, "base": spec.base, "kind": spec.kind, "axes": spec.axes, "set": spec.settings, "repeats": spec.repeats, "seed": spec.seed}
+            self._atomic(meta, json.dumps(doc, indent=1, default=str).encode())
 
     def _files(self, d: str) -> tuple[list[str], list[str]]:
         """A table's point files (``<id>.json``, one point each) and batch files (Parquet)."""
@@ -510,7 +514,7 @@ class Store:
             for f in singles:
                 os.unlink(os.path.join(d, f))
 
-    def read(self, table: str = "points") -> "pd.DataFrame":
+    def read(self, table: str = "points") -> pd.DataFrame:
         import pandas as pd
 
         d = self.points if table == "points" else self.series
@@ -544,7 +548,7 @@ def _scalar(v: Any) -> Any:
     raise TypeError(f"a sweep row holds {type(v).__name__}, which the store cannot keep")
 
 
-def open_store(path: str, table: str = "points") -> "pd.DataFrame":
+def open_store(path: str, table: str = "points") -> pd.DataFrame:
     """A sweep store's rows: one per point (``table="points"``), or the time series."""
     from ssdlab.api import _path_arg
 
@@ -645,7 +649,7 @@ def sweep(
     executor: str = "local",
     workers: Optional[int] = None,
     progress: Optional[Callable[[float], None]] = None,
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """Runs a sweep spec (a TOML path or a dict) into ``store`` (default: ``<spec>.store``
     beside a spec file, else ``sweep.store``), skipping the points already there, and returns
     the store's rows for this spec's points."""
@@ -677,4 +681,44 @@ def plan(spec: Any, store: Optional[str] = None) -> tuple[Spec, list[Task], set[
     return s, t, have
 
 
-__all__ = ["Spec", "Store", "Task", "execute", "open_store", "plan", "run_tasks", "sweep"]
+def command(out: Console, spec: str, store: Optional[str], executor: str, workers: Optional[int], dry_run: bool, as_json: bool) -> None:
+    """``ssdlab sweep``: runs the points ``store`` lacks (or, ``dry_run``, counts them) and
+    prints what it did and the rows (or the rows as JSON)."""
+    from ssdlab.cliutil import Bar, UsageError
+
+    if not os.path.isfile(spec):
+        raise UsageError(f"{spec}: no such file")
+    store = store or os.path.splitext(spec)[0] + ".store"
+    s, todo, have = plan(spec, store)
+    left = [t for t in todo if t.point_id not in have]
+    if dry_run:
+        out.print(f"{len(todo)} points ({len(s.combinations())} combinations x {s.repeats} repeats); {len(todo) - len(left)} in {store}, {len(left)} to run", highlight=False)
+        return
+    start = time.monotonic()
+    with Bar(f"sweep {s.name}") as bar:
+        df = sweep(spec, store, executor, workers, progress=bar)
+    took = time.monotonic() - start
+    if as_json:
+        out.file.write(df.to_json(orient="records", indent=1) + "\n")
+        return
+    out.print(f"{len(todo)} points: {len(left)} run, {len(todo) - len(left)} already in {store}; {took:.1f} s ({len(left) / took if took > 0 else 0:.1f} points/s)", highlight=False)
+    print_rows(out, s, df)
+
+
+def print_rows(out: Console, spec: Spec, df: pd.DataFrame) -> None:
+    """The table ``ssdlab sweep`` prints: the axes and headline metrics of the first 40 rows."""
+    from rich.table import Table
+
+    shown = [c for c in (*spec.axes, "repeat", "iops", "bandwidth_mib_s", "read.latency_us.mean", "write.latency_us.mean") if c in df.columns]
+    shown += [c for c in df.columns if c.startswith("rule.") and c.endswith(".verdict")]
+    t = Table(title=f"{spec.name}: {len(df)} rows (every metric is in the store: ssdlab.open_store)", title_justify="left")
+    for c in shown:
+        t.add_column(c, justify="right")
+    for _, row in df.head(40).iterrows():
+        t.add_row(*(f"{row[c]:,.2f}" if isinstance(row[c], float) else str(row[c]) for c in shown))
+    out.print(t)
+    if len(df) > 40:
+        out.print(f"  ... {len(df) - 40} more rows", highlight=False)
+
+
+__all__ = ["Spec", "Store", "Task", "execute", "open_store", "plan", "print_rows", "run_tasks", "sweep"]

@@ -30,11 +30,15 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
+
+from ssdlab.plotting import figure, save
 
 if TYPE_CHECKING:
     import pandas as pd
+    from rich.console import Console
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -321,7 +325,11 @@ THRESHOLDS = {
 }
 
 RULES = (
-    ("low_request_scale", "Access with low request scale", "To get low latency, issue small requests and keep few outstanding: the drive's parallelism is used up at a low request scale, beyond which latency grows for no bandwidth."),
+    (
+        "low_request_scale",
+        "Access with low request scale",
+        "To get low latency, issue small requests and keep few outstanding: the drive's parallelism is used up at a low request scale, beyond which latency grows for no bandwidth.",
+    ),
     ("random_ok", "Random access is OK", "Random and sequential accesses perform the same."),
     ("crowded", "Avoid crowded accesses", "Never issue parallel accesses to one 4 KiB chunk."),
     ("overall_load", "Control overall load", "Reads and writes share the drive alike: control their total load, not the mix."),
@@ -348,7 +356,7 @@ def _missing(key: str, experiment: str) -> dict[str, Any]:
     return _rule(key, f"needs the `{experiment}` experiment", f"not measured (`{experiment}` was not run)", math.nan, experiments=[experiment])
 
 
-def rule_low_request_scale(scale: "pd.DataFrame") -> dict[str, Any]:
+def rule_low_request_scale(scale: pd.DataFrame) -> dict[str, Any]:
     reads = scale[scale["rw"] == "randread"] if "rw" in scale else scale
     if reads.empty:
         return _missing("low_request_scale", "scale")
@@ -367,7 +375,7 @@ def rule_low_request_scale(scale: "pd.DataFrame") -> dict[str, Any]:
     return _rule("low_request_scale", "bytes in flight where random-read bandwidth reaches 90 % of its peak", fig, knee, " KiB", ["scale"])
 
 
-def rule_random_ok(rs: "pd.DataFrame") -> dict[str, Any]:
+def rule_random_ok(rs: pd.DataFrame) -> dict[str, Any]:
     if rs.empty:
         return _missing("random_ok", "randseq")
     parts, worst = [], 1.0
@@ -388,17 +396,18 @@ def rule_random_ok(rs: "pd.DataFrame") -> dict[str, Any]:
     return _rule("random_ok", "mean latency of random against sequential 4 KiB I/O (worst ratio either way)", f"{'; '.join(parts)} (worst {worst:.2f}x)", worst, "x", ["randseq"])
 
 
-def rule_crowded(cr: "pd.DataFrame") -> dict[str, Any]:
+def rule_crowded(cr: pd.DataFrame) -> dict[str, Any]:
     if cr.empty or cr["layout"].nunique() < 2:
         return _missing("crowded", "crowded")
     n = int(cr["readers"].max())
     sub = cr[cr["readers"] == n].set_index("layout")
     c, s = float(sub.loc["crowded", "lat_us"]), float(sub.loc["spread", "lat_us"])
     ratio = c / s if s > 0 else math.nan
-    return _rule("crowded", f"{n} readers at QD1 on one 4 KiB chunk against {n} spread over the drive", f"{n} readers on one 4 KiB chunk: {ratio:.1f}x the latency of spread reads ({c:.1f} us vs {s:.1f} us)", ratio, "x", ["crowded"])
+    fig = f"{n} readers on one 4 KiB chunk: {ratio:.1f}x the latency of spread reads ({c:.1f} us vs {s:.1f} us)"
+    return _rule("crowded", f"{n} readers at QD1 on one 4 KiB chunk against {n} spread over the drive", fig, ratio, "x", ["crowded"])
 
 
-def rule_overall_load(mx: "pd.DataFrame") -> dict[str, Any]:
+def rule_overall_load(mx: pd.DataFrame) -> dict[str, Any]:
     both = mx[(mx["write_pct"] > 0) & (mx["write_pct"] < 100)].dropna(subset=["read_lat_us", "write_lat_us"])
     both = both[(both["read_lat_us"] > 0) & (both["write_lat_us"] > 0)]
     if both.empty:
@@ -414,17 +423,18 @@ def rule_overall_load(mx: "pd.DataFrame") -> dict[str, Any]:
     return _rule("overall_load", "read against write latency under a mixed load at a fixed total queue depth (worst ratio either way)", fig, worst, "x", ["mixed"])
 
 
-def rule_tiny(tn: "pd.DataFrame") -> dict[str, Any]:
+def rule_tiny(tn: pd.DataFrame) -> dict[str, Any]:
     tn = tn.dropna(subset=["bw_mib_s"])
     if tn.empty or UNIT not in set(tn["bs"]) or tn["bs"].min() >= UNIT:
         return _missing("tiny", "tiny")
     small = tn.loc[tn["bs"].idxmin()]
     full = tn[tn["bs"] == UNIT].iloc[0]
     ratio = float(full["bw_mib_s"] / small["bw_mib_s"]) if small["bw_mib_s"] > 0 else math.nan
-    return _rule("tiny", f"random-read bandwidth at QD16 of 4 KiB against {int(small['bs'])} B requests", f"{int(small['bs'])} B reads get {small['bw_mib_s']:.0f} MiB/s, 4 KiB reads {full['bw_mib_s']:.0f} MiB/s ({ratio:.1f}x)", ratio, "x", ["tiny"])
+    fig = f"{int(small['bs'])} B reads get {small['bw_mib_s']:.0f} MiB/s, 4 KiB reads {full['bw_mib_s']:.0f} MiB/s ({ratio:.1f}x)"
+    return _rule("tiny", f"random-read bandwidth at QD16 of 4 KiB against {int(small['bs'])} B requests", fig, ratio, "x", ["tiny"])
 
 
-def rule_alignment(al: "pd.DataFrame") -> dict[str, Any]:
+def rule_alignment(al: pd.DataFrame) -> dict[str, Any]:
     al = al.dropna(subset=["lat_us"])
     if al.empty or 0 not in set(al["offset"]) or al["offset"].nunique() < 2:
         return _missing("alignment", "alignment")
@@ -448,7 +458,7 @@ def rule_alignment(al: "pd.DataFrame") -> dict[str, Any]:
     return _rule("alignment", "latency of 4 KiB random reads off 4 KiB alignment against aligned ones, at QD1 and QD16 (worst offset)", "4 KiB reads " + "; ".join(parts), worst[0], "x", ["alignment"])
 
 
-def rule_forget_gc(su: "pd.DataFrame") -> dict[str, Any]:
+def rule_forget_gc(su: pd.DataFrame) -> dict[str, Any]:
     if len(su) < 2:
         return _missing("forget_gc", "sustained")
     if str(su["state"].iloc[0]) == "fresh" or len(su) < 6:
@@ -488,7 +498,8 @@ def detect_interleave(strides: Sequence[int], bw: Sequence[float]) -> dict[str, 
     low = min(vals)
     depth = 1.0 - low / med if med > 0 else 0.0
     if depth < 0.1:
-        return {"degree": None, "confidence": 0.0, "verdict": "inconclusive", "reason": f"no dips: the lowest stride is {depth * 100:.0f} % below the median (the degree is above {max(ss) // 2} chunks, or reads are not striped)", "dips": []}
+        reason = f"no dips: the lowest stride is {depth * 100:.0f} % below the median (the degree is above {max(ss) // 2} chunks, or reads are not striped)"
+        return {"degree": None, "confidence": 0.0, "verdict": "inconclusive", "reason": reason, "dips": []}
     cut = low + 0.25 * (med - low)
     dips = {s for s, b in pts if b <= cut}
     best: tuple[float, int] = (-1.0, 0)
@@ -523,14 +534,15 @@ def detect_interleave(strides: Sequence[int], bw: Sequence[float]) -> dict[str, 
     return {
         "degree": d, "confidence": round(confidence, 3), "verdict": verdict, "dips": sorted(dips),
         "dip_bw_mib_s": sum(dip_bw) / len(dip_bw), "median_bw_mib_s": med,
-        "reason": f"dips at strides {', '.join(str(s) for s in sorted(dips)[:8])}{'...' if len(dips) > 8 else ''} ({depth * 100:.0f} % below the median): every {d} x 4 KiB chunks, {d * UNIT // KiB} KiB",
+        "reason": f"dips at strides {', '.join(str(s) for s in sorted(dips)[:8])}{'...' if len(dips) > 8 else ''}"
+        f" ({depth * 100:.0f} % below the median): every {d} x 4 KiB chunks, {d * UNIT // KiB} KiB",
     }
 
 
 METRICS = ("iops", "bw_mib_s", "lat_us", "read_iops", "write_iops", "read_lat_us", "write_lat_us", "read_p99_us", "write_p99_us")
 
 
-def _medians(df: "pd.DataFrame") -> "pd.DataFrame":
+def _medians(df: pd.DataFrame) -> pd.DataFrame:
     """One row per point: the median of its repeats (tables without repeats as they are)."""
     if "repeat" not in df or df["repeat"].nunique() < 2:
         return df.drop(columns=["repeat"], errors="ignore")
@@ -538,7 +550,7 @@ def _medians(df: "pd.DataFrame") -> "pd.DataFrame":
     return df.groupby(keys, sort=False, dropna=False).median(numeric_only=True).reset_index().drop(columns=["repeat"], errors="ignore")
 
 
-def derive(data: Mapping[str, "pd.DataFrame"], trusted: bool = True) -> tuple[list[dict[str, Any]], Optional[dict[str, Any]]]:
+def derive(data: Mapping[str, pd.DataFrame], trusted: bool = True) -> tuple[list[dict[str, Any]], Optional[dict[str, Any]]]:
     """The contract (seven rules) and the interleaving degree from a probe's tables.
 
     Points measured more than once (a ``repeat`` column) give each rule its figure from their
@@ -547,7 +559,7 @@ def derive(data: Mapping[str, "pd.DataFrame"], trusted: bool = True) -> tuple[li
     verdict is inconclusive, its figure kept."""
     import pandas as pd
 
-    checks: list[tuple[str, Callable[["pd.DataFrame"], dict[str, Any]], str]] = [
+    checks: list[tuple[str, Callable[[pd.DataFrame], dict[str, Any]], str]] = [
         ("scale", rule_low_request_scale, "low_request_scale"),
         ("randseq", rule_random_ok, "random_ok"),
         ("crowded", rule_crowded, "crowded"),
@@ -587,7 +599,7 @@ class Probe:
 
     target: dict[str, Any]
     profile: str
-    data: dict[str, "pd.DataFrame"] = field(default_factory=dict)
+    data: dict[str, pd.DataFrame] = field(default_factory=dict)
     complete: bool = True
     error: Optional[str] = None
 
@@ -605,7 +617,7 @@ class Probe:
         return derive(self.data, self.trusted)[1]
 
     @property
-    def contract(self) -> "pd.DataFrame":
+    def contract(self) -> pd.DataFrame:
         """One row per rule: title, verdict, figure, threshold."""
         import pandas as pd
 
@@ -619,14 +631,14 @@ class Probe:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Probe":
+    def from_dict(cls, d: Mapping[str, Any]) -> Probe:
         import pandas as pd
 
         data = {k: pd.DataFrame(v) for k, v in d.get("data", {}).items()}
         return cls(dict(d["target"]), str(d.get("profile", "quick")), data, bool(d.get("complete", True)), d.get("error"))
 
     @classmethod
-    def load(cls, path: str) -> "Probe":
+    def load(cls, path: str) -> Probe:
         with open(path, encoding="utf-8") as f:
             return cls.from_dict(json.load(f))
 
@@ -663,7 +675,7 @@ class Probe:
             fig = fn(self)
             if fig is not None:
                 path = os.path.join(directory, f"{name}.{fmt}")
-                fig.savefig(path, dpi=130)
+                save(fig, path, dpi=130)
                 out.append(path)
         return out
 
@@ -742,7 +754,7 @@ def probe(
 # Two targets.
 
 
-def versus(a: Probe, b: Probe, rw: str = "randread") -> "pd.DataFrame":
+def versus(a: Probe, b: Probe, rw: str = "randread") -> pd.DataFrame:
     """Seed 004's heatmap: T = (L_higher - L_lower) / L_lower for each size and queue depth,
     positive where ``a`` has the lower latency. Rows: size (KiB); columns: queue depth."""
     sa, sb = a.data.get("scale"), b.data.get("scale")
@@ -755,7 +767,7 @@ def versus(a: Probe, b: Probe, rw: str = "randread") -> "pd.DataFrame":
     return t.where(pa <= pb, -t)
 
 
-def contract_table(probes: Sequence[Probe]) -> "pd.DataFrame":
+def contract_table(probes: Sequence[Probe]) -> pd.DataFrame:
     """The rules side by side: one row per rule, a verdict and figure column per probe."""
     import pandas as pd
 
@@ -790,16 +802,6 @@ def versus_markdown(a: Probe, b: Probe) -> str:
 # Plots.
 
 
-def _figure(w: float, h: float) -> Any:
-    """A figure with its own Agg canvas: matplotlib's backend (a notebook's) is left alone."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(w, h))
-    FigureCanvasAgg(fig)
-    return fig
-
-
 def plot_scale(p: Probe) -> Any:
     """Mean random-read latency over size and queue depth (log colour scale), values printed."""
     sc = p.data.get("scale")
@@ -820,10 +822,10 @@ def plot_versus(a: Probe, b: Probe) -> Any:
     return _heatmap(t, "RdBu", TwoSlopeNorm(0.0, -lim, lim), lambda v: f"{v:.1f}", "black", f"(L_higher - L_lower) / L_lower, > 0: {a.target.get('target')} faster")
 
 
-def _heatmap(grid: "pd.DataFrame", cmap: str, norm: Any, label: Callable[[float], str], color: str, title: str) -> Any:
+def _heatmap(grid: pd.DataFrame, cmap: str, norm: Any, label: Callable[[float], str], color: str, title: str) -> Any:
     """A size x queue-depth grid as a heatmap, largest size on top, each cell's value printed."""
     grid = grid.sort_index(ascending=False)
-    fig = _figure(1.6 + 0.75 * len(grid.columns), 1.0 + 0.55 * len(grid.index))
+    fig = figure(1.6 + 0.75 * len(grid.columns), 1.0 + 0.55 * len(grid.index))
     ax = fig.add_subplot()
     im = ax.imshow(grid.values, cmap=cmap, norm=norm, aspect="auto")
     for i in range(grid.shape[0]):
@@ -841,13 +843,13 @@ def _heatmap(grid: "pd.DataFrame", cmap: str, norm: Any, label: Callable[[float]
     return fig
 
 
-def _panel(p: Probe, experiment: str, w: float, h: float) -> Optional[tuple["pd.DataFrame", Any, Any]]:
+def _panel(p: Probe, experiment: str, w: float, h: float) -> Optional[tuple[pd.DataFrame, Any, Any]]:
     """The experiment's table, a figure and its axes; None when the probe lacks it."""
     df = p.data.get(experiment)
     if df is None or df.empty:
         return None
     df = _medians(df)
-    fig = _figure(w, h)
+    fig = figure(w, h)
     return df, fig, fig.add_subplot()
 
 
@@ -895,3 +897,131 @@ def plot_sustained(p: Probe) -> Any:
     ax.bar(range(len(su)), su["bw_mib_s"])
     ax.set_xticks(range(len(su)), list(su["state"]), rotation=30 if len(su) > 6 else 0, fontsize=7)
     return _finish(p, fig, ax, "sustained random 4 KiB writes, QD32", "write bandwidth (MiB/s)", grid="y")
+
+
+# ---------------------------------------------------------------------------------------------
+# The command (`ssdlab probe`, and the probe `ssdlab calibrate` fits to).
+
+
+def load_or_probe(spec: str, profile: str, experiments: Optional[list[str]], settings: list[tuple[str, str]], opts: dict[str, Any], label: str, repeat: int = 1) -> Probe:
+    """A saved probe (a .json file written by `ssdlab probe -o`), or a new probe of ``spec``
+    (``opts``: :func:`target_of`'s keywords) with a progress bar labelled ``label``."""
+    from ssdlab.cliutil import Bar, UsageError
+
+    if spec.lower().endswith(".json") and not spec.startswith("fio:"):
+        try:
+            return Probe.load(spec)
+        except OSError as e:
+            raise UsageError(f"{spec}: {e.strerror or e}") from None
+        except (ValueError, KeyError, TypeError) as e:
+            raise UsageError(f"{spec}: not a probe's contract.json ({e})") from None
+    target = target_of(spec, settings, **opts)
+    with Bar(label) as bar:
+        return run_probe(target, profile, experiments, progress=bar, repeat=repeat)
+
+
+_VERDICT_STYLE = {"holds": "green", "does not hold": "red", "inconclusive": "yellow"}
+
+
+def print_contract(out: Console, p: Probe) -> None:
+    """The table of a probe's rules, its interleaving degree and how it was measured."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title=f"Unwritten contract of {p.target.get('target')} ({p.target.get('description', '')})", title_justify="left")
+    for c in ("#", "rule", "verdict", "measured", "threshold"):
+        t.add_column(c, overflow="fold", ratio=4 if c == "measured" else None)
+    for i, r in enumerate(p.rules, 1):
+        t.add_row(str(i), r["title"], f"[{_VERDICT_STYLE[r['verdict']]}]{r['verdict']}[/]", escape(r["figure"]), escape(r["threshold"]))
+    out.print(t)
+    il = p.interleave
+    if il is not None:
+        deg = f"{il['degree']} x 4 KiB" if il.get("degree") else "not found"
+        out.print(f"  interleaving degree: {deg} ({il['verdict']}, confidence {il['confidence']:.2f}): {escape(il['reason'])}", highlight=False)
+    out.print(f"  measured: {escape(str(p.target.get('method')))}", highlight=False)
+    if not p.complete:
+        out.print("  [yellow]stopped early[/yellow]: the rules of experiments not finished are inconclusive")
+
+
+def print_versus(out: Console, a: Probe, b: Probe) -> None:
+    """Seed 004's table of (L_higher - L_lower) / L_lower between two probes."""
+    from rich.table import Table
+
+    v = versus(a, b).sort_index(ascending=False)
+    t = Table(title=f"(L_higher - L_lower) / L_lower of random reads; > 0 where {a.target.get('target')} is faster", title_justify="left")
+    t.add_column("size \\ QD")
+    for c in v.columns:
+        t.add_column(str(int(c)), justify="right")
+    for size_kib, row in v.iterrows():
+        t.add_row(f"{int(size_kib)} KiB", *(f"[{'blue' if x > 0 else 'red'}]{x:+.2f}[/]" for x in row))
+    out.print(t)
+
+
+def write_probe(p: Probe, directory: str, fmt: str) -> list[str]:
+    """contract.md, contract.json and the plots of ``p`` in ``directory``; returns their paths."""
+    import os
+
+    os.makedirs(directory, exist_ok=True)
+    md, js = os.path.join(directory, "contract.md"), os.path.join(directory, "contract.json")
+    with open(md, "w", encoding="utf-8") as f:
+        f.write(p.to_markdown())
+    with open(js, "w", encoding="utf-8") as f:
+        json.dump(p.to_dict(), f, indent=1, allow_nan=True)
+        f.write("\n")
+    return [md, js, *p.plots(directory, fmt)]
+
+
+def _slug(text: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text.removeprefix("fio:").strip("/")).strip("_") or "target"
+
+
+def command(out: Console, err: Console, a: Probe, against: Optional[Callable[[], Probe]], output: Optional[str], fmt: str, as_json: bool) -> int:
+    """``ssdlab probe``'s work once ``a`` is measured: probes ``against`` (when given and ``a``
+    finished), writes the files to ``output``, prints the contracts (or JSON); returns the exit
+    code: 0, 2 when a probe failed, 130 when one was interrupted."""
+    import os
+
+    from rich.markup import escape
+
+    b = against() if against is not None and a.complete else None
+    both = b is not None and "scale" in a.data and "scale" in b.data
+    written: list[str] = []
+    if output is not None:
+        if b is None:
+            written = write_probe(a, output, fmt)
+        else:
+            for p in (a, b):
+                written += write_probe(p, os.path.join(output, _slug(str(p.target.get("target")))), fmt)
+    if b is not None and both and output is not None:
+        vmd = os.path.join(output, "versus.md")
+        with open(vmd, "w", encoding="utf-8") as f:
+            f.write(versus_markdown(a, b))
+        vpng = os.path.join(output, f"versus.{fmt}")
+        save(plot_versus(a, b), vpng, dpi=130)
+        written += [vmd, vpng]
+    if as_json:
+        doc: dict[str, Any] = a.to_dict()
+        if b is not None:
+            doc = {"a": doc, "b": b.to_dict()}
+            if both:
+                doc["versus"] = json.loads(versus(a, b).to_json(orient="index"))
+        out.file.write(json.dumps(doc, indent=1) + "\n")
+    else:
+        print_contract(out, a)
+        if b is not None:
+            print_contract(out, b)
+            if both:
+                print_versus(out, a, b)
+        for w in written:
+            out.print(f"  wrote {w}", highlight=False)
+    kept = f"kept the finished experiments{' in ' + output if output else ''}"
+    failed = next((p.error for p in (a, b) if p is not None and p.error), None)
+    if failed:
+        err.print(f"[bold red]error:[/bold red] {escape(failed)}; {kept}", highlight=False)
+        return 2
+    if not a.complete or (b is not None and not b.complete) or (against is not None and b is None):
+        err.print(f"interrupted: {kept}")
+        return 130
+    return 0

@@ -26,6 +26,7 @@ import os
 from typing import TYPE_CHECKING, Any, Optional
 
 from ssdlab.exceptions import InputError, utf8_text
+from ssdlab.plotting import figure, save
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,14 +67,12 @@ class _Figures:
         if self.directory:
             for ext in ("svg", "png"):
                 path = os.path.join(self.directory, f"{name}.{ext}")
-                fig.savefig(path, dpi=130)
+                save(fig, path, dpi=130)
                 self.paths.append(path)
         return f'<div class="fig">{svg}</div>'
 
 
 def _figure(w: float = 6.4, h: float = 3.4) -> Any:
-    from ssdlab.probe import _figure as figure
-
     return figure(w, h)
 
 
@@ -81,13 +80,13 @@ def _slug(text: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in text).strip("_")
 
 
-def _numeric(series: "pd.Series") -> bool:
+def _numeric(series: pd.Series) -> bool:
     import pandas as pd
 
     return bool(pd.api.types.is_numeric_dtype(series))
 
 
-def _axis_values(df: "pd.DataFrame", axis: str, spec: list[Any]) -> tuple[list[Any], Any]:
+def _axis_values(df: pd.DataFrame, axis: str, spec: list[Any]) -> tuple[list[Any], Any]:
     """An axis's values in order, and how to place them on a plot's x axis: numbers as they
     are, anything else by its rank in the spec."""
     present = set(df[axis])
@@ -97,7 +96,7 @@ def _axis_values(df: "pd.DataFrame", axis: str, spec: list[Any]) -> tuple[list[A
     return vals, {v: i for i, v in enumerate(vals)}
 
 
-def _table(df: "pd.DataFrame", left: tuple[str, ...] = ()) -> str:
+def _table(df: pd.DataFrame, left: tuple[str, ...] = ()) -> str:
     head = "".join(f'<th class="{"l" if c in left else ""}">{html.escape(str(c))}</th>' for c in df.columns)
     rows = []
     for _, r in df.iterrows():
@@ -200,8 +199,8 @@ def store_report(path: str, output: str, figures: bool = True) -> list[str]:
     return _write(output, f"ssdlab sweep {meta.get('name', '')}", parts, figs)
 
 
-def _breakdown(df: "pd.DataFrame", axes: list[str], figs: _Figures) -> str:
-    from ssdlab import api, components
+def _breakdown(df: pd.DataFrame, axes: list[str], figs: _Figures) -> str:
+    from ssdlab import components
 
     cols = [f"breakdown_us.{c}" for c in components() if f"breakdown_us.{c}" in df.columns]
     cols = [c for c in cols if c != "breakdown_us.total" and df[c].fillna(0).abs().sum() > 0]
@@ -225,7 +224,7 @@ def _breakdown(df: "pd.DataFrame", axes: list[str], figs: _Figures) -> str:
     return f"<h2>Where the time goes</h2><p>Mean microseconds per I/O in each component of the path{note}.</p>" + figs.add(fig, "breakdown")
 
 
-def _series(series: "pd.DataFrame", df: "pd.DataFrame", axes: list[str], figs: _Figures) -> str:
+def _series(series: pd.DataFrame, df: pd.DataFrame, axes: list[str], figs: _Figures) -> str:
     rows = series[series["tenant"] == "all"] if "tenant" in series else series
     # In the points' order (the spec's), labelled by their axes.
     have = set(rows["point_id"])
@@ -263,7 +262,7 @@ def _series(series: "pd.DataFrame", df: "pd.DataFrame", axes: list[str], figs: _
     return "".join(out)
 
 
-def _configs(meta: dict[str, Any], df: "pd.DataFrame", axes: list[str]) -> str:
+def _configs(meta: dict[str, Any], df: pd.DataFrame, axes: list[str]) -> str:
     from ssdlab import api
 
     out = ["<h2>Configs</h2><p>The resolved config of every point (click to unfold).</p>"]
@@ -327,7 +326,7 @@ def _write(output: str, title: str, parts: list[str], figs: _Figures) -> list[st
 VERDICT_COLOURS = {"matches": "#d8f0d8", "holds": "#d8f0d8", "direction": "#fbeec8", "miss": "#f6d2d2", "not measured": "#eeeeee"}
 
 
-def figures_table(table: "pd.DataFrame") -> str:
+def figures_table(table: pd.DataFrame) -> str:
     """The published figures beside ours, as an HTML table coloured by verdict."""
     out = ["<table><tr><th class='l'>figure</th><th>published</th><th>ours</th><th>error</th><th class='l'>verdict</th><th class='l'>quote, where in the seed</th><th class='l'>note</th></tr>"]
     for _, r in table.iterrows():
@@ -346,7 +345,7 @@ def figures_table(table: "pd.DataFrame") -> str:
     return "".join(out)
 
 
-def study_report(title: str, table: "pd.DataFrame", parts: list[str], output: str) -> list[str]:
+def study_report(title: str, table: pd.DataFrame, parts: list[str], output: str) -> list[str]:
     """One self-contained page: a reproduced study's figures table, then the report of each of
     its sweep stores (their bodies inlined, figures as inline SVG)."""
     body = [f"<h1>{html.escape(title)}</h1>", "<h2>Published figures beside ssdlab's</h2>", figures_table(table)]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Optional, Union
 from ssdlab.api import Result, _path_arg
 from ssdlab.decompose import PLOT_SUFFIXES
 from ssdlab.exceptions import ConfigError
+from ssdlab.plotting import figure, save
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -38,17 +39,14 @@ def _bad(path: str, value: object, rule: str) -> ConfigError:
 
 def plot_timeseries(
     result: Result,
-    path: Union[None, str, "os.PathLike[str]"] = None,
+    path: Union[None, str, os.PathLike[str]] = None,
     *,
     columns: Optional[Sequence[str]] = None,
     title: Optional[str] = None,
-) -> "Figure":
+) -> Figure:
     """Plots the device rows of ``result``'s time series, one panel per column (default: those of
     :data:`DEFAULT_COLUMNS` the run has), to ``path`` (.png or .svg) when given. Intervals after
     the last I/O are left out. Returns the figure (with its own Agg canvas)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     if not isinstance(result, Result):
         raise _bad("result", type(result).__name__, "must be the Result of ssdlab.run")
     if path is not None and not _path_arg(path, "path").lower().endswith(PLOT_SUFFIXES):
@@ -63,8 +61,7 @@ def plot_timeseries(
     missing = [c for c in (columns or ()) if c not in dev.columns]
     if missing or not cols:
         raise _bad("columns", ", ".join(missing) or "none", f"the series has {', '.join(c for c in dev.columns if c not in ('tenant', 'start_s', 'end_s'))}")
-    fig = Figure(figsize=(7.0, 1.6 * len(cols) + 0.6))
-    FigureCanvasAgg(fig)
+    fig = figure(7.0, 1.6 * len(cols) + 0.6)
     axes = fig.subplots(len(cols), 1, sharex=True, squeeze=False)[:, 0]
     t = (dev["start_s"] + dev["end_s"]) / 2
     steady = result.summary.get("steady_state")
@@ -84,6 +81,4 @@ def plot_timeseries(
     axes[-1].set_xlabel("simulated time (s)", fontsize=8)
     fig.suptitle(title if title is not None else str(getattr(result.config, "description", "time series")), fontsize=9)
     fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=110)
-    return fig
+    return save(fig, path, dpi=110)

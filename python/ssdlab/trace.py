@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ssdlab import _core
 from ssdlab.api import _arg_error, _path_arg, _text_arg
+from ssdlab.units import format_bytes
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from rich.console import Console
 
 OPS = ["read", "write", "trim", "flush"]
 BATCH = 1 << 20
@@ -40,7 +42,7 @@ def formats() -> list[str]:
 
 
 def stats(
-    path: "str | os.PathLike[str]",
+    path: str | os.PathLike[str],
     format: Optional[str] = None,  # noqa: A002 - the CLI's --format
     *,
     strict: bool = True,
@@ -61,15 +63,15 @@ def stats(
 
 
 def batches(
-    path: "str | os.PathLike[str]", format: Optional[str] = None, *, strict: bool = True, blk_action: str = "D", batch: int = BATCH  # noqa: A002
-) -> Iterator["pa.RecordBatch"]:
+    path: str | os.PathLike[str], format: Optional[str] = None, *, strict: bool = True, blk_action: str = "D", batch: int = BATCH  # noqa: A002
+) -> Iterator[pa.RecordBatch]:
     """The trace as Arrow record batches of the canonical schema, streaming (times from the
     first record; see :func:`read` for the origin)."""
     p, f, b = _reader_args(path, format, blk_action)
     yield from _from_reader(_core.TraceBatches(p, f, strict, b), {}, batch)
 
 
-def schema(meta: Optional[dict[str, Any]] = None) -> "pa.Schema":
+def schema(meta: Optional[dict[str, Any]] = None) -> pa.Schema:
     """The canonical record: ns from the first record, op (read/write/trim/flush), byte offset
     and length, and the device's name; ``meta`` goes into the schema's ``ssdlab.trace``."""
     import pyarrow as pa
@@ -84,7 +86,7 @@ def schema(meta: Optional[dict[str, Any]] = None) -> "pa.Schema":
     return s.with_metadata({"ssdlab.trace": json.dumps(meta)}) if meta is not None else s
 
 
-def read(path: "str | os.PathLike[str]", format: Optional[str] = None, *, strict: bool = True, blk_action: str = "D") -> "pa.Table":  # noqa: A002
+def read(path: str | os.PathLike[str], format: Optional[str] = None, *, strict: bool = True, blk_action: str = "D") -> pa.Table:  # noqa: A002
     """The whole trace as one Arrow table (``.to_pandas()`` for a DataFrame). The schema's
     ``ssdlab.trace`` metadata holds ``time_origin_ns``: add it to ``time_ns`` for the trace's
     own clock."""
@@ -109,8 +111,8 @@ def _meta(reader: Any, state: dict[str, Any], records: int) -> dict[str, Any]:
 
 
 def convert(
-    path: "str | os.PathLike[str]",
-    out: "str | os.PathLike[str]",
+    path: str | os.PathLike[str],
+    out: str | os.PathLike[str],
     format: Optional[str] = None,  # noqa: A002
     *,
     strict: bool = True,
@@ -142,7 +144,7 @@ def convert(
     return meta
 
 
-def _from_reader(reader: Any, state: dict[str, Any], batch: int = BATCH) -> Iterator["pa.RecordBatch"]:
+def _from_reader(reader: Any, state: dict[str, Any], batch: int = BATCH) -> Iterator[pa.RecordBatch]:
     """Batches of the canonical schema; ``state`` gets the first record's time (``origin``) and
     the device names by id (``devices``)."""
     import numpy as np
@@ -177,3 +179,39 @@ def _from_reader(reader: Any, state: dict[str, Any], batch: int = BATCH) -> Iter
             ],
             schema=schema(),
         )
+
+
+def print_stats(out: Console, path: str, s: dict[str, Any]) -> None:
+    """The tables ``ssdlab trace stats`` prints of :func:`stats`' dict (with ``wall_s``)."""
+    from rich.table import Table
+
+    gib = 1024**3
+    out.print(f"[bold]{path}[/bold]  ({s['format']})  {s['lines']:,} lines, {s['ios']:,} I/Os in {s['wall_s']:.2f} s wall")
+    t = Table(show_header=False, box=None)
+    rows = [
+        ("reads / writes / trims / flushes", f"{s['reads']:,} / {s['writes']:,} / {s['trims']:,} / {s['flushes']:,}  (read ratio {s['read_ratio']:.3f})"),
+        ("bytes read / written", f"{s['bytes_read'] / gib:,.3f} / {s['bytes_written'] / gib:,.3f} GiB  (mean size {s['mean_size'] / 1024:,.1f} KiB)"),
+        ("footprint", f"{s['footprint_bytes'] / gib:,.3f} GiB in 4 KiB pages"),
+        ("sequential", f"{s['sequential_ratio']:.3f} of requests start where their device's previous one ended"),
+        ("span", f"{s['duration_s']:,.3f} s of trace time, {s['iops']:,.0f} IOPS"),
+        ("inter-arrival (us)", "mean {mean:,.2f}  p50 {p50:,.2f}  p90 {p90:,.2f}  p99 {p99:,.2f}  max {max:,.2f}".format(**s["interarrival_us"])),
+        ("out of order", f"{s['out_of_order']:,} records earlier than the one before"),
+        ("skipped", f"{s['bad_lines']:,} malformed lines, {s['zero_length']:,} zero-length requests" + (f"; first: {s['first_bad']}" if s["first_bad"] else "")),
+    ]
+    for k, v in rows:
+        t.add_row(k, v)
+    out.print(t)
+    h = Table(title="Request sizes", title_justify="left")
+    h.add_column("up to", justify="right")
+    h.add_column("requests", justify="right")
+    h.add_column("%", justify="right")
+    for b in s["size_histogram"]:
+        h.add_row(format_bytes(b["le_bytes"]), f"{b['count']:,}", f"{100 * b['count'] / max(s['ios'], 1):.1f}")
+    out.print(h)
+    if s["per_device"]:
+        d = Table(title=f"Devices ({s['devices']:,} in all; busiest first)", title_justify="left")
+        for c in ("device", "I/Os", "read ratio", "GiB", "footprint GiB", "highest byte"):
+            d.add_column(c, justify="right")
+        for x in s["per_device"]:
+            d.add_row(x["name"] or str(x["id"]), f"{x['ios']:,}", f"{x['read_ratio']:.3f}", f"{x['bytes'] / gib:,.3f}", f"{x['footprint_bytes'] / gib:,.3f}", format_bytes(x["max_offset"]))
+        out.print(d)

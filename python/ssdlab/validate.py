@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from . import api
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 MB = 1e6
 
@@ -96,7 +99,10 @@ DEVICES: dict[str, list[Figure]] = {
     "p4500": [
         Figure("QD1 4 KiB random read latency", "lat", 85.0, "Intel spec via Lenovo: random read latency 85 us (2 TB)", _qd1("randread")),
         Figure("QD1 4 KiB random write latency", "lat", 20.0, "Intel spec via Lenovo: random write latency 20 us", _qd1("randwrite")),
-        Figure("4 KiB random read IOPS", "iops", 490_000, "Intel spec via Lenovo, 2 TB (queue depth not stated)", _loaded("randread", "4KiB", 4, 64, 40_000), note="Intel's usual QD256 as 4 jobs x QD64"),
+        Figure(
+            "4 KiB random read IOPS", "iops", 490_000, "Intel spec via Lenovo, 2 TB (queue depth not stated)", _loaded("randread", "4KiB", 4, 64, 40_000),
+            note="Intel's usual QD256 as 4 jobs x QD64",
+        ),
         *_seq(3200, 1050, "Intel spec via Lenovo (read: all capacities; write: 2 TB)", "128KiB", 4, 8, 4000),
         _steady(38_000, "Intel spec via Lenovo, 2 TB (Intel quotes random writes at steady state)", 4, 64, 60_000, 48),
     ],
@@ -265,3 +271,29 @@ def as_records(rows: list[Row]) -> list[dict[str, Any]]:
         }
         for r in rows
     ]
+
+
+def write_markdown(path: str, rows: list[Row], devices: Optional[list[str]]) -> None:
+    """The tables as Markdown (``ssdlab validate -o``), headed by the command that made them."""
+    cmd = "ssdlab validate" + ("" if not devices else " " + " ".join(devices)) + f" -o {path}"
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(markdown(rows, cmd))
+
+
+def print_table(out: Console, rows: list[Row]) -> None:
+    """The table ``ssdlab validate`` prints: each figure, published and ours, errors over 25 % in red."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title="Published figures against ssdlab", title_justify="left")
+    for c in ("drive", "figure", "published", "ssdlab", "error"):
+        t.add_column(c, justify="left" if c in ("drive", "figure") else "right")
+    for r in rows:
+        unit = UNITS[r.figure.metric]
+        err_pct = 100 * r.error
+        style = "red" if abs(err_pct) > 25 else ""
+        t.add_row(
+            r.device, escape(r.figure.name), f"{num(r.figure.published, r.figure.metric)} {unit}", f"{num(r.measured, r.figure.metric)} {unit}",
+            f"[{style}]{err_pct:+.0f} %[/{style}]" if style else f"{err_pct:+.0f} %",
+        )
+    out.print(t)
