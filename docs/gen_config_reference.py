@@ -105,7 +105,7 @@ def parent(key: str) -> str:
 
 def _doc(text: str) -> str:
     # Rust intra-doc links ([`Foo`], [`Foo`](crate::x)) mean nothing here: keep their text.
-    text = re.sub(r"\[(`[^`\]]+`)\](\((?:crate|super|self)::[^)]*\))?", r"\1", text)
+    text = re.sub(r"\[(`[^`\]]+`)\](?:\((?:crate|super|self)::[^)]*\)|(?!\())", r"\1", text)
     lines = [line.rstrip() for line in text.strip().splitlines()]
     return "\n".join(lines) if lines else "(undocumented)"
 
@@ -121,6 +121,12 @@ def _anchor(key: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-")
 
 
+def same_key(key: str) -> str:
+    """The `[workload]` key a job's or a tenant's key overrides (`workload.jobs[].bs` and
+    `tenants[].workload.bs` -> `workload.bs`), else `key` itself."""
+    return re.sub(r"^tenants\[\]\.(?=workload\.)", "", key).replace("workload.jobs[].", "workload.")
+
+
 def _entry(key: str, typ: str, default: str, doc: str) -> list[str]:
     shown = "*unset*" if default == "" else (_code(default) if "\n" not in default else "see below")
     out = [f'<span id="{_anchor(key)}"></span>{_code(key)} · {_code(typ)} · default {shown}', ""]
@@ -133,29 +139,51 @@ def _entry(key: str, typ: str, default: str, doc: str) -> list[str]:
     return out
 
 
+def tables_of(rows: Sequence[tuple[str, str, str, str]]) -> set[str]:
+    """The keys that are tables: a row whose key holds other keys (`pcie` beside `pcie.lanes`)."""
+    keys = {k for k, _, _, _ in rows}
+    return {parent(k).removesuffix("[]") for k in keys} & keys
+
+
 def render(rows: Iterable[tuple[str, str, str, str]]) -> str:
-    """The page's Markdown: the introduction, then a section per top-level table."""
+    """The page's Markdown: the introduction, then a section per top-level table.
+
+    A row for a table itself (`pcie`, when `pcie.lanes` is there too) is not a key of its own:
+    its doc, if any, introduces the table's section."""
+    rows = list(rows)
+    tables = tables_of(rows)
+    intro = {k: _doc(doc) for k, _, _, doc in rows if k in tables and doc.strip()}
     groups: dict[str, list[tuple[str, str, str, str]]] = {}
     for row in rows:
-        groups.setdefault(top(row[0]), []).append(row)
+        if row[0] not in tables:
+            groups.setdefault(top(row[0]), []).append(row)
     lines = [INTRO]
     if groups:
         lines.append("Tables: " + ", ".join(f"[`{g}`](#{g})" if g else "[top-level keys](#top-level-keys)" for g in groups) + ".\n")
+    docs = {k: doc for k, _, _, doc in rows}
     for group, entries in groups.items():
         if group:
             array = any(k.startswith(group + "[]") for k, _, _, _ in entries)
-            lines += [f"## {group}", "", f"`[[{group}]]`: an array of tables, each with these keys." if array else f"The `[{group}]` table.", ""]
+            what = f"`[[{group}]]`: an array of tables, each with these keys." if array else f"The `[{group}]` table."
+            lines += [f"## {group}", "", what, ""]
+            if group in intro:
+                lines += [intro[group], ""]
         else:
             lines += ["## Top-level keys", "", "Keys at the top of a config, outside any table.", ""]
         # A sub-table's keys under a heading of their own, each table where it first appears.
-        tables: dict[str, list[tuple[str, str, str, str]]] = {}
+        subtables: dict[str, list[tuple[str, str, str, str]]] = {}
         for e in entries:
-            tables.setdefault(parent(e[0]), []).append(e)
-        for table, keys in tables.items():
+            subtables.setdefault(parent(e[0]), []).append(e)
+        for table, keys in subtables.items():
             if table not in ("", group, group + "[]"):
                 lines += [f"### {table}", ""]
-            for e in keys:
-                lines += _entry(*e)
+                if table.removesuffix("[]") in intro:
+                    lines += [intro[table.removesuffix("[]")], ""]
+            for key, typ, default, doc in keys:
+                base = same_key(key)
+                if not doc.strip() and base != key and docs.get(base, "").strip():
+                    doc = f"As [`{base}`](#{_anchor(base)}), for this one {'job' if 'jobs[]' in key else 'tenant'}."
+                lines += _entry(key, typ, default, doc)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -169,8 +197,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     args.output.write_text(render(rows), encoding="utf-8")
-    groups = len({top(k) for k, _, _, _ in rows})
-    print(f"wrote {args.output} ({len(rows)} keys in {groups} tables)", file=sys.stderr)
+    tables = tables_of(rows)
+    keys = [k for k, _, _, _ in rows if k not in tables]
+    print(f"wrote {args.output} ({len(keys)} keys in {len({top(k) for k in keys})} tables)", file=sys.stderr)
     return 0
 
 
