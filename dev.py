@@ -6,6 +6,7 @@
     python3 dev.py lint            set up, then cargo fmt --check, cargo clippy (-D warnings), ruff and
                                    mypy, in that order, stopping at the first that fails
     python3 dev.py bench [ARGS...] set up, then `ssdlab bench ARGS`
+    python3 dev.py docs            set up, then build the documentation site into site/
     python3 dev.py setup           create .venv and build the native module (when sources changed)
     python3 dev.py help            this text
 
@@ -15,11 +16,16 @@ venv module has no pip), installs ssdlab in editable mode with its test extras (
 linters ruff and mypy; pip builds the Rust extension with maturin), and records a hash of the
 Rust sources, presets and pyproject.toml so that the next call rebuilds only when they changed.
 The lints also need cargo's rustfmt and clippy (rustup component add rustfmt clippy).
+
+Docs installs the `docs` extra of pyproject.toml (mkdocs, mkdocs-material, mkdocstrings) into
+.venv, writes docs/configuration.md from the core's config types (docs/gen_config_reference.py),
+and runs `mkdocs build --strict` (mkdocs.yml): a broken link or a missing page fails it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -111,6 +117,32 @@ def lint() -> None:
     sh(PY, "-m", "mypy", "python/ssdlab")
 
 
+def extra(name: str) -> list[str]:
+    """The requirements of pyproject.toml's optional-dependency group `name` (read by the venv's
+    Python, which has tomllib or, before 3.11, ssdlab's tomli)."""
+    code = (
+        "import json, sys\n"
+        "try:\n    import tomllib\nexcept ImportError:\n    import tomli as tomllib\n"
+        "with open(sys.argv[1], 'rb') as f:\n"
+        "    print(json.dumps(tomllib.load(f)['project']['optional-dependencies'][sys.argv[2]]))\n"
+    )
+    out = subprocess.run([str(PY), "-c", code, str(ROOT / "pyproject.toml"), name], capture_output=True, text=True)
+    if out.returncode != 0:
+        say(f"cannot read the {name!r} extra of pyproject.toml: {out.stderr.strip()}")
+        sys.exit(1)
+    return list(json.loads(out.stdout))
+
+
+def docs(rest: list[str]) -> None:
+    setup()
+    # The extra's packages alone: `pip install -e .[docs]` would rebuild the native module.
+    sh(PY, "-m", "pip", "install", "--disable-pip-version-check", "-q", *extra("docs"))
+    sh(PY, ROOT / "docs" / "gen_config_reference.py", "-o", ROOT / "docs" / "configuration.md")
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")  # Material's notice about MkDocs 2.0 (not a build warning)
+    sh(PY, "-m", "mkdocs", "build", "--strict", "--site-dir", ROOT / "site", *rest, env=env)
+    say(f"built {ROOT / 'site' / 'index.html'}")
+
+
 def main(argv: list[str]) -> None:
     cmd = argv[0] if argv else "help"
     rest = argv[1:]
@@ -131,6 +163,9 @@ def main(argv: list[str]) -> None:
     if cmd == "lint":
         setup()
         lint()
+        return
+    if cmd == "docs":
+        docs(rest)
         return
     if cmd == "test":
         setup()
