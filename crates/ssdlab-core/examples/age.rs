@@ -1,8 +1,8 @@
 //! Measures aged preconditioning: `cargo run --release -p ssdlab-core --example age -- GIB OP [simulate|replica|auto]`.
 //! The drive is 8 channels x 4 ways x 2 planes with 4 MiB blocks (256 x 16 KiB pages).
-use ssdlab_core::units::Bytes;
 use ssdlab_core::ftl::{Ftl, FtlConfig};
 use ssdlab_core::media::NandConfig;
+use ssdlab_core::units::Bytes;
 
 fn main() {
     let mut args = std::env::args().skip(1);

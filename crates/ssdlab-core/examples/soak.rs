@@ -8,10 +8,10 @@
 //! verified every 10^7 operations and at the end. Exits 1 if anything was lost, stale or
 //! duplicated, or an invariant broke.
 use rand::{RngExt, SeedableRng};
-use ssdlab_core::units::Bytes;
 use ssdlab_core::ftl::{Ftl, FtlConfig};
 use ssdlab_core::ids::Lpn;
 use ssdlab_core::media::NandConfig;
+use ssdlab_core::units::Bytes;
 
 fn main() {
     let mut args = std::env::args().skip(1);

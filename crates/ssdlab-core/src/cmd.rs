@@ -7,9 +7,9 @@
 //! they were written.
 
 use crate::error::Error;
+use crate::ids::{CmdId, QueueId};
 use crate::ids::{JobId, TenantId};
 use crate::io::{Kind, Op, DSM_RANGE_BYTES};
-use crate::ids::{CmdId, QueueId};
 use crate::sim::{SimDuration, SimTime};
 use crate::stats::{Breakdown, Component, Stats};
 

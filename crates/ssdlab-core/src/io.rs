@@ -101,7 +101,6 @@ impl Kind {
 /// "Dataset Management – Range Definition": 4 B attributes, 4 B length, 8 B starting LBA).
 pub const DSM_RANGE_BYTES: u64 = 16;
 
-
 impl Op {
     pub fn as_str(self) -> &'static str {
         match self {

@@ -12,9 +12,9 @@
 
 use toml::Value;
 
-use crate::units::{parse_freq, parse_rate, parse_size, parse_time, parse_transfer_rate, Bandwidth, Bytes, Frequency, TransferRate};
 use crate::error::ConfigIssue;
 use crate::sim::SimDuration;
+use crate::units::{parse_freq, parse_rate, parse_size, parse_time, parse_transfer_rate, Bandwidth, Bytes, Frequency, TransferRate};
 
 /// Where problems are collected during loading and validation.
 #[derive(Debug, Default)]

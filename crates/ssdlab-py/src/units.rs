@@ -4,8 +4,8 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use ssdlab_core::units;
 use ssdlab_core::sim::SimDuration;
+use ssdlab_core::units;
 
 /// Bytes from a size. `fio=False`: the config convention (`4KiB` = `4k` = 4096, `4kB` = 4000);
 /// `fio=True`: fio job files (`4k` = `4kB` = `4KiB` = 4096, any case).

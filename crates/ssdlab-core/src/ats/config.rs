@@ -1,6 +1,6 @@
 use crate::schema::Issues;
-use crate::units::Bytes;
 use crate::sim::SimDuration;
+use crate::units::Bytes;
 use crate::{config_enum, config_struct};
 
 config_enum! {

@@ -8,7 +8,11 @@
 //! [`Error::Config`], listing all of them.
 
 pub mod memory;
+mod plan;
 pub mod presets;
+mod tenants;
+
+pub use tenants::TenantLayout;
 
 use std::path::Path;
 
@@ -23,10 +27,10 @@ use crate::host::HostConfig;
 use crate::media::MediaConfig;
 use crate::nvme::NvmeConfig;
 use crate::pcie::PcieConfig;
-use crate::stats::StatsConfig;
-use crate::workload::WorkloadConfig;
 use crate::schema::{Describe, FromToml, Issues, KeyDoc};
+use crate::stats::StatsConfig;
 use crate::units;
+use crate::workload::WorkloadConfig;
 
 config_struct! {
     /// A whole simulated system: the host, the link, the device and the workload.
@@ -271,7 +275,7 @@ impl Config {
         }
         let ats_keys = ["ats.lines", "ats.ways", "ats.stu", "host.vms", "host.memory", "host.buffer_pool", "workload.numjobs", "workload.bs", "workload.bssplit", "nvme.io_queues"];
         if self.ats.enabled && self.ats.pin_rings && ok(&ats_keys) {
-            let need = crate::host::dma::HostMemory::new(self, jobs.len()).ring_pages(self.ats.stu_exponent());
+            let need = self.host_memory(jobs.len()).ring_pages(self.ats.stu_exponent());
             let most = if self.ats.ways == 0 { self.ats.lines } else { self.ats.ways };
             issues.check(
                 need <= most as usize,
@@ -353,7 +357,7 @@ impl Config {
             issues.push("ftl.placement", "\"fdp\"", "FDP shares one pool's spare space: use ftl.pools = \"shared\" with it");
             return;
         }
-        let g = crate::ftl::Geometry::new(&self.media.nand, self.ftl.mapping_unit.0);
+        let g = crate::media::nand::Geometry::new(&self.media.nand, self.ftl.mapping_unit.0);
         // A host stream per handle, and one GC stream or one per handle.
         let streams = n + if self.ftl.ruh_type == crate::ftl::RuhType::Persistent { n } else { 1 };
         let exported = crate::ftl::exported_units(&g, self.ftl.op_ratio);
@@ -377,7 +381,7 @@ impl Config {
                 return;
             }
         };
-        let g = crate::ftl::Geometry::new(&self.media.nand, self.ftl.mapping_unit.0);
+        let g = crate::media::nand::Geometry::new(&self.media.nand, self.ftl.mapping_unit.0);
         for (i, spec) in layout.pools.iter().flatten().enumerate() {
             if let Some(mut issue) = crate::ftl::pool_spare_issue(&g, spec) {
                 issue.path = "ftl.ops_split".into();
@@ -394,7 +398,7 @@ impl Config {
         match self.media.kind {
             crate::media::MediaKind::Nvm => self.media.capacity.0,
             crate::media::MediaKind::Nand => {
-                let g = crate::ftl::Geometry::new(&self.media.nand, self.ftl.mapping_unit.0);
+                let g = crate::media::nand::Geometry::new(&self.media.nand, self.ftl.mapping_unit.0);
                 crate::ftl::exported_units(&g, self.ftl.op_ratio) * self.ftl.mapping_unit.0
             }
         }

@@ -1,7 +1,7 @@
 use crate::schema::Issues;
-use crate::units::Frequency;
 use crate::sim::time::MAX_PARAM;
 use crate::sim::SimDuration;
+use crate::units::Frequency;
 use crate::{config_enum, config_struct};
 
 config_enum! {

@@ -9,10 +9,10 @@
 
 use std::collections::VecDeque;
 
+use crate::cmd::{Commands, Ctx};
 use crate::ids::CmdId;
 use crate::pcie::Tlp;
 use crate::sim::Timeline;
-use crate::cmd::{Commands, Ctx};
 
 use super::{CtrlConfig, DmaQueues, Split};
 

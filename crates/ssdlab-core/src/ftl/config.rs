@@ -1,6 +1,6 @@
+use crate::media::NandConfig;
 use crate::schema::Issues;
 use crate::units::Bytes;
-use crate::media::NandConfig;
 use crate::{config_enum, config_struct};
 
 config_enum! {

@@ -34,14 +34,14 @@ use std::time::Instant;
 use rustc_hash::FxHashMap;
 
 use super::read_ahead::{Lookup, ReadAhead};
-use super::{FlashOp, Ftl, FtlCounters, Precondition};
-use crate::config::Config;
+use super::{FlashOp, Ftl, FtlConfig, FtlCounters, PoolSpec, Precondition};
 use crate::ctrl::transfer::Transfer;
 use crate::error::Result;
+use crate::ids::CmdId;
 use crate::ids::{BlockId, Lpn};
 use crate::media::nand::{self, NandArray, NandCounters};
+use crate::media::MediaConfig;
 use crate::media::{Medium, Out};
-use crate::ids::CmdId;
 use crate::sim::{SimDuration, SimTime};
 use crate::stats::{Component, Metrics, Record};
 
@@ -233,35 +233,47 @@ struct PageRead {
     at: u32,
 }
 
+/// The tenants as the flash device sees them: each one's namespace and, with isolated pools,
+/// its pool; their weights and IOPS SLOs (which the dynamic OPS controller weighs).
+#[derive(Clone, Debug, Default)]
+pub struct Tenancy {
+    pub names: Vec<String>,
+    /// The first byte of each tenant's namespace, ascending.
+    pub starts: Vec<u64>,
+    pub pools: Option<Vec<PoolSpec>>,
+    pub weights: Vec<f64>,
+    pub slo_iops: Vec<Option<f64>>,
+}
+
 impl FlashDevice {
-    /// The FTL and array of a NAND config, preconditioned as it asks (without timing).
-    pub fn new(config: &Config) -> Result<Self> {
-        let seed = config.workload.randseed;
-        let layout = config.tenant_layout().map_err(|issue| crate::error::Error::Config(vec![issue]))?;
-        let g = super::Geometry::new(&config.media.nand, config.ftl.mapping_unit.0);
+    /// The FTL (`cfg`) over the NAND array of `media`, shared by `tenants`, preconditioned as
+    /// `cfg` asks (without timing); `seed` seeds every random choice.
+    pub fn new(media: &MediaConfig, cfg: &FtlConfig, tenants: Tenancy, seed: u64) -> Result<Self> {
+        let layout = tenants;
+        let g = super::Geometry::new(&media.nand, cfg.mapping_unit.0);
         let mut ftl = match &layout.pools {
-            Some(specs) => Ftl::with_pools(g, &config.ftl, seed, specs)?,
-            None => Ftl::with_geometry(g, &config.ftl, seed)?,
+            Some(specs) => Ftl::with_pools(g, cfg, seed, specs)?,
+            None => Ftl::with_geometry(g, cfg, seed)?,
         };
-        let unit = config.ftl.mapping_unit.0;
-        ftl.set_tenants(layout.ranges.iter().map(|r| r.start / unit).collect());
-        if config.ftl.placement == super::Placement::Fdp {
-            if config.ftl.fdp_handles > 0 {
-                ftl.enable_handles(config.ftl.fdp_handles as usize);
+        let unit = cfg.mapping_unit.0;
+        ftl.set_tenants(layout.starts.iter().map(|s| s / unit).collect());
+        if cfg.placement == super::Placement::Fdp {
+            if cfg.fdp_handles > 0 {
+                ftl.enable_handles(cfg.fdp_handles as usize);
             } else {
-                ftl.enable_placement(config.ftl.ruh_type == super::RuhType::Persistent);
+                ftl.enable_placement(cfg.ruh_type == super::RuhType::Persistent);
             }
         }
-        if config.ftl.integrity {
+        if cfg.integrity {
             ftl.enable_integrity();
         }
         let t0 = Instant::now();
-        let mut report = PreconditionReport { state: config.ftl.precondition.as_str().to_string(), waf: 1.0, ..PreconditionReport::default() };
-        match config.ftl.precondition {
+        let mut report = PreconditionReport { state: cfg.precondition.as_str().to_string(), waf: 1.0, ..PreconditionReport::default() };
+        match cfg.precondition {
             Precondition::Clean => {}
             Precondition::Sequential => ftl.fill_sequential()?,
             Precondition::Aged => {
-                let (dw, waf) = ftl.precondition_aged(config.ftl.precondition_drive_writes, seed)?;
+                let (dw, waf) = ftl.precondition_aged(cfg.precondition_drive_writes, seed)?;
                 report.drive_writes = dw;
                 report.waf = waf;
             }
@@ -270,39 +282,38 @@ impl FlashDevice {
         report.free_blocks = ftl.free_blocks();
         report.valid_fraction = ftl.full_valid_fraction();
         ftl.reset_counters();
-        if let Some(z) = config.ftl.zone_size {
-            ftl.enable_zones(z.0 / unit, config.ftl.max_active_zones, config.ftl.precondition == Precondition::Sequential);
+        if let Some(z) = cfg.zone_size {
+            ftl.enable_zones(z.0 / unit, cfg.max_active_zones, cfg.precondition == Precondition::Sequential);
         }
         ftl.enable_map_cache();
-        let total = (config.ftl.write_buffer.0 / unit).max(1);
+        let total = (cfg.write_buffer.0 / unit).max(1);
         let buffer_parts: Vec<u64> = match &layout.pools {
-            Some(specs) if config.ftl.buffer_split => {
+            Some(specs) if cfg.buffer_split => {
                 // Split like the spare blocks: in proportion to each pool's share of them.
                 let spare: Vec<f64> = specs.iter().map(|p| (p.op_ratio * f64::from(p.blocks_per_plane)).max(1e-9)).collect();
-                crate::tenant::apportion(total, &spare).into_iter().map(|u| u.max(1)).collect()
+                crate::ftl::apportion(total, &spare).into_iter().map(|u| u.max(1)).collect()
             }
             _ => vec![total],
         };
         let g = ftl.geometry().clone();
-        let mut array = NandArray::new(&config.media.nand, &config.media.ecc, g.clone(), seed);
+        let mut array = NandArray::new(&media.nand, &media.ecc, g.clone(), seed);
         for b in (0..g.blocks()).map(BlockId) {
             array.set_programmed(b, ftl.written_pages(b));
             array.add_wear(b, ftl.erases(b));
         }
         if layout.pools.is_some() {
             let owner = (0..g.blocks()).map(|b| ftl.pool_of_block(BlockId(b)) as u16).collect();
-            array.set_pools(owner, config.tenants.iter().map(|t| f64::from(t.weight)).collect());
+            array.set_pools(owner, layout.weights.clone());
         }
-        let sizer = (layout.pools.is_some() && config.ftl.ops_interval > SimDuration::ZERO).then(|| {
-            let nand = &config.media.nand;
+        let sizer = (layout.pools.is_some() && cfg.ops_interval > SimDuration::ZERO).then(|| {
+            let nand = &media.nand;
             let xfer = array.transfer_time(nand.page_size.0);
-            let slo = config.tenants.iter().map(|t| (t.slo_iops > 0.0).then_some(t.slo_iops)).collect();
             Box::new(super::ops::OpsSizer::new(
-                config.ftl.ops_interval,
-                config.ftl.ops_step,
+                cfg.ops_interval,
+                cfg.ops_step,
                 layout.names.clone(),
-                config.tenants.iter().map(|t| f64::from(t.weight)).collect(),
-                slo,
+                layout.weights.clone(),
+                layout.slo_iops.clone(),
                 (nand.read_latency[0], nand.program_latency[0], xfer, nand.erase_latency),
                 &g,
             ))
@@ -311,20 +322,20 @@ impl FlashDevice {
             sizer,
             ops_armed: false,
             tenant_ios: vec![0; layout.names.len()],
-            uncached: (!config.ftl.write_cache).then(Box::default),
+            uncached: (!cfg.write_cache).then(Box::default),
             ftl,
             array,
             unit,
-            integrity: config.ftl.integrity,
+            integrity: cfg.integrity,
             buffer_units: buffer_parts.clone(),
             buffer_used: vec![0; buffer_parts.len()],
-            buffer_latency: config.ftl.buffer_latency,
+            buffer_latency: cfg.buffer_latency,
             waiting: vec![VecDeque::new(); buffer_parts.len()],
             ops: Vec::new(),
             out: Vec::new(),
-            bg_idle: config.ftl.bg_gc_idle,
-            zone_reset_latency: config.ftl.zone_reset_latency,
-            bg_target: config.ftl.bg_gc_target,
+            bg_idle: cfg.bg_gc_idle,
+            zone_reset_latency: cfg.zone_reset_latency,
+            bg_target: cfg.bg_gc_target,
             last_activity: SimTime::ZERO,
             bg_armed: false,
             last_erases: 0,
@@ -336,11 +347,11 @@ impl FlashDevice {
             map_ops: Vec::new(),
             loads: Vec::new(),
             loading: FxHashMap::default(),
-            coalesce: config.ftl.read_coalesce,
+            coalesce: cfg.read_coalesce,
             shared: FxHashMap::default(),
             shared_by_piece: FxHashMap::default(),
             coalesced: 0,
-            ahead: ReadAhead::new(config.ftl.read_ahead.0, unit, g.slots_per_page),
+            ahead: ReadAhead::new(cfg.read_ahead.0, unit, g.slots_per_page),
             precondition: report,
         })
     }

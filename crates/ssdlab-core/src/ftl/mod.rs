@@ -51,104 +51,31 @@ use std::collections::HashMap;
 use rand::{RngExt, SeedableRng};
 
 pub use config::{Aging, FtlConfig, OpsSplit, Placement, PoolMode, Precondition, RuhType, Striping, Victim, SPARE_RULE_KEYS};
-pub use device::{Event, FlashDevice, FlashSummary, IntegrityReport, PreconditionReport};
+pub use device::{Event, FlashDevice, FlashSummary, IntegrityReport, PreconditionReport, Tenancy};
 use map::{L2p, Layout, P2l, Segment, UNMAPPED};
 use map_cache::{MapCache, MapCacheCounters};
-pub use pool::{spare_need, PoolSpec};
+pub use pool::{apportion, spare_need, PoolSpec};
 use pool::{Collecting, Links, Pool, PoolId, Sizing, GC, HOST, NIL};
 
 use crate::error::{ConfigIssue, Error, Result};
-use crate::ids::{BlockId, DieId, Lpn};
+use crate::ids::{BlockId, Lpn};
+use crate::media::nand::{FlashOp, Geometry};
 use crate::media::NandConfig;
 use crate::sim::{stream_seed, Rng};
 
-/// The shape of the flash array as the FTL sees it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Geometry {
-    pub channels: u32,
-    /// Dies per channel (ways × dies per chip).
-    pub dies_per_channel: u32,
-    pub planes: u32,
-    pub blocks_per_plane: u32,
-    pub pages_per_block: u32,
-    pub page_size: u64,
-    /// Mapping unit (logical page) in bytes.
-    pub unit: u64,
-    /// Mapping units per flash page.
-    pub slots_per_page: u32,
-}
-
-impl Geometry {
-    pub fn new(nand: &NandConfig, unit: u64) -> Self {
-        Geometry {
-            channels: nand.channels,
-            dies_per_channel: nand.ways * nand.dies_per_chip,
-            planes: nand.planes,
-            blocks_per_plane: nand.blocks_per_plane,
-            pages_per_block: nand.pages_per_block,
-            page_size: nand.page_size.0,
-            unit,
-            slots_per_page: (nand.page_size.0 / unit.max(1)) as u32,
-        }
-    }
-    pub fn dies(&self) -> u32 {
-        self.channels * self.dies_per_channel
-    }
-    pub fn all_planes(&self) -> u32 {
-        self.dies() * self.planes
-    }
-    pub fn blocks(&self) -> u32 {
-        self.all_planes() * self.blocks_per_plane
-    }
-    pub fn slots_per_block(&self) -> u32 {
-        self.pages_per_block * self.slots_per_page
-    }
-    pub fn raw_slots(&self) -> u64 {
-        u64::from(self.blocks()) * u64::from(self.slots_per_block())
-    }
-    /// Global plane index of a block.
-    #[inline]
-    pub fn plane_of(&self, block: BlockId) -> u32 {
-        block.0 / self.blocks_per_plane
-    }
-    /// Die of a block; die `d` sits on channel `d mod channels`.
-    #[inline]
-    pub fn die_of(&self, block: BlockId) -> DieId {
-        DieId(block.0 / (self.blocks_per_plane * self.planes))
-    }
-    #[inline]
-    pub fn channel_of_die(&self, die: DieId) -> u32 {
-        die.0 % self.channels
-    }
-    /// The global planes in striping order.
-    pub fn order(&self, s: Striping) -> Vec<u32> {
-        let (c, dpc, p) = (self.channels, self.dies_per_channel, self.planes);
-        (0..self.all_planes())
-            .map(|i| {
-                let (ch, dl, pl) = match s {
-                    Striping::ChannelFirst => (i % c, (i / c) % dpc, i / (c * dpc)),
-                    Striping::DieFirst => ((i / dpc) % c, i % dpc, i / (c * dpc)),
-                    Striping::PlaneFirst => ((i / p) % c, i / (p * c), i % p),
-                };
-                (dl * c + ch) * p + pl
-            })
-            .collect()
-    }
-}
-
-/// A flash operation the FTL asks of the array.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FlashOp {
-    /// Program page `page` of `block` (all its slots are filled). `gc` marks GC writes.
-    Program { block: BlockId, page: u32, gc: bool },
-    /// GC reads page `page` of `block` to move its valid units.
-    Read { block: BlockId, page: u32 },
-    /// Erase `block`.
-    Erase { block: BlockId },
-    /// Load translation page `tpage` into the map cache (a page read).
-    MapRead { tpage: u64 },
-    /// Write translation page `tpage` back (a page program).
-    MapWrite { tpage: u64 },
+/// The global planes of `g` in striping order `s`.
+pub fn striping_order(g: &Geometry, s: Striping) -> Vec<u32> {
+    let (c, dpc, p) = (g.channels, g.dies_per_channel, g.planes);
+    (0..g.all_planes())
+        .map(|i| {
+            let (ch, dl, pl) = match s {
+                Striping::ChannelFirst => (i % c, (i / c) % dpc, i / (c * dpc)),
+                Striping::DieFirst => ((i / dpc) % c, i % dpc, i / (c * dpc)),
+                Striping::PlaneFirst => ((i / p) % c, i / (p * c), i % p),
+            };
+            (dl * c + ch) * p + pl
+        })
+        .collect()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -376,7 +303,7 @@ impl Ftl {
             links: Links::new(blocks.len()),
             blocks,
             pools,
-            order: g.order(cfg.striping),
+            order: striping_order(&g, cfg.striping),
             closed_seq: 0,
             rng: Rng::from_seed(stream_seed(seed, 0xF7F7).to_le_bytes()),
             shadow: None,
@@ -1604,16 +1531,16 @@ mod tests {
     fn striping_orders_visit_every_plane_once() {
         let g = Geometry::new(&NandConfig { channels: 2, ways: 3, dies_per_chip: 1, planes: 2, ..NandConfig::default() }, 4096);
         for s in [Striping::ChannelFirst, Striping::DieFirst, Striping::PlaneFirst] {
-            let mut o = g.order(s);
+            let mut o = striping_order(&g, s);
             o.sort_unstable();
             assert_eq!(o, (0..12).collect::<Vec<_>>(), "{s}");
         }
-        let ch = |gp: u32| g.channel_of_die(DieId(gp / 2));
-        let o = g.order(Striping::ChannelFirst);
+        let ch = |gp: u32| g.channel_of_die(crate::ids::DieId(gp / 2));
+        let o = striping_order(&g, Striping::ChannelFirst);
         assert_eq!((ch(o[0]), ch(o[1])), (0, 1), "channel-first alternates channels");
-        let o = g.order(Striping::PlaneFirst);
+        let o = striping_order(&g, Striping::PlaneFirst);
         assert_eq!((o[0] / 2, o[1] / 2), (0, 0), "plane-first stays on a die");
-        let o = g.order(Striping::DieFirst);
+        let o = striping_order(&g, Striping::DieFirst);
         assert_eq!((ch(o[0]), ch(o[1]), o[0] / 2 != o[1] / 2), (0, 0, true), "die-first stays on a channel");
     }
 

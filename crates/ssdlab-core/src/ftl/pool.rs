@@ -305,3 +305,25 @@ impl Pool {
         self.streams.iter().find(|s| s.active[plane] == block)
     }
 }
+
+/// Splits `total` into parts proportional to `weights`, each the floor of its share, the
+/// remainder going to the largest fractional parts (ties to the first).
+pub fn apportion(total: u64, weights: &[f64]) -> Vec<u64> {
+    let sum: f64 = weights.iter().sum();
+    if weights.is_empty() || sum <= 0.0 {
+        return vec![0; weights.len()];
+    }
+    let exact: Vec<f64> = weights.iter().map(|w| total as f64 * w / sum).collect();
+    let mut parts: Vec<u64> = exact.iter().map(|x| x.floor() as u64).collect();
+    let mut left = total.saturating_sub(parts.iter().sum());
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())).then(a.cmp(&b)));
+    for &i in order.iter().cycle().take(weights.len() * 2) {
+        if left == 0 {
+            break;
+        }
+        parts[i] += 1;
+        left -= 1;
+    }
+    parts
+}

@@ -13,8 +13,8 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::ids::{JobId, Lpn};
 use crate::ids::CmdId;
+use crate::ids::{JobId, Lpn};
 
 /// A unit read ahead: still being read by page read `token`, or in DRAM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

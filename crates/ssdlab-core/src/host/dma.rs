@@ -7,12 +7,13 @@
 
 use rand::SeedableRng;
 
+use super::HostConfig;
 use crate::ats::synth::{Layout, Stack};
 use crate::ats::Access;
-use crate::config::Config;
+use crate::cmd::Command;
+use crate::ids::TenantId;
 use crate::nvme::{CQE_BYTES, PRP_ENTRY_BYTES, SQE_BYTES};
 use crate::pcie::Tlp;
-use crate::cmd::Command;
 
 /// Bytes of one host memory page.
 const PAGE: u64 = 4096;
@@ -30,26 +31,30 @@ pub struct HostMemory {
 }
 
 impl HostMemory {
-    pub fn new(config: &Config, jobs: usize) -> Self {
-        let h = &config.host;
-        let places: Vec<(usize, usize)> = if config.tenants.is_empty() {
-            let vms = (h.vms as usize).clamp(1, jobs.max(1));
-            (0..jobs).map(|j| (j % vms, j / vms)).collect()
-        } else {
-            let tenants: Vec<String> = config.jobs().into_iter().map(|j| j.3).collect();
-            let mut seen: Vec<(String, usize)> = Vec::new();
-            tenants
-                .iter()
-                .map(|t| {
-                    if let Some(i) = seen.iter().position(|(n, _)| n == t) {
-                        seen[i].1 += 1;
-                        (i, seen[i].1 - 1)
-                    } else {
-                        seen.push((t.clone(), 1));
-                        (seen.len() - 1, 0)
-                    }
-                })
-                .collect()
+    /// The memory of host `h` for its jobs: without tenants `jobs` jobs spread over `host.vms`
+    /// VMs; with tenants (`tenants`: each job's), one VM per tenant. Buffers are sized for I/Os
+    /// of up to `max_bs` bytes; `seed` seeds the layouts' random choices.
+    pub fn new(h: &HostConfig, jobs: usize, tenants: Option<&[TenantId]>, max_bs: u64, seed: u64) -> Self {
+        let places: Vec<(usize, usize)> = match tenants {
+            None => {
+                let vms = (h.vms as usize).clamp(1, jobs.max(1));
+                (0..jobs).map(|j| (j % vms, j / vms)).collect()
+            }
+            Some(tenants) => {
+                let mut seen: Vec<(TenantId, usize)> = Vec::new();
+                tenants
+                    .iter()
+                    .map(|t| {
+                        if let Some(i) = seen.iter().position(|(n, _)| n == t) {
+                            seen[i].1 += 1;
+                            (i, seen[i].1 - 1)
+                        } else {
+                            seen.push((*t, 1));
+                            (seen.len() - 1, 0)
+                        }
+                    })
+                    .collect()
+            }
         };
         let vms = places.iter().map(|p| p.0 + 1).max().unwrap_or(1);
         let layouts = (0..vms)
@@ -58,10 +63,10 @@ impl HostMemory {
                 let queues = places.iter().filter(|p| p.0 == vm).count() as u32;
                 let n = vms as u64;
                 let (memory, pool) = ((h.memory.0 / n).max(4 << 20), (h.buffer_pool.0 / n).max(2 << 20));
-                Layout::new(h.dma_layout.into(), h.buffer_reuse.into(), queues.max(1), memory, pool, 2 << 20, config.workload.max_bs().max(4096), config.workload.randseed, vm as u32)
+                Layout::new(h.dma_layout.into(), h.buffer_reuse.into(), queues.max(1), memory, pool, 2 << 20, max_bs.max(4096), seed, vm as u32)
             })
             .collect();
-        HostMemory { layouts, places, tails: vec![0; jobs], rng: crate::sim::Rng::from_seed(crate::sim::stream_seed(config.workload.randseed, 0xD4A).to_le_bytes()), seq: 0 }
+        HostMemory { layouts, places, tails: vec![0; jobs], rng: crate::sim::Rng::from_seed(crate::sim::stream_seed(seed, 0xD4A).to_le_bytes()), seq: 0 }
     }
 
     /// The SQ and CQ ring ranges of every VM, as `(pasid, start, end)`.

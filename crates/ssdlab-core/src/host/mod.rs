@@ -39,14 +39,16 @@ pub mod lock;
 pub mod page_cache;
 pub mod share;
 
+pub use share::Cgroup;
+
 use std::collections::VecDeque;
 
 pub use config::{Completion, DmaLayout, HostConfig, Scheduler, ShareMode, Tags};
 
 use crate::cmd::Command;
-use crate::config::Config;
 use crate::ids::{CmdId, JobId, QueueId, TenantId};
 use crate::io::Op;
+use crate::nvme::{Interface, NvmeConfig, WrrClass};
 use crate::sim::{Grant, SimDuration, SimTime, Timeline};
 use crate::stats::{fio_bucket, Component, IoRecord, Metrics, Observer, REAP_STARTS};
 use lock::SpinLock;
@@ -178,7 +180,6 @@ impl DiskStats {
     }
 }
 
-
 /// The host block.
 pub struct Host {
     /// The block device's statistics.
@@ -231,6 +232,8 @@ pub struct Host {
     page_size: u64,
     /// The jobs' threads: each one's tenant, and whether it does buffered I/O.
     threads: Vec<Thread>,
+    /// The tenants' cgroups (none without tenants).
+    cgroups: Vec<Cgroup>,
     /// The cgroup I/O controller among tenants (`host.share`).
     share: Option<Box<share::Share>>,
     /// Scratch: requests the controller releases.
@@ -247,19 +250,19 @@ pub struct Host {
 }
 
 impl Host {
-    /// The host of a config, running `threads` (one per job, on a CPU of its own).
-    pub fn new(config: &Config, threads: Vec<Thread>) -> Self {
-        let h = &config.host;
+    /// The host `h` over the drive's queues (`nvme`), running `threads` (one per job, on a CPU
+    /// of its own) for the tenants' `cgroups`.
+    pub fn new(h: &HostConfig, nvme: &NvmeConfig, threads: Vec<Thread>, cgroups: Vec<Cgroup>) -> Self {
         let n = threads.len();
         let dirtiers = threads.iter().filter(|t| t.buffered && t.writes).count() as u32;
         let files = threads.iter().map(|t| (t.extent.0 / PAGE, (t.extent.0 + t.extent.1).div_ceil(PAGE))).collect();
         let cache = threads.iter().any(|t| t.buffered).then(|| Box::new(PageCache::new(&h.page_cache, files, dirtiers)));
-        let map = queue_map(n, config.nvme.io_queues as usize);
+        let map = queue_map(n, nvme.io_queues as usize);
         Host {
             disk: DiskStats::default(),
             reap_level: vec![[0; 7]; n],
             cpus: vec![Timeline::default(); n],
-            irq_cpu: (0..queues(n, config.nvme.io_queues as usize)).map(|q| map.iter().position(|&x| x == q).unwrap_or(0)).collect(),
+            irq_cpu: (0..queues(n, nvme.io_queues as usize)).map(|q| map.iter().position(|&x| x == q).unwrap_or(0)).collect(),
             queue_of: map.into_iter().map(|q| q as u16).collect(),
             tag_lock: (h.tags == Tags::Lock).then(|| SpinLock::new(h.lock_hold, h.lock_transfer, h.tag_lock_lines)),
             queue_lock: (h.scheduler == Scheduler::Thread).then(|| SpinLock::new(h.queue_lock_hold, h.lock_transfer, h.queue_lock_lines)),
@@ -286,24 +289,25 @@ impl Host {
             stopped: VecDeque::new(),
             flusher: Timeline::default(),
             flusher_rr: 0,
-            page_size: config.nvme.page_size.0,
-            share: share::Share::new(h, &config.tenants).map(Box::new),
+            page_size: nvme.page_size.0,
+            share: share::Share::new(h, &cgroups).map(Box::new),
+            cgroups,
             released: Vec::new(),
             threads,
             memory: None,
-            virtio: config.nvme.interface == crate::nvme::Interface::VirtioBlk,
-            extended_lba: config.nvme.extended_lba,
-            metadata: (config.nvme.metadata_size.0 > 0).then(|| {
-                let (lba, ms) = (config.nvme.lba_size.0, config.nvme.metadata_size.0);
-                (if config.nvme.extended_lba { lba + ms } else { lba }, lba, ms)
+            virtio: nvme.interface == Interface::VirtioBlk,
+            extended_lba: nvme.extended_lba,
+            metadata: (nvme.metadata_size.0 > 0).then(|| {
+                let (lba, ms) = (nvme.lba_size.0, nvme.metadata_size.0);
+                (if nvme.extended_lba { lba + ms } else { lba }, lba, ms)
             }),
         }
     }
 
     /// The NVMe arbitration class of every job's queue pair (its tenant's).
-    pub fn queue_classes(&self, config: &Config) -> Vec<crate::tenant::WrrClass> {
+    pub fn queue_classes(&self) -> Vec<WrrClass> {
         // Jobs of one queue belong to one tenant (validation).
-        self.irq_cpu.iter().map(|&j| config.tenants.get(self.threads[j].tenant.index()).map_or(crate::tenant::WrrClass::Medium, |t| t.class)).collect()
+        self.irq_cpu.iter().map(|&j| self.cgroups.get(self.threads[j].tenant.index()).map_or(WrrClass::Medium, |t| t.class)).collect()
     }
 
     /// Whether the host reaps `c`'s completion by polling its CQ (`host.completion`: always,
@@ -907,7 +911,6 @@ impl Host {
         }
         ctx.at(now, Out::Completed { job: JobId(job as u32), op, len, offset, latency });
     }
-
 }
 
 /// `NVMe` I/O queue pairs the driver creates for `jobs` CPUs when the drive offers `io_queues`.

@@ -27,11 +27,11 @@ use std::collections::{BTreeSet, VecDeque};
 use lru::LruCache;
 use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 
-use crate::schema::Issues;
-use crate::units::Bytes;
 use crate::config_struct;
 use crate::ids::CmdId;
+use crate::schema::Issues;
 use crate::sim::{SimDuration, SimTime};
+use crate::units::Bytes;
 
 /// The memory page size.
 pub const PAGE: u64 = 4096;

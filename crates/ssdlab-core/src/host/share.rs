@@ -30,11 +30,10 @@
 use std::collections::VecDeque;
 
 use super::config::{HostConfig, ShareMode};
-use crate::ids::TenantId;
 use crate::ids::CmdId;
-use crate::sim::{SimDuration, SimTime, PS_PER_S};
-use crate::tenant::TenantConfig;
+use crate::ids::TenantId;
 use crate::io::Op;
+use crate::sim::{SimDuration, SimTime, PS_PER_S};
 
 /// 4 KiB: the page size of iocost's model.
 const MODEL_PAGE: u64 = 4096;
@@ -80,6 +79,20 @@ impl Bucket {
     fn take(&mut self, need: f64) {
         self.tokens -= need;
     }
+}
+
+/// A tenant's cgroup (and its queue pairs' NVMe class), as the host knows it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cgroup {
+    /// `io.weight`.
+    pub weight: u32,
+    /// `io.max`: read and write IOPS, read and write bytes per second (0 = no limit).
+    pub riops: u64,
+    pub wiops: u64,
+    pub rbps: f64,
+    pub wbps: f64,
+    /// The NVMe arbitration class of its queue pairs.
+    pub class: crate::nvme::WrrClass,
 }
 
 /// One tenant's state.
@@ -153,7 +166,7 @@ fn per_io(iops: f64, page: f64) -> f64 {
 impl Share {
     /// The controller of `host.share` for `tenants` (none with `share = "none"` or a single
     /// tenant).
-    pub fn new(h: &HostConfig, tenants: &[TenantConfig]) -> Option<Self> {
+    pub fn new(h: &HostConfig, tenants: &[Cgroup]) -> Option<Self> {
         if h.share == ShareMode::None || tenants.is_empty() {
             return None;
         }
@@ -170,7 +183,7 @@ impl Share {
                     waiting: VecDeque::new(),
                     inflight: 0,
                     last_end: [u64::MAX; 2],
-                    buckets: [Bucket::new(t.riops as f64, slice), Bucket::new(t.wiops as f64, slice), Bucket::new(t.rbps.0, slice), Bucket::new(t.wbps.0, slice)],
+                    buckets: [Bucket::new(t.riops as f64, slice), Bucket::new(t.wiops as f64, slice), Bucket::new(t.rbps, slice), Bucket::new(t.wbps, slice)],
                     armed: None,
                 })
                 .collect(),
@@ -396,9 +409,9 @@ mod tests {
     use super::*;
     use crate::units::Bandwidth;
 
-    fn weighted(iops: f64) -> (Share, Vec<TenantConfig>) {
+    fn weighted(iops: f64) -> (Share, Vec<Cgroup>) {
         let h = HostConfig { share: ShareMode::Weight, cost_wrandiops: iops, cost_wseqiops: iops, cost_wbps: Bandwidth(iops * 4096.0), ..HostConfig::default() };
-        let t = vec![TenantConfig { weight: 1, ..TenantConfig::default() }, TenantConfig { weight: 3, ..TenantConfig::default() }];
+        let t = vec![Cgroup { weight: 1, ..Cgroup::default() }, Cgroup { weight: 3, ..Cgroup::default() }];
         (Share::new(&h, &t).expect("a controller"), t)
     }
 

@@ -1,7 +1,7 @@
 use super::ecc::EccConfig;
 use crate::schema::Issues;
-use crate::units::{Bandwidth, Bytes};
 use crate::sim::SimDuration;
+use crate::units::{Bandwidth, Bytes};
 use crate::{config_enum, config_struct};
 
 config_enum! {

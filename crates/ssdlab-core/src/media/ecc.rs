@@ -15,10 +15,10 @@
 
 use rand::{RngExt, SeedableRng};
 
-use crate::schema::Issues;
-use crate::units::Bytes;
 use crate::config_struct;
+use crate::schema::Issues;
 use crate::sim::{stream_seed, Rng, SimDuration};
+use crate::units::Bytes;
 
 config_struct! {
     /// ECC decoding of media reads: raw bit errors per codeword against the hard-decision

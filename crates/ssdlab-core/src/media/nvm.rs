@@ -209,8 +209,8 @@ impl NvmArray {
 #[allow(clippy::many_single_char_names)]
 mod tests {
     use super::*;
-    use crate::units::Bytes;
     use crate::media::NvmConfig;
+    use crate::units::Bytes;
 
     #[test]
     fn pieces_split_at_chunks_and_interleave_over_controllers_and_banks() {

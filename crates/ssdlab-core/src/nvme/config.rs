@@ -1,6 +1,6 @@
 use crate::schema::Issues;
-use crate::units::Bytes;
 use crate::sim::{SimDuration, PS_PER_US};
+use crate::units::Bytes;
 use crate::{config_enum, config_struct};
 
 config_enum! {
@@ -107,5 +107,37 @@ impl NvmeConfig {
     /// Whether interrupt coalescing is on.
     pub fn coalescing(&self) -> bool {
         self.irq_coalesce_threshold > 1 || self.irq_coalesce_time > SimDuration::ZERO
+    }
+}
+
+config_enum! {
+    /// A submission queue's priority class under NVMe weighted round robin with urgent
+    /// priority (NVMe Base Specification 2.0, 3.4.4).
+    pub enum WrrClass {
+        /// Served before every weighted class (strict priority).
+        Urgent = "urgent",
+        /// The weighted classes: each gets `nvme.wrr_weights` commands per round.
+        High = "high",
+        Medium = "medium",
+        Low = "low",
+    }
+}
+
+impl Default for WrrClass {
+    /// A tenant's queues are of the medium class unless it names another.
+    fn default() -> Self {
+        WrrClass::Medium
+    }
+}
+
+impl WrrClass {
+    /// Index among the weighted classes (urgent has none).
+    pub fn weighted_index(self) -> Option<usize> {
+        match self {
+            WrrClass::Urgent => None,
+            WrrClass::High => Some(0),
+            WrrClass::Medium => Some(1),
+            WrrClass::Low => Some(2),
+        }
     }
 }

@@ -23,9 +23,8 @@ mod config;
 
 use std::collections::VecDeque;
 
-pub use crate::tenant::WrrClass;
-pub use config::{Arbitration, Interface, NvmeConfig};
 use crate::ids::{CmdId, QueueId};
+pub use config::{Arbitration, Interface, NvmeConfig, WrrClass};
 
 /// Bytes of a submission queue entry.
 pub const SQE_BYTES: u64 = 64;

@@ -29,7 +29,7 @@ impl Device {
     pub fn build(config: &Config) -> Result<Device> {
         Ok(match config.media.kind {
             MediaKind::Nvm => Device::Nvm(NvmArray::new(&config.media, config.workload.randseed)),
-            MediaKind::Nand => Device::Flash(Box::new(FlashDevice::new(config)?)),
+            MediaKind::Nand => Device::Flash(Box::new(FlashDevice::new(&config.media, &config.ftl, config.tenancy()?, config.workload.randseed)?)),
         })
     }
 

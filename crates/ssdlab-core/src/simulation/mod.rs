@@ -9,6 +9,7 @@
 
 mod drive;
 mod route;
+mod summary;
 
 use std::time::Instant;
 
@@ -19,7 +20,6 @@ use crate::cmd::Commands;
 use crate::config::Config;
 use crate::ctrl::{self, Ctrl};
 use crate::error::{Error, Result};
-use crate::host::dma::HostMemory;
 use crate::host::{self, Host};
 use crate::media::{self, nvm};
 use crate::nvme::{self, Nvme};
@@ -27,10 +27,11 @@ use crate::pcie::{self, Link};
 use crate::sim::{time, EventQueue, SimDuration, SimTime};
 use crate::stats::series::{Series, DEFAULT_TRACKED, IO_COLUMNS, MAX_INTERVALS};
 use crate::stats::steady;
-use crate::stats::summary::{derived, Inputs};
-use crate::stats::{IoLog, Kind, MetricInfo, Metrics, Stats, Summary};
+use crate::stats::{IoLog, Kind, MetricInfo, Metrics, Stats};
 use crate::workload::runner::{self, Runner};
 use crate::{ftl, ids::CmdId};
+use summary::{derived, Inputs};
+pub use summary::{AtsSummary, HostSummary, LinkTraffic, Summary, Utilisation};
 
 pub use crate::ftl::{FlashSummary, PreconditionReport};
 
@@ -120,15 +121,15 @@ impl Simulation {
         if !issues.is_empty() {
             return Err(Error::Config(issues.0));
         }
-        let runner = Runner::new(&config)?;
-        let mut host = Host::new(&config, runner.threads());
+        let runner = Runner::new(&config.runner_plan())?;
+        let mut host = Host::new(&config.host, &config.nvme, runner.threads(), config.cgroups());
         let mut link = Link::new(&config.pcie, config.host.memory_latency);
         if config.nvme.interface == nvme::Interface::VirtioBlk {
             link.set_virtio();
         }
         let round_trip = link.translation_round_trip();
         let atc = if config.ats.enabled {
-            let memory = HostMemory::new(&config, runner.job_count());
+            let memory = config.host_memory(runner.job_count());
             let atc = Atc::new(&config.ats, &memory.rings(), round_trip, config.workload.randseed);
             host.memory = Some(Box::new(memory));
             Some(atc)
@@ -147,7 +148,7 @@ impl Simulation {
             cmds: Commands::default(),
             stats: Stats::new(&config.stats, from),
             metrics: Metrics::default(),
-            nvme: Nvme::new(&config.nvme, &host.queue_classes(&config)),
+            nvme: Nvme::new(&config.nvme, &host.queue_classes()),
             runner,
             host,
             link,
@@ -215,7 +216,7 @@ impl Simulation {
     /// order, with the host memory layout of `host.dma_layout` (see [`Simulation::dma_log`]).
     pub fn keep_dma_log(&mut self) -> Result<()> {
         if self.host.memory.is_none() {
-            self.host.memory = Some(Box::new(HostMemory::new(&self.config, self.runner.job_count())));
+            self.host.memory = Some(Box::new(self.config.host_memory(self.runner.job_count())));
         }
         self.dma.log = Some(Vec::new());
         Ok(())
@@ -357,22 +358,25 @@ impl Simulation {
         self.publish_into(&mut m);
         let window_start = if self.reset_pending { SimTime::ZERO } else { self.stats.from() };
         let window = self.now.since(window_start);
-        self.stats.summary(&Inputs {
-            config: &self.config,
-            now: self.now,
-            wall_s: self.wall,
-            events: self.events,
-            metrics: &m,
-            window_start,
-            job_names: self.runner.job_names(),
-            job_outcomes: self.runner.job_outcomes(),
-            tenants: self.runner.tenant_names(),
-            job_tenants: self.runner.job_tenants(),
-            media_utilisation: self.medium.utilisation(&m, window),
-            flash: self.medium.flash_summary(&m, window),
-            replay: self.runner.replay_summary(),
-            ats_round_trip: self.dma.atc.as_ref().map(|_| self.round_trip),
-        })
+        Summary::build(
+            &self.stats,
+            &Inputs {
+                config: &self.config,
+                now: self.now,
+                wall_s: self.wall,
+                events: self.events,
+                metrics: &m,
+                window_start,
+                job_names: self.runner.job_names(),
+                job_outcomes: self.runner.job_outcomes(),
+                tenants: self.runner.tenant_names(),
+                job_tenants: self.runner.job_tenants(),
+                media_utilisation: self.medium.utilisation(&m, window),
+                flash: self.medium.flash_summary(&m, window),
+                replay: self.runner.replay_summary(),
+                ats_round_trip: self.dma.atc.as_ref().map(|_| self.round_trip),
+            },
+        )
     }
 
     /// Every metric this run reports: name, unit, kind and description, by name.

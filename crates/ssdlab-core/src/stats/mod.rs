@@ -14,7 +14,6 @@ mod config;
 pub mod metrics;
 pub mod series;
 pub mod steady;
-pub mod summary;
 
 use std::collections::BTreeMap;
 
@@ -27,8 +26,8 @@ pub use metrics::{Kind, MetricInfo, Metrics};
 pub use series::{Row, Series, Timeseries};
 
 use crate::ids::{JobId, TenantId};
-use crate::sim::{SimDuration, SimTime, PS_PER_NS, PS_PER_US};
 use crate::io::Op;
+use crate::sim::{SimDuration, SimTime, PS_PER_NS, PS_PER_US};
 
 /// Where an I/O's time goes. Every picosecond between issue and completion is in exactly one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -711,27 +710,6 @@ pub struct OpSummary {
     pub breakdown_us: BreakdownUs,
 }
 
-/// How busy each resource was over the run (busy time / simulated time; per unit for pools).
-/// For NAND, `media_units` are the dies and `media_bus` the channels.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Utilisation {
-    pub host_cpu: f64,
-    pub pcie_down: f64,
-    pub pcie_up: f64,
-    pub ctrl: f64,
-    pub media_units: f64,
-    pub media_bus: f64,
-}
-
-/// Link traffic over the run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct LinkTraffic {
-    pub down_tlps: u64,
-    pub down_wire_bytes: u64,
-    pub up_tlps: u64,
-    pub up_wire_bytes: u64,
-}
-
 /// One job's results.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct JobSummary {
@@ -814,82 +792,6 @@ pub struct SloResult {
     pub met: u64,
     /// met / intervals.
     pub compliance: f64,
-}
-
-/// Everything a run reports (the document `ssdlab run --json` prints).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Summary {
-    pub version: String,
-    pub config_hash: String,
-    pub seed: u64,
-    pub ios: u64,
-    pub sim_time_s: f64,
-    pub window_s: f64,
-    pub wall_time_s: f64,
-    pub events: u64,
-    pub iops: f64,
-    pub bandwidth_mib_s: f64,
-    pub read: OpSummary,
-    pub write: OpSummary,
-    /// Trims (Dataset Management deallocate); their bytes are the ranges trimmed.
-    pub trim: OpSummary,
-    /// Per job (a job is a host thread with its own queue pair).
-    pub jobs: Vec<JobSummary>,
-    /// Per tenant (its jobs together).
-    pub tenants: Vec<TenantSummary>,
-    pub breakdown_us: BreakdownUs,
-    pub utilisation: Utilisation,
-    pub pcie: LinkTraffic,
-    /// Host CPU time over the run.
-    pub host: HostSummary,
-    /// Runs with `ats.enabled`: the device's ATC.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ats: Option<AtsSummary>,
-    /// NAND runs only: FTL, array and preconditioning figures.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub flash: Option<crate::ftl::FlashSummary>,
-    /// Trace replays only: what the replay did.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub replay: Option<crate::workload::replay::ReplaySummary>,
-    /// Every metric of the registry over the measurement window, flat: `{name: value}`.
-    pub metrics: BTreeMap<String, f64>,
-    /// Runs with `stats.interval`: the time series.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub timeseries: Option<Timeseries>,
-    /// Runs with `stats.steady_metric`: the SNIA PTS steady-state check over the rounds.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub steady_state: Option<steady::SteadyState>,
-}
-
-/// The device's Address Translation Cache over the run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct AtsSummary {
-    pub stu_bytes: u64,
-    pub lines: u32,
-    pub ways: u32,
-    /// Translation lookups (one per STU page a DMA touches).
-    pub lookups: u64,
-    pub hits: u64,
-    pub hit_rate: f64,
-    /// Hits served by pinned SQ/CQ translations.
-    pub pinned_hits: u64,
-    pub misses: u64,
-    /// ATC misses per completed I/O.
-    pub misses_per_io: f64,
-    /// Misses that also missed the IOMMU's IOTLB (and paid a page walk).
-    pub iotlb_misses: u64,
-    /// Time a miss costs: the ATS request round trip (without the walk).
-    pub miss_round_trip_us: f64,
-}
-
-/// Host CPU time: every job's CPU, the scheduler thread, and spinning (on the tag lock, or
-/// polling for completions).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct HostSummary {
-    pub cpu_seconds: f64,
-    pub cpu_us_per_io: f64,
-    /// CPU cores kept busy per GB/s moved (CPU-seconds per GB).
-    pub cpus_per_gb_s: f64,
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use super::metrics::{Kind, Metrics};
 use super::IoRecord;
-use crate::sim::{SimDuration, SimTime, PS_PER_NS, PS_PER_US};
 use crate::io::Op;
+use crate::sim::{SimDuration, SimTime, PS_PER_NS, PS_PER_US};
 
 /// Device metrics a series tracks when `stats.interval_metrics` names none (those the device
 /// publishes).

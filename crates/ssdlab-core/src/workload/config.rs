@@ -4,8 +4,8 @@ use serde::{Serialize, Serializer};
 use toml::Value;
 
 use crate::schema::{FromToml, IsNone, Issues};
-use crate::units::{format_size, parse_size, Bytes};
 use crate::sim::SimDuration;
+use crate::units::{format_size, parse_size, Bytes};
 use crate::{config_enum, config_struct};
 
 /// fio's `rw`: direction and pattern.

@@ -34,8 +34,6 @@ use crate::error::{Error, Result};
 use crate::io::{Kind, Op};
 use crate::sim::{stream_seed, Rng, SimDuration, SimTime, PS_PER_S};
 
-
-
 /// One I/O request: direction, byte offset and length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Io {

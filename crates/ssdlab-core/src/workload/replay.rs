@@ -12,8 +12,8 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::{DeviceMap, Io, LbaMode, ReplayConfig, ReplayMode};
-use crate::io::Op;
 use crate::error::{Error, Result};
+use crate::io::Op;
 use crate::sim::{SimDuration, SimTime};
 use crate::trace::{self, ReadOptions, TraceReader};
 

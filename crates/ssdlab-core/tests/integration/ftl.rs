@@ -1,10 +1,10 @@
 //! The FTL: integrity under random operations, and WAF against the analytic model.
 
 use rand::{RngExt, SeedableRng};
-use ssdlab_core::units::Bytes;
 use ssdlab_core::ftl::{Ftl, FtlConfig, Victim};
 use ssdlab_core::ids::Lpn;
 use ssdlab_core::media::NandConfig;
+use ssdlab_core::units::Bytes;
 
 fn nand(blocks_per_plane: u32, pages: u32, page: u64) -> NandConfig {
     NandConfig { channels: 2, ways: 2, dies_per_chip: 1, planes: 2, blocks_per_plane, pages_per_block: pages, page_size: Bytes(page), ..NandConfig::default() }
@@ -116,7 +116,8 @@ fn waf_is_one_without_overwrites_and_trim_frees_space() {
 /// memory per unit until units are written again.
 #[test]
 fn computed_sequential_fill_equals_writing_every_unit_in_order() {
-    use ssdlab_core::ftl::{Geometry, PoolSpec, Striping};
+    use ssdlab_core::ftl::{PoolSpec, Striping};
+    use ssdlab_core::media::nand::Geometry;
     // Page sizes with 1, 2 and 4 units; spare fractions that end the fill mid-page, mid-block
     // and on a block boundary; one pool and three.
     for (page, op, striping) in [(4096, 0.1, Striping::ChannelFirst), (8192, 0.0931, Striping::DieFirst), (16384, 0.125, Striping::PlaneFirst), (16384, 0.2001, Striping::ChannelFirst)] {
@@ -231,7 +232,8 @@ fn replica_aging_builds_the_same_steady_state_as_simulated_aging() {
 
 #[test]
 fn pools_keep_their_blocks_gc_and_counters_apart() {
-    use ssdlab_core::ftl::{Geometry, PoolSpec};
+    use ssdlab_core::ftl::PoolSpec;
+    use ssdlab_core::media::nand::Geometry;
     // 8 planes x 64 blocks x 32 pages x 16 KiB: pool 0 takes 40 blocks of each plane at 10 %
     // spare, pool 1 the other 24 at 25 % (GC thresholds of a few blocks in each).
     let nand_cfg = nand(64, 32, 16384);

@@ -12,6 +12,7 @@ mod control;
 mod determinism;
 mod ftl;
 mod golden;
+mod layers;
 mod nand;
 mod nvm;
 mod observer;

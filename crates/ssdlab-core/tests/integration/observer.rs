@@ -2,8 +2,9 @@
 // Counts carried as f64 are whole numbers below 2^53: comparing them exactly is right.
 #![allow(clippy::float_cmp)]
 
-use ssdlab_core::stats::{Row, Summary};
+use ssdlab_core::stats::Row;
 use ssdlab_core::Simulation;
+use ssdlab_core::Summary;
 
 use crate::config_from;
 

@@ -246,8 +246,9 @@ fn tenant_config_errors_name_their_key() {
 /// the blocks holding data and those holding more than one tenant's.
 fn placement_waf(ftl: &str) -> (f64, u64, u64) {
     use rand::{RngExt, SeedableRng};
-    use ssdlab_core::ftl::{Ftl, Geometry, Placement, RuhType};
+    use ssdlab_core::ftl::{Ftl, Placement, RuhType};
     use ssdlab_core::ids::Lpn;
+    use ssdlab_core::media::nand::Geometry;
     let list = [("t1", 1, ""), ("t2", 2, ""), ("t3", 3, ""), ("t4", 4, "")];
     let c = load(&format!(
         "[media]\nkind = \"nand\"\n[media.nand]\nchannels = 2\nways = 2\nplanes = 2\nblocks_per_plane = 256\npages_per_block = 64\npage_size = \"4KiB\"\n[ftl]\nop_ratio = 0.12\n{ftl}\n{}",
@@ -396,8 +397,9 @@ fn each_tenant_replays_its_own_trace_inside_its_namespace() {
 #[test]
 fn a_donor_pool_never_gives_away_the_spare_its_gc_needs() {
     use rand::{RngExt, SeedableRng};
-    use ssdlab_core::ftl::{Ftl, Geometry};
+    use ssdlab_core::ftl::Ftl;
     use ssdlab_core::ids::Lpn;
+    use ssdlab_core::media::nand::Geometry;
     // Two equal pools; the second, still empty, gives all the free blocks it may to the first.
     let list = [("a", 1, ""), ("b", 1, "")];
     let c = load(&format!(

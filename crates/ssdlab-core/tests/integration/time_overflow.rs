@@ -3,8 +3,8 @@
 //! instead of reporting saturated time.
 
 use ssdlab_core::config::build;
-use ssdlab_core::units::parse_time;
 use ssdlab_core::sim::time::MAX_PARAM;
+use ssdlab_core::units::parse_time;
 use ssdlab_core::{Config, Error, Simulation};
 use toml::{Table, Value};
 

@@ -6,8 +6,8 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use rand::{RngExt, SeedableRng};
-use ssdlab_core::trace::stats::{stats_file, TraceStats};
 use ssdlab_core::io::Op;
+use ssdlab_core::trace::stats::{stats_file, TraceStats};
 use ssdlab_core::trace::{detect, Format, ReadOptions, Record, TraceReader};
 
 fn sample(name: &str) -> Option<PathBuf> {

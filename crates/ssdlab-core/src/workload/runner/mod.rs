@@ -24,9 +24,8 @@ use rustc_hash::FxHashMap;
 
 use super::control::{Control, Limits, Pace, Verdict};
 use super::zbd::{ZbdJob, ZoneView};
-use super::{ExitScope, Io, JobGen, WorkloadConfig};
+use super::{ExitScope, Io, JobGen, ReplayConfig, WorkloadConfig};
 use crate::cmd::Command;
-use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::host::Thread;
 use crate::ids::{CmdId, JobId, TenantId};
@@ -147,6 +146,56 @@ struct Job {
     flow_held: bool,
 }
 
+/// One job as the runner starts it.
+#[derive(Clone, Debug)]
+pub struct JobPlan {
+    pub name: String,
+    /// The config path its keys come from (`workload`, `workload.jobs[1]`, `tenants[0].workload`).
+    pub path: String,
+    pub workload: WorkloadConfig,
+    pub tenant: String,
+    /// Bytes of the region it addresses, from its `offset`.
+    pub region: u64,
+}
+
+/// A replayed trace and the jobs it feeds: jobs `first..first + jobs`, over `region` bytes
+/// from `offset`, for at most `number_ios` I/Os and `runtime`.
+#[derive(Clone, Debug)]
+pub struct ReplayPlan {
+    pub replay: ReplayConfig,
+    /// The config path of the workload that names it (problems are reported under it), or
+    /// empty for `workload.replay`.
+    pub path: String,
+    pub first: usize,
+    pub jobs: usize,
+    pub offset: u64,
+    pub region: u64,
+    pub number_ios: Option<u64>,
+    pub runtime: Option<SimDuration>,
+}
+
+/// The zones of a zoned drive as fio's zbd jobs find them when they start (a zone report).
+#[derive(Clone, Copy, Debug)]
+pub struct ZonePlan {
+    pub zone_bytes: u64,
+    pub zones: usize,
+    /// Every zone full (after a sequential fill), else every zone empty.
+    pub full: bool,
+    /// Zones a job may keep open (fio's `max_open_zones`, within the drive's limit).
+    pub max_open: usize,
+}
+
+/// What the runner is built from (the config assembles it).
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub jobs: Vec<JobPlan>,
+    pub replays: Vec<ReplayPlan>,
+    pub zones: Option<ZonePlan>,
+    /// `workload.ramp_time`: the control loops' statistics start after it.
+    pub ramp_time: SimDuration,
+    /// `workload.rate_iops` (named when a job cannot keep up with it).
+    pub rate_iops: u64,
+}
 
 /// The jobs of a run and fio's rules for them.
 pub struct Runner {
@@ -168,27 +217,26 @@ pub struct Runner {
 }
 
 impl Runner {
-    pub fn new(config: &Config) -> Result<Self> {
-        let w = &config.workload;
+    pub fn new(plan: &Plan) -> Result<Self> {
         let mut tenants: Vec<String> = Vec::new();
-        let mut jobs = config
-            .jobs()
-            .into_iter()
+        let mut jobs = plan
+            .jobs
+            .iter()
             .enumerate()
-            .map(|(j, (name, _, jw, tenant))| {
-                let region = config.region_size_of(&jw);
+            .map(|(j, p)| {
+                let (name, jw, tenant, region) = (p.name.clone(), &p.workload, p.tenant.clone(), p.region);
                 let t = tenants.iter().position(|n| *n == tenant).unwrap_or_else(|| {
                     tenants.push(tenant);
                     tenants.len() - 1
                 });
                 Ok(Job {
-                    gen: JobGen::new(&jw, region, j as u32)?,
+                    gen: JobGen::new(jw, region, j as u32)?,
                     name,
                     tenant: TenantId(t as u16),
                     inflight: 0,
                     iodepth: jw.iodepth,
                     thinktime: jw.thinktime,
-                    ctl: Control::new(&limits(&jw, w.ramp_time), SimTime::ZERO + jw.startdelay, jw.iodepth),
+                    ctl: Control::new(&limits(jw, plan.ramp_time), SimTime::ZERO + jw.startdelay, jw.iodepth),
                     start: SimTime::ZERO + jw.startdelay,
                     hold: Hold::None,
                     lat_wait: LatWait::None,
@@ -200,7 +248,7 @@ impl Runner {
                     finished: false,
                     waits_for: Vec::new(),
                     runtime: jw.runtime,
-                    zbd: zoned::zbd_job(&jw, region),
+                    zbd: zoned::zbd_job(jw, region),
                     pending: None,
                     backlog: VecDeque::new(),
                     buffered: !jw.direct,
@@ -219,16 +267,16 @@ impl Runner {
             })
             .collect::<Result<Vec<_>>>()?;
         let n = jobs.len();
-        for (j, (_, _, jw, _)) in config.jobs().into_iter().enumerate() {
-            if let Some(name) = &jw.wait_for {
+        for (j, p) in plan.jobs.iter().enumerate() {
+            if let Some(name) = &p.workload.wait_for {
                 let dotted = format!("{name}.");
                 jobs[j].waits_for = (0..n).filter(|&k| k != j && (jobs[k].name == *name || jobs[k].name.starts_with(&dotted))).collect();
             }
         }
         let groups = flow::shares(&mut jobs);
-        let (sources, job_source) = sources::open(config, n)?;
-        let zones = zoned::zone_view(config, &jobs);
-        Ok(Runner { depth_level: vec![[0; 7]; n], jobs, tenants, rate_iops: w.rate_iops, flow_issued: vec![0; groups], sources, job_source, zones, zone_waits: FxHashMap::default() })
+        let (sources, job_source) = sources::open(&plan.replays, n)?;
+        let zones = zoned::zone_view(plan.zones.as_ref(), &jobs);
+        Ok(Runner { depth_level: vec![[0; 7]; n], jobs, tenants, rate_iops: plan.rate_iops, flow_issued: vec![0; groups], sources, job_source, zones, zone_waits: FxHashMap::default() })
     }
 
     /// What the host needs to know of each job's thread.

@@ -3,40 +3,24 @@
 //! record that finds its job's slots full waits); closed-loop replay keeps each job's
 //! `iodepth` filled from the trace.
 
-use super::{Ctx, Event, Out, Runner, MAX_BACKLOG};
-use crate::config::Config;
+use super::{Ctx, Event, Out, ReplayPlan, Runner, MAX_BACKLOG};
 use crate::error::{Error, Result};
 use crate::sim::SimTime;
 use crate::workload::replay::Replay;
 use crate::workload::Io;
 
-/// The trace replays of a run and the replay each job takes its I/Os from: `workload.replay`
-/// feeds every job; otherwise each tenant with a trace of its own feeds its jobs.
-pub(super) fn open(config: &Config, n: usize) -> Result<(Vec<Source>, Vec<Option<usize>>)> {
-    let w = &config.workload;
+/// Opens the trace replays of `plans` for a run of `n` jobs: the replays, and the one each
+/// job takes its I/Os from.
+pub(super) fn open(plans: &[ReplayPlan], n: usize) -> Result<(Vec<Source>, Vec<Option<usize>>)> {
     let mut sources = Vec::new();
     let mut job_source = vec![None; n];
-    if let Some(r) = Replay::open(&w.replay, n, w.offset.0, config.region_size_of(w), w.number_ios, w.runtime)? {
-        job_source.fill(Some(0));
-        sources.push(Source { replay: Box::new(r), first: 0, jobs: n, next: None });
-    } else {
-        // A tenant's own trace feeds its jobs, over its namespace.
-        let all = config.jobs();
-        let mut j = 0;
-        while j < all.len() {
-            let (_, path, jw, tenant) = &all[j];
-            let count = all[j..].iter().take_while(|x| x.3 == *tenant).count();
-            let idx = config.tenants.iter().enumerate().find(|(i, t)| crate::tenant::tenant_name(t, *i) == *tenant).map(|(i, _)| i);
-            if let Some(rc) = idx.and_then(|i| config.tenants[i].workload.replay.as_ref()) {
-                let r = Replay::open(rc, count, jw.offset.0, config.region_size_of(jw), jw.number_ios, jw.runtime).map_err(|e| e.rebased("workload", path))?;
-                if let Some(r) = r {
-                    for slot in &mut job_source[j..j + count] {
-                        *slot = Some(sources.len());
-                    }
-                    sources.push(Source { replay: Box::new(r), first: j, jobs: count, next: None });
-                }
+    for p in plans {
+        let r = Replay::open(&p.replay, p.jobs, p.offset, p.region, p.number_ios, p.runtime).map_err(|e| if p.path.is_empty() { e } else { e.rebased("workload", &p.path) })?;
+        if let Some(r) = r {
+            for slot in &mut job_source[p.first..p.first + p.jobs] {
+                *slot = Some(sources.len());
             }
-            j += count;
+            sources.push(Source { replay: Box::new(r), first: p.first, jobs: p.jobs, next: None });
         }
     }
     Ok((sources, job_source))

@@ -5,8 +5,7 @@
 
 use std::collections::VecDeque;
 
-use super::{Ctx, Hold, Job, Out, Runner};
-use crate::config::Config;
+use super::{Ctx, Hold, Job, Out, Runner, ZonePlan};
 use crate::io::Op;
 use crate::sim::SimTime;
 use crate::workload::zbd::{Place, ZbdJob, ZoneView};
@@ -29,17 +28,10 @@ pub(super) fn zbd_job(jw: &WorkloadConfig, region: u64) -> Option<ZbdJob> {
     })
 }
 
-/// The zones of a zoned drive as fio's zbd jobs find them when they start (a zone report):
-/// every zone full after a sequential fill, else empty.
-pub(super) fn zone_view(config: &Config, jobs: &[Job]) -> Option<Box<ZoneView>> {
-    let zone = config.ftl.zone_size?.0;
-    let first = jobs.iter().position(|j| j.zbd.is_some())?;
-    let zones = (config.exported_capacity() / zone.max(1)) as usize;
-    let full = config.ftl.precondition == crate::ftl::Precondition::Sequential;
-    let limit = config.ftl.max_active_zones;
-    let asked = config.jobs().get(first).map_or(0, |j| j.2.max_open_zones);
-    let max_open = if asked == 0 { limit } else { asked.min(limit) };
-    Some(Box::new(ZoneView::new(zone, vec![if full { zone } else { 0 }; zones], max_open as usize)))
+/// The zones as fio's zbd jobs find them when they start (none without a zbd job).
+pub(super) fn zone_view(plan: Option<&ZonePlan>, jobs: &[Job]) -> Option<Box<ZoneView>> {
+    let p = plan?;
+    jobs.iter().any(|j| j.zbd.is_some()).then(|| Box::new(ZoneView::new(p.zone_bytes, vec![if p.full { p.zone_bytes } else { 0 }; p.zones], p.max_open)))
 }
 
 impl Runner {
@@ -125,33 +117,33 @@ impl Runner {
     /// A zoned I/O of `job` completed: a zbd trim (a reset) frees its zone's held writes; a
     /// write passes its zone's write lock on, or lets a reset that waited for it go.
     pub(super) fn zone_io_done(&mut self, ctx: &mut Ctx, job: usize, op: Op, offset: u64) {
-    if op == Op::Trim && self.jobs[job].zbd.is_some() {
-        if let Some(v) = self.zones.as_mut() {
-            // A zbd trim was a zone reset: writes held for the zone may go.
-            v.reset(v.zone_of(offset));
+        if op == Op::Trim && self.jobs[job].zbd.is_some() {
+            if let Some(v) = self.zones.as_mut() {
+                // A zbd trim was a zone reset: writes held for the zone may go.
+                v.reset(v.zone_of(offset));
+            }
+            self.wake_zone_waiters(ctx);
         }
-        self.wake_zone_waiters(ctx);
-    }
-    if op == Op::Write {
-        if let Some(v) = self.zones.as_mut() {
-            // The zone's write lock passes to the next write held for it, if any.
-            let z = v.zone_of(offset);
-            if let Some((j, io, arrival)) = self.zone_waits.get_mut(&z).and_then(VecDeque::pop_front) {
-                self.jobs[j].inflight -= 1;
-                self.issue_io(ctx, j, io, arrival);
-            } else {
-                v.unlock(z);
-                // A reset of this zone waited for its last write.
-                let idle = !v.write_locked(z);
-                if let Some(j) = (0..self.jobs.len()).find(|&j| idle && self.jobs[j].hold == Hold::Reset(z) && self.jobs[j].inflight == 0) {
-                    self.send_reset(ctx, j, z);
-                } else if idle {
-                    // A zbd trim (a reset) may have waited for this write.
-                    self.wake_zone_waiters(ctx);
+        if op == Op::Write {
+            if let Some(v) = self.zones.as_mut() {
+                // The zone's write lock passes to the next write held for it, if any.
+                let z = v.zone_of(offset);
+                if let Some((j, io, arrival)) = self.zone_waits.get_mut(&z).and_then(VecDeque::pop_front) {
+                    self.jobs[j].inflight -= 1;
+                    self.issue_io(ctx, j, io, arrival);
+                } else {
+                    v.unlock(z);
+                    // A reset of this zone waited for its last write.
+                    let idle = !v.write_locked(z);
+                    if let Some(j) = (0..self.jobs.len()).find(|&j| idle && self.jobs[j].hold == Hold::Reset(z) && self.jobs[j].inflight == 0) {
+                        self.send_reset(ctx, j, z);
+                    } else if idle {
+                        // A zbd trim (a reset) may have waited for this write.
+                        self.wake_zone_waiters(ctx);
+                    }
                 }
             }
         }
-    }
     }
 
     /// A job whose queue drained goes on with the reset it was held for, once the zone has no

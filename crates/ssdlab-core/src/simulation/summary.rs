@@ -1,12 +1,114 @@
 //! The run summary, built from the I/O statistics and the metric registry (after every block
 //! has published into it, and with counters reset at the start of the measurement window).
 
-use super::{AtsSummary, HostSummary, LinkTraffic, Metrics, Stats, Summary, Timeseries, Utilisation};
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
 use crate::config::Config;
+use crate::ftl::FlashSummary;
 use crate::ids::TenantId;
-use crate::sim::{SimDuration, SimTime};
-use crate::workload::replay::ReplaySummary;
 use crate::io::Op;
+use crate::sim::{SimDuration, SimTime};
+use crate::stats::{steady, BreakdownUs, JobSummary, Metrics, OpSummary, Row, SloResult, Stats, TenantFlash, TenantSummary, Timeseries};
+use crate::workload::replay::ReplaySummary;
+
+/// How busy each resource was over the run (busy time / simulated time; per unit for pools).
+/// For NAND, `media_units` are the dies and `media_bus` the channels.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Utilisation {
+    pub host_cpu: f64,
+    pub pcie_down: f64,
+    pub pcie_up: f64,
+    pub ctrl: f64,
+    pub media_units: f64,
+    pub media_bus: f64,
+}
+
+/// Link traffic over the run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LinkTraffic {
+    pub down_tlps: u64,
+    pub down_wire_bytes: u64,
+    pub up_tlps: u64,
+    pub up_wire_bytes: u64,
+}
+
+/// Everything a run reports (the document `ssdlab run --json` prints).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Summary {
+    pub version: String,
+    pub config_hash: String,
+    pub seed: u64,
+    pub ios: u64,
+    pub sim_time_s: f64,
+    pub window_s: f64,
+    pub wall_time_s: f64,
+    pub events: u64,
+    pub iops: f64,
+    pub bandwidth_mib_s: f64,
+    pub read: OpSummary,
+    pub write: OpSummary,
+    /// Trims (Dataset Management deallocate); their bytes are the ranges trimmed.
+    pub trim: OpSummary,
+    /// Per job (a job is a host thread with its own queue pair).
+    pub jobs: Vec<JobSummary>,
+    /// Per tenant (its jobs together).
+    pub tenants: Vec<TenantSummary>,
+    pub breakdown_us: BreakdownUs,
+    pub utilisation: Utilisation,
+    pub pcie: LinkTraffic,
+    /// Host CPU time over the run.
+    pub host: HostSummary,
+    /// Runs with `ats.enabled`: the device's ATC.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ats: Option<AtsSummary>,
+    /// NAND runs only: FTL, array and preconditioning figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flash: Option<FlashSummary>,
+    /// Trace replays only: what the replay did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplaySummary>,
+    /// Every metric of the registry over the measurement window, flat: `{name: value}`.
+    pub metrics: BTreeMap<String, f64>,
+    /// Runs with `stats.interval`: the time series.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<Timeseries>,
+    /// Runs with `stats.steady_metric`: the SNIA PTS steady-state check over the rounds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<steady::SteadyState>,
+}
+
+/// The device's Address Translation Cache over the run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct AtsSummary {
+    pub stu_bytes: u64,
+    pub lines: u32,
+    pub ways: u32,
+    /// Translation lookups (one per STU page a DMA touches).
+    pub lookups: u64,
+    pub hits: u64,
+    pub hit_rate: f64,
+    /// Hits served by pinned SQ/CQ translations.
+    pub pinned_hits: u64,
+    pub misses: u64,
+    /// ATC misses per completed I/O.
+    pub misses_per_io: f64,
+    /// Misses that also missed the IOMMU's IOTLB (and paid a page walk).
+    pub iotlb_misses: u64,
+    /// Time a miss costs: the ATS request round trip (without the walk).
+    pub miss_round_trip_us: f64,
+}
+
+/// Host CPU time: every job's CPU, the scheduler thread, and spinning (on the tag lock, or
+/// polling for completions).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct HostSummary {
+    pub cpu_seconds: f64,
+    pub cpu_us_per_io: f64,
+    /// CPU cores kept busy per GB/s moved (CPU-seconds per GB).
+    pub cpus_per_gb_s: f64,
+}
 
 /// What the summary is built from besides the statistics.
 pub struct Inputs<'a> {
@@ -25,19 +127,19 @@ pub struct Inputs<'a> {
     /// Busy fraction of the media units and of the media's internal bus over the window.
     pub media_utilisation: (f64, f64),
     /// The flash section (flash media only), over the window.
-    pub flash: Option<crate::ftl::FlashSummary>,
+    pub flash: Option<FlashSummary>,
     pub replay: Option<ReplaySummary>,
     /// The round trip of an ATS miss (runs with `ats.enabled`).
     pub ats_round_trip: Option<SimDuration>,
 }
 
-impl Stats {
-    /// The results so far.
-    pub fn summary(&self, x: &Inputs<'_>) -> Summary {
+impl Summary {
+    /// The results so far: `stats`' I/O statistics, and what `x` brings besides.
+    pub fn build(stats: &Stats, x: &Inputs<'_>) -> Summary {
         let m = x.metrics;
-        let read = self.op_summary(Op::Read);
-        let write = self.op_summary(Op::Write);
-        let trim = self.op_summary(Op::Trim);
+        let read = stats.op_summary(Op::Read);
+        let write = stats.op_summary(Op::Write);
+        let trim = stats.op_summary(Op::Trim);
         // Bytes moved: a trim's range moves none.
         let bytes = read.bytes + write.bytes;
         let span = x.now.since(x.window_start);
@@ -47,10 +149,10 @@ impl Stats {
         let (media_units, media_bus) = x.media_utilisation;
         let mut flash = x.flash.clone();
         if let Some(f) = &mut flash {
-            f.free_blocks_over_time = self.free_blocks_over_time().to_vec();
+            f.free_blocks_over_time = stats.free_blocks_over_time().to_vec();
         }
-        let ios = self.ios();
-        let window = self.window().as_secs_f64();
+        let ios = stats.ios();
+        let window = stats.window().as_secs_f64();
         let per_io = |v: f64| if ios > 0 { v / ios as f64 } else { 0.0 };
         let cpu = (ps("host.cpu.busy") + ps("host.scheduler.busy") + ps("host.spin")).as_secs_f64();
         let gb = bytes as f64 / 1e9;
@@ -82,9 +184,9 @@ impl Stats {
             events: x.events,
             iops: if window > 0.0 { ios as f64 / window } else { 0.0 },
             bandwidth_mib_s: read.bandwidth_mib_s + write.bandwidth_mib_s,
-            breakdown_us: self.breakdown_all(),
+            breakdown_us: stats.breakdown_all(),
             jobs: {
-                let mut jobs = self.job_summaries(&x.job_names);
+                let mut jobs = stats.job_summaries(&x.job_names);
                 let (levels, reaps) = (m.ints("host.iodepth_level"), m.ints("host.iodepth_complete"));
                 for (j, job) in jobs.iter_mut().enumerate() {
                     job.iodepth_level = levels.get(7 * j..7 * j + 7).map(<[u64]>::to_vec).unwrap_or_default();
@@ -96,7 +198,7 @@ impl Stats {
                 }
                 jobs
             },
-            tenants: self.tenant_summaries(x.tenants, &x.job_tenants),
+            tenants: stats.tenant_summaries(x.tenants, &x.job_tenants),
             read,
             write,
             trim,
@@ -114,18 +216,18 @@ impl Stats {
             replay: x.replay.clone(),
             ats,
             metrics: m.flat(),
-            steady_state: self.series().filter(|_| !x.config.stats.steady_metric.is_empty()).map(|s| {
+            steady_state: stats.series().filter(|_| !x.config.stats.steady_metric.is_empty()).map(|s| {
                 let metric = &x.config.stats.steady_metric;
                 let rounds = s.column(metric);
                 let skip = x.config.stats.steady_skip().min(rounds.len());
-                let mut found = super::steady::detect(metric, &rounds[skip..], x.config.stats.steady_criteria());
+                let mut found = steady::detect(metric, &rounds[skip..], x.config.stats.steady_criteria());
                 // Report rounds and the window in the series' own numbering.
                 found.rounds = rounds;
                 found.first += skip;
                 found.last += skip;
                 found
             }),
-            timeseries: self.series().map(|s| Timeseries { interval_s: x.config.stats.interval.as_secs_f64(), metrics: s.tracked().to_vec(), rows: s.rows(x.now, m) }),
+            timeseries: stats.series().map(|s| Timeseries { interval_s: x.config.stats.interval.as_secs_f64(), metrics: s.tracked().to_vec(), rows: s.rows(x.now, m) }),
         };
         tenant_results(&mut summary, x.config, m);
         let extra: Vec<(String, f64)> = derived(&summary).into_iter().map(|(name, _, _, v)| (name, v)).collect();
@@ -140,7 +242,7 @@ fn tenant_results(s: &mut Summary, config: &Config, m: &Metrics) {
     let cfg = |t: usize| config.tenants.get(t);
     for (t, ts) in s.tenants.iter_mut().enumerate() {
         ts.weight = cfg(t).map_or(100, |c| c.weight);
-        ts.class = cfg(t).map_or(crate::tenant::WrrClass::Medium, |c| c.class).as_str().to_string();
+        ts.class = cfg(t).map_or(crate::nvme::WrrClass::Medium, |c| c.class).as_str().to_string();
     }
     // The reference: the first tenant with the smallest weight.
     let reference = s.tenants.iter().enumerate().min_by_key(|(i, t)| (t.weight, *i)).map(|(i, t)| (i, f64::from(t.weight), t.bandwidth_mib_s));
@@ -155,7 +257,7 @@ fn tenant_results(s: &mut Summary, config: &Config, m: &Metrics) {
         let (own, others, moved) = (m.ints("ftl.tenant.gc_paid_own"), m.ints("ftl.tenant.gc_paid_others"), m.ints("ftl.tenant.gc_moved"));
         for (t, ts) in s.tenants.iter_mut().enumerate() {
             let paid = own[t] + others[t];
-            ts.flash = Some(crate::stats::TenantFlash {
+            ts.flash = Some(TenantFlash {
                 host_writes: host[t],
                 gc_paid_own: own[t],
                 gc_paid_others: others[t],
@@ -168,12 +270,12 @@ fn tenant_results(s: &mut Summary, config: &Config, m: &Metrics) {
     let Some(ts) = &s.timeseries else { return };
     for (t, tenant) in s.tenants.iter_mut().enumerate() {
         let Some(c) = cfg(t) else { continue };
-        let rows: Vec<&crate::stats::Row> = ts.rows.iter().filter(|r| r.tenant == tenant.name).collect();
-        let mut push = |kind: &str, target: f64, percentile: Option<f64>, met: &dyn Fn(&crate::stats::Row) -> Option<bool>| {
+        let rows: Vec<&Row> = ts.rows.iter().filter(|r| r.tenant == tenant.name).collect();
+        let mut push = |kind: &str, target: f64, percentile: Option<f64>, met: &dyn Fn(&Row) -> Option<bool>| {
             let verdicts: Vec<bool> = rows.iter().filter_map(|r| met(r)).collect();
             let n = verdicts.len() as u64;
             let ok = verdicts.iter().filter(|&&v| v).count() as u64;
-            tenant.slo.push(crate::stats::SloResult { kind: kind.into(), target, percentile, intervals: n, met: ok, compliance: if n > 0 { ok as f64 / n as f64 } else { 0.0 } });
+            tenant.slo.push(SloResult { kind: kind.into(), target, percentile, intervals: n, met: ok, compliance: if n > 0 { ok as f64 / n as f64 } else { 0.0 } });
         };
         if c.slo_iops > 0.0 {
             push("iops", c.slo_iops, None, &|r| Some(r.iops >= c.slo_iops));

@@ -37,14 +37,19 @@ use std::collections::VecDeque;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::config::{DieScheduler, NandConfig};
-use super::ecc::{Ecc, EccConfig};
-use crate::ftl::{FlashOp, Geometry};
-use crate::ids::{BlockId, DieId};
-use crate::ids::CmdId;
-use crate::sim::{stream_seed, Rng, SimDuration, SimTime, Timeline};
+mod geometry;
+mod share;
+mod start;
 
 use rand::{RngExt, SeedableRng};
+
+pub use geometry::{FlashOp, Geometry};
+use share::{DieShare, NO_POOL};
+
+use super::config::{DieScheduler, NandConfig};
+use super::ecc::{Ecc, EccConfig};
+use crate::ids::{BlockId, CmdId, DieId};
+use crate::sim::{stream_seed, Rng, SimDuration, SimTime, Timeline};
 
 /// What an operation is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -316,72 +321,6 @@ pub struct NandArray {
     tenant_fair: bool,
 }
 
-/// The pool of ops outside the tenants' fair share (translation pages).
-const NO_POOL: u16 = u16::MAX;
-
-/// Die time shared among the pools of isolated tenants: per die, each pool's virtual time
-/// (array time used divided by its weight) and its ops waiting in the die's queue. The die
-/// takes its next op from the waiting pool with the least virtual time; a pool that had
-/// nothing waiting starts level with the least of the others (no credit for idling).
-struct DieShare {
-    /// Per block: its pool.
-    owner: Vec<u16>,
-    weight: Vec<f64>,
-    pools: usize,
-    /// Per die and pool.
-    vt: Vec<f64>,
-    queued: Vec<u32>,
-}
-
-impl DieShare {
-    fn owner(&self, block: BlockId) -> usize {
-        usize::from(self.owner[block.index()])
-    }
-
-    fn enqueued(&mut self, die: DieId, p: usize) {
-        if p >= self.pools {
-            return;
-        }
-        let base = die.index() * self.pools;
-        if self.queued[base + p] == 0 {
-            let floor = (0..self.pools).filter(|&q| q != p && self.queued[base + q] > 0).map(|q| self.vt[base + q]).fold(f64::INFINITY, f64::min);
-            if floor.is_finite() {
-                self.vt[base + p] = self.vt[base + p].max(floor);
-            }
-        }
-        self.queued[base + p] += 1;
-    }
-
-    fn dequeued(&mut self, die: DieId, p: usize) {
-        if p >= self.pools {
-            return;
-        }
-        let i = die.index() * self.pools + p;
-        self.queued[i] = self.queued[i].saturating_sub(1);
-    }
-
-    /// Where in `queue` the die's next op is: translation-page traffic at the head goes first
-    /// (it belongs to no tenant); else the first op of the waiting pool with the least virtual
-    /// time.
-    fn pick(&self, die: DieId, queue: &VecDeque<Op>) -> usize {
-        if queue.front().is_some_and(|o| o.pool == NO_POOL) {
-            return 0;
-        }
-        let base = die.index() * self.pools;
-        let waiting = (0..self.pools).filter(|&p| self.queued[base + p] > 0);
-        let Some(p) = waiting.min_by(|&a, &b| self.vt[base + a].total_cmp(&self.vt[base + b]).then(a.cmp(&b))) else { return 0 };
-        queue.iter().position(|o| usize::from(o.pool) == p).unwrap_or(0)
-    }
-
-    /// Charges `ps` of array time to pool `p` (negative: a refund).
-    fn charge(&mut self, die: DieId, p: usize, ps: f64) {
-        if p >= self.pools {
-            return;
-        }
-        self.vt[die.index() * self.pools + p] += ps / self.weight[p];
-    }
-}
-
 impl NandArray {
     pub fn new(c: &NandConfig, ecc: &EccConfig, g: Geometry, seed: u64) -> Self {
         let blocks = g.blocks() as usize;
@@ -428,7 +367,7 @@ impl NandArray {
         }
         let pools = weight.len();
         let n = self.dies.len() * pools;
-        self.share = Some(Box::new(DieShare { owner, weight, pools, vt: vec![0.0; n], queued: vec![0; n] }));
+        self.share = Some(Box::new(DieShare::new(owner, weight, n)));
     }
 
     /// A block moved to another pool (it must have no op queued).
@@ -659,206 +598,6 @@ impl NandArray {
             }
             Some(_) => {}
         }
-    }
-
-    /// Starts the next operation of `die`, if it is idle.
-    fn start(&mut self, die: DieId, now: SimTime, out: &mut Vec<Output>) {
-        let read_first = self.read_first;
-        let d = &mut self.dies[die.index()];
-        if d.running.is_some() {
-            return;
-        }
-        let next = if read_first { d.reads.pop_front() } else { None };
-        let mut op = if let Some(op) = next {
-            op
-        } else {
-            if let Some((mut r, remaining)) = d.suspended.take() {
-                // Resume the suspended program/erase (it takes the page registers again).
-                d.registers.fill(None);
-                let resume = self.suspend.unwrap_or(SimDuration::ZERO);
-                r.end = now + resume + remaining;
-                d.occupy(&mut self.totals, r.op.work, now, r.end);
-                d.running = Some(r);
-                out.push(Output::At(r.end, Event::ArrayDone { die, gen: d.gen }));
-                return;
-            }
-            loop {
-                let at = self.share.as_ref().map_or(0, |sh| sh.pick(die, &d.other));
-                let Some(op) = d.other.remove(at) else { return };
-                if let Some(sh) = &mut self.share {
-                    sh.dequeued(die, usize::from(op.pool));
-                }
-                if !d.taken.is_empty() && d.taken.remove(&op.seq) {
-                    continue;
-                }
-                if self.multiplane && matches!(op.work, Work::Program { .. }) {
-                    if let Some(q) = d.programs.get_mut(&op.page) {
-                        if let Some(i) = q.iter().position(|o| o.seq == op.seq) {
-                            q.remove(i);
-                        }
-                        if q.is_empty() {
-                            d.programs.remove(&op.page);
-                        }
-                    }
-                }
-                break op;
-            }
-        };
-        if self.cache_program && !matches!(op.work, Work::Program { .. }) && d.array_free > now {
-            // A read or erase needs the array, still programming: try again when it is free.
-            if op.work.is_urgent() && read_first {
-                d.reads.push_front(op);
-            } else {
-                d.other.push_front(op);
-                if let Some(sh) = &mut self.share {
-                    sh.enqueued(die, usize::from(op.pool));
-                }
-            }
-            out.push(Output::At(d.array_free, Event::Start { die }));
-            return;
-        }
-        self.dies[die.index()].gc_wait(&mut op, now);
-        let cost = if self.share.is_some() { self.nominal(&op.work).as_ps() as f64 } else { 0.0 };
-        if let Some(sh) = &mut self.share {
-            sh.charge(die, usize::from(op.pool), cost);
-        }
-        let ch = self.g.channel_of_die(die) as usize;
-        let (planes, chan_bytes, array) = match op.work {
-            Work::HostRead { .. } | Work::GcRead | Work::Prefetch { .. }
-                if self.register_reuse && !self.cache_read && self.dies[die.index()].registers[self.plane_of(op.block)] == Some((op.block, op.page)) =>
-            {
-                // The page is still in its plane's page register: its data goes out again
-                // without sensing (a change of read column, no tR).
-                self.counters.register_hits += 1;
-                (1, 0, SimDuration::ZERO)
-            }
-            Work::HostRead { .. } | Work::GcRead | Work::Prefetch { .. } | Work::MapLoad { .. } => {
-                // Multi-plane read: queued host reads of the same page offset on the die's other
-                // planes are sensed with this one (one tR), their data moved out after its.
-                let mut planes = 1;
-                // (Not while a suspended multi-plane program keeps its partners.)
-                if self.multiplane && read_first && !self.cache_read && matches!(op.work, Work::HostRead { .. }) && self.dies[die.index()].merged.is_empty() {
-                    let d = &mut self.dies[die.index()];
-                    let plane = |o: &Op| o.block.0 / self.g.blocks_per_plane % self.g.planes;
-                    let mut taken = vec![plane(&op)];
-                    let mut i = 0;
-                    while i < d.reads.len() && planes < self.g.planes {
-                        let mut o = d.reads[i];
-                        if o.page == op.page && matches!(o.work, Work::HostRead { .. }) && !taken.contains(&plane(&o)) {
-                            taken.push(plane(&o));
-                            planes += 1;
-                            d.reads.remove(i);
-                            d.gc_wait(&mut o, now);
-                            d.merged.push(o);
-                        } else {
-                            i += 1;
-                        }
-                    }
-                    if planes > 1 {
-                        self.counters.multiplane_reads += 1;
-                    }
-                }
-                // Each retry step senses the pages again, moves them out and decodes them
-                // again; the die holds for the read that needs the most.
-                let mut k = self.retries(&op);
-                self.counters.read_retries += u64::from(k);
-                for i in 0..self.dies[die.index()].merged.len() {
-                    let o = self.dies[die.index()].merged[i];
-                    let ko = self.retries(&o);
-                    self.counters.read_retries += u64::from(ko);
-                    k = k.max(ko);
-                }
-                let step = self.read_time(op.page) + self.transfer_time(self.read_bytes(op.work)) + self.ecc;
-                let p = self.plane_of(op.block);
-                let d = &mut self.dies[die.index()];
-                // A translation page's place is nominal: it leaves the register unknown.
-                d.registers[p] = if matches!(op.work, Work::MapLoad { .. }) { None } else { Some((op.block, op.page)) };
-                for i in 0..d.merged.len() {
-                    let o = d.merged[i];
-                    d.registers[o.block.0 as usize / self.g.blocks_per_plane as usize % self.g.planes as usize] = Some((o.block, o.page));
-                }
-                (planes, 0, self.read_time(op.page) + step * u64::from(k))
-            }
-            Work::Erase => {
-                self.dies[die.index()].registers.fill(None);
-                (1, 0, self.erase)
-            }
-            Work::MapProgram => {
-                self.dies[die.index()].registers.fill(None);
-                (1, self.g.page_size, self.program_time(op.page))
-            }
-            Work::Program { .. } => {
-                self.dies[die.index()].registers.fill(None);
-                let mut planes = 1;
-                if self.multiplane {
-                    // Same page offset, other planes of this die, already queued: program together.
-                    let d = &mut self.dies[die.index()];
-                    let plane = op.block.0 / self.g.blocks_per_plane % self.g.planes;
-                    let mut taken = vec![plane];
-                    if let Some(q) = d.programs.get_mut(&op.page) {
-                        // The queued programs of this page offset, oldest first: O(planes).
-                        let mut i = 0;
-                        while i < q.len() && planes < self.g.planes {
-                            let o = q[i];
-                            let p = o.block.0 / self.g.blocks_per_plane % self.g.planes;
-                            if taken.contains(&p) {
-                                i += 1;
-                                continue;
-                            }
-                            taken.push(p);
-                            planes += 1;
-                            q.remove(i);
-                            d.taken.insert(o.seq);
-                            d.merged.push(o);
-                        }
-                        if q.is_empty() {
-                            d.programs.remove(&op.page);
-                        }
-                    }
-                }
-                (planes, self.g.page_size * u64::from(planes), self.program_time(op.page))
-            }
-        };
-        if planes > 1 {
-            // A multi-plane operation's array time is shared by the ops merged into it.
-            if let Some(sh) = &mut self.share {
-                let each = cost / f64::from(planes);
-                sh.charge(die, usize::from(op.pool), each - cost);
-                for o in &self.dies[die.index()].merged {
-                    sh.charge(die, usize::from(o.pool), each);
-                }
-            }
-        }
-        let on_channel = self.overhead + self.transfer_time(chan_bytes);
-        let g = self.channels[ch].reserve(now, on_channel);
-        if self.cache_program && matches!(op.work, Work::Program { .. }) {
-            // Data into the cache register now; the array takes it when the previous program
-            // ends; the die can take its next operation from then on.
-            let d = &mut self.dies[die.index()];
-            let array_start = g.end.max(d.array_free);
-            let end = array_start + array;
-            d.occupy(&mut self.totals, op.work, now.max(d.array_free), end);
-            d.array_free = end;
-            let mut ops = std::mem::take(&mut d.merged);
-            ops.push(op);
-            d.in_array.push_back(ops);
-            if planes > 1 {
-                self.counters.multiplane_programs += 1;
-            }
-            d.running = Some(Running { op, end: array_start, phase: Phase::Transfer, service: SimDuration::ZERO });
-            out.push(Output::At(array_start, Event::TransferDone { die }));
-            out.push(Output::At(end, Event::ProgramDone { die }));
-            return;
-        }
-        let end = g.end + array;
-        let d = &mut self.dies[die.index()];
-        d.occupy(&mut self.totals, op.work, now, end);
-        let service = g.end.since(g.start) + array;
-        d.running = Some(Running { op, end, phase: Phase::Array, service });
-        if planes > 1 && matches!(op.work, Work::Program { .. }) {
-            self.counters.multiplane_programs += 1;
-        }
-        out.push(Output::At(end, Event::ArrayDone { die, gen: d.gen }));
     }
 
     /// Handles a NAND event.
