@@ -33,20 +33,27 @@ use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 
+mod background;
+mod summary;
+mod write_buffer;
+
+pub use summary::{FlashSummary, IntegrityReport, PreconditionReport};
+use write_buffer::{Uncached, Waiting};
+
 use super::read_ahead::{Lookup, ReadAhead};
-use super::{FlashOp, Ftl, FtlConfig, FtlCounters, PoolSpec, Precondition};
+use super::{FlashOp, Ftl, FtlConfig, PoolSpec, Precondition};
 use crate::ctrl::transfer::Transfer;
 use crate::error::Result;
 use crate::ids::CmdId;
 use crate::ids::{BlockId, Lpn};
-use crate::media::nand::{self, NandArray, NandCounters};
+use crate::media::nand::{self, NandArray};
 use crate::media::MediaConfig;
 use crate::media::{Medium, Out};
 use crate::sim::{SimDuration, SimTime};
 use crate::stats::{Component, Metrics, Record};
 
 /// The flash device's view of the simulation while it handles an input.
-type Ctx<'a> = crate::media::Ctx<'a, Event>;
+pub(super) type Ctx<'a> = crate::media::Ctx<'a, Event>;
 
 /// Flash device events.
 #[derive(Clone, Copy, Debug)]
@@ -61,70 +68,6 @@ pub enum Event {
     ZoneReset { zone: u32, job: u32 },
     /// NAND array events.
     Nand(nand::Event),
-}
-
-/// A write waiting for write-buffer space, with the dies' busy and GC time when it came.
-#[derive(Clone, Copy)]
-struct Waiting {
-    id: CmdId,
-    busy: SimDuration,
-    gc: SimDuration,
-}
-
-/// The state preconditioning left the drive in.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
-pub struct PreconditionReport {
-    pub state: String,
-    /// Drive writes of random overwrites done by `aged`.
-    pub drive_writes: f64,
-    /// WAF of the last stretch of preconditioning writes.
-    pub waf: f64,
-    pub free_blocks: u32,
-    /// Mean valid fraction of full blocks.
-    pub valid_fraction: f64,
-    pub wall_s: f64,
-}
-
-/// Flash results: FTL and array counters over the measurement window.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
-pub struct FlashSummary {
-    pub waf: f64,
-    pub ftl: FtlCounters,
-    pub nand: NandCounters,
-    pub free_blocks: u32,
-    pub erase_count_min: u32,
-    pub erase_count_max: u32,
-    pub erase_count_mean: f64,
-    pub buffer_hits: u64,
-    /// Read units served by read-ahead: found in DRAM, or waiting for their page read.
-    pub read_ahead_hits: u64,
-    pub unmapped_reads: u64,
-    pub mapping_heap_bytes: u64,
-    pub precondition: PreconditionReport,
-    /// Busy fraction of each die.
-    pub die_utilisation: Vec<f64>,
-    /// Free blocks over time: `[seconds, blocks]` at the start and after erases (host-driven),
-    /// thinned to a bounded number of points.
-    pub free_blocks_over_time: Vec<(f64, u32)>,
-    /// Dynamic OPS (`ftl.ops_interval`): every tenant's pool at every controller step.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub ops_over_time: Vec<super::ops::OpsRow>,
-    /// Integrity mode (`ftl.integrity`): what the checks found over the whole run.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub integrity: Option<IntegrityReport>,
-}
-
-/// Integrity mode's findings: the checks of host reads, and the check of every invariant at
-/// the end of the run.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
-pub struct IntegrityReport {
-    #[serde(flatten)]
-    pub reads: super::IntegrityCounts,
-    /// Units mapped at the end, each checked against its last written version.
-    pub mapped: u64,
-    /// The first broken invariant at the end (mapping, back pointers, valid counts, free
-    /// blocks), if any.
-    pub violation: Option<String>,
 }
 
 /// The FTL over the NAND array, with its write buffer.
@@ -193,13 +136,6 @@ struct SharedRead {
     bytes: std::ops::Range<u64>,
     /// Reads that joined it: `(cmd, bytes, byte of the command)`.
     joined: Vec<(CmdId, u32, u32)>,
-}
-
-/// Writes that complete only when programmed (`ftl.write_cache = false`).
-#[derive(Default)]
-struct Uncached {
-    by_page: FxHashMap<(u32, u32), Vec<CmdId>>,
-    pending: FxHashMap<CmdId, u32>,
 }
 
 /// A translation-page load and the reads that wait for it.
@@ -356,77 +292,10 @@ impl FlashDevice {
         })
     }
 
-    /// Notes host activity; returns when to schedule a background-GC check, if one is due.
-    fn note_activity(&mut self, now: SimTime) -> Option<SimTime> {
-        self.last_activity = now;
-        if self.bg_idle == SimDuration::ZERO || self.bg_armed {
-            return None;
-        }
-        self.bg_armed = true;
-        Some(now + self.bg_idle)
-    }
-
-    fn arm_background_gc(ctx: &mut Ctx, at: Option<SimTime>) {
-        if let Some(t) = at {
-            ctx.at(t, Out::Wake(Event::BackgroundGc));
-        }
-    }
-
     /// Queues the FTL's flash operations on the array.
     fn submit_ops(&mut self, now: SimTime) {
         for &op in &self.ops {
             self.array.submit_flash(op, now, &mut self.out);
-        }
-    }
-
-    /// Background GC check: if the drive has been idle long enough, reclaim one victim and
-    /// look again after the same idle time; if not, look again when it would be.
-    fn background_gc(&mut self, ctx: &mut Ctx) {
-        let now = ctx.now;
-        self.bg_armed = false;
-        let due = self.last_activity + self.bg_idle;
-        if now < due {
-            self.bg_armed = true;
-            ctx.at(due, Out::Wake(Event::BackgroundGc));
-            return;
-        }
-        let mut ops = std::mem::take(&mut self.ops);
-        ops.clear();
-        let more = match self.ftl.collect_background(self.bg_target, &mut |op| ops.push(op)) {
-            Ok(more) => more,
-            Err(e) => {
-                ctx.fail(e);
-                false
-            }
-        };
-        self.ops = ops;
-        self.submit_ops(now);
-        if more {
-            self.bg_armed = true;
-            ctx.at(now + self.bg_idle, Out::Wake(Event::BackgroundGc));
-        }
-        self.apply(ctx);
-    }
-
-    /// The dynamic OPS controller's step: blocks change pools (and owners at the dies); the
-    /// next step is armed while the host is still at work.
-    fn resize_ops(&mut self, ctx: &mut Ctx) {
-        self.ops_armed = false;
-        let Some(s) = self.sizer.as_mut() else { return };
-        for (block, pool) in s.step(&mut self.ftl, ctx.now, &self.tenant_ios) {
-            self.array.set_owner(block, pool);
-        }
-        if self.last_activity + s.interval > ctx.now {
-            self.arm_ops(ctx);
-        }
-    }
-
-    /// Arms the dynamic OPS controller's next step, unless it is armed (host activity re-arms
-    /// it after an idle spell).
-    fn arm_ops(&mut self, ctx: &mut Ctx) {
-        if let Some(s) = self.sizer.as_ref().filter(|_| !self.ops_armed) {
-            self.ops_armed = true;
-            ctx.at(ctx.now + s.interval, Out::Wake(Event::OpsResize));
         }
     }
 
@@ -480,92 +349,6 @@ impl FlashDevice {
         self.submit_ops(now);
         self.apply(ctx);
         ctx.at(now, Out::Done { cmd: id });
-    }
-
-    /// Moves waiting writes into the write buffer, oldest first, while they fit (a write
-    /// larger than the whole buffer goes in alone when the buffer is empty). The FTL places
-    /// each unit (running foreground GC as it needs), and the write completes from DRAM.
-    fn admit_writes(&mut self, ctx: &mut Ctx) {
-        for part in 0..self.waiting.len() {
-            self.admit_part(ctx, part);
-        }
-    }
-
-    /// The buffer part of a write at `offset` (its pool's, with a split buffer).
-    fn part_of(&self, offset: u64) -> usize {
-        if self.waiting.len() == 1 {
-            0
-        } else {
-            self.ftl.pool_of_lpn(Lpn(offset / self.unit))
-        }
-    }
-
-    fn admit_part(&mut self, ctx: &mut Ctx, part: usize) {
-        let now = ctx.now;
-        while let Some(&Waiting { id, busy, gc }) = self.waiting[part].front() {
-            if ctx.cmds[id].kind == crate::io::Kind::ZoneAppend {
-                // A Zone Append goes to its zone's write pointer as the drive finds it.
-                if let Some(lpn) = self.ftl.zone_pointer(ctx.cmds[id].offset / self.unit) {
-                    ctx.cmds[id].offset = lpn * self.unit;
-                }
-            }
-            let c = &ctx.cmds[id];
-            let (units, tenant, pid) = (c.pieces, c.tenant.index(), (c.pid != crate::cmd::NO_PID).then_some(c.pid));
-            if self.buffer_used[part] > 0 && self.buffer_used[part] + units > self.buffer_units[part] {
-                return;
-            }
-            self.waiting[part].pop_front();
-            self.buffer_used[part] += units;
-            let first = c.offset / self.unit;
-            let mut ops = std::mem::take(&mut self.ops);
-            ops.clear();
-            for lpn in (first..first + units).map(Lpn) {
-                self.ahead.written(lpn);
-                let slot = match self.ftl.write_placed_by(lpn, pid, &mut |op| ops.push(op)) {
-                    Ok(slot) => slot,
-                    Err(e) => {
-                        ctx.fail(e);
-                        break;
-                    }
-                };
-                if let Some(u) = self.uncached.as_mut() {
-                    // The host page it went to (GC may have moved it on since; that page is
-                    // programmed all the same).
-                    let (block, page) = self.ftl.locate(slot);
-                    u.by_page.entry((block.0, page)).or_default().push(id);
-                    *u.pending.entry(id).or_default() += 1;
-                }
-            }
-            if let Some(n) = self.tenant_ios.get_mut(tenant) {
-                *n += 1;
-            }
-            let dropped = self.ftl.take_dropped_units();
-            self.buffer_used[part] = self.buffer_used[part].saturating_sub(dropped);
-            self.ops = ops;
-            self.submit_ops(now);
-            let erases = self.ftl.counters().erases;
-            if erases != self.last_erases {
-                self.last_erases = erases;
-                ctx.probe.record(now, Record::Reclaimed { erases, free_blocks: self.ftl.free_blocks() });
-            }
-            let latency = self.buffer_latency;
-            let c = &mut ctx.cmds[id];
-            // The wait for buffer space: the buffer drains as fast as the dies program, so GC
-            // caused the share of it that GC took of the dies' time meanwhile.
-            let (busy_now, gc_now) = self.array.busy_totals();
-            let (busy, gc) = ((busy_now - busy).as_ps(), (gc_now - gc).as_ps());
-            if busy > 0 && gc > 0 && now > c.mark {
-                let wait = now.since(c.mark).as_ps();
-                let share = (u128::from(wait) * u128::from(gc.min(busy)) / u128::from(busy)) as u64;
-                c.account(Component::Gc, c.mark + SimDuration::from_ps(share));
-            }
-            c.account(Component::Queueing, now);
-            if self.uncached.is_none() {
-                c.account(Component::Media, now + latency);
-                ctx.at(now + latency, Out::Done { cmd: id });
-            }
-            self.apply(ctx);
-        }
     }
 
     /// Makes read `id` wait for the translation page of `lpn`: the load under way, else a new
@@ -884,136 +667,12 @@ impl Medium for FlashDevice {
     }
 
     fn publish(&self, m: &mut Metrics) {
-        let c = self.ftl.counters();
-        m.count("ftl.host_writes", "units", "mapping units written by the host", c.host_writes);
-        m.count("ftl.gc.units_moved", "units", "mapping units moved by garbage collection", c.gc_writes);
-        m.count("ftl.erases", "blocks", "blocks erased", c.erases);
-        m.count("ftl.gc.victims", "blocks", "victim blocks reclaimed by garbage collection", c.gc_victims);
-        m.count("ftl.gc.runs", "activations", "foreground GC activations (free blocks fell to the trigger)", c.gc_runs);
-        m.count("ftl.gc.bg_victims", "blocks", "victim blocks reclaimed by background (idle) GC", c.bg_victims);
-        m.count("ftl.trims", "units", "mapping units trimmed", c.trims);
-        m.count("ftl.wl.moves", "blocks", "victims chosen by static wear levelling", c.wl_moves);
-        m.count("ftl.buffer.hits", "units", "read units served from the DRAM write buffer", self.buffer_hits);
-        m.count("ftl.unmapped_reads", "units", "read units never written (zeroes, no flash access)", self.unmapped_reads);
-        m.gauge("ftl.free_blocks", "blocks", "erased blocks ready for writing", f64::from(self.ftl.free_blocks()));
-        let (emin, emax, emean) = self.ftl.erase_spread();
-        m.gauge("ftl.erase_count.min", "erases", "fewest erases of any block", f64::from(emin));
-        m.gauge("ftl.erase_count.max", "erases", "most erases of any block", f64::from(emax));
-        m.gauge("ftl.erase_count.mean", "erases", "mean erases per block", emean);
-        m.gauge("ftl.map.heap_bytes", "B", "memory held by the mapping tables", self.ftl.heap_bytes() as f64);
-        if let Some(a) = self.ftl.attribution() {
-            let n = a.tenants();
-            let own: Vec<u64> = (0..n).map(|t| a.moved_by(t, t)).collect();
-            let others: Vec<u64> = (0..n).map(|t| (0..n).filter(|&o| o != t).map(|o| a.moved_by(t, o)).sum()).collect();
-            let moved: Vec<u64> = (0..n).map(|o| (0..=n).map(|p| a.moved_by(p, o)).sum()).collect();
-            m.counts("ftl.tenant.host_writes", "units", "mapping units each tenant wrote", &a.host);
-            m.counts("ftl.tenant.gc_paid_own", "units", "units GC moved on behalf of each tenant's writes that were its own", &own);
-            m.counts("ftl.tenant.gc_paid_others", "units", "units GC moved on behalf of each tenant's writes that belonged to other tenants", &others);
-            m.counts("ftl.tenant.gc_moved", "units", "units of each tenant that GC moved, whoever's writes (or idle time) paid", &moved);
-            if self.ftl.placement_handles() > 1 {
-                let (with_data, mixed) = self.ftl.mixed_blocks();
-                m.gauge("ftl.fdp.blocks_with_data", "blocks", "blocks holding valid data", with_data as f64);
-                m.gauge("ftl.fdp.mixed_blocks", "blocks", "blocks holding valid data of more than one tenant (reclaim unit handle)", mixed as f64);
-            }
-            let free: Vec<u64> = (0..self.ftl.pool_count()).map(|p| u64::from(self.ftl.pool_free_blocks(p))).collect();
-            if free.len() == n {
-                m.gauge("ftl.tenant.pools", "pools", "isolated pools (one per tenant)", n as f64);
-                for (t, f) in free.iter().enumerate() {
-                    m.gauge(&format!("ftl.pool{t}.free_blocks"), "blocks", "erased blocks of one tenant's pool", *f as f64);
-                    m.gauge(&format!("ftl.pool{t}.blocks"), "blocks", "blocks of one tenant's pool (dynamic OPS moves them)", f64::from(self.ftl.pool_blocks(t)));
-                }
-                m.count("ftl.ops.moved_blocks", "blocks", "free blocks the dynamic OPS controller moved between pools", self.sizer.as_ref().map_or(0, |s| s.moved));
-            }
-        }
-        let n = self.array.counters();
-        m.count("nand.host_reads", "reads", "page reads for the host", n.host_reads);
-        m.count("nand.gc_reads", "reads", "page reads for garbage collection", n.gc_reads);
-        m.count("nand.programs", "programs", "page programs", n.programs);
-        m.count("nand.multiplane_programs", "programs", "programs that joined a multi-plane program", n.multiplane_programs);
-        m.count("nand.register_hits", "reads", "reads served from a plane's page register without a tR", n.register_hits);
-        m.count("nand.multiplane_reads", "reads", "host reads that sensed two or more planes of a die at once", n.multiplane_reads);
-        m.count("nand.erases", "erases", "block erases on the dies", n.erases);
-        m.count("nand.suspends", "suspends", "program or erase suspensions for reads", n.suspends);
-        m.count("nand.prefetch_reads", "reads", "page reads for read-ahead", n.prefetch_reads);
-        m.count("nand.read_retries", "steps", "read-retry steps: pages sensed again with shifted read voltages", n.read_retries);
-        m.count("media.ecc.soft_decodes", "reads", "reads with a codeword beyond hard-decision decoding (soft-decision path)", n.soft_decodes);
-        m.count("nand.map_reads", "reads", "translation-page reads (map cache misses)", n.map_reads);
-        m.count("nand.map_programs", "programs", "translation-page write-backs (dirty map cache evictions)", n.map_programs);
-        let mc = self.ftl.map_cache_counters();
-        m.count("ftl.map_cache.hits", "lookups", "map lookups and updates that found their translation page cached", mc.hits);
-        m.count("ftl.map_cache.misses", "lookups", "map lookups and updates that loaded their translation page", mc.misses);
-        m.count("ftl.map_cache.writebacks", "pages", "changed translation pages written back on eviction", mc.writebacks);
-        m.count("ftl.zone_resets", "zones", "zones reset by the host (a zoned namespace)", self.ftl.zone_resets());
-        m.count("ftl.read_coalesced", "units", "read units that joined another host read's page read of the same bytes", self.coalesced);
-        m.count("ftl.read_ahead.hits", "units", "read units found in DRAM, read ahead", self.ahead.hits);
-        m.count("ftl.read_ahead.waits", "units", "read units that waited for their read-ahead page read", self.ahead.waits);
-        m.count("ftl.read_ahead.pages", "reads", "read-ahead page reads issued", self.ahead.pages);
-        m.count("ftl.read_ahead.dropped", "units", "units read ahead and dropped unused (stream broke, or overwritten)", self.ahead.dropped);
-        let dies = self.array.die_busy();
-        let channels = self.array.channel_busy();
-        m.count("media.units.busy", "ps", "busy time summed over media units (NAND dies)", dies.iter().sum());
-        m.gauge("media.units", "units", "media units (NAND dies)", dies.len() as f64);
-        m.count("media.bus.busy", "ps", "busy time summed over the internal bus (ONFI channels)", channels.iter().sum());
-        m.gauge("media.bus.units", "channels", "ONFI channels", channels.len() as f64);
-        m.counts("nand.dies.busy", "ps", "busy time of each die", &dies);
-        m.count("nand.dies.gc_busy", "ps", "busy time summed over the dies given to GC work (page moves and erases)", self.array.busy_totals().1.as_ps());
-        m.counts("nand.channels.busy", "ps", "busy time of each channel", &channels);
+        self.publish_metrics(m);
     }
 
     fn utilisation(&self, m: &Metrics, window: SimDuration) -> (f64, f64) {
         let t = window.as_ps().max(1) as f64;
         let mean = |v: Vec<u64>| v.iter().map(|&b| b as f64).sum::<f64>() / t / v.len() as f64;
         (mean(m.ints("nand.dies.busy")), mean(m.ints("nand.channels.busy")))
-    }
-}
-
-impl FlashDevice {
-    /// The flash section of the results, from the metrics it published (reset to the
-    /// measurement window).
-    pub fn flash_summary(&self, m: &Metrics, window: SimDuration) -> FlashSummary {
-        let ftl = FtlCounters {
-            host_writes: m.int("ftl.host_writes"),
-            gc_writes: m.int("ftl.gc.units_moved"),
-            erases: m.int("ftl.erases"),
-            gc_victims: m.int("ftl.gc.victims"),
-            gc_runs: m.int("ftl.gc.runs"),
-            trims: m.int("ftl.trims"),
-            wl_moves: m.int("ftl.wl.moves"),
-            bg_victims: m.int("ftl.gc.bg_victims"),
-        };
-        let nand = NandCounters {
-            host_reads: m.int("nand.host_reads"),
-            gc_reads: m.int("nand.gc_reads"),
-            programs: m.int("nand.programs"),
-            multiplane_programs: m.int("nand.multiplane_programs"),
-            erases: m.int("nand.erases"),
-            suspends: m.int("nand.suspends"),
-            prefetch_reads: m.int("nand.prefetch_reads"),
-            map_reads: m.int("nand.map_reads"),
-            map_programs: m.int("nand.map_programs"),
-            read_retries: m.int("nand.read_retries"),
-            multiplane_reads: m.int("nand.multiplane_reads"),
-            register_hits: m.int("nand.register_hits"),
-            soft_decodes: m.int("media.ecc.soft_decodes"),
-        };
-        let t = window.as_ps().max(1) as f64;
-        FlashSummary {
-            waf: ftl.waf(),
-            ftl,
-            nand,
-            free_blocks: m.value("ftl.free_blocks") as u32,
-            erase_count_min: m.value("ftl.erase_count.min") as u32,
-            erase_count_max: m.value("ftl.erase_count.max") as u32,
-            erase_count_mean: m.value("ftl.erase_count.mean"),
-            buffer_hits: m.int("ftl.buffer.hits"),
-            read_ahead_hits: m.int("ftl.read_ahead.hits") + m.int("ftl.read_ahead.waits"),
-            unmapped_reads: m.int("ftl.unmapped_reads"),
-            mapping_heap_bytes: m.value("ftl.map.heap_bytes") as u64,
-            precondition: self.precondition.clone(),
-            die_utilisation: m.ints("nand.dies.busy").iter().map(|&b| b as f64 / t).collect(),
-            free_blocks_over_time: Vec::new(),
-            ops_over_time: self.sizer.as_ref().map_or_else(Vec::new, |s| s.rows.clone()),
-            integrity: self.ftl.integrity_counts().map(|reads| IntegrityReport { reads, mapped: self.ftl.mapped_units(), violation: self.ftl.verify().err() }),
-        }
     }
 }

@@ -1,0 +1,289 @@
+//! Preconditioning the drive without timing: a sequential fill (a computed layout, no map
+//! memory per unit), and ageing by random overwrites until WAF settles, on the drive itself or,
+//! for a large drive, on a small replica whose state is then scaled up.
+
+use rand::{RngExt, SeedableRng};
+
+use super::*;
+
+impl Ftl {
+    /// Fills every exported unit once, in order (no timing), as host writes to a fresh drive
+    /// would: each pool's units striped page by page over the planes in striping order. The
+    /// placement is computed ([`Layout::striped`]), not stored, so a filled drive costs no map
+    /// memory per unit until units are written again. The drive must be fresh.
+    pub fn fill_sequential(&mut self) -> Result<()> {
+        if self.l2p.mapped() > 0
+            || self.pools.iter().any(|p| p.free_count != p.blocks || p.listed_free() != p.fresh.iter().map(|&f| (p.span.end - f) as usize).sum::<usize>() || p.fresh.iter().any(|&f| f != p.span.start))
+        {
+            return Err(Error::Invariant { component: "ftl", detail: "a sequential fill needs a fresh drive".into() });
+        }
+        let segments: Vec<Segment> = self.pools.iter().map(|p| Segment { lpns: p.lpns.clone(), span: p.span.clone() }).collect();
+        let layout = std::sync::Arc::new(Layout::striped(&self.g, &self.order, segments));
+        let (spp, spb, bpp) = (u64::from(self.g.slots_per_page), u64::from(self.g.slots_per_block()), self.g.blocks_per_plane);
+        let planes = self.order.len() as u64;
+        for p in 0..self.pools.len() {
+            let units = self.pools[p].lpns.end - self.pools[p].lpns.start;
+            self.pools[p].counters.host_writes += units;
+            let pages = units.div_ceil(spp);
+            // Per plane (in striping order): its full blocks and the slots of its open one.
+            let filled: Vec<(u64, u32)> = (0..self.order.len())
+                .map(|j| {
+                    let on_plane = pages / planes + u64::from((j as u64) < pages % planes);
+                    // Slots written on this plane: whole pages, less what the last page of all lacks.
+                    let last = j as u64 == (pages + planes - 1) % planes && pages > 0;
+                    let slots = on_plane * spp - if last { pages * spp - units } else { 0 };
+                    (slots / spb, (slots % spb) as u32)
+                })
+                .collect();
+            // Blocks close in the order writes would close them: the n-th block of every plane
+            // (in striping order) before the next of any.
+            let rows = filled.iter().map(|&(full, rest)| full + u64::from(rest > 0)).max().unwrap_or(0);
+            for n in 0..rows {
+                for (j, &(full, rest)) in filled.iter().enumerate() {
+                    if n >= full + u64::from(rest > 0) {
+                        continue;
+                    }
+                    let plane = self.order[j] as usize;
+                    let b = self.pools[p].take_free(plane, bpp).ok_or_else(|| Error::Invariant { component: "ftl", detail: "a sequential fill ran out of blocks".into() })?;
+                    let blk = &mut self.blocks[b as usize];
+                    blk.state = State::Open;
+                    if n < full {
+                        blk.valid = spb as u32;
+                        self.close(b);
+                    } else {
+                        blk.valid = rest;
+                        let s = &mut self.pools[p].streams[HOST];
+                        s.active[plane] = b;
+                        s.written[plane] = rest;
+                    }
+                }
+            }
+            // The host stream goes on where the fill stopped: at the plane of a partly filled
+            // last page, else at the next plane.
+            self.pools[p].streams[HOST].cursor = if units.is_multiple_of(spp) { pages % planes } else { (pages - 1) % planes } as usize;
+        }
+        if let Some(sh) = &mut self.shadow {
+            for lpn in 0..layout.placed() {
+                sh.next += 1;
+                sh.version.insert(lpn, sh.next);
+                sh.slot_version.insert(layout.slot_of(lpn), sh.next);
+            }
+        }
+        self.l2p.install(layout.clone());
+        self.p2l.install(layout);
+        Ok(())
+    }
+
+    /// Random overwrites until WAF settles (or `drive_writes` drive writes), after a
+    /// sequential fill. Settled means: at least one drive write done, and the WAF of the last
+    /// half drive write within 2 % of the half before (WAF over shorter windows swings by a few
+    /// per cent with GC bursts, and overshoots right after a sequential fill). Returns the
+    /// drive writes of overwrites done and the WAF of the last half drive write.
+    pub fn age(&mut self, drive_writes: f64, seed: u64) -> Result<(f64, f64)> {
+        let exported = self.exported_units();
+        if self.l2p.mapped() < exported {
+            self.fill_sequential()?;
+        }
+        self.bulk_gc = self.pools.iter().all(|p| p.collecting.is_none());
+        let aged = self.age_writes(exported, drive_writes, seed);
+        self.bulk_gc = false;
+        self.steady_gc();
+        aged
+    }
+
+    /// Leaves an aged drive in the regime of steady random writes: foreground GC under way in
+    /// every pool whose free blocks are not above the band where it rests (untimed ageing
+    /// stops GC at the reclaim threshold, a state that steady writes never leave).
+    pub(super) fn steady_gc(&mut self) {
+        for pool in &mut self.pools {
+            if pool.free_count < pool.rest_level() {
+                pool.gc_active = true;
+            }
+        }
+    }
+
+    pub(super) fn age_writes(&mut self, exported: u64, drive_writes: f64, seed: u64) -> Result<(f64, f64)> {
+        let mut rng = Rng::from_seed(stream_seed(seed, 0xA6E).to_le_bytes());
+        let step = (exported / 8).max(1);
+        let limit = if drive_writes > 0.0 { (drive_writes * exported as f64) as u64 } else { 30 * exported };
+        let mut done = 0u64;
+        let mut windows: Vec<(u64, u64)> = Vec::new();
+        let half_waf = |w: &[(u64, u64)]| {
+            let (h, g) = w.iter().fold((0, 0), |a, x| (a.0 + x.0, a.1 + x.1));
+            (h + g) as f64 / h.max(1) as f64
+        };
+        let mut batch: Vec<u64> = Vec::with_capacity(BATCH);
+        while done < limit {
+            let before = self.counters();
+            let n = step.min(limit - done);
+            let mut left = n;
+            while left > 0 {
+                // Draw a batch, touch the map entries it will read, then the old slots' blocks
+                // and reverse-map entries: independent loads whose misses overlap.
+                batch.clear();
+                batch.extend((0..left.min(BATCH as u64)).map(|_| rng.random_range(0..exported)));
+                let spb = u64::from(self.g.slots_per_block());
+                let touched = batch.iter().fold(0u64, |a, &lpn| {
+                    let slot = self.l2p.get(lpn);
+                    if slot == UNMAPPED {
+                        return a;
+                    }
+                    let block = (slot / spb) as u32;
+                    a ^ u64::from(self.blocks[block as usize].valid) ^ self.p2l.get(block, (slot % spb) as u32)
+                });
+                std::hint::black_box(touched);
+                for &lpn in &batch {
+                    self.write(Lpn(lpn), &mut |_| {})?;
+                }
+                left -= batch.len() as u64;
+                crate::cancel::checkpoint()?;
+            }
+            done += n;
+            let after = self.counters();
+            windows.push((after.host_writes - before.host_writes, after.gc_writes - before.gc_writes));
+            if drive_writes == 0.0 && windows.len() >= 8 {
+                let k = windows.len();
+                let (last, prev) = (half_waf(&windows[k - 4..]), half_waf(&windows[k - 8..k - 4]));
+                if (last - prev).abs() < 0.02 * prev {
+                    break;
+                }
+            }
+        }
+        let k = windows.len();
+        Ok((done as f64 / exported as f64, half_waf(&windows[k.saturating_sub(4)..])))
+    }
+}
+
+impl Ftl {
+    /// Ages the drive as `ftl.aging` says; returns drive writes and the settled WAF (those of
+    /// the replica when one is used). A drive of several pools ages by simulation.
+    pub fn precondition_aged(&mut self, drive_writes: f64, seed: u64) -> Result<(f64, f64)> {
+        let use_replica = match self.cfg.aging {
+            Aging::Simulate => false,
+            Aging::Replica => true,
+            Aging::Auto => self.g.blocks() > self.cfg.aging_replica_blocks,
+        };
+        let planes = self.g.all_planes();
+        let rep_bpp = self.cfg.aging_replica_blocks / planes;
+        if !use_replica || rep_bpp >= self.g.blocks_per_plane || rep_bpp < 8 || self.pools.len() != 1 {
+            return self.age(drive_writes, seed);
+        }
+        self.age_by_replica(rep_bpp, drive_writes, seed)
+    }
+
+    pub(super) fn age_by_replica(&mut self, rep_bpp: u32, drive_writes: f64, seed: u64) -> Result<(f64, f64)> {
+        if self.l2p.mapped() > 0 {
+            return Err(Error::Invariant { component: "ftl", detail: "replica aging needs a clean drive".into() });
+        }
+        let g = self.g.clone();
+        let (b_big, planes) = (f64::from(g.blocks()), f64::from(g.all_planes()));
+        let mut rg = g.clone();
+        rg.blocks_per_plane = rep_bpp;
+        let b_rep = f64::from(rg.blocks());
+        // Open blocks hold about one block of unwritten space per plane; give the replica the
+        // same usable spare fraction as this drive.
+        let mut rcfg = self.cfg.clone();
+        rcfg.op_ratio = (self.cfg.op_ratio + planes / b_rep - planes / b_big).min(0.95);
+        let mut rep = Ftl::with_geometry(rg, &rcfg, seed)?;
+        let (dw, waf) = rep.age(drive_writes, seed)?;
+
+        let spb = g.slots_per_block();
+        let mut rng = Rng::from_seed(stream_seed(seed, 0x5E9A).to_le_bytes());
+        // Free blocks: the replica's fraction, within this drive's GC thresholds, spread over
+        // the planes as never-used blocks at the end of each plane.
+        let pool = &mut self.pools[0];
+        let free = ((f64::from(rep.free_blocks()) / b_rep * b_big).round() as u32).clamp(pool.trigger, pool.reclaim);
+        let per_plane = free / g.all_planes();
+        let extra = free % g.all_planes();
+        let hist = rep.valid_histogram();
+        let cdf: Vec<u64> = hist
+            .iter()
+            .scan(0u64, |a, &h| {
+                *a += h;
+                Some(*a)
+            })
+            .collect();
+        let total = *cdf.last().unwrap_or(&0);
+        // Erase counts: each block draws from the replica's blocks in the same state (full
+        // blocks from full ones, free from free), so that both follow the aged distribution.
+        let of_state = |free: bool| -> Vec<u32> {
+            let v: Vec<u32> = rep.blocks.iter().filter(|b| (b.state == State::Free) == free).map(|b| b.erases).collect();
+            if v.is_empty() {
+                rep.blocks.iter().map(|b| b.erases).collect()
+            } else {
+                v
+            }
+        };
+        let (erases, free_erases) = (of_state(false), of_state(true));
+        let mut full: Vec<u32> = Vec::with_capacity(g.blocks() as usize);
+        for plane in 0..g.all_planes() {
+            let keep_free = per_plane + u32::from(plane < extra);
+            let used = g.blocks_per_plane - keep_free;
+            pool.fresh[plane as usize] = used;
+            for i in 0..used {
+                full.push(plane * g.blocks_per_plane + i);
+            }
+            for i in used..g.blocks_per_plane {
+                let e = free_erases[rng.random_range(0..free_erases.len())];
+                self.blocks[(plane * g.blocks_per_plane + i) as usize].erases = e;
+                pool.max_erases = pool.max_erases.max(e);
+            }
+        }
+        pool.free_count = free;
+        // Valid counts drawn from the replica, then nudged to hold exactly every logical page.
+        let mut sum = 0u64;
+        for &b in &full {
+            let v = if total == 0 { spb } else { cdf.partition_point(|&c| c <= rng.random_range(0..total)) as u32 };
+            self.blocks[b as usize].valid = v.min(spb);
+            sum += u64::from(v.min(spb));
+        }
+        let target = self.exported_units();
+        while sum != target {
+            let b = full[rng.random_range(0..full.len())] as usize;
+            let v = &mut self.blocks[b].valid;
+            if sum < target && *v < spb {
+                *v += 1;
+                sum += 1;
+            } else if sum > target && *v > 0 {
+                *v -= 1;
+                sum -= 1;
+            }
+        }
+        // Place the logical pages: the k-th valid slot in block order holds page perm(k), a
+        // placement computed on demand (`Layout::scattered`) rather than stored.
+        let words = (spb as usize).div_ceil(64);
+        let mut placed = vec![0u64; full.len() * words];
+        for (i, &b) in full.iter().enumerate() {
+            let mut need = self.blocks[b as usize].valid;
+            let bits = &mut placed[i * words..(i + 1) * words];
+            for offset in 0..spb {
+                if need == 0 {
+                    break;
+                }
+                // Selection sampling: keep each remaining slot with probability need / left.
+                if rng.random_range(0..spb - offset) < need {
+                    need -= 1;
+                    bits[offset as usize / 64] |= 1 << (offset % 64);
+                }
+            }
+            let e = erases[rng.random_range(0..erases.len())];
+            let blk = &mut self.blocks[b as usize];
+            blk.erases = e;
+            blk.state = State::Open;
+            self.pools[0].max_erases = self.pools[0].max_erases.max(e);
+            self.close(b);
+        }
+        let layout = std::sync::Arc::new(Layout::scattered(&g, full, placed, target, seed));
+        if let Some(sh) = &mut self.shadow {
+            for lpn in 0..target {
+                sh.next += 1;
+                sh.version.insert(lpn, sh.next);
+                sh.slot_version.insert(layout.slot_of(lpn), sh.next);
+            }
+        }
+        self.l2p.install(layout.clone());
+        self.p2l.install(layout);
+        self.steady_gc();
+        Ok((dw, waf))
+    }
+}

@@ -1,0 +1,119 @@
+//! The controller's DRAM write buffer: a write enters when it has room (oldest first; a write
+//! larger than the buffer alone when it is empty), the FTL places its units at once (running
+//! foreground GC as it needs), and it completes from DRAM while the NAND array programs its
+//! pages in the background, freeing buffer space as programs finish. With `ftl.buffer_split`
+//! each isolated pool has a part of its own; with the write cache off a write completes only
+//! when its pages are programmed.
+
+use rustc_hash::FxHashMap;
+
+use super::{Ctx, FlashDevice};
+use crate::cmd::NO_PID;
+use crate::ids::{CmdId, Lpn};
+use crate::io::Kind;
+use crate::media::Out;
+use crate::sim::SimDuration;
+use crate::stats::{Component, Record};
+
+/// A write waiting for write-buffer space, with the dies' busy and GC time when it came.
+#[derive(Clone, Copy)]
+pub(super) struct Waiting {
+    pub(super) id: CmdId,
+    pub(super) busy: SimDuration,
+    pub(super) gc: SimDuration,
+}
+
+/// Writes that complete only when programmed (`ftl.write_cache = false`).
+#[derive(Default)]
+pub(super) struct Uncached {
+    pub(super) by_page: FxHashMap<(u32, u32), Vec<CmdId>>,
+    pub(super) pending: FxHashMap<CmdId, u32>,
+}
+
+impl FlashDevice {
+    /// Moves waiting writes into the write buffer, oldest first, while they fit (a write
+    /// larger than the whole buffer goes in alone when the buffer is empty). The FTL places
+    /// each unit (running foreground GC as it needs), and the write completes from DRAM.
+    pub(super) fn admit_writes(&mut self, ctx: &mut Ctx) {
+        for part in 0..self.waiting.len() {
+            self.admit_part(ctx, part);
+        }
+    }
+
+    /// The buffer part of a write at `offset` (its pool's, with a split buffer).
+    pub(super) fn part_of(&self, offset: u64) -> usize {
+        if self.waiting.len() == 1 {
+            0
+        } else {
+            self.ftl.pool_of_lpn(Lpn(offset / self.unit))
+        }
+    }
+
+    pub(super) fn admit_part(&mut self, ctx: &mut Ctx, part: usize) {
+        let now = ctx.now;
+        while let Some(&Waiting { id, busy, gc }) = self.waiting[part].front() {
+            if ctx.cmds[id].kind == Kind::ZoneAppend {
+                // A Zone Append goes to its zone's write pointer as the drive finds it.
+                if let Some(lpn) = self.ftl.zone_pointer(ctx.cmds[id].offset / self.unit) {
+                    ctx.cmds[id].offset = lpn * self.unit;
+                }
+            }
+            let c = &ctx.cmds[id];
+            let (units, tenant, pid) = (c.pieces, c.tenant.index(), (c.pid != NO_PID).then_some(c.pid));
+            if self.buffer_used[part] > 0 && self.buffer_used[part] + units > self.buffer_units[part] {
+                return;
+            }
+            self.waiting[part].pop_front();
+            self.buffer_used[part] += units;
+            let first = c.offset / self.unit;
+            let mut ops = std::mem::take(&mut self.ops);
+            ops.clear();
+            for lpn in (first..first + units).map(Lpn) {
+                self.ahead.written(lpn);
+                let slot = match self.ftl.write_placed_by(lpn, pid, &mut |op| ops.push(op)) {
+                    Ok(slot) => slot,
+                    Err(e) => {
+                        ctx.fail(e);
+                        break;
+                    }
+                };
+                if let Some(u) = self.uncached.as_mut() {
+                    // The host page it went to (GC may have moved it on since; that page is
+                    // programmed all the same).
+                    let (block, page) = self.ftl.locate(slot);
+                    u.by_page.entry((block.0, page)).or_default().push(id);
+                    *u.pending.entry(id).or_default() += 1;
+                }
+            }
+            if let Some(n) = self.tenant_ios.get_mut(tenant) {
+                *n += 1;
+            }
+            let dropped = self.ftl.take_dropped_units();
+            self.buffer_used[part] = self.buffer_used[part].saturating_sub(dropped);
+            self.ops = ops;
+            self.submit_ops(now);
+            let erases = self.ftl.counters().erases;
+            if erases != self.last_erases {
+                self.last_erases = erases;
+                ctx.probe.record(now, Record::Reclaimed { erases, free_blocks: self.ftl.free_blocks() });
+            }
+            let latency = self.buffer_latency;
+            let c = &mut ctx.cmds[id];
+            // The wait for buffer space: the buffer drains as fast as the dies program, so GC
+            // caused the share of it that GC took of the dies' time meanwhile.
+            let (busy_now, gc_now) = self.array.busy_totals();
+            let (busy, gc) = ((busy_now - busy).as_ps(), (gc_now - gc).as_ps());
+            if busy > 0 && gc > 0 && now > c.mark {
+                let wait = now.since(c.mark).as_ps();
+                let share = (u128::from(wait) * u128::from(gc.min(busy)) / u128::from(busy)) as u64;
+                c.account(Component::Gc, c.mark + SimDuration::from_ps(share));
+            }
+            c.account(Component::Queueing, now);
+            if self.uncached.is_none() {
+                c.account(Component::Media, now + latency);
+                ctx.at(now + latency, Out::Done { cmd: id });
+            }
+            self.apply(ctx);
+        }
+    }
+}

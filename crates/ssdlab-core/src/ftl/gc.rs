@@ -1,0 +1,269 @@
+//! Garbage collection: the victim a pool picks (greedy, cost-benefit, random, or static wear
+//! levelling's), foreground collection paced by host writes between the trigger and reclaim
+//! thresholds (or whole victims at once when untimed), background collection toward a target,
+//! and erasing victims once their valid units have moved.
+
+use super::*;
+
+impl Ftl {
+    pub(super) fn pick_victim(&mut self, p: usize) -> Option<u32> {
+        let pool = &mut self.pools[p];
+        let full = pool.victims.full();
+        if full.is_empty() {
+            return None;
+        }
+        if self.cfg.wl_threshold > 0 {
+            pool.wl_check += 1;
+            if pool.wl_check >= 8 {
+                pool.wl_check = 0;
+                let coldest = pool.victims.full().iter().copied().min_by_key(|&b| (self.blocks[b as usize].erases, b))?;
+                if pool.max_erases - self.blocks[coldest as usize].erases > self.cfg.wl_threshold {
+                    pool.counters.wl_moves += 1;
+                    return Some(coldest);
+                }
+            }
+        }
+        let full = pool.victims.full();
+        Some(match self.cfg.gc_policy {
+            Victim::Greedy => pool.victims.fewest_valid(),
+            Victim::Random => full[self.rng.random_range(0..full.len())],
+            Victim::CostBenefit => {
+                let spb = f64::from(self.g.slots_per_block());
+                let mut best = (f64::NEG_INFINITY, 0u32);
+                for _ in 0..self.cfg.gc_window {
+                    let b = full[self.rng.random_range(0..full.len())];
+                    let blk = &self.blocks[b as usize];
+                    let u = f64::from(blk.valid) / spb;
+                    let age = f64::from(self.closed_seq.wrapping_sub(blk.closed)) + 1.0;
+                    let score = if u == 0.0 { f64::INFINITY } else { (1.0 - u) * age / (2.0 * u) };
+                    if score > best.0 {
+                        best = (score, b);
+                    }
+                }
+                best.1
+            }
+        })
+    }
+
+    /// Foreground GC, paced by host writes. Once free blocks fall below the trigger, GC
+    /// collects victims unit by unit: each host write earns the moves that keep free blocks
+    /// level while the current victim is collected (valid / (slots - valid) of it), scaled by
+    /// how far free blocks are from the middle of the trigger-reclaim band (1.5x at the
+    /// trigger, 1x in the middle, 0.5x at the reclaim threshold, nothing half a band above
+    /// it: a proportional controller), so that under steady writes free blocks settle in the
+    /// band and GC runs at the rate writes need, not in cycles of catching up and resting. GC
+    /// rests once free blocks are half a band above the reclaim threshold (after TRIMs or
+    /// idle-time GC), and starts again below the trigger. Erasing a collected victim costs
+    /// no credit. Only when free blocks fall to half the trigger does GC collect without
+    /// waiting for credit. So GC work reaches the dies spread over host writes, as real FTLs
+    /// interleave it, rather than in bursts of whole victims.
+    pub(super) fn collect_if_needed(&mut self, p: usize, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
+        if self.bulk_gc {
+            if self.pools[p].free_count < self.pools[p].trigger {
+                self.pools[p].counters.gc_runs += 1;
+                while self.pools[p].free_count < self.pools[p].reclaim {
+                    let Some(victim) = self.pick_victim(p) else { break };
+                    self.reclaim_block(victim, sink)?;
+                }
+            }
+            return Ok(());
+        }
+        let pool = &mut self.pools[p];
+        if !pool.gc_active {
+            if pool.free_count >= pool.trigger {
+                return Ok(());
+            }
+            pool.gc_active = true;
+            pool.counters.gc_runs += 1;
+        }
+        let floor = (pool.trigger / 2).max(1);
+        let band = f64::from(pool.reclaim.saturating_sub(pool.trigger).max(1));
+        let level = (f64::from(pool.free_count) - f64::from(pool.trigger)) / band;
+        let boost = (1.5 - level).clamp(0.0, 2.0);
+        pool.credit += pool.collecting.map_or(1.0, |c| c.pace) * boost;
+        loop {
+            let pool = &mut self.pools[p];
+            if pool.collecting.is_none() {
+                if pool.free_count >= pool.rest_level() {
+                    pool.gc_active = false;
+                    pool.credit = 0.0;
+                    return Ok(());
+                }
+                if !self.start_victim(p) {
+                    return Ok(());
+                }
+                continue;
+            }
+            // A victim with nothing valid left is erased at once: erasing costs no credit.
+            if let Some(c) = pool.collecting {
+                if self.blocks[c.block as usize].valid == 0 {
+                    self.pools[p].collecting = None;
+                    self.erase_victim(c.block, p, sink);
+                    continue;
+                }
+            }
+            let pool = &mut self.pools[p];
+            if pool.free_count > floor && pool.credit < 1.0 {
+                return Ok(());
+            }
+            if self.move_one(p, sink)? {
+                self.pools[p].credit -= 1.0;
+            }
+        }
+    }
+
+    /// Picks the pool's next victim and starts collecting it; false if there is none.
+    pub(super) fn start_victim(&mut self, p: usize) -> bool {
+        let Some(victim) = self.pick_victim(p) else { return false };
+        let valid = self.blocks[victim as usize].valid;
+        self.pools[p].victims.unlist(&mut self.links, victim, valid);
+        self.blocks[victim as usize].state = State::Victim;
+        self.pools[p].counters.gc_victims += 1;
+        let spb = self.g.slots_per_block();
+        // Touch the map entries of the victim's valid units now: independent loads whose cache
+        // misses overlap, where the moves one by one would take them in turn.
+        let touched = (0..spb).fold(0u64, |a, offset| {
+            let lpn = self.p2l.get(victim, offset);
+            if lpn == UNMAPPED {
+                a
+            } else {
+                a ^ self.l2p.get(lpn)
+            }
+        });
+        std::hint::black_box(touched);
+        let pace = f64::from(valid) / f64::from(spb.saturating_sub(valid).max(1));
+        self.pools[p].collecting = Some(Collecting { block: victim, next: 0, page_read: NIL, pace });
+        true
+    }
+
+    /// Moves the next valid unit of the victim under collection; erases the victim when none
+    /// is left. Returns whether it moved a unit.
+    pub(super) fn move_one(&mut self, p: usize, sink: &mut impl FnMut(FlashOp)) -> Result<bool> {
+        let Some(mut c) = self.pools[p].collecting else { return Ok(false) };
+        let spb = self.g.slots_per_block();
+        let victim = c.block;
+        while c.next < spb && self.p2l.get(victim, c.next) == UNMAPPED {
+            c.next += 1;
+        }
+        if c.next == spb {
+            self.pools[p].collecting = None;
+            self.erase_victim(victim, p, sink);
+            return Ok(false);
+        }
+        let offset = c.next;
+        let lpn = self.p2l.get(victim, offset);
+        let page = offset / self.g.slots_per_page;
+        if page != c.page_read {
+            sink(FlashOp::Read { block: BlockId(victim), page });
+            c.page_read = page;
+        }
+        c.next += 1;
+        self.pools[p].collecting = Some(c);
+        self.relocate(victim, offset, lpn, p, sink)?;
+        Ok(true)
+    }
+
+    /// Moves unit `lpn` from slot `offset` of `victim` (no longer listed) to its pool's GC
+    /// stream.
+    #[inline]
+    pub(super) fn relocate(&mut self, victim: u32, offset: u32, lpn: u64, p: usize, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
+        let old_slot = u64::from(victim) * u64::from(self.g.slots_per_block()) + u64::from(offset);
+        let version = self.shadow.as_mut().and_then(|s| s.slot_version.remove(&old_slot));
+        // The victim is no longer listed, so invalidating its copy needs no bucket moves.
+        self.p2l.set(victim, offset, UNMAPPED);
+        self.blocks[victim as usize].valid -= 1;
+        let stream = self.gc_stream(lpn);
+        let slot = self.allocate(p, stream, sink)?;
+        self.l2p.set(lpn, slot);
+        self.record(lpn, slot, version);
+        self.touch_map(lpn, true, sink);
+        self.pools[p].counters.gc_writes += 1;
+        if let Some(a) = &mut self.attribution {
+            let (n, owner) = (a.tenants(), a.owner(lpn));
+            a.moved[a.payer * n + owner] += 1;
+        }
+        Ok(())
+    }
+
+    /// Background GC: reclaims one victim in the first pool (in order) that has fewer than
+    /// `target` of its blocks free. Returns whether it did (and so whether more may be wanted).
+    pub fn collect_background(&mut self, target: f64, sink: &mut impl FnMut(FlashOp)) -> Result<bool> {
+        if let Some(a) = &mut self.attribution {
+            a.payer = a.tenants();
+        }
+        for p in 0..self.pools.len() {
+            let want = (f64::from(self.pools[p].blocks) * target).ceil() as u32;
+            if self.pools[p].free_count >= want {
+                continue;
+            }
+            let Some(victim) = self.pick_victim(p) else { continue };
+            // Reclaiming a nearly full block frees almost nothing: leave it to foreground GC.
+            if self.blocks[victim as usize].valid >= self.g.slots_per_block() - self.g.slots_per_page {
+                continue;
+            }
+            self.pools[p].counters.bg_victims += 1;
+            self.reclaim_block(victim, sink)?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Moves the valid units of `victim` to its pool's GC stream and erases it.
+    pub(super) fn reclaim_block(&mut self, victim: u32, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
+        let (valid, p) = (self.blocks[victim as usize].valid, usize::from(self.blocks[victim as usize].pool));
+        self.pools[p].victims.unlist(&mut self.links, victim, valid);
+        self.pools[p].counters.gc_victims += 1;
+        let spb = self.g.slots_per_block();
+        let spp = self.g.slots_per_page;
+        let mut moving = std::mem::take(&mut self.moving);
+        moving.clear();
+        moving.extend((0..spb).filter_map(|offset| {
+            let lpn = self.p2l.get(victim, offset);
+            (lpn != UNMAPPED).then_some((offset, lpn))
+        }));
+        // Touch every map entry to be rewritten before rewriting any: the loads are independent,
+        // so their cache misses overlap instead of queueing one by one.
+        std::hint::black_box(moving.iter().fold(0u64, |a, &(_, lpn)| a ^ self.l2p.get(lpn)));
+        let mut page_read = NIL;
+        for &(offset, lpn) in &moving {
+            let page = offset / spp;
+            if page != page_read {
+                sink(FlashOp::Read { block: BlockId(victim), page });
+                page_read = page;
+            }
+            self.relocate(victim, offset, lpn, p, sink)?;
+        }
+        self.moving = moving;
+        self.erase_victim(victim, p, sink);
+        Ok(())
+    }
+
+    /// Erases `block` now if it is full and holds nothing valid (a zone reset's blocks); a
+    /// block that GC is collecting is left to GC.
+    pub(super) fn erase_if_empty(&mut self, block: u32, sink: &mut impl FnMut(FlashOp)) {
+        let b = &self.blocks[block as usize];
+        if b.state != State::Full || b.valid != 0 {
+            return;
+        }
+        let p = usize::from(b.pool);
+        self.pools[p].victims.unlist(&mut self.links, block, 0);
+        self.erase_victim(block, p, sink);
+    }
+
+    /// Erases a victim with nothing valid left: a free block of its pool again.
+    pub(super) fn erase_victim(&mut self, victim: u32, p: usize, sink: &mut impl FnMut(FlashOp)) {
+        sink(FlashOp::Erase { block: BlockId(victim) });
+        let b = &mut self.blocks[victim as usize];
+        debug_assert_eq!(b.valid, 0);
+        b.erases += 1;
+        b.state = State::Free;
+        let erases = b.erases;
+        self.p2l.close(victim);
+        let plane = self.g.plane_of(BlockId(victim)) as usize;
+        let pool = &mut self.pools[p];
+        pool.counters.erases += 1;
+        pool.max_erases = pool.max_erases.max(erases);
+        pool.free[plane].push(victim);
+        pool.free_count += 1;
+    }
+}
