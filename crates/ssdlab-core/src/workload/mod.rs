@@ -17,15 +17,14 @@
 //! the Python package and arrive here as `[[workload.jobs]]`).
 
 mod config;
+mod values;
 pub mod control;
 pub mod replay;
 pub mod runner;
 pub mod zbd;
 
-pub use config::{
-    BlockSizes, BsRange, BsSplit, DeviceMap, Distribution, ExitScope, IopsPair, JobOverride, LbaMode, PerDirection, PlacementSelect, RateProcess, Rates, ReplayConfig, ReplayMode, Rw, WorkloadConfig,
-    WriteMix, DEFAULT_TENANT, MAX_JOBS, MAX_NUMJOBS,
-};
+pub use config::{DeviceMap, ExitScope, JobOverride, LbaMode, PlacementSelect, RateProcess, ReplayConfig, ReplayMode, WorkloadConfig, DEFAULT_TENANT, MAX_JOBS, MAX_NUMJOBS};
+pub use values::{BlockSizes, BsRange, BsSplit, Distribution, IopsPair, PerDirection, Rates, Rw, WriteMix};
 
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution as _, Exp, Zipf};
