@@ -196,122 +196,17 @@ where
 {
     let mut keys = Keys::new(stu);
     let pinning = !study.pin_ranges.is_empty() || study.pin_tagged;
-    // Pinned keys first: ranges now, tagged accesses in a pre-pass.
-    for &(s, e) in &study.pin_ranges {
-        for page in (s >> keys.shift)..=((e - 1) >> keys.shift) {
-            let id = keys.id(0, page);
-            keys.pinned[id as usize] = true;
-        }
-    }
-    if study.pin_tagged {
-        for (i, a) in source()?.enumerate() {
-            if i % CHUNK == 0 {
-                crate::cancel::checkpoint()?;
-            }
-            let a = a?;
-            if a.pinned {
-                for page in pages(&a, keys.shift) {
-                    let id = keys.id(a.pasid, page);
-                    keys.pinned[id as usize] = true;
-                }
-            }
-        }
-    }
+    pin(study, &mut keys, source)?;
     let mut pinned_keys: Vec<(u32, u64)> = keys.ids.iter().filter(|(_, &id)| keys.pinned[id as usize]).map(|(&k, _)| k).collect();
     pinned_keys.sort_unstable();
     let pin_total = pinned_keys.len() as u32;
     // Dedicated pins take no lines of the cache studied.
     let pinned_keys = if study.pin_dedicated { Vec::new() } else { pinned_keys };
     let pin_lines = if study.pin_dedicated { 0 } else { pin_total };
-    let max_lines = *study.lines.iter().max().unwrap_or(&1) as usize;
-
-    // The models: one-pass curves for LRU, a simulator per size for the rest.
-    let mut models = Vec::new();
     let variants: &[bool] = if pinning { &[false, true] } else { &[false] };
+    let mut models = models(study, &pinned_keys, variants);
     let want_opt = study.policies.contains(&Policy::Opt);
-    for &pinned in variants {
-        for &assoc in &study.assocs {
-            for &policy in &study.policies {
-                if policy == Policy::Opt {
-                    continue;
-                }
-                match (assoc, policy) {
-                    (Assoc::Full, Policy::Lru) => models.push(Model::FaLru { curve: curve::FaLruCurve::new(max_lines), pinned }),
-                    (Assoc::Ways(w), Policy::Lru) => {
-                        let mut set_counts: Vec<u32> = study.lines.iter().filter(|&&l| l >= w).map(|&l| l / w).collect();
-                        set_counts.sort_unstable();
-                        set_counts.dedup();
-                        for sets in set_counts {
-                            let per_set = pins_per_set(&pinned_keys, sets, pinned);
-                            models.push(Model::SetLru { curve: curve::SetLruCurve::new(sets as usize, w as usize, per_set), sets, pinned });
-                        }
-                    }
-                    (assoc, policy) => {
-                        for &l in &study.lines {
-                            let (sets, ways) = geometry(assoc, l);
-                            if sets == 0 {
-                                continue;
-                            }
-                            let Some(per_set) = pin_layout(assoc, &pinned_keys, sets, ways, pinned) else { continue };
-                            models.push(Model::Sim { sim: sim::CacheSim::new(policy, sets as usize, ways as usize, &per_set, study.seed), sets, ways, pinned });
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    // Stream the accesses through every model, a chunk at a time: this thread reads the
-    // source and maps pages to keys while another feeds the previous chunk to the models (in
-    // parallel across models). Keys found during the stream are never pinned.
-    let pinned_flags = keys.pinned.clone();
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(2);
-    let (back_tx, back_rx) = std::sync::mpsc::channel::<Chunk>();
-    let mut lookups = 0u64;
-    let (all_ids, all_bits) = std::thread::scope(|scope| -> Result<(Vec<u32>, Vec<u64>)> {
-        let models = &mut models;
-        let consumer = scope.spawn(move || {
-            let (mut ids, mut bits) = (Vec::new(), Vec::new());
-            for mut chunk in rx {
-                feed(models, &chunk, &pinned_flags);
-                if want_opt {
-                    ids.extend_from_slice(&chunk.ids);
-                    bits.extend_from_slice(&chunk.set_bits);
-                }
-                chunk.ids.clear();
-                chunk.set_bits.clear();
-                // The producer may have finished: a chunk nobody takes back is dropped.
-                let _ = back_tx.send(chunk);
-            }
-            (ids, bits)
-        });
-        let fresh = || Chunk { ids: Vec::with_capacity(CHUNK), set_bits: Vec::with_capacity(CHUNK) };
-        let mut chunk = fresh();
-        let streamed = (|| -> Result<()> {
-            for a in source()? {
-                let a = a?;
-                for page in pages(&a, keys.shift) {
-                    let id = keys.id(a.pasid, page);
-                    chunk.ids.push(id);
-                    chunk.set_bits.push(set_bits(a.pasid, page));
-                }
-                if chunk.ids.len() >= CHUNK {
-                    crate::cancel::checkpoint()?;
-                    lookups += chunk.ids.len() as u64;
-                    let next = back_rx.try_recv().unwrap_or_else(|_| fresh());
-                    if tx.send(std::mem::replace(&mut chunk, next)).is_err() {
-                        break;
-                    }
-                }
-            }
-            Ok(())
-        })();
-        lookups += chunk.ids.len() as u64;
-        let _ = tx.send(chunk);
-        drop(tx);
-        let out = consumer.join().map_err(|_| Error::workload("trace", "", "the ATC models' thread failed"))?;
-        streamed.map(|()| out)
-    })?;
+    let (lookups, all_ids, all_bits) = stream(&mut keys, &mut models, want_opt, source)?;
     if lookups == 0 {
         return Err(Error::workload("trace", "", "the trace has no accesses"));
     }
@@ -349,43 +244,7 @@ where
         }
     }
     if want_opt {
-        // Belady needs each access's next use: one backward pass over the whole stream.
-        let mut next = vec![u64::MAX; all_ids.len()];
-        let mut seen = vec![u64::MAX; keys.pinned.len()];
-        for i in (0..all_ids.len()).rev() {
-            let k = all_ids[i] as usize;
-            next[i] = seen[k];
-            seen[k] = i as u64;
-        }
-        let mut sims = Vec::new();
-        for &pinned in variants {
-            for &assoc in &study.assocs {
-                for &l in &study.lines {
-                    let (sets, ways) = geometry(assoc, l);
-                    if sets == 0 {
-                        continue;
-                    }
-                    let Some(per_set) = pin_layout(assoc, &pinned_keys, sets, ways, pinned) else { continue };
-                    sims.push((sim::CacheSim::new(Policy::Opt, sets as usize, ways as usize, &per_set, study.seed), sets, ways, pinned));
-                }
-            }
-        }
-        // A chunk of the stream at a time through every simulator, in parallel.
-        for start in (0..all_ids.len()).step_by(CHUNK) {
-            let end = (start + CHUNK).min(all_ids.len());
-            sims.par_iter_mut().for_each(|(sim, _, _, pinned)| {
-                for i in start..end {
-                    let id = all_ids[i];
-                    if *pinned && keys.pinned[id as usize] {
-                        sim.pinned_hit();
-                    } else {
-                        sim.access(id, all_bits[i], next[i]);
-                    }
-                }
-            });
-            crate::cancel::checkpoint()?;
-        }
-        for (sim, sets, ways, pinned) in sims {
+        for (sim, sets, ways, pinned) in belady(study, &keys, &pinned_keys, variants, &all_ids, &all_bits)? {
             push(Policy::Opt, sets, ways, sets * ways, pinned, sim.hits);
         }
     }
@@ -393,6 +252,174 @@ where
         return Err(Error::config("pin", pin_total.to_string(), format!("{pin_total} pinned translations at STU {stu} exceed every cache size asked for")));
     }
     Ok(points)
+}
+
+/// Marks the pinned keys first: the pinned ranges, and the accesses the trace tags as pinned
+/// (a pass over the source).
+fn pin<F, I>(study: &Study, keys: &mut Keys, source: &mut F) -> Result<()>
+where
+    F: FnMut() -> Result<I>,
+    I: Iterator<Item = Result<Access>>,
+{
+    for &(s, e) in &study.pin_ranges {
+        for page in (s >> keys.shift)..=((e - 1) >> keys.shift) {
+            let id = keys.id(0, page);
+            keys.pinned[id as usize] = true;
+        }
+    }
+    if study.pin_tagged {
+        for (i, a) in source()?.enumerate() {
+            if i % CHUNK == 0 {
+                crate::cancel::checkpoint()?;
+            }
+            let a = a?;
+            if a.pinned {
+                for page in pages(&a, keys.shift) {
+                    let id = keys.id(a.pasid, page);
+                    keys.pinned[id as usize] = true;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The models of a study, without and (`variants`) with pins: one-pass curves for LRU, a
+/// simulator per size for the other policies (OPT aside: it needs the whole stream first).
+fn models(study: &Study, pinned_keys: &[(u32, u64)], variants: &[bool]) -> Vec<Model> {
+    let max_lines = *study.lines.iter().max().unwrap_or(&1) as usize;
+    let mut models = Vec::new();
+    for &pinned in variants {
+        for &assoc in &study.assocs {
+            for &policy in &study.policies {
+                if policy == Policy::Opt {
+                    continue;
+                }
+                match (assoc, policy) {
+                    (Assoc::Full, Policy::Lru) => models.push(Model::FaLru { curve: curve::FaLruCurve::new(max_lines), pinned }),
+                    (Assoc::Ways(w), Policy::Lru) => {
+                        let mut set_counts: Vec<u32> = study.lines.iter().filter(|&&l| l >= w).map(|&l| l / w).collect();
+                        set_counts.sort_unstable();
+                        set_counts.dedup();
+                        for sets in set_counts {
+                            let per_set = pins_per_set(pinned_keys, sets, pinned);
+                            models.push(Model::SetLru { curve: curve::SetLruCurve::new(sets as usize, w as usize, per_set), sets, pinned });
+                        }
+                    }
+                    (assoc, policy) => {
+                        for &l in &study.lines {
+                            let (sets, ways) = geometry(assoc, l);
+                            if sets == 0 {
+                                continue;
+                            }
+                            let Some(per_set) = pin_layout(assoc, pinned_keys, sets, ways, pinned) else { continue };
+                            models.push(Model::Sim { sim: sim::CacheSim::new(policy, sets as usize, ways as usize, &per_set, study.seed), sets, ways, pinned });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    models
+}
+
+/// Streams the accesses through every model, a chunk at a time: this thread reads the source
+/// and maps pages to keys while another feeds the previous chunk to the models (in parallel
+/// across models). Keys found during the stream are never pinned. Returns the lookups, and
+/// for OPT (`keep`) every key and its set bits in stream order.
+fn stream<F, I>(keys: &mut Keys, models: &mut [Model], keep: bool, source: &mut F) -> Result<(u64, Vec<u32>, Vec<u64>)>
+where
+    F: FnMut() -> Result<I>,
+    I: Iterator<Item = Result<Access>>,
+{
+    let pinned_flags = keys.pinned.clone();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(2);
+    let (back_tx, back_rx) = std::sync::mpsc::channel::<Chunk>();
+    let mut lookups = 0u64;
+    let (all_ids, all_bits) = std::thread::scope(|scope| -> Result<(Vec<u32>, Vec<u64>)> {
+        let consumer = scope.spawn(move || {
+            let (mut ids, mut bits) = (Vec::new(), Vec::new());
+            for mut chunk in rx {
+                feed(models, &chunk, &pinned_flags);
+                if keep {
+                    ids.extend_from_slice(&chunk.ids);
+                    bits.extend_from_slice(&chunk.set_bits);
+                }
+                chunk.ids.clear();
+                chunk.set_bits.clear();
+                // The producer may have finished: a chunk nobody takes back is dropped.
+                let _ = back_tx.send(chunk);
+            }
+            (ids, bits)
+        });
+        let fresh = || Chunk { ids: Vec::with_capacity(CHUNK), set_bits: Vec::with_capacity(CHUNK) };
+        let mut chunk = fresh();
+        let streamed = (|| -> Result<()> {
+            for a in source()? {
+                let a = a?;
+                for page in pages(&a, keys.shift) {
+                    let id = keys.id(a.pasid, page);
+                    chunk.ids.push(id);
+                    chunk.set_bits.push(set_bits(a.pasid, page));
+                }
+                if chunk.ids.len() >= CHUNK {
+                    crate::cancel::checkpoint()?;
+                    lookups += chunk.ids.len() as u64;
+                    let next = back_rx.try_recv().unwrap_or_else(|_| fresh());
+                    if tx.send(std::mem::replace(&mut chunk, next)).is_err() {
+                        break;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        lookups += chunk.ids.len() as u64;
+        let _ = tx.send(chunk);
+        drop(tx);
+        let out = consumer.join().map_err(|_| Error::workload("trace", "", "the ATC models' thread failed"))?;
+        streamed.map(|()| out)
+    })?;
+    Ok((lookups, all_ids, all_bits))
+}
+
+/// Belady's OPT over the whole stream (`ids`, `bits`): each access's next use from one
+/// backward pass, then the stream a chunk at a time through every simulator, in parallel.
+fn belady(study: &Study, keys: &Keys, pinned_keys: &[(u32, u64)], variants: &[bool], ids: &[u32], bits: &[u64]) -> Result<Vec<(sim::CacheSim, u32, u32, bool)>> {
+    let mut next = vec![u64::MAX; ids.len()];
+    let mut seen = vec![u64::MAX; keys.pinned.len()];
+    for i in (0..ids.len()).rev() {
+        let k = ids[i] as usize;
+        next[i] = seen[k];
+        seen[k] = i as u64;
+    }
+    let mut sims = Vec::new();
+    for &pinned in variants {
+        for &assoc in &study.assocs {
+            for &l in &study.lines {
+                let (sets, ways) = geometry(assoc, l);
+                if sets == 0 {
+                    continue;
+                }
+                let Some(per_set) = pin_layout(assoc, pinned_keys, sets, ways, pinned) else { continue };
+                sims.push((sim::CacheSim::new(Policy::Opt, sets as usize, ways as usize, &per_set, study.seed), sets, ways, pinned));
+            }
+        }
+    }
+    for start in (0..ids.len()).step_by(CHUNK) {
+        let end = (start + CHUNK).min(ids.len());
+        sims.par_iter_mut().for_each(|(sim, _, _, pinned)| {
+            for i in start..end {
+                let id = ids[i];
+                if *pinned && keys.pinned[id as usize] {
+                    sim.pinned_hit();
+                } else {
+                    sim.access(id, bits[i], next[i]);
+                }
+            }
+        });
+        crate::cancel::checkpoint()?;
+    }
+    Ok(sims)
 }
 
 /// Pinned lines per set for a cache, or `None` if the pins do not fit in it.

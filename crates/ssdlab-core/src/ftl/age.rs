@@ -4,7 +4,8 @@
 
 use rand::{RngExt, SeedableRng};
 
-use super::*;
+use super::{stream_seed, Aging, Error, Ftl, Layout, Lpn, Rng, Segment, State, BATCH, HOST, UNMAPPED};
+use crate::error::Result;
 
 impl Ftl {
     /// Fills every exported unit once, in order (no timing), as host writes to a fresh drive
@@ -171,6 +172,34 @@ impl Ftl {
         self.age_by_replica(rep_bpp, drive_writes, seed)
     }
 
+    /// Valid counts of the `full` blocks, drawn from the replica's histogram (`cdf`, its
+    /// running sums), then nudged to hold exactly every logical page; returns that count.
+    fn draw_valid(&mut self, full: &[u32], cdf: &[u64], spb: u32, rng: &mut Rng) -> u64 {
+        let total = *cdf.last().unwrap_or(&0);
+        let mut sum = 0u64;
+        for &b in full {
+            let v = if total == 0 { spb } else { cdf.partition_point(|&c| c <= rng.random_range(0..total)) as u32 };
+            self.blocks[b as usize].valid = v.min(spb);
+            sum += u64::from(v.min(spb));
+        }
+        let target = self.exported_units();
+        while sum != target {
+            let b = full[rng.random_range(0..full.len())] as usize;
+            let v = &mut self.blocks[b].valid;
+            if sum < target && *v < spb {
+                *v += 1;
+                sum += 1;
+            } else if sum > target && *v > 0 {
+                *v -= 1;
+                sum -= 1;
+            }
+        }
+        target
+    }
+
+    /// Ages a large drive by ageing a replica of `rep_bpp` blocks per plane (the same spare
+    /// fraction) and drawing this drive's state from it: free blocks, erase counts, valid
+    /// counts, and a computed placement of every logical page.
     pub(super) fn age_by_replica(&mut self, rep_bpp: u32, drive_writes: f64, seed: u64) -> Result<(f64, f64)> {
         if self.l2p.mapped() > 0 {
             return Err(Error::Invariant { component: "ftl", detail: "replica aging needs a clean drive".into() });
@@ -203,7 +232,6 @@ impl Ftl {
                 Some(*a)
             })
             .collect();
-        let total = *cdf.last().unwrap_or(&0);
         // Erase counts: each block draws from the replica's blocks in the same state (full
         // blocks from full ones, free from free), so that both follow the aged distribution.
         let of_state = |free: bool| -> Vec<u32> {
@@ -230,25 +258,7 @@ impl Ftl {
             }
         }
         pool.free_count = free;
-        // Valid counts drawn from the replica, then nudged to hold exactly every logical page.
-        let mut sum = 0u64;
-        for &b in &full {
-            let v = if total == 0 { spb } else { cdf.partition_point(|&c| c <= rng.random_range(0..total)) as u32 };
-            self.blocks[b as usize].valid = v.min(spb);
-            sum += u64::from(v.min(spb));
-        }
-        let target = self.exported_units();
-        while sum != target {
-            let b = full[rng.random_range(0..full.len())] as usize;
-            let v = &mut self.blocks[b].valid;
-            if sum < target && *v < spb {
-                *v += 1;
-                sum += 1;
-            } else if sum > target && *v > 0 {
-                *v -= 1;
-                sum -= 1;
-            }
-        }
+        let target = self.draw_valid(&full, &cdf, spb, &mut rng);
         // Place the logical pages: the k-th valid slot in block order holds page perm(k), a
         // placement computed on demand (`Layout::scattered`) rather than stored.
         let words = (spb as usize).div_ceil(64);

@@ -3,7 +3,10 @@
 //! thresholds (or whole victims at once when untimed), background collection toward a target,
 //! and erasing victims once their valid units have moved.
 
-use super::*;
+use rand::RngExt;
+
+use super::{BlockId, Collecting, FlashOp, Ftl, State, Victim, NIL, UNMAPPED};
+use crate::error::Result;
 
 impl Ftl {
     pub(super) fn pick_victim(&mut self, p: usize) -> Option<u32> {

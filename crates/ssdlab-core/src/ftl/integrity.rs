@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::*;
+use super::{BlockId, Ftl, Lpn, State};
 
 /// The shadow map of integrity mode: the version of every written unit, and the version each
 /// physical slot holds; and what the checks of host reads found.

@@ -99,14 +99,14 @@ impl MapCache {
     fn unlink(&mut self, i: u32) {
         let Entry { prev, next, .. } = self.entries[i as usize];
         if prev == NIL {
-            self.head = next
+            self.head = next;
         } else {
-            self.entries[prev as usize].next = next
+            self.entries[prev as usize].next = next;
         }
         if next == NIL {
-            self.tail = prev
+            self.tail = prev;
         } else {
-            self.entries[next as usize].prev = prev
+            self.entries[next as usize].prev = prev;
         }
     }
 

@@ -50,7 +50,7 @@ mod pool;
 mod read_ahead;
 mod zones;
 
-use rand::{RngExt, SeedableRng};
+use rand::SeedableRng;
 
 pub use config::{Aging, FtlConfig, OpsSplit, Placement, PoolMode, Precondition, RuhType, Striping, Victim, SPARE_RULE_KEYS};
 pub use device::{Event, FlashDevice, FlashSummary, IntegrityReport, PreconditionReport, Tenancy};

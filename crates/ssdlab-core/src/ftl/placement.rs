@@ -3,7 +3,7 @@
 //! persistent), and the attribution of every unit GC moves to the tenant whose write paid for
 //! the move and to the tenant that owns it.
 
-use super::*;
+use super::{Ftl, GC, HOST, UNMAPPED};
 
 /// GC attribution among tenants: every unit GC moves is counted by the tenant whose write
 /// earned the move (or idle time, for background GC) and by the tenant that owns the unit.

@@ -41,16 +41,16 @@ impl HostMemory {
                 (0..jobs).map(|j| (j % vms, j / vms)).collect()
             }
             Some(tenants) => {
-                let mut seen: Vec<(TenantId, usize)> = Vec::new();
+                let mut found: Vec<(TenantId, usize)> = Vec::new();
                 tenants
                     .iter()
                     .map(|t| {
-                        if let Some(i) = seen.iter().position(|(n, _)| n == t) {
-                            seen[i].1 += 1;
-                            (i, seen[i].1 - 1)
+                        if let Some(i) = found.iter().position(|(tenant, _)| tenant == t) {
+                            found[i].1 += 1;
+                            (i, found[i].1 - 1)
                         } else {
-                            seen.push((*t, 1));
-                            (seen.len() - 1, 0)
+                            found.push((*t, 1));
+                            (found.len() - 1, 0)
                         }
                     })
                     .collect()

@@ -104,23 +104,7 @@ impl Simulation {
     /// [`Simulation::new`] with a memory limit of `max_memory` bytes, for a run that keeps an
     /// I/O log (`io_log`: counted in the estimate; call [`Simulation::keep_io_log`] too).
     pub fn with_memory_limit(config: Config, max_memory: u64, io_log: bool) -> Result<Self> {
-        let mut issues = crate::schema::Issues::default();
-        config.validate(&mut issues);
-        if issues.is_empty() {
-            let need = config.memory_estimate(io_log);
-            if need.total() > max_memory {
-                let size = crate::config::memory::approx;
-                let total = if need.total() == u64::MAX { "unbounded".to_string() } else { size(need.total()) };
-                issues.push(
-                    "memory",
-                    format!("{total} estimated ({})", need.largest()),
-                    format!("exceeds the limit of {} (--max-memory; default half the machine's memory); a smaller drive or fewer I/Os need less", size(max_memory)),
-                );
-            }
-        }
-        if !issues.is_empty() {
-            return Err(Error::Config(issues.0));
-        }
+        check(&config, max_memory, io_log)?;
         let runner = Runner::new(&config.runner_plan())?;
         let mut host = Host::new(&config.host, &config.nvme, runner.threads(), config.cgroups());
         let mut link = Link::new(&config.pcie, config.host.memory_latency);
@@ -169,43 +153,51 @@ impl Simulation {
         };
         sim.publish();
         if sim.config.stats.interval > SimDuration::ZERO {
-            let s = &sim.config.stats;
-            let tracked: Vec<String> = if s.interval_metrics.is_empty() {
-                DEFAULT_TRACKED.iter().filter(|n| sim.metrics.has(n)).map(|n| (*n).to_string()).collect()
-            } else {
-                let known = |n: &String| sim.metrics.has(n);
-                let bad: Vec<_> = s
-                    .interval_metrics
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, n)| !known(n))
-                    .map(|(i, n)| crate::ConfigIssue {
-                        path: format!("stats.interval_metrics[{i}]"),
-                        value: format!("{n:?}"),
-                        rule: "no such metric on this device (`ssdlab run --metrics` lists them)".into(),
-                    })
-                    .collect();
-                if !bad.is_empty() {
-                    return Err(Error::Config(bad));
-                }
-                s.interval_metrics.clone()
-            };
-            let m = &s.steady_metric;
-            let derived_waf = m == "ftl.waf" && tracked.iter().any(|t| t == "ftl.host_writes") && tracked.iter().any(|t| t == "ftl.gc.units_moved");
-            if !m.is_empty() && !IO_COLUMNS.contains(&m.as_str()) && !tracked.contains(m) && !derived_waf {
-                return Err(Error::config(
-                    "stats.steady_metric",
-                    format!("{m:?}"),
-                    format!("must be one of {} or a tracked metric ({})", IO_COLUMNS.join(", "), if tracked.is_empty() { "none here".to_string() } else { tracked.join(", ") }),
-                ));
-            }
-            let slo: Vec<Option<f64>> =
-                (0..sim.runner.tenant_names().len()).map(|t| sim.config.tenants.get(t).filter(|c| c.slo_latency > crate::sim::SimDuration::ZERO).map(|c| c.slo_percentile)).collect();
-            let series = Series::new(s.interval, from, sim.runner.tenant_names(), tracked).with_slo_percentiles(slo);
-            sim.stats.set_series(series);
+            sim.set_up_series(from)?;
         }
         sim.schedule_observer();
         Ok(sim)
+    }
+
+    /// The time series (`stats.interval`): the metrics it tracks (those named, known on this
+    /// device, or the default ones), the steady-state metric among them, and each tenant's
+    /// SLO percentile.
+    fn set_up_series(&mut self, from: SimTime) -> Result<()> {
+        let s = &self.config.stats;
+        let tracked: Vec<String> = if s.interval_metrics.is_empty() {
+            DEFAULT_TRACKED.iter().filter(|n| self.metrics.has(n)).map(|n| (*n).to_string()).collect()
+        } else {
+            let known = |n: &String| self.metrics.has(n);
+            let bad: Vec<_> = s
+                .interval_metrics
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| !known(n))
+                .map(|(i, n)| crate::ConfigIssue {
+                    path: format!("stats.interval_metrics[{i}]"),
+                    value: format!("{n:?}"),
+                    rule: "no such metric on this device (`ssdlab run --metrics` lists them)".into(),
+                })
+                .collect();
+            if !bad.is_empty() {
+                return Err(Error::Config(bad));
+            }
+            s.interval_metrics.clone()
+        };
+        let m = &s.steady_metric;
+        let derived_waf = m == "ftl.waf" && tracked.iter().any(|t| t == "ftl.host_writes") && tracked.iter().any(|t| t == "ftl.gc.units_moved");
+        if !m.is_empty() && !IO_COLUMNS.contains(&m.as_str()) && !tracked.contains(m) && !derived_waf {
+            return Err(Error::config(
+                "stats.steady_metric",
+                format!("{m:?}"),
+                format!("must be one of {} or a tracked metric ({})", IO_COLUMNS.join(", "), if tracked.is_empty() { "none here".to_string() } else { tracked.join(", ") }),
+            ));
+        }
+        let slo: Vec<Option<f64>> =
+            (0..self.runner.tenant_names().len()).map(|t| self.config.tenants.get(t).filter(|c| c.slo_latency > crate::sim::SimDuration::ZERO).map(|c| c.slo_percentile)).collect();
+        let series = Series::new(s.interval, from, self.runner.tenant_names(), tracked).with_slo_percentiles(slo);
+        self.stats.set_series(series);
+        Ok(())
     }
 
     pub fn config(&self) -> &Config {
@@ -389,6 +381,29 @@ impl Simulation {
         all.dedup_by(|a, b| a.name == b.name);
         all
     }
+}
+
+/// A config that passes every rule and whose estimated memory fits `max_memory` (with an
+/// I/O log, `io_log`), or every problem it has.
+fn check(config: &Config, max_memory: u64, io_log: bool) -> Result<()> {
+    let mut issues = crate::schema::Issues::default();
+    config.validate(&mut issues);
+    if issues.is_empty() {
+        let need = config.memory_estimate(io_log);
+        if need.total() > max_memory {
+            let size = crate::config::memory::approx;
+            let total = if need.total() == u64::MAX { "unbounded".to_string() } else { size(need.total()) };
+            issues.push(
+                "memory",
+                format!("{total} estimated ({})", need.largest()),
+                format!("exceeds the limit of {} (--max-memory; default half the machine's memory); a smaller drive or fewer I/Os need less", size(max_memory)),
+            );
+        }
+    }
+    if !issues.is_empty() {
+        return Err(Error::Config(issues.0));
+    }
+    Ok(())
 }
 
 /// Builds and runs a simulation.

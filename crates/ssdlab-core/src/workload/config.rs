@@ -535,6 +535,18 @@ impl WorkloadConfig {
         if self.rw_skip != 0 && self.rw.is_random() {
             issues.push(&key("rw_skip"), self.rw_skip, "applies to sequential jobs (read, write, rw)");
         }
+        self.validate_control(prefix, issues);
+        if let Some(rt) = self.runtime {
+            issues.check(rt > SimDuration::ZERO, &key("runtime"), rt, "must be greater than zero");
+            issues.check(self.ramp_time < rt, &key("ramp_time"), self.ramp_time, format!("must be shorter than workload.runtime = {rt}"));
+        }
+    }
+
+    /// The rules of fio's control loops under `prefix`: think time, rates and their
+    /// minimums, flow groups, the latency-target search, against each other and a trace.
+    fn validate_control(&self, prefix: &str, issues: &mut Issues) {
+        let key = |k: &str| format!("{prefix}.{k}");
+        let r = &self.replay;
         if self.thinktime > SimDuration::ZERO && self.rate_iops > 0 {
             issues.push(&key("thinktime"), self.thinktime, "applies to closed-loop jobs; leave it at 0 with rate_iops");
         }
@@ -576,10 +588,6 @@ impl WorkloadConfig {
         );
         if self.latency_target > SimDuration::ZERO && (self.rate_iops > 0 || r.trace.is_some()) {
             issues.push(&key("latency_target"), self.latency_target, "the depth search applies to closed-loop jobs (no rate_iops, no trace)");
-        }
-        if let Some(rt) = self.runtime {
-            issues.check(rt > SimDuration::ZERO, &key("runtime"), rt, "must be greater than zero");
-            issues.check(self.ramp_time < rt, &key("ramp_time"), self.ramp_time, format!("must be shorter than workload.runtime = {rt}"));
         }
     }
 }

@@ -17,10 +17,10 @@
 //! the Python package and arrive here as `[[workload.jobs]]`).
 
 mod config;
-mod values;
 pub mod control;
 pub mod replay;
 pub mod runner;
+mod values;
 pub mod zbd;
 
 pub use config::{DeviceMap, ExitScope, JobOverride, LbaMode, PlacementSelect, RateProcess, ReplayConfig, ReplayMode, WorkloadConfig, DEFAULT_TENANT, MAX_JOBS, MAX_NUMJOBS};

@@ -467,4 +467,3 @@ string_typed!(
     Rates: "a rate such as \"10MiB/s\", or read,write rates such as \"10MiB/s,5MiB/s\"",
     IopsPair: "a number of I/Os per second, or read,write numbers such as \"100,50\""
 );
-

@@ -182,10 +182,9 @@ pub struct Tenancy {
 }
 
 impl FlashDevice {
-    /// The FTL (`cfg`) over the NAND array of `media`, shared by `tenants`, preconditioned as
-    /// `cfg` asks (without timing); `seed` seeds every random choice.
-    pub fn new(media: &MediaConfig, cfg: &FtlConfig, tenants: Tenancy, seed: u64) -> Result<Self> {
-        let layout = tenants;
+    /// The FTL of `cfg` over `media`'s geometry for `layout`'s tenants, preconditioned as
+    /// `cfg` asks (without timing), with its counters reset; and what preconditioning left.
+    fn preconditioned(media: &MediaConfig, cfg: &FtlConfig, layout: &Tenancy, seed: u64) -> Result<(Ftl, PreconditionReport)> {
         let g = super::Geometry::new(&media.nand, cfg.mapping_unit.0);
         let mut ftl = match &layout.pools {
             Some(specs) => Ftl::with_pools(g, cfg, seed, specs)?,
@@ -222,6 +221,15 @@ impl FlashDevice {
             ftl.enable_zones(z.0 / unit, cfg.max_active_zones, cfg.precondition == Precondition::Sequential);
         }
         ftl.enable_map_cache();
+        Ok((ftl, report))
+    }
+
+    /// The FTL (`cfg`) over the NAND array of `media`, shared by `tenants`, preconditioned as
+    /// `cfg` asks (without timing); `seed` seeds every random choice.
+    pub fn new(media: &MediaConfig, cfg: &FtlConfig, tenants: Tenancy, seed: u64) -> Result<Self> {
+        let layout = tenants;
+        let unit = cfg.mapping_unit.0;
+        let (ftl, report) = Self::preconditioned(media, cfg, &layout, seed)?;
         let total = (cfg.write_buffer.0 / unit).max(1);
         let buffer_parts: Vec<u64> = match &layout.pools {
             Some(specs) if cfg.buffer_split => {
