@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ssdlab import _core
 from ssdlab.exceptions import ConfigError, InputError, WorkloadError, issues
+from ssdlab.names import names
 
-#: The I/O directions, in the order of their codes in I/O logs.
-OPS = ("read", "write", "trim")
+#: The I/O directions, in the order of their codes in I/O logs (the core's).
+OPS = names("direction")
 
 if TYPE_CHECKING:  # pandas and numpy load on first use: the CLI's memory and start-up stay small
     import pandas as pd

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from ssdlab import _core
 from ssdlab.api import _path_arg
 from ssdlab.exceptions import ConfigError
+from ssdlab.names import listing
 from ssdlab.plotting import figure, save
 from ssdlab.units import format_bytes
 
@@ -240,7 +241,7 @@ def study(
         raise _bad("seed", repr(seed), "must be a whole number from 0 to 2^64 - 1")
     stu, policies, assoc, pins = (_listed(v, n) for v, n in ((stu, "stu"), (policies, "policies"), (assoc, "assoc"), (pins, "pins")))
     if any(not isinstance(p, str) or not p.isprintable() or not p.isascii() for p in policies):
-        raise _bad("policies", repr(policies), "names such as lru, fifo, random, plru, opt")
+        raise _bad("policies", repr(policies), f"names such as {listing('atc_policy')}")
     if not all(isinstance(p, str) or (isinstance(p, (tuple, list)) and len(p) == 2 and all(isinstance(x, int) and 0 <= x < 1 << 64 for x in p)) for p in pins):
         raise _bad("pins", repr(pins), "ranges START-END or START+LENGTH, or (start, end) pairs of addresses")
     sim = None

@@ -22,6 +22,7 @@ from ssdlab import _core, api, ats, summary
 from ssdlab.cliutil import Bar, Count, UsageError, check_out, check_plot, ctrl_c_exits_130, err, exit_interrupted, fio_values, out, pairs
 from ssdlab.decompose import SEED001_MEDIA, decompose as run_decomposition, plot_decomposition, print_table as print_decomposition
 from ssdlab.exceptions import SsdlabError, issues
+from ssdlab.names import names
 from ssdlab.series import plot_timeseries
 
 app = typer.Typer(
@@ -127,7 +128,7 @@ def atc(
     reuse: str = typer.Option("lifo", help="Synthesised buffer reuse: lifo (most recently freed first) or random."),
     bs: str = typer.Option("4k", help="Synthesised I/O size."),
     stu: str = typer.Option("4k,2m", help="STUs, comma separated: sizes (4k, 2m) or ATS exponents (0, 9)."),
-    policy: str = typer.Option("lru,fifo,random", help="Eviction policies: lru, fifo (rr), random, plru, opt."),
+    policy: str = typer.Option("lru,fifo,random", help=f"Eviction policies: {', '.join(names('atc_policy'))} (fifo also as rr)."),
     assoc: str = typer.Option("full,4", help="Associativities: full, or a number of ways."),
     lines: str = typer.Option("1-4096", help="Cache sizes: LOW-HIGH (powers of two) or a comma list."),
     pin: list[str] = typer.Option([], help="Pinned address range START-END or START+LEN (repeatable)."),

@@ -58,6 +58,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ssdlab.exceptions import InputError, utf8_text
+from ssdlab.names import accepts, listing
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -287,8 +288,8 @@ def _atc_args(opts: Mapping[str, Any], seed: int, check: bool = False, where: st
         if check and str(assoc).lower() not in ("full", "fa", "0") and not str(assoc).isdigit():
             raise InputError(f"atc.assoc = {assoc!r}: full, or a number of ways")
         policy = str(opts.get("policy", "lru"))
-        if check and policy not in ("lru", "fifo", "rr", "random", "plru", "opt"):
-            raise InputError(f"atc.policy = {policy!r}: lru, fifo (rr), random, plru or opt")
+        if check and not accepts("atc_policy", policy):
+            raise InputError(f"atc.policy = {policy!r}: {listing('atc_policy')}")
     except Exception as e:  # noqa: BLE001 - reported with the point
         raise InputError(f"sweep point {where}: {_problem(e)}") from None
     args: dict[str, Any] = {"stu": [stu], "policies": [policy], "assoc": [assoc], "lines": lines, "seed": seed,

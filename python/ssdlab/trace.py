@@ -19,13 +19,15 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ssdlab import _core
 from ssdlab.api import _arg_error, _path_arg, _text_arg
+from ssdlab.names import names
 from ssdlab.units import format_bytes
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from rich.console import Console
 
-OPS = ["read", "write", "trim", "flush"]
+#: The kinds of request a trace holds, in the order of their codes (the core's).
+OPS = list(names("op"))
 BATCH = 1 << 20
 # The canonical layout's version (the core reads up to its own `columnar::SCHEMA_VERSION`).
 SCHEMA_VERSION = 2

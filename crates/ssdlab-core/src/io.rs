@@ -102,6 +102,9 @@ impl Kind {
 pub const DSM_RANGE_BYTES: u64 = 16;
 
 impl Op {
+    /// Every kind of request, in the order of their indices.
+    pub const ALL: [Op; 4] = [Op::Read, Op::Write, Op::Trim, Op::Flush];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Op::Read => "read",

@@ -263,20 +263,24 @@ macro_rules! config_struct {
     };
 }
 
-/// Declares a string-valued config enum (`mode = "firmware"`).
+/// Declares a string-valued config enum (`mode = "firmware"`). A variant may take other
+/// spellings too (`Fifo = "fifo" | "rr"`); `NAMES` lists the first of each, which is how it
+/// prints.
 #[macro_export]
 macro_rules! config_enum {
     (
         $(#[$meta:meta])*
-        pub enum $name:ident { $( $(#[$vmeta:meta])* $variant:ident = $text:literal ),+ $(,)? }
+        pub enum $name:ident { $( $(#[$vmeta:meta])* $variant:ident = $text:literal $(| $alias:literal)* ),+ $(,)? }
     ) => {
         $(#[$meta])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum $name { $( $(#[$vmeta])* $variant, )+ }
 
         impl $name {
-            /// The accepted spellings.
+            /// The names, one per variant (how each prints).
             pub const NAMES: &'static [&'static str] = &[$($text),+];
+            /// Every spelling accepted: the names and their aliases.
+            pub const SPELLINGS: &'static [&'static str] = &[$($text $(, $alias)*),+];
             pub fn as_str(self) -> &'static str {
                 match self { $( $name::$variant => $text, )+ }
             }
@@ -294,7 +298,7 @@ macro_rules! config_enum {
             type Err = String;
             fn from_str(s: &str) -> Result<Self, String> {
                 match s {
-                    $( $text => Ok($name::$variant), )+
+                    $( $text $(| $alias)* => Ok($name::$variant), )+
                     _ => Err(format!("must be one of: {}", Self::NAMES.join(", "))),
                 }
             }

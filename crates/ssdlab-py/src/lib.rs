@@ -254,6 +254,26 @@ fn preset_text(name: &str) -> Option<&'static str> {
 }
 
 /// Names of the latency breakdown components, in path order.
+/// The names the core uses, by kind: the ATC's eviction policies, the host's buffer reuse and
+/// DMA layouts, the kinds of request (`op`) and the directions I/O statistics count
+/// (`direction`), each in the core's order, with every spelling the core accepts for it.
+/// Python reads them from here rather than keeping lists of its own.
+#[pyfunction]
+fn names() -> Vec<(&'static str, Vec<&'static str>, Vec<&'static str>)> {
+    use ssdlab_core::ats::synth::{BufferReuse, DmaLayout};
+    use ssdlab_core::ats::Policy;
+    use ssdlab_core::io::{Op, OPS};
+    let ops: Vec<&str> = Op::ALL.iter().map(|o| o.as_str()).collect();
+    let directions: Vec<&str> = OPS.iter().map(|o| o.as_str()).collect();
+    vec![
+        ("atc_policy", Policy::NAMES.to_vec(), Policy::SPELLINGS.to_vec()),
+        ("buffer_reuse", BufferReuse::NAMES.to_vec(), BufferReuse::SPELLINGS.to_vec()),
+        ("dma_layout", DmaLayout::NAMES.to_vec(), DmaLayout::SPELLINGS.to_vec()),
+        ("op", ops.clone(), ops),
+        ("direction", directions.clone(), directions),
+    ]
+}
+
 /// Every config key: (key, kind, default as TOML text, documentation), in declaration order.
 #[pyfunction]
 fn config_schema() -> Vec<(String, String, String, String)> {
@@ -400,7 +420,8 @@ fn atc_study(
     sim: Option<PyRef<'_, Simulation>>,
 ) -> PyResult<(String, u64)> {
     use ssdlab_core::ats::{self, trace as tr, Access, Assoc, Policy, Study};
-    let policies = policies.iter().map(|p| p.parse::<Policy>().map_err(|e| PyCoreError(ssdlab_core::Error::config("policy", p.clone(), e)).into())).collect::<PyResult<Vec<_>>>()?;
+    let policies =
+        policies.iter().map(|p| p.parse::<Policy>().map_err(|e| PyCoreError(ssdlab_core::Error::config("policy", p.clone(), format!("unknown policy: {e}"))).into())).collect::<PyResult<Vec<_>>>()?;
     let assocs = assocs.into_iter().map(|w| if w == 0 { Assoc::Full } else { Assoc::Ways(w) }).collect();
     let study = Study { stus, policies, assocs, lines, pin_ranges: pins, pin_tagged, pin_dedicated, seed };
     let synth = synth.map(synth_of).transpose()?;
@@ -466,6 +487,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(preset_text, m)?)?;
     m.add_function(wrap_pyfunction!(components, m)?)?;
     m.add_function(wrap_pyfunction!(config_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(names, m)?)?;
     m.add_function(wrap_pyfunction!(bench_scenarios, m)?)?;
     m.add_function(wrap_pyfunction!(bench_run, m)?)?;
     m.add_function(wrap_pyfunction!(atc_study, m)?)?;

@@ -1,17 +1,8 @@
+use super::Policy;
+use crate::config_struct;
 use crate::schema::Issues;
 use crate::sim::SimDuration;
 use crate::units::Bytes;
-use crate::{config_enum, config_struct};
-
-config_enum! {
-    /// Eviction policy of the in-device ATC.
-    pub enum AtcPolicy {
-        Lru = "lru",
-        Fifo = "fifo",
-        Random = "random",
-        Plru = "plru",
-    }
-}
 
 config_struct! {
     /// PCIe ATS with an Address Translation Cache in the device: every DMA looks its
@@ -26,8 +17,8 @@ config_struct! {
         lines: u32 = 64,
         /// Ways per set (0 = fully associative). Default: `0`.
         ways: u32 = 0,
-        /// `lru`, `fifo`, `random` or `plru`. Default: `"lru"`.
-        policy: AtcPolicy = AtcPolicy::Lru,
+        /// `lru`, `fifo` (or `rr`), `random` or `plru`. Default: `"lru"`.
+        policy: Policy = Policy::Lru,
         /// Keep the SQ/CQ ring translations pinned (they take lines). Default: `true`.
         pin_rings: bool = true,
         /// Entries of the IOMMU's IOTLB (fully associative LRU). Default: `2048` (gem5 SMMUv3's
@@ -53,6 +44,12 @@ impl AtsConfig {
             );
         }
         issues.check(self.iotlb_entries >= 1, "ats.iotlb_entries", self.iotlb_entries, "must be at least 1");
+        issues.check(
+            self.policy != Policy::Opt,
+            "ats.policy",
+            format!("{:?}", self.policy.as_str()),
+            "Belady's optimum needs the whole stream ahead: it is for ATC studies (`ssdlab atc`), not the device (lru, fifo, random or plru)",
+        );
         issues.check(self.iommu_walk <= SimDuration::from_us(1000), "ats.iommu_walk", self.iommu_walk, "must be at most 1ms");
     }
 

@@ -2,7 +2,8 @@
 //! translations up in (with the IOMMU's IOTLB behind it), and the translator on the DMA path
 //! that logs each access and charges the wait for its translations.
 
-use super::{pages, pin_layout, set_bits, sim, Access, Assoc, AtcPolicy, AtsConfig, Keys, Policy};
+use super::metrics::{ATS_HITS, ATS_IOTLB_MISSES, ATS_LOOKUPS, ATS_PINNED_HITS};
+use super::{pages, pin_layout, set_bits, sim, Access, Assoc, AtsConfig, Keys, Policy};
 use crate::sim::SimDuration;
 use crate::stats::Metrics;
 
@@ -89,12 +90,7 @@ impl Atc {
         // Pins that do not fit leave no line for the rest: the cache then misses on everything
         // else (the config check keeps that from being silent).
         let per_set = pin_layout(assoc, &pinned, sets, ways, true).unwrap_or_else(|| vec![u16::try_from(ways).unwrap_or(u16::MAX); sets as usize]);
-        let policy = match cfg.policy {
-            AtcPolicy::Lru => Policy::Lru,
-            AtcPolicy::Fifo => Policy::Fifo,
-            AtcPolicy::Random => Policy::Random,
-            AtcPolicy::Plru => Policy::Plru,
-        };
+        let policy = cfg.policy;
         Atc {
             keys,
             cache: sim::CacheSim::new(policy, sets as usize, ways as usize, &per_set, seed),
@@ -147,9 +143,9 @@ impl Atc {
 
     /// Lookups, hits and misses so far, for statistics.
     pub fn publish(&self, m: &mut Metrics) {
-        m.count("ats.lookups", "lookups", "ATC lookups (one per STU page a DMA touches)", self.lookups);
-        m.count("ats.hits", "lookups", "ATC hits, pinned ones included", self.hits);
-        m.count("ats.pinned_hits", "lookups", "hits on pinned SQ/CQ translations", self.pinned_hits);
-        m.count("ats.iotlb_misses", "lookups", "ATC misses that also missed the IOMMU's IOTLB (a page walk)", self.iotlb_misses);
+        m.count(&ATS_LOOKUPS, self.lookups);
+        m.count(&ATS_HITS, self.hits);
+        m.count(&ATS_PINNED_HITS, self.pinned_hits);
+        m.count(&ATS_IOTLB_MISSES, self.iotlb_misses);
     }
 }

@@ -26,6 +26,7 @@
 mod config;
 pub mod curve;
 mod device;
+pub mod metrics;
 pub mod sim;
 pub mod synth;
 pub mod trace;
@@ -35,7 +36,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-pub use config::{AtcPolicy, AtsConfig};
+pub use config::AtsConfig;
 pub use device::{Atc, Translator};
 pub use sim::Policy;
 

@@ -11,47 +11,21 @@ use rand::{RngExt, SeedableRng};
 
 use crate::sim::{stream_seed, Rng};
 
-/// An eviction policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Policy {
-    /// Least recently used.
-    Lru,
-    /// First in, first out (round robin over each set's ways).
-    Fifo,
-    /// A random line of the set (seeded).
-    Random,
-    /// Tree pseudo-LRU.
-    Plru,
-    /// Belady's optimum: evict the line used furthest in the future.
-    Opt,
-}
-
-impl Policy {
-    pub const ALL: [Policy; 5] = [Policy::Lru, Policy::Fifo, Policy::Random, Policy::Plru, Policy::Opt];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Policy::Lru => "lru",
-            Policy::Fifo => "fifo",
-            Policy::Random => "random",
-            Policy::Plru => "plru",
-            Policy::Opt => "opt",
-        }
-    }
-}
-
-impl std::str::FromStr for Policy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Ok(match s {
-            "lru" => Policy::Lru,
-            "fifo" | "rr" | "round-robin" => Policy::Fifo,
-            "random" | "rand" => Policy::Random,
-            "plru" => Policy::Plru,
-            "opt" | "belady" => Policy::Opt,
-            _ => return Err(format!("unknown policy {s:?} (lru, fifo/rr, random, plru, opt)")),
-        })
+crate::config_enum! {
+    /// An eviction policy, of the device's ATC (`ats.policy`) and of the ATC studies.
+    #[derive(PartialOrd, Ord)]
+    pub enum Policy {
+        /// Least recently used.
+        Lru = "lru",
+        /// First in, first out (round robin over each set's ways).
+        Fifo = "fifo" | "rr" | "round-robin",
+        /// A random line of the set (seeded).
+        Random = "random" | "rand",
+        /// Tree pseudo-LRU.
+        Plru = "plru",
+        /// Belady's optimum: evict the line used furthest in the future (studies only: it
+        /// needs the whole stream ahead).
+        Opt = "opt" | "belady",
     }
 }
 

@@ -31,56 +31,35 @@ use rand::{RngExt, SeedableRng};
 use super::Access;
 use crate::sim::{stream_seed, Rng};
 
-/// The host software stack whose layout is mimicked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stack {
-    /// Linux nvme-pci, O_DIRECT I/O from an application buffer pool.
-    LinuxDirect,
-    /// Linux nvme-pci, buffered I/O through the page cache.
-    LinuxBuffered,
-    /// Linux nvme-pci behind an IOMMU (dma-iommu): data at per-CPU reused IOVAs.
-    LinuxIommu,
-    /// SPDK: hugepage rings and buffer pool.
-    Spdk,
-}
-
-/// How an application picks a free buffer from its pool.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reuse {
-    /// The most recently freed buffer first (a free-list stack).
-    Lifo,
-    /// Any buffer of the pool, uniformly.
-    Random,
-}
-
-impl std::str::FromStr for Reuse {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Ok(match s {
-            "lifo" => Reuse::Lifo,
-            "random" => Reuse::Random,
-            _ => return Err(format!("unknown buffer reuse {s:?} (lifo, random)")),
-        })
+crate::config_enum! {
+    /// How the host lays out the memory the device DMAs to (`host.dma_layout`, and the stack a
+    /// synthesised stream mimics).
+    pub enum DmaLayout {
+        /// Linux nvme-pci, O_DIRECT from an application buffer pool.
+        LinuxDirect = "linux-direct" | "linux",
+        /// Linux nvme-pci, buffered I/O through page-cache pages scattered over memory.
+        LinuxBuffered = "linux-buffered",
+        /// Linux nvme-pci behind an IOMMU: data at per-CPU reused IOVAs (dma-iommu).
+        LinuxIommu = "linux-iommu",
+        /// SPDK: hugepage rings and buffer pool.
+        Spdk = "spdk",
     }
 }
 
-impl std::str::FromStr for Stack {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Ok(match s {
-            "linux" | "linux-direct" => Stack::LinuxDirect,
-            "linux-buffered" => Stack::LinuxBuffered,
-            "linux-iommu" => Stack::LinuxIommu,
-            "spdk" => Stack::Spdk,
-            _ => return Err(format!("unknown stack {s:?} (linux-direct, linux-buffered, linux-iommu, spdk)")),
-        })
+crate::config_enum! {
+    /// How an application takes a buffer from its pool (`host.buffer_reuse`).
+    pub enum BufferReuse {
+        /// The most recently freed buffer first (allocator free lists).
+        Lifo = "lifo",
+        /// Any buffer of the pool, uniformly.
+        Random = "random",
     }
 }
 
 /// What to synthesise.
 #[derive(Clone, Debug)]
 pub struct Synth {
-    pub stack: Stack,
+    pub stack: DmaLayout,
     /// Queue pairs (CPUs) of the host (of each VM without `split`).
     pub queues: u32,
     /// I/O size in bytes.
@@ -101,12 +80,25 @@ pub struct Synth {
     /// VMs divide the host's queues, memory and buffer pool (else each is a whole host).
     pub split: bool,
     /// How buffers are taken from the pool.
-    pub reuse: Reuse,
+    pub reuse: BufferReuse,
 }
 
 impl Default for Synth {
     fn default() -> Self {
-        Synth { stack: Stack::LinuxDirect, queues: 8, bs: 4096, ios: 1_000_000, vms: 1, memory: 64 << 30, buffer_pool: 64 << 20, pool_chunk: 2 << 20, qd: 32, seed: 1, split: true, reuse: Reuse::Lifo }
+        Synth {
+            stack: DmaLayout::LinuxDirect,
+            queues: 8,
+            bs: 4096,
+            ios: 1_000_000,
+            vms: 1,
+            memory: 64 << 30,
+            buffer_pool: 64 << 20,
+            pool_chunk: 2 << 20,
+            qd: 32,
+            seed: 1,
+            split: true,
+            reuse: BufferReuse::Lifo,
+        }
     }
 }
 
@@ -123,8 +115,8 @@ pub struct Layout {
     pub buffers: Vec<u64>,
     /// Pages of memory page-cache pages are drawn from (buffered I/O).
     pub memory_pages: u64,
-    pub stack: Stack,
-    pub reuse: Reuse,
+    pub stack: DmaLayout,
+    pub reuse: BufferReuse,
     /// Free buffers of the pool, the most recently freed last (`reuse = lifo`).
     free: Vec<u64>,
     tail: Vec<u64>,
@@ -142,7 +134,7 @@ impl Layout {
     /// a pool of `buffer_pool` bytes allocated in `pool_chunk` pieces, in `memory` bytes (all
     /// of them this VM's own), buffers taken by `reuse`.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(stack: Stack, reuse: Reuse, queues: u32, memory: u64, buffer_pool: u64, pool_chunk: u64, buffer_size: u64, seed: u64, vm: u32) -> Self {
+    pub fn new(stack: DmaLayout, reuse: BufferReuse, queues: u32, memory: u64, buffer_pool: u64, pool_chunk: u64, buffer_size: u64, seed: u64, vm: u32) -> Self {
         space(&Synth { stack, queues, bs: buffer_size, ios: 0, vms: vm + 1, memory, buffer_pool, pool_chunk, qd: 0, seed, split: false, reuse }, vm)
     }
 
@@ -150,14 +142,14 @@ impl Layout {
     /// is in use) or any (`random`).
     pub fn take_buffer(&mut self, rng: &mut Rng) -> u64 {
         match (self.reuse, self.free.pop()) {
-            (Reuse::Lifo, Some(b)) => b,
+            (BufferReuse::Lifo, Some(b)) => b,
             _ => self.buffers[rng.random_range(0..self.buffers.len())],
         }
     }
 
     /// Returns a buffer to the pool's free list (`lifo`).
     pub fn free_buffer(&mut self, buf: u64) {
-        if self.reuse == Reuse::Lifo && self.free.len() < self.buffers.len() {
+        if self.reuse == BufferReuse::Lifo && self.free.len() < self.buffers.len() {
             self.free.push(buf);
         }
     }
@@ -195,7 +187,7 @@ impl Layout {
     /// per-command number that picks page-cache pages.
     pub fn data_page(&self, buf: u64, page: u64) -> u64 {
         match self.stack {
-            Stack::LinuxBuffered => {
+            DmaLayout::LinuxBuffered => {
                 let mut z = buf.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ page.wrapping_mul(0xbf58_476d_1ce4_e5b9);
                 z = (z ^ (z >> 31)).wrapping_mul(0x94d0_49bb_1331_11eb);
                 (z % self.memory_pages) * PAGE
@@ -239,7 +231,7 @@ fn space(s: &Synth, vm: u32) -> Space {
     let pages = (s.memory / PAGE).max(1024);
     let frame = |rng: &mut Rng, align: u64| (rng.random_range(0..pages * PAGE / align)) * align;
     let (depth, ring_align) = match s.stack {
-        Stack::Spdk => (256, 2 << 20),
+        DmaLayout::Spdk => (256, 2 << 20),
         _ => (1024, PAGE),
     };
     // Each queue's CQ and SQ come from back-to-back coherent allocations: adjacent.
@@ -247,7 +239,7 @@ fn space(s: &Synth, vm: u32) -> Space {
     let cq: Vec<u64> = sq.iter().map(|&a| a + depth * 64).collect();
     let prp_pool: Vec<u64> = (0..4).map(|_| frame(&mut rng, PAGE)).collect();
     let chunk = match s.stack {
-        Stack::Spdk => 2 << 20,
+        DmaLayout::Spdk => 2 << 20,
         _ => s.pool_chunk.max(PAGE),
     };
     let chunks = s.buffer_pool.div_ceil(chunk).max(1);
@@ -289,8 +281,8 @@ pub fn stream(s: &Synth) -> impl Iterator<Item = Access> + '_ {
             // Device order, reversed so that `pop` yields it: CQE last.
             pending.push(Access { addr: sp.cq[q] + slot * 16, size: 16, pasid, pinned: true });
             let data: Vec<u64> = match s.stack {
-                Stack::LinuxBuffered => (0..pages_per_io).map(|_| rng.random_range(0..sp.memory_pages) * PAGE).collect(),
-                Stack::LinuxIommu => {
+                DmaLayout::LinuxBuffered => (0..pages_per_io).map(|_| rng.random_range(0..sp.memory_pages) * PAGE).collect(),
+                DmaLayout::LinuxIommu => {
                     // The I/O `qd` back on this queue completes: its IOVA goes back to the cache.
                     if sp.iova_busy[q].len() >= s.qd.max(1) as usize {
                         if let Some(old) = sp.iova_busy[q].front().copied() {

@@ -15,6 +15,7 @@
 //! and per-core affinity of queues (any core serves any step).
 
 mod config;
+pub mod metrics;
 pub mod transfer;
 
 pub use config::{CtrlConfig, DmaQueues, FirmwareConfig, HardwareConfig, Mode, Split};
@@ -25,6 +26,7 @@ use crate::io::Op;
 use crate::pcie::Tlp;
 use crate::sim::{ServerPool, SimDuration, SimTime, Timeline};
 use crate::stats::{Component, Metrics};
+use metrics::{CTRL_BUSY, CTRL_FETCH_WAITS, CTRL_UNITS};
 
 /// A step of the command path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,9 +167,9 @@ impl Ctrl {
 
     /// Busy time of the processing units, for statistics.
     pub fn publish(&self, m: &mut Metrics) {
-        m.count("ctrl.busy", "ps", "busy time summed over firmware cores (or hardware engines)", self.busy().as_ps());
-        m.gauge("ctrl.units", "units", "firmware cores (firmware mode) or step engines (hardware mode)", self.units() as f64);
-        m.count("ctrl.fetch.waits", "fetches", "reads of host memory (SQE, PRP list, write data) that waited for a fetch engine", self.fetch.waits);
+        m.count(&CTRL_BUSY, self.busy().as_ps());
+        m.gauge(&CTRL_UNITS, self.units() as f64);
+        m.count(&CTRL_FETCH_WAITS, self.fetch.waits);
     }
 
     pub fn mode(&self) -> Mode {

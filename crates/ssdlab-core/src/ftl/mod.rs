@@ -44,6 +44,7 @@ mod gc;
 mod integrity;
 pub mod map;
 pub mod map_cache;
+pub mod metrics;
 pub mod ops;
 mod placement;
 mod pool;

@@ -1,36 +1,7 @@
+use crate::ats::synth::{BufferReuse, DmaLayout};
 use crate::schema::Issues;
 use crate::sim::SimDuration;
 use crate::{config_enum, config_struct};
-
-config_enum! {
-    /// How the application takes a buffer from its pool.
-    pub enum BufferReuse {
-        /// The most recently freed buffer first (allocator free lists).
-        Lifo = "lifo",
-        /// Any buffer of the pool.
-        Random = "random",
-    }
-}
-
-impl From<BufferReuse> for crate::ats::synth::Reuse {
-    fn from(r: BufferReuse) -> Self {
-        match r {
-            BufferReuse::Lifo => crate::ats::synth::Reuse::Lifo,
-            BufferReuse::Random => crate::ats::synth::Reuse::Random,
-        }
-    }
-}
-
-impl From<DmaLayout> for crate::ats::synth::Stack {
-    fn from(l: DmaLayout) -> Self {
-        match l {
-            DmaLayout::LinuxDirect => crate::ats::synth::Stack::LinuxDirect,
-            DmaLayout::LinuxBuffered => crate::ats::synth::Stack::LinuxBuffered,
-            DmaLayout::LinuxIommu => crate::ats::synth::Stack::LinuxIommu,
-            DmaLayout::Spdk => crate::ats::synth::Stack::Spdk,
-        }
-    }
-}
 
 config_enum! {
     /// How the host learns that a command completed.
@@ -57,20 +28,6 @@ config_enum! {
     pub enum Tags {
         LockFree = "lockfree",
         Lock = "lock",
-    }
-}
-
-config_enum! {
-    /// How the host lays out the memory the device DMAs to (for DMA address streams and ATS).
-    pub enum DmaLayout {
-        /// Linux nvme-pci, O_DIRECT from an application buffer pool.
-        LinuxDirect = "linux-direct",
-        /// Linux nvme-pci, buffered I/O through page-cache pages scattered over memory.
-        LinuxBuffered = "linux-buffered",
-        /// Linux nvme-pci behind an IOMMU: data at per-CPU reused IOVAs (dma-iommu).
-        LinuxIommu = "linux-iommu",
-        /// SPDK: hugepage rings and buffer pool.
-        Spdk = "spdk",
     }
 }
 

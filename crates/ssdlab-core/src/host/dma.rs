@@ -8,7 +8,7 @@
 use rand::SeedableRng;
 
 use super::HostConfig;
-use crate::ats::synth::{Layout, Stack};
+use crate::ats::synth::{DmaLayout, Layout};
 use crate::ats::Access;
 use crate::cmd::Command;
 use crate::ids::TenantId;
@@ -63,7 +63,7 @@ impl HostMemory {
                 let queues = places.iter().filter(|p| p.0 == vm).count() as u32;
                 let n = vms as u64;
                 let (memory, pool) = ((h.memory.0 / n).max(4 << 20), (h.buffer_pool.0 / n).max(2 << 20));
-                Layout::new(h.dma_layout.into(), h.buffer_reuse.into(), queues.max(1), memory, pool, 2 << 20, max_bs.max(4096), seed, vm as u32)
+                Layout::new(h.dma_layout, h.buffer_reuse, queues.max(1), memory, pool, 2 << 20, max_bs.max(4096), seed, vm as u32)
             })
             .collect();
         HostMemory { layouts, places, tails: vec![0; jobs], rng: crate::sim::Rng::from_seed(crate::sim::stream_seed(seed, 0xD4A).to_le_bytes()), seq: 0 }
@@ -97,8 +97,8 @@ impl HostMemory {
         self.tails[job] += 1;
         self.seq += 1;
         c.buf = match lay.stack {
-            Stack::LinuxBuffered => self.seq,
-            Stack::LinuxIommu => lay.map_iova(q, mapped_len(c)),
+            DmaLayout::LinuxBuffered => self.seq,
+            DmaLayout::LinuxIommu => lay.map_iova(q, mapped_len(c)),
             _ => lay.take_buffer(&mut self.rng),
         };
     }
@@ -107,8 +107,8 @@ impl HostMemory {
     pub fn release(&mut self, c: &Command) {
         let (vm, q) = self.place(c.job.index());
         match self.layouts[vm].stack {
-            Stack::LinuxIommu => self.layouts[vm].unmap_iova(q, c.buf, mapped_len(c)),
-            Stack::LinuxBuffered => {}
+            DmaLayout::LinuxIommu => self.layouts[vm].unmap_iova(q, c.buf, mapped_len(c)),
+            DmaLayout::LinuxBuffered => {}
             _ => self.layouts[vm].free_buffer(c.buf),
         }
     }

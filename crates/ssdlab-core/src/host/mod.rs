@@ -36,6 +36,7 @@
 mod config;
 pub mod dma;
 pub mod lock;
+pub mod metrics;
 pub mod page_cache;
 pub mod share;
 
@@ -43,7 +44,7 @@ pub use share::Cgroup;
 
 use std::collections::VecDeque;
 
-pub use config::{Completion, DmaLayout, HostConfig, Scheduler, ShareMode, Tags};
+pub use config::{Completion, HostConfig, Scheduler, ShareMode, Tags};
 
 use crate::cmd::Command;
 use crate::ids::{CmdId, JobId, QueueId, TenantId};
@@ -52,6 +53,13 @@ use crate::nvme::{Interface, NvmeConfig, WrrClass};
 use crate::sim::{Grant, SimDuration, SimTime, Timeline};
 use crate::stats::{fio_bucket, Component, IoRecord, Metrics, Observer, REAP_STARTS};
 use lock::SpinLock;
+use metrics::{
+    HOST_CPUS, HOST_CPU_BUSY, HOST_DISK_BUSY, HOST_DISK_IN_QUEUE, HOST_DISK_READ_IOS, HOST_DISK_READ_TICKS, HOST_DISK_WRITE_IOS, HOST_DISK_WRITE_TICKS, HOST_FLUSHER_BUSY, HOST_IODEPTH_COMPLETE,
+    HOST_LOCK_ACQUISITIONS, HOST_LOCK_BUSY, HOST_LOCK_MIGRATIONS, HOST_PAGE_CACHE_DEVICE_READS, HOST_PAGE_CACHE_DEVICE_READ_BYTES, HOST_PAGE_CACHE_DEVICE_WRITES, HOST_PAGE_CACHE_DEVICE_WRITE_BYTES,
+    HOST_PAGE_CACHE_DIRTIED_PAGES, HOST_PAGE_CACHE_DIRTY_AT_END, HOST_PAGE_CACHE_DIRTY_LIMIT, HOST_PAGE_CACHE_DIRTY_MAX, HOST_PAGE_CACHE_EVICTED_PAGES, HOST_PAGE_CACHE_FSYNCS,
+    HOST_PAGE_CACHE_FSYNC_TIME, HOST_PAGE_CACHE_HIT_PAGES, HOST_PAGE_CACHE_HIT_RATIO, HOST_PAGE_CACHE_LARGEST_WINDOW, HOST_PAGE_CACHE_PAUSED, HOST_PAGE_CACHE_PAUSE_TIME,
+    HOST_PAGE_CACHE_READAHEAD_PAGES, HOST_PAGE_CACHE_READ_PAGES, HOST_PAGE_CACHE_STOPPED, HOST_SCHEDULER_BUSY, HOST_SHARE_HELD, HOST_SHARE_HELD_TIME, HOST_SHARE_VRATE, HOST_SPIN,
+};
 use page_cache::{PageCache, Run, Throttle, PAGE};
 use rustc_hash::FxHashMap;
 
@@ -326,58 +334,53 @@ impl Host {
     /// Host CPU time spent, and the CPUs it is spread over, for statistics.
     pub fn publish(&self, m: &mut Metrics) {
         let cpu = self.cpus.iter().fold(SimDuration::ZERO, |a, c| a + c.busy());
-        m.count("host.cpu.busy", "ps", "CPU time the jobs' CPUs spent on I/O (submission and completion paths)", cpu.as_ps());
-        m.count("host.scheduler.busy", "ps", "CPU time of the I/O scheduler thread", self.scheduler.as_ref().map_or(0, |s| s.busy().as_ps()));
-        m.count("host.spin", "ps", "CPU time spent spinning on the tag or queue lock or polling for completions", self.spin.as_ps());
+        m.count(&HOST_CPU_BUSY, cpu.as_ps());
+        m.count(&HOST_SCHEDULER_BUSY, self.scheduler.as_ref().map_or(0, |s| s.busy().as_ps()));
+        m.count(&HOST_SPIN, self.spin.as_ps());
         for (name, lock) in [("tag_lock", &self.tag_lock), ("queue_lock", &self.queue_lock)] {
             let Some(l) = lock else { continue };
-            m.count(&format!("host.{name}.busy"), "ps", "time the lock was held (warm hold, lines moved in, handovers behind spinners)", l.busy.as_ps());
-            m.count(&format!("host.{name}.acquisitions"), "acquisitions", "times the lock was taken", l.acquisitions);
-            m.count(&format!("host.{name}.migrations"), "acquisitions", "acquisitions that found the lock's lines on another CPU", l.migrations);
+            m.count_of(&HOST_LOCK_BUSY, name, l.busy.as_ps());
+            m.count_of(&HOST_LOCK_ACQUISITIONS, name, l.acquisitions);
+            m.count_of(&HOST_LOCK_MIGRATIONS, name, l.migrations);
         }
-        m.gauge("host.cpus", "CPUs", "host CPUs running jobs (one per job)", self.cpus.len() as f64);
+        m.gauge(&HOST_CPUS, self.cpus.len() as f64);
         let flat = |v: &[[u64; 7]]| v.iter().flatten().copied().collect::<Vec<u64>>();
-        m.counts("host.iodepth_complete", "I/Os", "per job (7 each): I/Os by how many completions were reaped with them, in fio's buckets 0, 4, 8, 16, 32, 64, >64", &flat(&self.reap_level));
+        m.counts(&HOST_IODEPTH_COMPLETE, &flat(&self.reap_level));
         let d = &self.disk;
-        m.count("host.disk.read_ios", "requests", "reads that reached the device", d.ios[0]);
-        m.count("host.disk.write_ios", "requests", "writes that reached the device", d.ios[1]);
-        m.count("host.disk.read_ticks", "ps", "time reads spent at the device (doorbell to completion), summed", d.ticks[0].as_ps());
-        m.count("host.disk.write_ticks", "ps", "time writes spent at the device, summed", d.ticks[1].as_ps());
-        m.count("host.disk.busy", "ps", "time with at least one request at the device (iostat's %util)", d.busy.as_ps());
-        m.count("host.disk.in_queue", "ps", "time-weighted requests at the device (diskstats' weighted time in queue)", u64::try_from(d.in_queue).unwrap_or(u64::MAX));
+        m.count(&HOST_DISK_READ_IOS, d.ios[0]);
+        m.count(&HOST_DISK_WRITE_IOS, d.ios[1]);
+        m.count(&HOST_DISK_READ_TICKS, d.ticks[0].as_ps());
+        m.count(&HOST_DISK_WRITE_TICKS, d.ticks[1].as_ps());
+        m.count(&HOST_DISK_BUSY, d.busy.as_ps());
+        m.count(&HOST_DISK_IN_QUEUE, u64::try_from(d.in_queue).unwrap_or(u64::MAX));
         if let Some(c) = &self.cache {
             let st = &c.stats;
             let (_, limit) = c.thresholds();
-            m.count("host.page_cache.read_pages", "pages", "4 KiB pages buffered reads asked for", st.read_pages);
-            m.count("host.page_cache.hit_pages", "pages", "pages buffered reads found in the page cache", st.hit_pages);
-            m.gauge(
-                "host.page_cache.hit_ratio",
-                "ratio",
-                "share of the pages buffered reads asked for that were cached",
-                if st.read_pages > 0 { st.hit_pages as f64 / st.read_pages as f64 } else { 0.0 },
-            );
-            m.count("host.page_cache.readahead_pages", "pages", "pages read ahead of the reader (asynchronous part of readahead windows)", st.readahead_pages);
-            m.count("host.page_cache.largest_window", "B", "largest readahead window", st.largest_window);
-            m.count("host.page_cache.device_reads", "requests", "device reads the page cache sent", st.device_reads);
-            m.count("host.page_cache.device_read_bytes", "B", "bytes the page cache read from the device", st.device_read_bytes);
-            m.count("host.page_cache.device_writes", "requests", "writeback requests the flusher sent", st.device_writes);
-            m.count("host.page_cache.device_write_bytes", "B", "bytes written back to the device", st.device_write_bytes);
-            m.count("host.page_cache.dirtied_pages", "pages", "pages buffered writes dirtied", st.written_pages);
-            m.count("host.page_cache.evicted_pages", "pages", "clean pages evicted (least recently used first)", st.evicted);
-            m.count("host.page_cache.dirty_max", "B", "most memory dirty or under writeback at once", st.dirty_max * PAGE);
-            m.count("host.page_cache.dirty_limit", "B", "the dirty limit (dirty_ratio of the cache)", limit * PAGE);
-            m.count("host.page_cache.dirty_at_end", "B", "memory still dirty or under writeback when the run ended", c.dirty_pages() * PAGE);
-            m.count("host.page_cache.paused", "writes", "buffered writes paced by balance_dirty_pages", st.paused);
-            m.count("host.page_cache.pause_time", "ps", "time buffered writes spent paced", st.pause_time.as_ps());
-            m.count("host.page_cache.stopped", "writes", "buffered writes stopped at the dirty limit", st.stopped);
-            m.count("host.page_cache.fsyncs", "calls", "fsync calls", st.fsyncs);
-            m.count("host.page_cache.fsync_time", "ps", "time jobs spent in fsync", st.fsync_time.as_ps());
-            m.count("host.flusher.busy", "ps", "CPU time of the flusher thread building writeback requests", self.flusher.busy().as_ps());
+            m.count(&HOST_PAGE_CACHE_READ_PAGES, st.read_pages);
+            m.count(&HOST_PAGE_CACHE_HIT_PAGES, st.hit_pages);
+            m.gauge(&HOST_PAGE_CACHE_HIT_RATIO, if st.read_pages > 0 { st.hit_pages as f64 / st.read_pages as f64 } else { 0.0 });
+            m.count(&HOST_PAGE_CACHE_READAHEAD_PAGES, st.readahead_pages);
+            m.count(&HOST_PAGE_CACHE_LARGEST_WINDOW, st.largest_window);
+            m.count(&HOST_PAGE_CACHE_DEVICE_READS, st.device_reads);
+            m.count(&HOST_PAGE_CACHE_DEVICE_READ_BYTES, st.device_read_bytes);
+            m.count(&HOST_PAGE_CACHE_DEVICE_WRITES, st.device_writes);
+            m.count(&HOST_PAGE_CACHE_DEVICE_WRITE_BYTES, st.device_write_bytes);
+            m.count(&HOST_PAGE_CACHE_DIRTIED_PAGES, st.written_pages);
+            m.count(&HOST_PAGE_CACHE_EVICTED_PAGES, st.evicted);
+            m.count(&HOST_PAGE_CACHE_DIRTY_MAX, st.dirty_max * PAGE);
+            m.count(&HOST_PAGE_CACHE_DIRTY_LIMIT, limit * PAGE);
+            m.count(&HOST_PAGE_CACHE_DIRTY_AT_END, c.dirty_pages() * PAGE);
+            m.count(&HOST_PAGE_CACHE_PAUSED, st.paused);
+            m.count(&HOST_PAGE_CACHE_PAUSE_TIME, st.pause_time.as_ps());
+            m.count(&HOST_PAGE_CACHE_STOPPED, st.stopped);
+            m.count(&HOST_PAGE_CACHE_FSYNCS, st.fsyncs);
+            m.count(&HOST_PAGE_CACHE_FSYNC_TIME, st.fsync_time.as_ps());
+            m.count(&HOST_FLUSHER_BUSY, self.flusher.busy().as_ps());
         }
         if let Some(sh) = &self.share {
-            m.count("host.share.held", "I/Os", "I/Os the cgroup controller held back for their tenant's share or limit", sh.held);
-            m.count("host.share.held_time", "ps", "time I/Os spent held back by the cgroup controller", sh.held_time.as_ps());
-            m.gauge("host.share.vrate", "ratio", "io.cost vrate: the device speed the controller allows, relative to its model", sh.vrate());
+            m.count(&HOST_SHARE_HELD, sh.held);
+            m.count(&HOST_SHARE_HELD_TIME, sh.held_time.as_ps());
+            m.gauge(&HOST_SHARE_VRATE, sh.vrate());
         }
     }
 

@@ -16,6 +16,7 @@
 
 mod config;
 pub mod ecc;
+pub mod metrics;
 pub mod nand;
 pub mod nvm;
 

@@ -24,6 +24,7 @@
 //! conflicts inside a controller's scheduler (banks are FIFO).
 
 use super::ecc::Ecc;
+use super::metrics::{MEDIA_BUS_BUSY, MEDIA_BUS_UNITS, MEDIA_ECC_SOFT_DECODES, MEDIA_UNITS, MEDIA_UNITS_BUSY, NVM_START_GAP_MOVES};
 use super::{Interconnect, MediaConfig, Medium, Out};
 use crate::ctrl::transfer::Transfer;
 use crate::ids::CmdId;
@@ -375,17 +376,17 @@ impl Medium for NvmArray {
 
     fn publish(&self, m: &mut Metrics) {
         let (banks, bus) = self.busy();
-        m.count("media.units.busy", "ps", "busy time summed over media units (NVM banks)", banks.as_ps());
-        m.gauge("media.units", "units", "media units (NVM banks over all memory controllers)", self.unit_count() as f64);
-        m.count("media.bus.busy", "ps", "busy time summed over the internal interconnect's links", bus.as_ps());
-        m.gauge("media.bus.units", "links", "internal interconnect links (1, or one per controller for a crossbar)", self.link_count() as f64);
-        m.count("media.ecc.soft_decodes", "reads", "reads with a codeword beyond hard-decision decoding (soft-decision path)", self.ecc.soft_decodes);
-        m.count("nvm.start_gap.moves", "moves", "start-gap wear-levelling gap moves (each reads and writes one chunk)", self.gap_moves);
+        m.count(&MEDIA_UNITS_BUSY, banks.as_ps());
+        m.gauge(&MEDIA_UNITS, self.unit_count() as f64);
+        m.count(&MEDIA_BUS_BUSY, bus.as_ps());
+        m.gauge(&MEDIA_BUS_UNITS, self.link_count() as f64);
+        m.count(&MEDIA_ECC_SOFT_DECODES, self.ecc.soft_decodes);
+        m.count(&NVM_START_GAP_MOVES, self.gap_moves);
     }
 
     fn utilisation(&self, m: &Metrics, window: SimDuration) -> (f64, f64) {
         let sim = window.as_secs_f64();
         let frac = |busy: u64, n: f64| if sim > 0.0 { SimDuration::from_ps(busy).as_secs_f64() / sim / n.max(1.0) } else { 0.0 };
-        (frac(m.int("media.units.busy"), m.value("media.units")), frac(m.int("media.bus.busy"), m.value("media.bus.units")))
+        (frac(m.int(&MEDIA_UNITS_BUSY), m.value(&MEDIA_UNITS)), frac(m.int(&MEDIA_BUS_BUSY), m.value(&MEDIA_BUS_UNITS)))
     }
 }

@@ -14,6 +14,7 @@
 //! internal contention (host memory is a fixed latency, see `host`).
 
 mod config;
+pub mod metrics;
 
 pub use config::{CompletionSplit, PcieConfig};
 
@@ -22,6 +23,7 @@ use crate::ids::CmdId;
 use crate::nvme::{CQE_BYTES, DOORBELL_BYTES, PRP_ENTRY_BYTES, SQE_BYTES, VIRTIO_COMPLETION_BYTES, VIRTIO_FETCH_BYTES};
 use crate::sim::{Grant, SimDuration, SimTime, Timeline};
 use crate::stats::{Component, Metrics};
+use metrics::{PCIE_BUSY, PCIE_TLPS, PCIE_WIRE_BYTES};
 
 /// Bytes of one DLLP (ACK/NAK, `UpdateFC`) including its framing.
 pub const DLLP_BYTES: f64 = 8.0;
@@ -355,9 +357,9 @@ impl Link {
     /// Traffic and busy time of both directions, for statistics.
     pub fn publish(&self, m: &mut Metrics) {
         for (name, d) in [("up", &self.up), ("down", &self.down)] {
-            m.count(&format!("pcie.{name}.tlps"), "TLPs", "TLPs sent on this direction", d.tlps);
-            m.count(&format!("pcie.{name}.wire_bytes"), "B", "bytes on the wire on this direction (headers, framing and payload; DLLPs excluded)", d.wire_bytes);
-            m.count(&format!("pcie.{name}.busy"), "ps", "time this direction spent serialising TLPs and DLLPs", d.wire.busy().as_ps());
+            m.count_of(&PCIE_TLPS, name, d.tlps);
+            m.count_of(&PCIE_WIRE_BYTES, name, d.wire_bytes);
+            m.count_of(&PCIE_BUSY, name, d.wire.busy().as_ps());
         }
     }
 

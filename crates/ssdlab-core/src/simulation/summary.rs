@@ -5,13 +5,20 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::ats::metrics::{ATS_HITS, ATS_IOTLB_MISSES, ATS_LOOKUPS, ATS_PINNED_HITS};
 use crate::config::Config;
+use crate::ctrl::metrics::{CTRL_BUSY, CTRL_UNITS};
+use crate::ftl::metrics::{FTL_TENANT_GC_MOVED, FTL_TENANT_GC_PAID_OTHERS, FTL_TENANT_GC_PAID_OWN, FTL_TENANT_HOST_WRITES};
 use crate::ftl::FlashSummary;
+use crate::host::metrics::{HOST_CPUS, HOST_CPU_BUSY, HOST_IODEPTH_COMPLETE, HOST_SCHEDULER_BUSY, HOST_SPIN};
 use crate::ids::TenantId;
 use crate::io::Op;
+use crate::pcie::metrics::{PCIE_BUSY, PCIE_TLPS, PCIE_WIRE_BYTES};
 use crate::sim::{SimDuration, SimTime};
+use crate::stats::Metric;
 use crate::stats::{steady, BreakdownUs, JobSummary, Metrics, OpSummary, Row, SloResult, Stats, TenantFlash, TenantSummary, Timeseries};
 use crate::workload::replay::ReplaySummary;
+use crate::workload::runner::metrics::HOST_IODEPTH_LEVEL;
 
 /// How busy each resource was over the run (busy time / simulated time; per unit for pools).
 /// For NAND, `media_units` are the dies and `media_bus` the channels.
@@ -144,7 +151,7 @@ impl Summary {
         let bytes = read.bytes + write.bytes;
         let span = x.now.since(x.window_start);
         let sim = span.as_secs_f64();
-        let ps = |name: &str| SimDuration::from_ps(m.int(name));
+        let ps = |metric: &Metric| SimDuration::from_ps(m.int(metric));
         let frac = |busy: SimDuration, n: f64| if sim > 0.0 { busy.as_secs_f64() / sim / n.max(1.0) } else { 0.0 };
         let (media_units, media_bus) = x.media_utilisation;
         let mut flash = x.flash.clone();
@@ -154,11 +161,11 @@ impl Summary {
         let ios = stats.ios();
         let window = stats.window().as_secs_f64();
         let per_io = |v: f64| if ios > 0 { v / ios as f64 } else { 0.0 };
-        let cpu = (ps("host.cpu.busy") + ps("host.scheduler.busy") + ps("host.spin")).as_secs_f64();
+        let cpu = (ps(&HOST_CPU_BUSY) + ps(&HOST_SCHEDULER_BUSY) + ps(&HOST_SPIN)).as_secs_f64();
         let gb = bytes as f64 / 1e9;
         let ats = x.ats_round_trip.map(|rtt| {
             let c = &x.config.ats;
-            let (lookups, hits) = (m.int("ats.lookups"), m.int("ats.hits"));
+            let (lookups, hits) = (m.int(&ATS_LOOKUPS), m.int(&ATS_HITS));
             AtsSummary {
                 stu_bytes: c.stu.0,
                 lines: c.lines,
@@ -166,10 +173,10 @@ impl Summary {
                 lookups,
                 hits,
                 hit_rate: if lookups > 0 { hits as f64 / lookups as f64 } else { 0.0 },
-                pinned_hits: m.int("ats.pinned_hits"),
+                pinned_hits: m.int(&ATS_PINNED_HITS),
                 misses: lookups - hits,
                 misses_per_io: per_io((lookups - hits) as f64),
-                iotlb_misses: m.int("ats.iotlb_misses"),
+                iotlb_misses: m.int(&ATS_IOTLB_MISSES),
                 miss_round_trip_us: rtt.as_us_f64(),
             }
         });
@@ -187,7 +194,7 @@ impl Summary {
             breakdown_us: stats.breakdown_all(),
             jobs: {
                 let mut jobs = stats.job_summaries(&x.job_names);
-                let (levels, reaps) = (m.ints("host.iodepth_level"), m.ints("host.iodepth_complete"));
+                let (levels, reaps) = (m.ints(&HOST_IODEPTH_LEVEL), m.ints(&HOST_IODEPTH_COMPLETE));
                 for (j, job) in jobs.iter_mut().enumerate() {
                     job.iodepth_level = levels.get(7 * j..7 * j + 7).map(<[u64]>::to_vec).unwrap_or_default();
                     job.iodepth_complete = reaps.get(7 * j..7 * j + 7).map(<[u64]>::to_vec).unwrap_or_default();
@@ -203,14 +210,19 @@ impl Summary {
             write,
             trim,
             utilisation: Utilisation {
-                host_cpu: frac(ps("host.cpu.busy"), m.value("host.cpus")),
-                pcie_down: frac(ps("pcie.down.busy"), 1.0),
-                pcie_up: frac(ps("pcie.up.busy"), 1.0),
-                ctrl: frac(ps("ctrl.busy"), m.value("ctrl.units")),
+                host_cpu: frac(ps(&HOST_CPU_BUSY), m.value(&HOST_CPUS)),
+                pcie_down: frac(SimDuration::from_ps(m.int_of(&PCIE_BUSY, "down")), 1.0),
+                pcie_up: frac(SimDuration::from_ps(m.int_of(&PCIE_BUSY, "up")), 1.0),
+                ctrl: frac(ps(&CTRL_BUSY), m.value(&CTRL_UNITS)),
                 media_units,
                 media_bus,
             },
-            pcie: LinkTraffic { down_tlps: m.int("pcie.down.tlps"), down_wire_bytes: m.int("pcie.down.wire_bytes"), up_tlps: m.int("pcie.up.tlps"), up_wire_bytes: m.int("pcie.up.wire_bytes") },
+            pcie: LinkTraffic {
+                down_tlps: m.int_of(&PCIE_TLPS, "down"),
+                down_wire_bytes: m.int_of(&PCIE_WIRE_BYTES, "down"),
+                up_tlps: m.int_of(&PCIE_TLPS, "up"),
+                up_wire_bytes: m.int_of(&PCIE_WIRE_BYTES, "up"),
+            },
             host: HostSummary { cpu_seconds: cpu, cpu_us_per_io: per_io(cpu * 1e6), cpus_per_gb_s: if gb > 0.0 { cpu / gb } else { 0.0 } },
             flash,
             replay: x.replay.clone(),
@@ -252,9 +264,10 @@ fn tenant_results(s: &mut Summary, config: &Config, m: &Metrics) {
             ts.proportionality = if bw0 > 0.0 { ts.bandwidth_mib_s / bw0 } else { 0.0 };
         }
     }
-    let host = m.ints("ftl.tenant.host_writes");
+    // Flash devices with several tenants attribute GC to them.
+    let host = m.ints_if(&FTL_TENANT_HOST_WRITES).unwrap_or_default();
     if host.len() == s.tenants.len() {
-        let (own, others, moved) = (m.ints("ftl.tenant.gc_paid_own"), m.ints("ftl.tenant.gc_paid_others"), m.ints("ftl.tenant.gc_moved"));
+        let (own, others, moved) = (m.ints(&FTL_TENANT_GC_PAID_OWN), m.ints(&FTL_TENANT_GC_PAID_OTHERS), m.ints(&FTL_TENANT_GC_MOVED));
         for (t, ts) in s.tenants.iter_mut().enumerate() {
             let paid = own[t] + others[t];
             ts.flash = Some(TenantFlash {

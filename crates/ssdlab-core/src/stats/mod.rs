@@ -22,7 +22,7 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
 pub use config::StatsConfig;
-pub use metrics::{Kind, MetricInfo, Metrics};
+pub use metrics::{Kind, Metric, MetricInfo, Metrics};
 pub use series::{Row, Series, Timeseries};
 
 use crate::ids::{JobId, TenantId};

@@ -178,7 +178,7 @@ impl Series {
         let mut all = self.all.row(ALL, self.start, end);
         let mut delta = BTreeMap::new();
         for (name, prev) in self.tracked.iter().zip(&self.prev) {
-            let now = m.value(name);
+            let now = m.value_of(name).unwrap_or(0.0);
             let v = if m.kind(name) == Some(Kind::Counter) { now - prev } else { now };
             delta.insert(name.clone(), v);
         }
@@ -222,7 +222,7 @@ impl Series {
             a.lat_sum = 0;
             a.hist.reset();
         }
-        self.prev = self.tracked.iter().map(|n| m.value(n)).collect();
+        self.prev = self.tracked.iter().map(|n| m.value_of(n).unwrap_or(0.0)).collect();
     }
 
     /// Every closed row, then the open interval up to `now` if anything happened in it.

@@ -331,9 +331,9 @@ mod in_device {
 
 #[test]
 fn dma_iommu_reuses_a_few_iovas_per_queue() {
-    use ssdlab_core::ats::synth::Stack;
+    use ssdlab_core::ats::synth::DmaLayout;
     // Synthesised: 2 queues x 8 in flight -> at most 2 x 9 distinct data IOVAs over 50000 I/Os.
-    let syn = Synth { stack: Stack::LinuxIommu, queues: 2, qd: 8, ios: 50_000, ..Synth::default() };
+    let syn = Synth { stack: DmaLayout::LinuxIommu, queues: 2, qd: 8, ios: 50_000, ..Synth::default() };
     let data: HashSet<u64> = synth::stream(&syn).filter(|a| !a.pinned && a.size == 4096).map(|a| a.addr).collect();
     assert!(data.len() <= 18 && data.len() >= 8, "{} distinct data IOVAs", data.len());
     assert!(data.iter().all(|&a| a < 1 << 48 && a > (1 << 48) - (1 << 20)), "allocated top-down below the 48-bit limit");
@@ -353,7 +353,7 @@ fn stu_pages(syn: &Synth) -> usize {
 
 #[test]
 fn vms_slicing_one_host_with_lifo_buffers_touch_what_the_layout_implies() {
-    use ssdlab_core::ats::synth::Reuse;
+    use ssdlab_core::ats::synth::BufferReuse;
     // One VM of a host with 8 queue pairs at QD 32: 8 ring pages (each queue's SQ and CQ share a
     // 128 KiB-aligned frame) + the 8 x 32 x 4 KiB = 1 MiB of buffers in flight, which LIFO reuse
     // keeps in the pool's first 2 MiB chunk: 9 pages (fewer if two rings share a page).
@@ -369,7 +369,7 @@ fn vms_slicing_one_host_with_lifo_buffers_touch_what_the_layout_implies() {
     let pc = stu_pages(&copies);
     assert!((16 * 7..=16 * 9).contains(&pc), "{pc}");
     // Random reuse spreads a VM's I/O over its whole 64 MiB pool: 32 chunks + 8 ring pages.
-    let random = Synth { reuse: Reuse::Random, ..one };
+    let random = Synth { reuse: BufferReuse::Random, ..one };
     let pr = stu_pages(&random);
     assert!((36..=40).contains(&pr), "{pr}");
 }

@@ -44,6 +44,7 @@ use super::read_ahead::{Lookup, ReadAhead};
 use super::{FlashOp, Ftl, FtlConfig, PoolSpec, Precondition};
 use crate::ctrl::transfer::Transfer;
 use crate::error::Result;
+use crate::ftl::metrics::{NAND_CHANNELS_BUSY, NAND_DIES_BUSY};
 use crate::ids::CmdId;
 use crate::ids::{BlockId, Lpn};
 use crate::media::nand::{self, NandArray};
@@ -681,6 +682,6 @@ impl Medium for FlashDevice {
     fn utilisation(&self, m: &Metrics, window: SimDuration) -> (f64, f64) {
         let t = window.as_ps().max(1) as f64;
         let mean = |v: Vec<u64>| v.iter().map(|&b| b as f64).sum::<f64>() / t / v.len() as f64;
-        (mean(m.ints("nand.dies.busy")), mean(m.ints("nand.channels.busy")))
+        (mean(m.ints(&NAND_DIES_BUSY)), mean(m.ints(&NAND_CHANNELS_BUSY)))
     }
 }

@@ -2,6 +2,14 @@
 //! map cache, read-ahead), and the flash section of a run's results built from them.
 
 use super::FlashDevice;
+use crate::ftl::metrics::{
+    FTL_BUFFER_HITS, FTL_ERASES, FTL_ERASE_COUNT_MAX, FTL_ERASE_COUNT_MEAN, FTL_ERASE_COUNT_MIN, FTL_FDP_BLOCKS_WITH_DATA, FTL_FDP_MIXED_BLOCKS, FTL_FREE_BLOCKS, FTL_GC_BG_VICTIMS, FTL_GC_RUNS,
+    FTL_GC_UNITS_MOVED, FTL_GC_VICTIMS, FTL_HOST_WRITES, FTL_MAP_CACHE_HITS, FTL_MAP_CACHE_MISSES, FTL_MAP_CACHE_WRITEBACKS, FTL_MAP_HEAP_BYTES, FTL_OPS_MOVED_BLOCKS, FTL_POOL_BLOCKS,
+    FTL_POOL_FREE_BLOCKS, FTL_READ_AHEAD_DROPPED, FTL_READ_AHEAD_HITS, FTL_READ_AHEAD_PAGES, FTL_READ_AHEAD_WAITS, FTL_READ_COALESCED, FTL_TENANT_GC_MOVED, FTL_TENANT_GC_PAID_OTHERS,
+    FTL_TENANT_GC_PAID_OWN, FTL_TENANT_HOST_WRITES, FTL_TENANT_POOLS, FTL_TRIMS, FTL_UNMAPPED_READS, FTL_WL_MOVES, FTL_ZONE_RESETS, MEDIA_BUS_BUSY, MEDIA_BUS_UNITS, MEDIA_ECC_SOFT_DECODES,
+    MEDIA_UNITS, MEDIA_UNITS_BUSY, NAND_CHANNELS_BUSY, NAND_DIES_BUSY, NAND_DIES_GC_BUSY, NAND_ERASES, NAND_GC_READS, NAND_HOST_READS, NAND_MAP_PROGRAMS, NAND_MAP_READS, NAND_MULTIPLANE_PROGRAMS,
+    NAND_MULTIPLANE_READS, NAND_PREFETCH_READS, NAND_PROGRAMS, NAND_READ_RETRIES, NAND_REGISTER_HITS, NAND_SUSPENDS,
+};
 use crate::ftl::{FtlCounters, IntegrityCounts};
 use crate::media::nand::NandCounters;
 use crate::sim::SimDuration;
@@ -67,124 +75,124 @@ impl FlashDevice {
     /// Publishes the FTL's, the array's and the write buffer's counters and gauges.
     pub(super) fn publish_metrics(&self, m: &mut Metrics) {
         let c = self.ftl.counters();
-        m.count("ftl.host_writes", "units", "mapping units written by the host", c.host_writes);
-        m.count("ftl.gc.units_moved", "units", "mapping units moved by garbage collection", c.gc_writes);
-        m.count("ftl.erases", "blocks", "blocks erased", c.erases);
-        m.count("ftl.gc.victims", "blocks", "victim blocks reclaimed by garbage collection", c.gc_victims);
-        m.count("ftl.gc.runs", "activations", "foreground GC activations (free blocks fell to the trigger)", c.gc_runs);
-        m.count("ftl.gc.bg_victims", "blocks", "victim blocks reclaimed by background (idle) GC", c.bg_victims);
-        m.count("ftl.trims", "units", "mapping units trimmed", c.trims);
-        m.count("ftl.wl.moves", "blocks", "victims chosen by static wear levelling", c.wl_moves);
-        m.count("ftl.buffer.hits", "units", "read units served from the DRAM write buffer", self.buffer_hits);
-        m.count("ftl.unmapped_reads", "units", "read units never written (zeroes, no flash access)", self.unmapped_reads);
-        m.gauge("ftl.free_blocks", "blocks", "erased blocks ready for writing", f64::from(self.ftl.free_blocks()));
+        m.count(&FTL_HOST_WRITES, c.host_writes);
+        m.count(&FTL_GC_UNITS_MOVED, c.gc_writes);
+        m.count(&FTL_ERASES, c.erases);
+        m.count(&FTL_GC_VICTIMS, c.gc_victims);
+        m.count(&FTL_GC_RUNS, c.gc_runs);
+        m.count(&FTL_GC_BG_VICTIMS, c.bg_victims);
+        m.count(&FTL_TRIMS, c.trims);
+        m.count(&FTL_WL_MOVES, c.wl_moves);
+        m.count(&FTL_BUFFER_HITS, self.buffer_hits);
+        m.count(&FTL_UNMAPPED_READS, self.unmapped_reads);
+        m.gauge(&FTL_FREE_BLOCKS, f64::from(self.ftl.free_blocks()));
         let (emin, emax, emean) = self.ftl.erase_spread();
-        m.gauge("ftl.erase_count.min", "erases", "fewest erases of any block", f64::from(emin));
-        m.gauge("ftl.erase_count.max", "erases", "most erases of any block", f64::from(emax));
-        m.gauge("ftl.erase_count.mean", "erases", "mean erases per block", emean);
-        m.gauge("ftl.map.heap_bytes", "B", "memory held by the mapping tables", self.ftl.heap_bytes() as f64);
+        m.gauge(&FTL_ERASE_COUNT_MIN, f64::from(emin));
+        m.gauge(&FTL_ERASE_COUNT_MAX, f64::from(emax));
+        m.gauge(&FTL_ERASE_COUNT_MEAN, emean);
+        m.gauge(&FTL_MAP_HEAP_BYTES, self.ftl.heap_bytes() as f64);
         if let Some(a) = self.ftl.attribution() {
             let n = a.tenants();
             let own: Vec<u64> = (0..n).map(|t| a.moved_by(t, t)).collect();
             let others: Vec<u64> = (0..n).map(|t| (0..n).filter(|&o| o != t).map(|o| a.moved_by(t, o)).sum()).collect();
             let moved: Vec<u64> = (0..n).map(|o| (0..=n).map(|p| a.moved_by(p, o)).sum()).collect();
-            m.counts("ftl.tenant.host_writes", "units", "mapping units each tenant wrote", &a.host);
-            m.counts("ftl.tenant.gc_paid_own", "units", "units GC moved on behalf of each tenant's writes that were its own", &own);
-            m.counts("ftl.tenant.gc_paid_others", "units", "units GC moved on behalf of each tenant's writes that belonged to other tenants", &others);
-            m.counts("ftl.tenant.gc_moved", "units", "units of each tenant that GC moved, whoever's writes (or idle time) paid", &moved);
+            m.counts(&FTL_TENANT_HOST_WRITES, &a.host);
+            m.counts(&FTL_TENANT_GC_PAID_OWN, &own);
+            m.counts(&FTL_TENANT_GC_PAID_OTHERS, &others);
+            m.counts(&FTL_TENANT_GC_MOVED, &moved);
             if self.ftl.placement_handles() > 1 {
                 let (with_data, mixed) = self.ftl.mixed_blocks();
-                m.gauge("ftl.fdp.blocks_with_data", "blocks", "blocks holding valid data", with_data as f64);
-                m.gauge("ftl.fdp.mixed_blocks", "blocks", "blocks holding valid data of more than one tenant (reclaim unit handle)", mixed as f64);
+                m.gauge(&FTL_FDP_BLOCKS_WITH_DATA, with_data as f64);
+                m.gauge(&FTL_FDP_MIXED_BLOCKS, mixed as f64);
             }
             let free: Vec<u64> = (0..self.ftl.pool_count()).map(|p| u64::from(self.ftl.pool_free_blocks(p))).collect();
             if free.len() == n {
-                m.gauge("ftl.tenant.pools", "pools", "isolated pools (one per tenant)", n as f64);
+                m.gauge(&FTL_TENANT_POOLS, n as f64);
                 for (t, f) in free.iter().enumerate() {
-                    m.gauge(&format!("ftl.pool{t}.free_blocks"), "blocks", "erased blocks of one tenant's pool", *f as f64);
-                    m.gauge(&format!("ftl.pool{t}.blocks"), "blocks", "blocks of one tenant's pool (dynamic OPS moves them)", f64::from(self.ftl.pool_blocks(t)));
+                    m.gauge_of(&FTL_POOL_FREE_BLOCKS, t, *f as f64);
+                    m.gauge_of(&FTL_POOL_BLOCKS, t, f64::from(self.ftl.pool_blocks(t)));
                 }
-                m.count("ftl.ops.moved_blocks", "blocks", "free blocks the dynamic OPS controller moved between pools", self.sizer.as_ref().map_or(0, |s| s.moved));
+                m.count(&FTL_OPS_MOVED_BLOCKS, self.sizer.as_ref().map_or(0, |s| s.moved));
             }
         }
         let n = self.array.counters();
-        m.count("nand.host_reads", "reads", "page reads for the host", n.host_reads);
-        m.count("nand.gc_reads", "reads", "page reads for garbage collection", n.gc_reads);
-        m.count("nand.programs", "programs", "page programs", n.programs);
-        m.count("nand.multiplane_programs", "programs", "programs that joined a multi-plane program", n.multiplane_programs);
-        m.count("nand.register_hits", "reads", "reads served from a plane's page register without a tR", n.register_hits);
-        m.count("nand.multiplane_reads", "reads", "host reads that sensed two or more planes of a die at once", n.multiplane_reads);
-        m.count("nand.erases", "erases", "block erases on the dies", n.erases);
-        m.count("nand.suspends", "suspends", "program or erase suspensions for reads", n.suspends);
-        m.count("nand.prefetch_reads", "reads", "page reads for read-ahead", n.prefetch_reads);
-        m.count("nand.read_retries", "steps", "read-retry steps: pages sensed again with shifted read voltages", n.read_retries);
-        m.count("media.ecc.soft_decodes", "reads", "reads with a codeword beyond hard-decision decoding (soft-decision path)", n.soft_decodes);
-        m.count("nand.map_reads", "reads", "translation-page reads (map cache misses)", n.map_reads);
-        m.count("nand.map_programs", "programs", "translation-page write-backs (dirty map cache evictions)", n.map_programs);
+        m.count(&NAND_HOST_READS, n.host_reads);
+        m.count(&NAND_GC_READS, n.gc_reads);
+        m.count(&NAND_PROGRAMS, n.programs);
+        m.count(&NAND_MULTIPLANE_PROGRAMS, n.multiplane_programs);
+        m.count(&NAND_REGISTER_HITS, n.register_hits);
+        m.count(&NAND_MULTIPLANE_READS, n.multiplane_reads);
+        m.count(&NAND_ERASES, n.erases);
+        m.count(&NAND_SUSPENDS, n.suspends);
+        m.count(&NAND_PREFETCH_READS, n.prefetch_reads);
+        m.count(&NAND_READ_RETRIES, n.read_retries);
+        m.count(&MEDIA_ECC_SOFT_DECODES, n.soft_decodes);
+        m.count(&NAND_MAP_READS, n.map_reads);
+        m.count(&NAND_MAP_PROGRAMS, n.map_programs);
         let mc = self.ftl.map_cache_counters();
-        m.count("ftl.map_cache.hits", "lookups", "map lookups and updates that found their translation page cached", mc.hits);
-        m.count("ftl.map_cache.misses", "lookups", "map lookups and updates that loaded their translation page", mc.misses);
-        m.count("ftl.map_cache.writebacks", "pages", "changed translation pages written back on eviction", mc.writebacks);
-        m.count("ftl.zone_resets", "zones", "zones reset by the host (a zoned namespace)", self.ftl.zone_resets());
-        m.count("ftl.read_coalesced", "units", "read units that joined another host read's page read of the same bytes", self.coalesced);
-        m.count("ftl.read_ahead.hits", "units", "read units found in DRAM, read ahead", self.ahead.hits);
-        m.count("ftl.read_ahead.waits", "units", "read units that waited for their read-ahead page read", self.ahead.waits);
-        m.count("ftl.read_ahead.pages", "reads", "read-ahead page reads issued", self.ahead.pages);
-        m.count("ftl.read_ahead.dropped", "units", "units read ahead and dropped unused (stream broke, or overwritten)", self.ahead.dropped);
+        m.count(&FTL_MAP_CACHE_HITS, mc.hits);
+        m.count(&FTL_MAP_CACHE_MISSES, mc.misses);
+        m.count(&FTL_MAP_CACHE_WRITEBACKS, mc.writebacks);
+        m.count(&FTL_ZONE_RESETS, self.ftl.zone_resets());
+        m.count(&FTL_READ_COALESCED, self.coalesced);
+        m.count(&FTL_READ_AHEAD_HITS, self.ahead.hits);
+        m.count(&FTL_READ_AHEAD_WAITS, self.ahead.waits);
+        m.count(&FTL_READ_AHEAD_PAGES, self.ahead.pages);
+        m.count(&FTL_READ_AHEAD_DROPPED, self.ahead.dropped);
         let dies = self.array.die_busy();
         let channels = self.array.channel_busy();
-        m.count("media.units.busy", "ps", "busy time summed over media units (NAND dies)", dies.iter().sum());
-        m.gauge("media.units", "units", "media units (NAND dies)", dies.len() as f64);
-        m.count("media.bus.busy", "ps", "busy time summed over the internal bus (ONFI channels)", channels.iter().sum());
-        m.gauge("media.bus.units", "channels", "ONFI channels", channels.len() as f64);
-        m.counts("nand.dies.busy", "ps", "busy time of each die", &dies);
-        m.count("nand.dies.gc_busy", "ps", "busy time summed over the dies given to GC work (page moves and erases)", self.array.busy_totals().1.as_ps());
-        m.counts("nand.channels.busy", "ps", "busy time of each channel", &channels);
+        m.count(&MEDIA_UNITS_BUSY, dies.iter().sum());
+        m.gauge(&MEDIA_UNITS, dies.len() as f64);
+        m.count(&MEDIA_BUS_BUSY, channels.iter().sum());
+        m.gauge(&MEDIA_BUS_UNITS, channels.len() as f64);
+        m.counts(&NAND_DIES_BUSY, &dies);
+        m.count(&NAND_DIES_GC_BUSY, self.array.busy_totals().1.as_ps());
+        m.counts(&NAND_CHANNELS_BUSY, &channels);
     }
 
     /// The flash section of the results, from the metrics it published (reset to the
     /// measurement window).
     pub fn flash_summary(&self, m: &Metrics, window: SimDuration) -> FlashSummary {
         let ftl = FtlCounters {
-            host_writes: m.int("ftl.host_writes"),
-            gc_writes: m.int("ftl.gc.units_moved"),
-            erases: m.int("ftl.erases"),
-            gc_victims: m.int("ftl.gc.victims"),
-            gc_runs: m.int("ftl.gc.runs"),
-            trims: m.int("ftl.trims"),
-            wl_moves: m.int("ftl.wl.moves"),
-            bg_victims: m.int("ftl.gc.bg_victims"),
+            host_writes: m.int(&FTL_HOST_WRITES),
+            gc_writes: m.int(&FTL_GC_UNITS_MOVED),
+            erases: m.int(&FTL_ERASES),
+            gc_victims: m.int(&FTL_GC_VICTIMS),
+            gc_runs: m.int(&FTL_GC_RUNS),
+            trims: m.int(&FTL_TRIMS),
+            wl_moves: m.int(&FTL_WL_MOVES),
+            bg_victims: m.int(&FTL_GC_BG_VICTIMS),
         };
         let nand = NandCounters {
-            host_reads: m.int("nand.host_reads"),
-            gc_reads: m.int("nand.gc_reads"),
-            programs: m.int("nand.programs"),
-            multiplane_programs: m.int("nand.multiplane_programs"),
-            erases: m.int("nand.erases"),
-            suspends: m.int("nand.suspends"),
-            prefetch_reads: m.int("nand.prefetch_reads"),
-            map_reads: m.int("nand.map_reads"),
-            map_programs: m.int("nand.map_programs"),
-            read_retries: m.int("nand.read_retries"),
-            multiplane_reads: m.int("nand.multiplane_reads"),
-            register_hits: m.int("nand.register_hits"),
-            soft_decodes: m.int("media.ecc.soft_decodes"),
+            host_reads: m.int(&NAND_HOST_READS),
+            gc_reads: m.int(&NAND_GC_READS),
+            programs: m.int(&NAND_PROGRAMS),
+            multiplane_programs: m.int(&NAND_MULTIPLANE_PROGRAMS),
+            erases: m.int(&NAND_ERASES),
+            suspends: m.int(&NAND_SUSPENDS),
+            prefetch_reads: m.int(&NAND_PREFETCH_READS),
+            map_reads: m.int(&NAND_MAP_READS),
+            map_programs: m.int(&NAND_MAP_PROGRAMS),
+            read_retries: m.int(&NAND_READ_RETRIES),
+            multiplane_reads: m.int(&NAND_MULTIPLANE_READS),
+            register_hits: m.int(&NAND_REGISTER_HITS),
+            soft_decodes: m.int(&MEDIA_ECC_SOFT_DECODES),
         };
         let t = window.as_ps().max(1) as f64;
         FlashSummary {
             waf: ftl.waf(),
             ftl,
             nand,
-            free_blocks: m.value("ftl.free_blocks") as u32,
-            erase_count_min: m.value("ftl.erase_count.min") as u32,
-            erase_count_max: m.value("ftl.erase_count.max") as u32,
-            erase_count_mean: m.value("ftl.erase_count.mean"),
-            buffer_hits: m.int("ftl.buffer.hits"),
-            read_ahead_hits: m.int("ftl.read_ahead.hits") + m.int("ftl.read_ahead.waits"),
-            unmapped_reads: m.int("ftl.unmapped_reads"),
-            mapping_heap_bytes: m.value("ftl.map.heap_bytes") as u64,
+            free_blocks: m.value(&FTL_FREE_BLOCKS) as u32,
+            erase_count_min: m.value(&FTL_ERASE_COUNT_MIN) as u32,
+            erase_count_max: m.value(&FTL_ERASE_COUNT_MAX) as u32,
+            erase_count_mean: m.value(&FTL_ERASE_COUNT_MEAN),
+            buffer_hits: m.int(&FTL_BUFFER_HITS),
+            read_ahead_hits: m.int(&FTL_READ_AHEAD_HITS) + m.int(&FTL_READ_AHEAD_WAITS),
+            unmapped_reads: m.int(&FTL_UNMAPPED_READS),
+            mapping_heap_bytes: m.value(&FTL_MAP_HEAP_BYTES) as u64,
             precondition: self.precondition.clone(),
-            die_utilisation: m.ints("nand.dies.busy").iter().map(|&b| b as f64 / t).collect(),
+            die_utilisation: m.ints(&NAND_DIES_BUSY).iter().map(|&b| b as f64 / t).collect(),
             free_blocks_over_time: Vec::new(),
             ops_over_time: self.sizer.as_ref().map_or_else(Vec::new, |s| s.rows.clone()),
             integrity: self.ftl.integrity_counts().map(|reads| IntegrityReport { reads, mapped: self.ftl.mapped_units(), violation: self.ftl.verify().err() }),

@@ -15,6 +15,7 @@
 //! reader refuses them).
 
 mod flow;
+pub mod metrics;
 mod sources;
 mod zoned;
 
@@ -32,6 +33,7 @@ use crate::ids::{CmdId, JobId, TenantId};
 use crate::io::{Kind, Op};
 use crate::sim::{SimDuration, SimTime};
 use crate::stats::{fio_bucket, Metrics, DEPTH_STARTS};
+use metrics::HOST_IODEPTH_LEVEL;
 use sources::Source;
 
 /// Open-loop arrivals a job may hold back before the run fails as unsustainable.
@@ -346,7 +348,7 @@ impl Runner {
     /// fio's `iodepth_level`, for statistics.
     pub fn publish(&self, m: &mut Metrics) {
         let flat: Vec<u64> = self.depth_level.iter().flatten().copied().collect();
-        m.counts("host.iodepth_level", "I/Os", "per job (7 each): I/Os by the job's depth when issued, in fio's buckets 1, 2, 4, 8, 16, 32, >=64", &flat);
+        m.counts(&HOST_IODEPTH_LEVEL, &flat);
     }
 
     /// Starts every job: closed-loop jobs fill their queue depth, open-loop jobs arm arrivals

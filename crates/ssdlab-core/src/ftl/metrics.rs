@@ -1,0 +1,60 @@
+//! The flash device's metrics: the FTL's counters and gauges, the NAND array's operations and busy time, the write buffer, the map cache and read-ahead.
+//!
+//! Each is declared once here; the block publishes it and readers look it up by this constant.
+
+use crate::stats::Metric;
+
+pub const FTL_HOST_WRITES: Metric = Metric::counter("ftl.host_writes", "units", "mapping units written by the host");
+pub const FTL_GC_UNITS_MOVED: Metric = Metric::counter("ftl.gc.units_moved", "units", "mapping units moved by garbage collection");
+pub const FTL_ERASES: Metric = Metric::counter("ftl.erases", "blocks", "blocks erased");
+pub const FTL_GC_VICTIMS: Metric = Metric::counter("ftl.gc.victims", "blocks", "victim blocks reclaimed by garbage collection");
+pub const FTL_GC_RUNS: Metric = Metric::counter("ftl.gc.runs", "activations", "foreground GC activations (free blocks fell to the trigger)");
+pub const FTL_GC_BG_VICTIMS: Metric = Metric::counter("ftl.gc.bg_victims", "blocks", "victim blocks reclaimed by background (idle) GC");
+pub const FTL_TRIMS: Metric = Metric::counter("ftl.trims", "units", "mapping units trimmed");
+pub const FTL_WL_MOVES: Metric = Metric::counter("ftl.wl.moves", "blocks", "victims chosen by static wear levelling");
+pub const FTL_BUFFER_HITS: Metric = Metric::counter("ftl.buffer.hits", "units", "read units served from the DRAM write buffer");
+pub const FTL_UNMAPPED_READS: Metric = Metric::counter("ftl.unmapped_reads", "units", "read units never written (zeroes, no flash access)");
+pub const FTL_FREE_BLOCKS: Metric = Metric::gauge("ftl.free_blocks", "blocks", "erased blocks ready for writing");
+pub const FTL_ERASE_COUNT_MIN: Metric = Metric::gauge("ftl.erase_count.min", "erases", "fewest erases of any block");
+pub const FTL_ERASE_COUNT_MAX: Metric = Metric::gauge("ftl.erase_count.max", "erases", "most erases of any block");
+pub const FTL_ERASE_COUNT_MEAN: Metric = Metric::gauge("ftl.erase_count.mean", "erases", "mean erases per block");
+pub const FTL_MAP_HEAP_BYTES: Metric = Metric::gauge("ftl.map.heap_bytes", "B", "memory held by the mapping tables");
+pub const FTL_TENANT_HOST_WRITES: Metric = Metric::counter("ftl.tenant.host_writes", "units", "mapping units each tenant wrote");
+pub const FTL_TENANT_GC_PAID_OWN: Metric = Metric::counter("ftl.tenant.gc_paid_own", "units", "units GC moved on behalf of each tenant's writes that were its own");
+pub const FTL_TENANT_GC_PAID_OTHERS: Metric = Metric::counter("ftl.tenant.gc_paid_others", "units", "units GC moved on behalf of each tenant's writes that belonged to other tenants");
+pub const FTL_TENANT_GC_MOVED: Metric = Metric::counter("ftl.tenant.gc_moved", "units", "units of each tenant that GC moved, whoever's writes (or idle time) paid");
+pub const FTL_FDP_BLOCKS_WITH_DATA: Metric = Metric::gauge("ftl.fdp.blocks_with_data", "blocks", "blocks holding valid data");
+pub const FTL_FDP_MIXED_BLOCKS: Metric = Metric::gauge("ftl.fdp.mixed_blocks", "blocks", "blocks holding valid data of more than one tenant (reclaim unit handle)");
+pub const FTL_TENANT_POOLS: Metric = Metric::gauge("ftl.tenant.pools", "pools", "isolated pools (one per tenant)");
+pub const FTL_OPS_MOVED_BLOCKS: Metric = Metric::counter("ftl.ops.moved_blocks", "blocks", "free blocks the dynamic OPS controller moved between pools");
+pub const NAND_HOST_READS: Metric = Metric::counter("nand.host_reads", "reads", "page reads for the host");
+pub const NAND_GC_READS: Metric = Metric::counter("nand.gc_reads", "reads", "page reads for garbage collection");
+pub const NAND_PROGRAMS: Metric = Metric::counter("nand.programs", "programs", "page programs");
+pub const NAND_MULTIPLANE_PROGRAMS: Metric = Metric::counter("nand.multiplane_programs", "programs", "programs that joined a multi-plane program");
+pub const NAND_REGISTER_HITS: Metric = Metric::counter("nand.register_hits", "reads", "reads served from a plane's page register without a tR");
+pub const NAND_MULTIPLANE_READS: Metric = Metric::counter("nand.multiplane_reads", "reads", "host reads that sensed two or more planes of a die at once");
+pub const NAND_ERASES: Metric = Metric::counter("nand.erases", "erases", "block erases on the dies");
+pub const NAND_SUSPENDS: Metric = Metric::counter("nand.suspends", "suspends", "program or erase suspensions for reads");
+pub const NAND_PREFETCH_READS: Metric = Metric::counter("nand.prefetch_reads", "reads", "page reads for read-ahead");
+pub const NAND_READ_RETRIES: Metric = Metric::counter("nand.read_retries", "steps", "read-retry steps: pages sensed again with shifted read voltages");
+pub const MEDIA_ECC_SOFT_DECODES: Metric = Metric::counter("media.ecc.soft_decodes", "reads", "reads with a codeword beyond hard-decision decoding (soft-decision path)");
+pub const NAND_MAP_READS: Metric = Metric::counter("nand.map_reads", "reads", "translation-page reads (map cache misses)");
+pub const NAND_MAP_PROGRAMS: Metric = Metric::counter("nand.map_programs", "programs", "translation-page write-backs (dirty map cache evictions)");
+pub const FTL_MAP_CACHE_HITS: Metric = Metric::counter("ftl.map_cache.hits", "lookups", "map lookups and updates that found their translation page cached");
+pub const FTL_MAP_CACHE_MISSES: Metric = Metric::counter("ftl.map_cache.misses", "lookups", "map lookups and updates that loaded their translation page");
+pub const FTL_MAP_CACHE_WRITEBACKS: Metric = Metric::counter("ftl.map_cache.writebacks", "pages", "changed translation pages written back on eviction");
+pub const FTL_ZONE_RESETS: Metric = Metric::counter("ftl.zone_resets", "zones", "zones reset by the host (a zoned namespace)");
+pub const FTL_READ_COALESCED: Metric = Metric::counter("ftl.read_coalesced", "units", "read units that joined another host read's page read of the same bytes");
+pub const FTL_READ_AHEAD_HITS: Metric = Metric::counter("ftl.read_ahead.hits", "units", "read units found in DRAM, read ahead");
+pub const FTL_READ_AHEAD_WAITS: Metric = Metric::counter("ftl.read_ahead.waits", "units", "read units that waited for their read-ahead page read");
+pub const FTL_READ_AHEAD_PAGES: Metric = Metric::counter("ftl.read_ahead.pages", "reads", "read-ahead page reads issued");
+pub const FTL_READ_AHEAD_DROPPED: Metric = Metric::counter("ftl.read_ahead.dropped", "units", "units read ahead and dropped unused (stream broke, or overwritten)");
+pub const MEDIA_UNITS_BUSY: Metric = Metric::counter("media.units.busy", "ps", "busy time summed over media units (NAND dies)");
+pub const MEDIA_UNITS: Metric = Metric::gauge("media.units", "units", "media units (NAND dies)");
+pub const MEDIA_BUS_BUSY: Metric = Metric::counter("media.bus.busy", "ps", "busy time summed over the internal bus (ONFI channels)");
+pub const MEDIA_BUS_UNITS: Metric = Metric::gauge("media.bus.units", "channels", "ONFI channels");
+pub const NAND_DIES_BUSY: Metric = Metric::counter("nand.dies.busy", "ps", "busy time of each die");
+pub const NAND_DIES_GC_BUSY: Metric = Metric::counter("nand.dies.gc_busy", "ps", "busy time summed over the dies given to GC work (page moves and erases)");
+pub const NAND_CHANNELS_BUSY: Metric = Metric::counter("nand.channels.busy", "ps", "busy time of each channel");
+pub const FTL_POOL_FREE_BLOCKS: Metric = Metric::gauge("ftl.pool{}.free_blocks", "blocks", "erased blocks of one tenant's pool");
+pub const FTL_POOL_BLOCKS: Metric = Metric::gauge("ftl.pool{}.blocks", "blocks", "blocks of one tenant's pool (dynamic OPS moves them)");
