@@ -13,6 +13,19 @@ use crate::io::{Kind, Op, DSM_RANGE_BYTES};
 use crate::sim::{SimDuration, SimTime};
 use crate::stats::{Breakdown, Component, Stats};
 
+/// Who asked for a command.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Origin {
+    /// An application's I/O (a job's): what the I/O statistics count.
+    #[default]
+    App,
+    /// The page cache: a read, readahead or writeback.
+    PageCache,
+    /// fio's zone management: a zbd job resets a zone before it writes it again (the kernel's
+    /// BLKRESETZONE, a Zone Management Send); no I/O of the job.
+    ZoneMgmt,
+}
+
 /// A write that names no FDP placement identifier.
 pub const NO_PID: u16 = u16::MAX;
 
@@ -60,9 +73,9 @@ pub struct Command {
     pub submitted: SimTime,
     /// Transfer engine: the byte of the I/O its next piece starts at.
     pub next_at: u32,
-    /// A request of the page cache (a read, readahead or writeback), not an application's
-    /// I/O: it is left out of the I/O statistics.
-    pub cache: bool,
+    /// Who asked for it: an application's I/O, or a request of the page cache or of fio's
+    /// zone management (left out of the I/O statistics).
+    pub origin: Origin,
     /// The request reached the device (rang its doorbell).
     pub device: bool,
 }
@@ -113,7 +126,7 @@ impl Command {
             buf: 0,
             submitted: SimTime::ZERO,
             next_at: 0,
-            cache: false,
+            origin: Origin::App,
             device: false,
         }
     }

@@ -46,7 +46,7 @@ use std::collections::VecDeque;
 
 pub use config::{Completion, HostConfig, Scheduler, ShareMode, Tags};
 
-use crate::cmd::Command;
+use crate::cmd::{Command, Origin};
 use crate::ids::{CmdId, JobId, QueueId, TenantId};
 use crate::io::Op;
 use crate::nvme::{Interface, NvmeConfig, WrrClass};
@@ -99,6 +99,18 @@ pub enum Event {
     CacheResume { cmd: CmdId },
 }
 
+/// A job's command the host has finished: `op` of `len` bytes at `offset`, `latency` after it
+/// was issued.
+#[derive(Clone, Copy, Debug)]
+pub struct Finished {
+    pub job: JobId,
+    pub origin: Origin,
+    pub op: Op,
+    pub len: u64,
+    pub offset: u64,
+    pub latency: SimDuration,
+}
+
 /// What the host hands the router, with the instant it takes effect.
 #[derive(Clone, Copy, Debug)]
 pub enum Out {
@@ -108,9 +120,9 @@ pub enum Out {
     Ring { cmd: CmdId },
     /// The driver writes the CQ head doorbell (nothing waits for it; it uses the link).
     CqDoorbell,
-    /// The application has seen an I/O of `job` complete: `op` of `len` bytes at `offset`,
-    /// `latency` after it was issued (the command has left the table).
-    Completed { job: JobId, op: Op, len: u64, offset: u64, latency: SimDuration },
+    /// A job's command has completed (it has left the table): for an application's I/O, the
+    /// application sees it complete.
+    Completed(Finished),
     /// `job`'s fsync has returned.
     FsyncDone { job: JobId },
 }
@@ -328,7 +340,7 @@ impl Host {
             Completion::Interrupt => false,
             Completion::Hybrid => c.len <= self.hybrid_threshold,
         };
-        polls && !c.cache
+        polls && c.origin == Origin::App
     }
 
     /// Host CPU time spent, and the CPUs it is spread over, for statistics.
@@ -565,7 +577,7 @@ impl Host {
         let now = ctx.now;
         let mut c = Command::new(self.threads[job].tenant, JobId(job as u32), op, run.first * PAGE, run.pages * PAGE, now);
         c.queue = QueueId(self.queue_of[job]);
-        c.cache = true;
+        c.origin = Origin::PageCache;
         let pages = c.len.div_ceil(self.page_size);
         // virtio-blk describes the buffer with a descriptor; NVMe needs a PRP list past two pages.
         c.prp_entries = if pages > 2 && !self.virtio { pages - 1 } else { 0 };
@@ -837,7 +849,7 @@ impl Host {
         let last = batch.len().saturating_sub(1);
         for &cmd in batch {
             let c = &ctx.cmds[cmd];
-            if !c.cache {
+            if c.origin == Origin::App {
                 self.reap_level[c.job.index()][fio_bucket(batch.len() as u64, &REAP_STARTS)] += 1;
             }
         }
@@ -854,7 +866,7 @@ impl Host {
     fn finish(&mut self, ctx: &mut Ctx, cmd: CmdId, cost: SimDuration, ring_cq: bool) {
         let c = &ctx.cmds[cmd];
         let (job, op, len) = (c.job.index(), c.op, c.len);
-        let cost = if op == Op::Read && !c.cache { cost + self.copy_time(len) } else { cost };
+        let cost = if op == Op::Read && c.origin == Origin::App { cost + self.copy_time(len) } else { cost };
         let g = self.cpus[job].reserve(ctx.now, cost);
         Self::account(ctx, cmd, g);
         let ev = if self.queue_lock.is_some() { Event::EndRequest { cmd, ring_cq } } else { Event::Complete { cmd, ring_cq } };
@@ -871,7 +883,7 @@ impl Host {
         if c.device {
             self.disk.end(ctx.now, c.op, ctx.now.since(c.submitted));
         }
-        if !c.cache {
+        if c.origin == Origin::App {
             // The host counts what it addressed: with an extended LBA, each block's metadata too.
             let len = if self.extended_lba { c.len + c.md } else { c.len };
             ctx.probe.io_completed(&IoRecord { tenant: c.tenant, job: c.job, op: c.op, offset: c.offset, len, issued: c.issued, submitted: c.submitted, completed: ctx.now, breakdown: &c.breakdown });
@@ -887,7 +899,7 @@ impl Host {
         debug_assert_eq!(c.breakdown.total(), now.since(c.issued).as_ps());
         let job = c.job.index();
         // A buffered job's trim went to the drive as it is: it completes as direct I/O does.
-        let buffered_app = self.threads[job].buffered && !c.cache && self.cache.is_some() && c.op != Op::Trim;
+        let buffered_app = self.threads[job].buffered && c.origin == Origin::App && self.cache.is_some() && c.op != Op::Trim;
         if buffered_app {
             self.reap_level[job][1] += 1;
         }
@@ -897,8 +909,8 @@ impl Host {
             }
         }
         let idle = !buffered_app && self.share.as_mut().is_some_and(|sh| sh.completed(c.tenant, now.since(c.submitted)));
-        let cache_request = c.cache;
-        if cache_request {
+        let origin = c.origin;
+        if origin == Origin::PageCache {
             self.cache_done(ctx, id);
             ctx.cmds.remove(id);
             if idle {
@@ -912,7 +924,7 @@ impl Host {
             // A tenant went idle: the others' shares grow.
             self.revisit_share(ctx);
         }
-        ctx.at(now, Out::Completed { job: JobId(job as u32), op, len, offset, latency });
+        ctx.at(now, Out::Completed(Finished { job: JobId(job as u32), origin, op, len, offset, latency }));
     }
 }
 

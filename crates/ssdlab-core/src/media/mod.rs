@@ -48,8 +48,6 @@ pub enum Out<E> {
     Data { cmd: CmdId, len: u32, at: u32 },
     /// The medium is done with `cmd`: its completion step.
     Done { cmd: CmdId },
-    /// The drive has reset zone `zone` for host job `job` (fio's zbd mode).
-    ZoneReset { job: u32, zone: u32 },
 }
 
 /// A medium's view of the simulation while it handles an input.

@@ -34,14 +34,14 @@
 use super::{Device, Event, Simulation};
 use crate::cmd::Ctx;
 use crate::ctrl::{self, Ctrl, Step};
-use crate::ids::{CmdId, JobId, QueueId};
+use crate::ids::{CmdId, QueueId};
 use crate::io::Kind;
 use crate::media::{self, Medium};
 use crate::pcie::{self, Sent, Tlp};
 use crate::sim::{SimDuration, SimTime};
 use crate::stats::Component;
 use crate::workload::runner;
-use crate::{ftl, host, nvme};
+use crate::{host, nvme};
 
 /// Calls a block with a context over its outbox, then carries on what it wrote.
 macro_rules! call {
@@ -157,7 +157,6 @@ impl Simulation {
             runner::Out::Wake(e) => self.at(t, Event::Runner(e)),
             runner::Out::Submit { cmd } => call!(self, host, host, route_host, |h, ctx| h.submit(ctx, cmd)),
             runner::Out::Fsync { job } => call!(self, host, host, route_host, |h, ctx| h.fsync(ctx, job)),
-            runner::Out::ResetZone { zone, job } => self.at(t, Event::Flash(ftl::Event::ZoneReset { zone, job })),
         }
     }
 
@@ -166,7 +165,7 @@ impl Simulation {
             host::Out::Host(e) => self.at(t, Event::Host(e)),
             host::Out::Ring { cmd } => self.at(t, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::SqDoorbell })),
             host::Out::CqDoorbell => self.link.cq_doorbell(t),
-            host::Out::Completed { job, op, len, offset, latency } => call!(self, runner, runner, route_runner, |r, ctx| r.completed(ctx, job, op, len, offset, latency)),
+            host::Out::Completed(done) => call!(self, runner, runner, route_runner, |r, ctx| r.completed(ctx, done)),
             host::Out::FsyncDone { job } => call!(self, runner, runner, route_runner, |r, ctx| r.fsync_done(ctx, job)),
         }
     }
@@ -181,14 +180,13 @@ impl Simulation {
         self.at(t, ev);
     }
 
-    /// A medium's output: its own event, read data for the link, a command done (to its
-    /// completion step), or a zone the host reset.
+    /// A medium's output: its own event, read data for the link, or a command done (to its
+    /// completion step).
     fn route_media<E>(&mut self, t: SimTime, o: media::Out<E>, own: fn(E) -> Event) {
         let ev = match o {
             media::Out::Wake(e) => own(e),
             media::Out::Data { cmd, len, at } => Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len, at } }),
             media::Out::Done { cmd } => Event::Ctrl(ctrl::Event::Step { cmd, step: Step::Completion }),
-            media::Out::ZoneReset { job, zone } => Event::Runner(runner::Event::ZoneResetDone { job: JobId(job), zone }),
         };
         self.at(t, ev);
     }

@@ -31,8 +31,15 @@ use std::path::{Path, PathBuf};
 /// Cases per parser target when `SSDLAB_FUZZ_CASES` is not set.
 pub const SHORT: u64 = 3000;
 
-/// A file of `../shared/data` beside the repository, if it is there.
+/// A file of `../shared/data` beside the repository, if it is there (its samples seed the
+/// fuzzers; without them the fuzzers start from their own corpus only, and say so, unless
+/// `SSDLAB_REQUIRE_SHARED=1`, which makes a missing sample a failure).
 pub fn shared(rel: &str) -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data").join(rel);
-    p.exists().then_some(p)
+    if p.exists() {
+        return Some(p);
+    }
+    assert!(std::env::var("SSDLAB_REQUIRE_SHARED").as_deref() != Ok("1"), "{} is missing: SSDLAB_REQUIRE_SHARED=1 requires ../shared beside the repository", p.display());
+    eprintln!("SKIPPED seed: {} is not beside the repository", p.display());
+    None
 }

@@ -27,6 +27,19 @@ mod trims;
 use ssdlab_core::config::build;
 use ssdlab_core::{Config, Simulation, Summary};
 
+/// A path under `../shared/data` (the test material beside the repository, read in place). When
+/// it is missing, a test that needs it fails if `SSDLAB_REQUIRE_SHARED=1` (as CI runs), and
+/// otherwise says so on stderr and is skipped (`None`).
+pub fn shared(rel: &str) -> Option<std::path::PathBuf> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data").join(rel);
+    if p.exists() {
+        return Some(p);
+    }
+    assert!(std::env::var("SSDLAB_REQUIRE_SHARED").as_deref() != Ok("1"), "{} is missing: SSDLAB_REQUIRE_SHARED=1 requires ../shared beside the repository", p.display());
+    eprintln!("SKIPPED: {} is not beside the repository (../shared holds the test material)", p.display());
+    None
+}
+
 /// A directory for a test's files, under cargo's scratch space for integration tests (in
 /// `target/`, not the system's temporary directory, so nothing is left behind there).
 pub fn scratch_dir(name: &str) -> std::path::PathBuf {

@@ -483,6 +483,24 @@ fn a_zoned_drive_moves_nothing_and_erases_what_resets_empty() {
 }
 
 #[test]
+fn a_zbd_zone_reset_is_a_command_that_crosses_the_link() {
+    // fio resets a full zone with the kernel's BLKRESETZONE: a Zone Management Send that takes
+    // the host's path, a queue entry and the link like any command (the drive fetches its SQE
+    // and posts its CQE), though fio counts no I/O for it.
+    let mut sim = Simulation::new(config_from(Some("zns"), &[("workload.numjobs", "1"), ("workload.number_ios", "1500")])).expect("config");
+    sim.keep_dma_log().expect("a DMA log");
+    let s = sim.run().expect("run");
+    let resets = s.metrics["ftl.zone_resets"];
+    assert!(resets >= 2.0, "1500 writes of 512 KiB fill and reset zones: {resets}");
+    let log = sim.dma_log().expect("kept");
+    let sqes = log.iter().filter(|a| a.pinned && a.size == 64).count() as f64;
+    let cqes = log.iter().filter(|a| a.pinned && a.size == 16).count() as f64;
+    assert_eq!(s.ios, 1500, "fio counts the writes alone");
+    assert_eq!(sqes, 1500.0 + resets, "an SQE fetched for every write and every reset");
+    assert_eq!(cqes, 1500.0 + resets, "a CQE posted for every write and every reset");
+}
+
+#[test]
 fn one_write_per_zone_in_flight_caps_a_zones_write_rate() {
     // Linux lets one write per zone be in flight, so one job writing one zone at QD32 keeps
     // one write in flight; with eight zones open its writes spread and overlap.

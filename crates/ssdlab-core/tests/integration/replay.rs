@@ -103,8 +103,7 @@ fn devices_map_to_jobs() {
 
 #[test]
 fn the_mqsim_sample_replays_deterministically_and_bad_settings_are_config_errors() {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/traces/mqsim_tpcc-small.trace");
-    if p.exists() {
+    if let Some(p) = crate::shared("traces/mqsim_tpcc-small.trace") {
         let a = replay(&p, &[("workload.numjobs", "4"), ("workload.iodepth", "8")]).unwrap();
         let b = replay(&p, &[("workload.numjobs", "4"), ("workload.iodepth", "8")]).unwrap();
         assert_eq!(a.replay.as_ref().unwrap().issued, 6999);

@@ -359,12 +359,7 @@ fn dynamic_ops_sizing_meets_an_slo_that_an_equal_split_misses() {
 
 #[test]
 fn each_tenant_replays_its_own_trace_inside_its_namespace() {
-    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/traces");
-    let (tpcc, msr) = (dir.join("mqsim_tpcc-small.trace"), dir.join("msr-cambridge1-sample.csv"));
-    if !tpcc.exists() || !msr.exists() {
-        eprintln!("skipped: ../shared/data/traces is not beside the repository");
-        return;
-    }
+    let (Some(tpcc), Some(msr)) = (crate::shared("traces/mqsim_tpcc-small.trace"), crate::shared("traces/msr-cambridge1-sample.csv")) else { return };
     let replay = |p: &std::path::Path| format!("iodepth = 8\n[tenants.workload.replay]\ntrace = {:?}\nmode = \"qd\"\nlba = \"scale\"", p.display().to_string());
     let text = format!(
         "extends = \"ops-isolation\"\n[ftl]\nprecondition = \"clean\"\n[[tenants]]\nname = \"tpcc\"\nshare = 0.25\n[tenants.workload]\n{}\n[[tenants]]\nname = \"msr\"\n[tenants.workload]\n{}\n",
@@ -425,11 +420,7 @@ fn a_donor_pool_never_gives_away_the_spare_its_gc_needs() {
 #[test]
 fn a_replayed_trace_under_io_cost_qos_ends() {
     // The QoS tick re-arms only while some job can still issue: replay-fed jobs ask their trace.
-    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/traces");
-    let trace = dir.join("mqsim_tpcc-small.trace");
-    if !trace.exists() {
-        return;
-    }
+    let Some(trace) = crate::shared("traces/mqsim_tpcc-small.trace") else { return };
     let s = run(&format!(
         "extends = \"dram\"\n[host]\nshare = \"weight\"\ncost_qos_latency = \"50us\"\ncost_qos_period = \"1ms\"\n[[tenants]]\nname = \"a\"\n[tenants.workload]\niodepth = 8\n[tenants.workload.replay]\ntrace = {:?}\nmode = \"qd\"\nlba = \"scale\"\n[[tenants]]\nname = \"b\"\n[tenants.workload]\nnumber_ios = 1000\n",
         trace.display().to_string()

@@ -11,13 +11,7 @@ use ssdlab_core::trace::stats::{stats_file, TraceStats};
 use ssdlab_core::trace::{detect, Format, ReadOptions, Record, TraceReader};
 
 fn sample(name: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/traces").join(name);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipped: {} is not beside the repository", p.display());
-        None
-    }
+    crate::shared(&format!("traces/{name}"))
 }
 
 fn read_all(path: &Path, format: Option<Format>) -> (Format, Vec<Record>) {
@@ -130,7 +124,7 @@ fn detection_tells_the_formats_apart() {
         ("fio-3.33-randrw-v3.iolog", Format::FioV3),
         ("fio-v2-handwritten.iolog", Format::FioV2),
     ] {
-        let Some(p) = sample(name) else { return };
+        let Some(p) = sample(name) else { continue };
         assert_eq!(detect(&p).unwrap(), f, "{name}");
     }
     let dir = crate::scratch_dir("detect");

@@ -65,8 +65,6 @@ pub enum Event {
     BackgroundGc,
     /// The dynamic OPS controller's step.
     OpsResize,
-    /// Host job `job` resets zone `zone` (a Zone Management Send).
-    ZoneReset { zone: u32, job: u32 },
     /// NAND array events.
     Nand(nand::Event),
 }
@@ -663,11 +661,6 @@ impl Medium for FlashDevice {
             }
             Event::BackgroundGc => self.background_gc(ctx),
             Event::OpsResize => self.resize_ops(ctx),
-            Event::ZoneReset { zone, job } => {
-                if self.reset_zone(ctx, zone) {
-                    ctx.at(ctx.now + self.zone_reset_latency, Out::ZoneReset { job, zone });
-                }
-            }
             Event::Nand(e) => {
                 self.array.handle(e, ctx.now, &mut self.out);
                 self.apply(ctx);

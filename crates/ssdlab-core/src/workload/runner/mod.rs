@@ -26,9 +26,9 @@ use rustc_hash::FxHashMap;
 use super::control::{Control, Limits, Pace, Verdict};
 use super::zbd::{ZbdJob, ZoneView};
 use super::{ExitScope, Io, JobGen, ReplayConfig, WorkloadConfig};
-use crate::cmd::Command;
+use crate::cmd::{Command, Origin};
 use crate::error::{Error, Result};
-use crate::host::Thread;
+use crate::host::{Finished, Thread};
 use crate::ids::{CmdId, JobId, TenantId};
 use crate::io::{Kind, Op};
 use crate::sim::{SimDuration, SimTime};
@@ -49,8 +49,6 @@ pub enum Event {
     Wake { job: JobId },
     /// The next record of timed trace replay `source` arrives.
     TraceArrival { source: u16 },
-    /// The drive has reset zone `zone` for `job`.
-    ZoneResetDone { job: JobId, zone: u32 },
 }
 
 /// What the runner hands the router, with the instant it takes effect.
@@ -62,8 +60,6 @@ pub enum Out {
     Submit { cmd: CmdId },
     /// A job calls fsync: it issues nothing until the host says its dirty pages are written.
     Fsync { job: JobId },
-    /// fio's zbd mode resets zone `zone` for job `job`.
-    ResetZone { zone: u32, job: u32 },
 }
 
 /// The runner's view of the simulation while it handles an input.
@@ -389,7 +385,6 @@ impl Runner {
     pub fn handle(&mut self, ctx: &mut Ctx, ev: Event) {
         match ev {
             Event::Arrival { job } => self.on_arrival(ctx, job.index()),
-            Event::ZoneResetDone { job, zone } => self.zone_reset_done(ctx, job.index(), zone),
             Event::Wake { job } => {
                 let j = &mut self.jobs[job.index()];
                 j.started = true;
@@ -561,12 +556,18 @@ impl Runner {
         }
     }
 
-    /// The application has seen an I/O of `job` complete (`op` of `len` bytes at `offset`,
-    /// `latency` after it was issued): the job's slot frees, its control loops look at it,
-    /// and the job issues its next I/O.
-    pub fn completed(&mut self, ctx: &mut Ctx, job: JobId, op: Op, len: u64, offset: u64, latency: SimDuration) {
+    /// A command of the job has completed (`op` of `len` bytes at `offset`, `latency` after it
+    /// was issued). An I/O: the job's slot frees, its control loops look at it, and the job
+    /// issues its next I/O; a zone reset: the job goes on with the zone.
+    pub fn completed(&mut self, ctx: &mut Ctx, done: Finished) {
+        let Finished { job, origin, op, len, offset, latency } = done;
         let now = ctx.now;
         let job = job.index();
+        if origin == Origin::ZoneMgmt {
+            // A zone reset the job sent for itself: no I/O of the job.
+            self.zone_reset_done(ctx, job, offset);
+            return;
+        }
         let state = &mut self.jobs[job];
         state.inflight -= 1;
         match state.ctl.completed(op, len, latency, now) {

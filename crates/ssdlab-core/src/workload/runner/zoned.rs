@@ -6,6 +6,9 @@
 use std::collections::VecDeque;
 
 use super::{Ctx, Hold, Job, Out, Runner, ZonePlan};
+use crate::cmd::{Command, Origin};
+use crate::ids::JobId;
+use crate::io::Kind;
 use crate::io::Op;
 use crate::sim::SimTime;
 use crate::workload::zbd::{Place, ZbdJob, ZoneView};
@@ -82,9 +85,17 @@ impl Runner {
         self.issue_io(ctx, job, io, arrival);
     }
 
+    /// `job` resets `zone`: as fio does (the kernel's BLKRESETZONE), a Zone Management Send
+    /// that takes the host's path and the link like any command, and that the job waits for.
     pub(super) fn send_reset(&mut self, ctx: &mut Ctx, job: usize, zone: usize) {
         self.jobs[job].hold = Hold::Resetting;
-        ctx.at(ctx.now, Out::ResetZone { zone: zone as u32, job: job as u32 });
+        let Some(v) = self.zones.as_ref() else { return };
+        let bytes = v.zone_bytes();
+        let mut c = Command::new(self.jobs[job].tenant, JobId(job as u32), Op::Trim, zone as u64 * bytes, bytes, ctx.now);
+        c.kind = Kind::ZoneReset;
+        c.origin = Origin::ZoneMgmt;
+        let cmd = ctx.cmds.insert(c);
+        ctx.at(ctx.now, Out::Submit { cmd });
     }
 
     /// Jobs waiting for a zone's write lock look again.
@@ -98,11 +109,12 @@ impl Runner {
         }
     }
 
-    /// The drive has reset `zone` for `job`: the write that waited for the reset goes first,
-    /// at the zone's start, then the job fills its slots, and jobs held for the zone look again.
-    pub(super) fn zone_reset_done(&mut self, ctx: &mut Ctx, j: usize, zone: u32) {
+    /// The drive has reset the zone at `offset` for `job`: the write that waited for the reset
+    /// goes first, at the zone's start, then the job fills its slots, and jobs held for the
+    /// zone look again.
+    pub(super) fn zone_reset_done(&mut self, ctx: &mut Ctx, j: usize, offset: u64) {
         if let Some(v) = self.zones.as_mut() {
-            v.reset(zone as usize);
+            v.reset(v.zone_of(offset));
         }
         self.jobs[j].hold = Hold::None;
         if let Some((io, true)) = self.jobs[j].pending {
