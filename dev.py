@@ -53,7 +53,7 @@ def sh(*cmd: object, **kw: object) -> None:
 
 def sources_hash() -> str:
     h = hashlib.sha256()
-    files = [ROOT / "Cargo.toml", ROOT / "Cargo.lock", ROOT / "pyproject.toml"]
+    files = [ROOT / "Cargo.toml", ROOT / "Cargo.lock", ROOT / "pyproject.toml", ROOT / ".cargo" / "config.toml"]
     for pattern in ("crates/**/*.rs", "crates/**/Cargo.toml", "presets/*.toml"):
         files += sorted(ROOT.glob(pattern))
     for f in files:

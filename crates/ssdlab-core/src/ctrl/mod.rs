@@ -20,7 +20,7 @@ pub mod transfer;
 
 pub use config::{CtrlConfig, DmaQueues, FirmwareConfig, HardwareConfig, Mode, Split};
 
-use crate::cmd::Command;
+use crate::cmd::{Command, Commands};
 use crate::ids::CmdId;
 use crate::io::Op;
 use crate::pcie::Tlp;
@@ -104,12 +104,11 @@ impl Ctrl {
 
     /// Runs `first` and, in firmware mode, every step that follows it without an external
     /// wait, on one core; in hardware mode `first` only, in its engine. Attributes the
-    /// command's time and schedules what comes next.
-    pub fn run_steps(&mut self, ctx: &mut Ctx, id: CmdId, first: Step) {
-        let now = ctx.now;
+    /// command's time; returns what comes next, and when.
+    pub fn run_steps(&mut self, now: SimTime, cmds: &mut Commands, id: CmdId, first: Step) -> (SimTime, Out) {
         let mut steps = [(first, 0u64); 4];
         let mut n = 1;
-        let c = &ctx.cmds[id];
+        let c = &cmds[id];
         steps[0].1 = items(c, first);
         let mut last = first;
         if self.mode == Mode::Firmware {
@@ -121,7 +120,7 @@ impl Ctrl {
         }
         let svc = self.serve(now, &steps[..n]);
         let mut t = svc.start;
-        let c = &mut ctx.cmds[id];
+        let c = &mut cmds[id];
         c.account(Component::Queueing, svc.start);
         for &(s, k) in &steps[..n] {
             t += self.cost(s, k);
@@ -141,19 +140,18 @@ impl Ctrl {
                 Step::Parse | Step::PrpList => unreachable!("always followed by an internal step"),
             },
         };
-        ctx.at(svc.end, next);
+        (svc.end, next)
     }
 
     /// A piece a Verify or Compare read has been checked in the controller (on flash, whose
     /// reads take no transfer engine): the data stays in the drive. After the last piece the
     /// command goes to its completion step, its critical piece's media time and GC wait split
     /// as a read's.
-    pub fn piece_checked(ctx: &mut Ctx, id: CmdId) {
-        let now = ctx.now;
-        let c = &mut ctx.cmds[id];
+    pub fn piece_checked(now: SimTime, cmds: &mut Commands, id: CmdId) -> Option<(SimTime, Out)> {
+        let c = &mut cmds[id];
         c.pieces_left = c.pieces_left.saturating_sub(1);
         if c.pieces_left > 0 {
-            return;
+            return None;
         }
         let waited = now.since(c.mark);
         let media = c.crit_media.min(waited);
@@ -162,7 +160,7 @@ impl Ctrl {
         c.add(Component::Gc, gc);
         c.add(Component::Queueing, waited - media - gc);
         c.mark = now;
-        ctx.at(now, Out::Step { cmd: id, step: Step::Completion });
+        Some((now, Out::Step { cmd: id, step: Step::Completion }))
     }
 
     /// Busy time of the processing units, for statistics.
@@ -315,7 +313,8 @@ mod tests {
     }
 }
 
-/// What the controller hands the router, with the instant it takes effect.
+/// What the controller hands the router (each step returns its one output, with the instant it
+/// takes effect).
 #[derive(Clone, Copy, Debug)]
 pub enum Out {
     /// `cmd` arrives at `step` (the controller's own event).
@@ -327,9 +326,6 @@ pub enum Out {
     /// The medium takes `cmd`'s write (its data has arrived, or it moves none).
     Write { cmd: CmdId },
 }
-
-/// The controller's view of the simulation while it handles an input.
-pub type Ctx<'a> = crate::cmd::Ctx<'a, Out>;
 
 /// Controller events.
 #[derive(Clone, Copy, Debug)]

@@ -99,18 +99,6 @@ pub enum Event {
     CacheResume { cmd: CmdId },
 }
 
-/// A job's command the host has finished: `op` of `len` bytes at `offset`, `latency` after it
-/// was issued.
-#[derive(Clone, Copy, Debug)]
-pub struct Finished {
-    pub job: JobId,
-    pub origin: Origin,
-    pub op: Op,
-    pub len: u64,
-    pub offset: u64,
-    pub latency: SimDuration,
-}
-
 /// What the host hands the router, with the instant it takes effect.
 #[derive(Clone, Copy, Debug)]
 pub enum Out {
@@ -120,9 +108,9 @@ pub enum Out {
     Ring { cmd: CmdId },
     /// The driver writes the CQ head doorbell (nothing waits for it; it uses the link).
     CqDoorbell,
-    /// A job's command has completed (it has left the table): for an application's I/O, the
-    /// application sees it complete.
-    Completed(Finished),
+    /// A job's command has completed (an application's I/O: the application sees it
+    /// complete); the job takes it out of the command table.
+    Completed { cmd: CmdId },
     /// `job`'s fsync has returned.
     FsyncDone { job: JobId },
 }
@@ -405,6 +393,7 @@ impl Host {
 
     /// The host's own events (interrupts and the QoS period are routed by the simulation,
     /// which brings what other blocks contribute).
+    #[inline]
     pub fn handle(&mut self, ctx: &mut Ctx, ev: Event) {
         match ev {
             Event::CqeSeen { cmd } => {
@@ -441,6 +430,7 @@ impl Host {
     /// (the path to the driver, a copy of write data into a kernel buffer, its side of a
     /// hand-off to the scheduler thread), then the rest of submission. A buffered read or
     /// write goes to the page cache instead, a trim drops its ranges from it first.
+    #[inline]
     pub fn submit(&mut self, ctx: &mut Ctx, id: CmdId) {
         let c = &mut ctx.cmds[id];
         let job = c.job.index();
@@ -845,6 +835,7 @@ impl Host {
     /// The interrupt handler found `batch` completed: the first pays the interrupt, wake-up
     /// and return (`complete_cost`), each further one its own completion
     /// (`batch_complete_cost`); the last rings the CQ head doorbell.
+    #[inline]
     pub fn interrupt(&mut self, ctx: &mut Ctx, batch: &[CmdId]) {
         let last = batch.len().saturating_sub(1);
         for &cmd in batch {
@@ -918,13 +909,11 @@ impl Host {
             }
             return;
         }
-        let (op, len, latency, offset) = (c.op, c.len, now.since(c.issued), c.offset);
-        ctx.cmds.remove(id);
         if idle {
             // A tenant went idle: the others' shares grow.
             self.revisit_share(ctx);
         }
-        ctx.at(now, Out::Completed(Finished { job: JobId(job as u32), origin, op, len, offset, latency }));
+        ctx.at(now, Out::Completed { cmd: id });
     }
 }
 

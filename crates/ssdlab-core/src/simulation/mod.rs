@@ -56,7 +56,6 @@ pub enum Event {
 struct Outboxes {
     runner: Vec<(SimTime, runner::Out)>,
     host: Vec<(SimTime, host::Out)>,
-    ctrl: Vec<(SimTime, ctrl::Out)>,
     nvm: Vec<(SimTime, media::Out<nvm::Event>)>,
     flash: Vec<(SimTime, media::Out<ftl::Event>)>,
 }

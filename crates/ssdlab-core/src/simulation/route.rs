@@ -31,7 +31,7 @@
 //! Outputs are carried on in the order the block wrote them, after its call returns: a block
 //! never sees the effect of its own outputs within one call.
 
-use super::{Device, Event, Simulation};
+use super::{Device, Event, Outboxes, Simulation};
 use crate::cmd::Ctx;
 use crate::ctrl::{self, Ctrl, Step};
 use crate::ids::{CmdId, QueueId};
@@ -42,6 +42,9 @@ use crate::sim::{SimDuration, SimTime};
 use crate::stats::Component;
 use crate::workload::runner;
 use crate::{host, nvme};
+
+/// A medium's outbox: its outputs, each with the instant it takes effect.
+type MediaOutbox<E> = Vec<(SimTime, media::Out<E>)>;
 
 /// Calls a block with a context over its outbox, then carries on what it wrote.
 macro_rules! call {
@@ -115,7 +118,10 @@ impl Simulation {
                     self.send_interrupt(queue);
                 }
             }
-            Event::Ctrl(ctrl::Event::Step { cmd, step }) => call!(self, ctrl, ctrl, route_ctrl, |c, ctx| c.run_steps(ctx, cmd, step)),
+            Event::Ctrl(ctrl::Event::Step { cmd, step }) => {
+                let (t, o) = self.ctrl.run_steps(self.now, &mut self.cmds, cmd, step);
+                self.route_ctrl(t, o);
+            }
             Event::Ctrl(ctrl::Event::FetchDone) => {
                 // The freed engine takes the next waiting fetch.
                 if let Some((cmd, tlp)) = self.ctrl.fetch.done() {
@@ -152,6 +158,7 @@ impl Simulation {
 
     // ---- each block's outputs ---------------------------------------------------------------
 
+    #[inline]
     fn route_runner(&mut self, t: SimTime, o: runner::Out) {
         match o {
             runner::Out::Wake(e) => self.at(t, Event::Runner(e)),
@@ -160,16 +167,18 @@ impl Simulation {
         }
     }
 
+    #[inline]
     fn route_host(&mut self, t: SimTime, o: host::Out) {
         match o {
             host::Out::Host(e) => self.at(t, Event::Host(e)),
             host::Out::Ring { cmd } => self.at(t, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::SqDoorbell })),
             host::Out::CqDoorbell => self.link.cq_doorbell(t),
-            host::Out::Completed(done) => call!(self, runner, runner, route_runner, |r, ctx| r.completed(ctx, done)),
+            host::Out::Completed { cmd } => call!(self, runner, runner, route_runner, |r, ctx| r.completed(ctx, cmd)),
             host::Out::FsyncDone { job } => call!(self, runner, runner, route_runner, |r, ctx| r.fsync_done(ctx, job)),
         }
     }
 
+    #[inline]
     fn route_ctrl(&mut self, t: SimTime, o: ctrl::Out) {
         let ev = match o {
             ctrl::Out::Step { cmd, step } => Event::Ctrl(ctrl::Event::Step { cmd, step }),
@@ -182,6 +191,7 @@ impl Simulation {
 
     /// A medium's output: its own event, read data for the link, or a command done (to its
     /// completion step).
+    #[inline]
     fn route_media<E>(&mut self, t: SimTime, o: media::Out<E>, own: fn(E) -> Event) {
         let ev = match o {
             media::Out::Wake(e) => own(e),
@@ -191,22 +201,26 @@ impl Simulation {
         self.at(t, ev);
     }
 
-    fn drain_nvm(&mut self, start: usize) {
-        let end = self.outs.nvm.len();
+    /// Carries on a medium's outputs from `start` of its outbox (`outbox` picks it); `own`
+    /// makes its own events the simulation's.
+    #[inline]
+    fn drain_media<E: Copy>(&mut self, start: usize, outbox: fn(&mut Outboxes) -> &mut MediaOutbox<E>, own: fn(E) -> Event) {
+        let end = outbox(&mut self.outs).len();
         for i in start..end {
-            let (t, o) = self.outs.nvm[i];
-            self.route_media(t, o, Event::Nvm);
+            let (t, o) = outbox(&mut self.outs)[i];
+            self.route_media(t, o, own);
         }
-        self.outs.nvm.truncate(start);
+        outbox(&mut self.outs).truncate(start);
     }
 
+    #[inline]
+    fn drain_nvm(&mut self, start: usize) {
+        self.drain_media(start, |o| &mut o.nvm, Event::Nvm);
+    }
+
+    #[inline]
     fn drain_flash(&mut self, start: usize) {
-        let end = self.outs.flash.len();
-        for i in start..end {
-            let (t, o) = self.outs.flash[i];
-            self.route_media(t, o, Event::Flash);
-        }
-        self.outs.flash.truncate(start);
+        self.drain_media(start, |o| &mut o.flash, Event::Flash);
     }
 
     // ---- the link -----------------------------------------------------------------------------
@@ -214,9 +228,12 @@ impl Simulation {
     /// A command's TLPs are ready: a Verify's or Compare's read data stays in the controller;
     /// a doorbell makes the request the device's; a read of host memory may wait for a fetch
     /// engine; then the DMA addresses are translated.
+    #[inline]
     fn send(&mut self, id: CmdId, tlp: Tlp) {
         if matches!(tlp, Tlp::DataOut { .. }) && self.cmds[id].op == crate::io::Op::Write {
-            call!(self, ctrl, ctrl, route_ctrl, |_c, ctx| Ctrl::piece_checked(ctx, id));
+            if let Some((t, o)) = Ctrl::piece_checked(self.now, &mut self.cmds, id) {
+                self.route_ctrl(t, o);
+            }
             return;
         }
         if tlp == Tlp::SqDoorbell {
@@ -232,6 +249,7 @@ impl Simulation {
 
     /// The TLPs' DMA addresses are looked up in the ATC (and logged, when asked): they go
     /// after the slowest translation.
+    #[inline]
     fn translate_and_transmit(&mut self, id: CmdId, tlp: Tlp) {
         let wait = match &self.host.memory {
             Some(memory) if self.dma.active() => {
@@ -250,6 +268,7 @@ impl Simulation {
     }
 
     /// The link carries the TLPs; what they deliver moves the command on.
+    #[inline]
     fn transmit(&mut self, id: CmdId, tlp: Tlp, translated: SimDuration) {
         let sent = self.link.transmit(self.now, &mut self.cmds[id], tlp, translated, self.ctrl.dma.engine(tlp));
         match sent {
@@ -306,6 +325,7 @@ impl Simulation {
 
     /// Fetches SQEs while tags are free, in arbitration order; the controller cuts each
     /// command into the medium's pieces.
+    #[inline]
     fn try_fetch(&mut self) {
         while self.ctrl.has_free_tag() {
             let Some((_, id)) = self.nvme.arbitrate() else { break };
@@ -313,11 +333,13 @@ impl Simulation {
             let c = &mut self.cmds[id];
             // A zone reset is one state change, whatever the zone's size.
             c.pieces = if c.kind == Kind::ZoneReset { 1 } else { self.medium.pieces(c.offset, c.len) };
-            call!(self, ctrl, ctrl, route_ctrl, |c, ctx| c.run_steps(ctx, id, Step::Fetch));
+            let (t, o) = self.ctrl.run_steps(self.now, &mut self.cmds, id, Step::Fetch);
+            self.route_ctrl(t, o);
         }
     }
 
     /// An MSI-X for every CQE waiting on `queue` goes up the link.
+    #[inline]
     fn send_interrupt(&mut self, queue: QueueId) {
         let count = self.nvme.signal(queue);
         let arrival = self.link.interrupt(self.now);
@@ -327,6 +349,7 @@ impl Simulation {
     /// An MSI-X reaches the host: the CQEs it covers have landed (their completion step ends
     /// here; what follows until the handler runs is waiting for the CPU), and the handler runs
     /// at once on a free CPU, or when its CPU is done.
+    #[inline]
     fn interrupt(&mut self, queue: QueueId) {
         // Only those whose CQE has landed: a later one is still on the link.
         for cmd in self.nvme.signalled(queue) {
@@ -345,6 +368,7 @@ impl Simulation {
     }
 
     /// The interrupt handler of `queue` finishes every CQE that has reached host memory.
+    #[inline]
     fn run_handler(&mut self, queue: QueueId) {
         let mut batch = std::mem::take(&mut self.scratch);
         batch.clear();

@@ -28,7 +28,7 @@ use super::zbd::{ZbdJob, ZoneView};
 use super::{ExitScope, Io, JobGen, ReplayConfig, WorkloadConfig};
 use crate::cmd::{Command, Origin};
 use crate::error::{Error, Result};
-use crate::host::{Finished, Thread};
+use crate::host::Thread;
 use crate::ids::{CmdId, JobId, TenantId};
 use crate::io::{Kind, Op};
 use crate::sim::{SimDuration, SimTime};
@@ -382,6 +382,7 @@ impl Runner {
     }
 
     /// The runner's own events.
+    #[inline]
     pub fn handle(&mut self, ctx: &mut Ctx, ev: Event) {
         match ev {
             Event::Arrival { job } => self.on_arrival(ctx, job.index()),
@@ -559,10 +560,12 @@ impl Runner {
     /// A command of the job has completed (`op` of `len` bytes at `offset`, `latency` after it
     /// was issued). An I/O: the job's slot frees, its control loops look at it, and the job
     /// issues its next I/O; a zone reset: the job goes on with the zone.
-    pub fn completed(&mut self, ctx: &mut Ctx, done: Finished) {
-        let Finished { job, origin, op, len, offset, latency } = done;
+    #[inline]
+    pub fn completed(&mut self, ctx: &mut Ctx, cmd: CmdId) {
         let now = ctx.now;
-        let job = job.index();
+        let c = &ctx.cmds[cmd];
+        let (job, origin, op, len, offset, latency) = (c.job.index(), c.origin, c.op, c.len, c.offset, now.since(c.issued));
+        ctx.cmds.remove(cmd);
         if origin == Origin::ZoneMgmt {
             // A zone reset the job sent for itself: no I/O of the job.
             self.zone_reset_done(ctx, job, offset);
@@ -600,7 +603,9 @@ impl Runner {
                 Hold::None | Hold::Resetting | Hold::ZoneBusy => {}
             }
         }
-        self.zone_io_done(ctx, job, op, offset);
+        if self.zones.is_some() {
+            self.zone_io_done(ctx, job, op, offset);
+        }
         let state = &mut self.jobs[job];
         if state.sync_due {
             // fsync once the I/Os in flight are done; the job issues nothing meanwhile.
