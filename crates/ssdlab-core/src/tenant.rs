@@ -43,13 +43,13 @@ config_struct! {
         share: f64 = 0.0,
         /// Jobs (threads with a queue pair each) running its workload. Default: `1`.
         numjobs: u32 = 1,
-        /// `io.max`: read and write IOPS limits (0 = none), under `host.share = "max"`.
-        /// Default: `0`.
+        /// `io.max`: read IOPS limit (0 = none), under `host.share = "max"`. Default: `0`.
         riops: u64 = 0,
+        /// `io.max`: write IOPS limit (0 = none), under `host.share = "max"`. Default: `0`.
         wiops: u64 = 0,
-        /// `io.max`: read and write bandwidth limits in bytes per second (0 = none).
-        /// Default: `0`.
+        /// `io.max`: read bandwidth limit in bytes per second (0 = none). Default: `0`.
         rbps: Bandwidth = Bandwidth(0.0),
+        /// `io.max`: write bandwidth limit in bytes per second (0 = none). Default: `0`.
         wbps: Bandwidth = Bandwidth(0.0),
         /// SLO: IOPS it must get in each series interval (0 = none). Default: `0`.
         slo_iops: f64 = 0.0,

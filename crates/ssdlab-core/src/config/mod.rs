@@ -38,18 +38,25 @@ config_struct! {
     pub struct Config {
         /// One line saying what this config models (shown by `ssdlab presets`).
         description: String = String::new(),
+        /// The host: its CPUs' software costs, block layer, page cache, cgroup controller.
         host: HostConfig = HostConfig::default(),
+        /// The PCIe link between the root port and the drive.
         pcie: PcieConfig = PcieConfig::default(),
+        /// The NVMe interface: queue pairs, arbitration, interrupts, the LBA format.
         nvme: NvmeConfig = NvmeConfig::default(),
+        /// The drive's controller: firmware cores or hardware engines, tags, data movers.
         ctrl: CtrlConfig = CtrlConfig::default(),
+        /// The storage medium: byte-addressable NVM or NAND flash.
         media: MediaConfig = MediaConfig::default(),
         /// The flash translation layer (used with `media.kind = "nand"`).
         ftl: FtlConfig = FtlConfig::default(),
         /// PCIe ATS and the device's Address Translation Cache.
         ats: crate::ats::AtsConfig = crate::ats::AtsConfig::default(),
+        /// What the host's jobs ask of the drive, in fio's vocabulary (or a replayed trace).
         workload: WorkloadConfig = WorkloadConfig::default(),
         /// The tenants sharing the drive (`[[tenants]]`); none: one tenant, `default`.
         tenants: Vec<crate::tenant::TenantConfig> = Vec::new(),
+        /// What the run reports: percentiles, the time series, the steady-state check.
         stats: StatsConfig = StatsConfig::default(),
     }
 }
@@ -177,6 +184,17 @@ pub fn reference() -> Vec<KeyDoc> {
         doc: "A preset name or a TOML file (relative to this one) loaded first; this config's keys override it, table by table.".into(),
     }];
     Config::keys("", &mut out);
+    // A job's or a tenant's workload keys are `[workload]`'s, for that job or tenant alone.
+    for prefix in ["workload.jobs[].", "tenants[].workload."] {
+        for i in 0..out.len() {
+            if let Some(name) = out[i].key.strip_prefix(prefix).filter(|_| out[i].doc.is_empty()) {
+                let base = format!("workload.{name}");
+                if out.iter().any(|k| k.key == base) {
+                    out[i].doc = format!("As `{base}`, for this {} alone.", if prefix.starts_with("tenants") { "tenant's jobs" } else { "job" });
+                }
+            }
+        }
+    }
     out
 }
 
@@ -323,6 +341,9 @@ mod tests {
             assert_eq!(find(top).default, "", "{top} is a table: its keys have the defaults");
         }
         assert_eq!(find("description").default, "\"\"");
+        assert_eq!(find("workload.jobs[].bs").doc, "As `workload.bs`, for this job alone.");
+        let undocumented: Vec<&str> = keys.iter().filter(|k| k.doc.is_empty()).map(|k| k.key.as_str()).collect();
+        assert!(undocumented.is_empty(), "keys without a doc comment: {undocumented:?}");
         let lanes = find("pcie.lanes");
         assert_eq!(lanes.kind, "integer");
         assert_eq!(lanes.default, PcieConfig::default().lanes.to_string());
