@@ -22,7 +22,7 @@
 //!
 //! What each job issues and when is fio's business (`workload::runner`): its I/Os arrive here
 //! as system calls ([`Host::submit`]), and the host says when the application sees each one
-//! complete ([`Out::Completed`]).
+//! complete ([`Host::complete`]).
 //!
 //! Jobs with `direct = false` go through the page cache ([`page_cache`]): the application's
 //! read or write is served from memory when it can be, and the cache's own device requests
@@ -108,9 +108,6 @@ pub enum Out {
     Ring { cmd: CmdId },
     /// The driver writes the CQ head doorbell (nothing waits for it; it uses the link).
     CqDoorbell,
-    /// A job's command has completed (an application's I/O: the application sees it
-    /// complete); the job takes it out of the command table.
-    Completed { cmd: CmdId },
     /// `job`'s fsync has returned.
     FsyncDone { job: JobId },
 }
@@ -419,10 +416,10 @@ impl Host {
                 ctx.cmds[cmd].account(Component::PageCache, ctx.now);
                 ctx.at(ctx.now, Out::Host(Event::Complete { cmd, ring_cq: false }));
             }
-            Event::Complete { cmd, ring_cq } => self.on_complete(ctx, cmd, ring_cq),
-            // The router brings what other blocks contribute to these: the NVMe queues' landed
-            // CQEs, and whether any job is still active.
-            Event::Interrupt { .. } | Event::Handler { .. } | Event::QosTick => unreachable!("routed by the simulation"),
+            // The router brings what other blocks contribute to these (the NVMe queues' landed
+            // CQEs, whether any job is still active) or takes what they give (a job's command
+            // that completed).
+            Event::Interrupt { .. } | Event::Handler { .. } | Event::QosTick | Event::Complete { .. } => unreachable!("routed by the simulation"),
         }
     }
 
@@ -866,7 +863,8 @@ impl Host {
 
     /// The host has finished `cmd` (the last rings the CQ head doorbell): the request leaves
     /// the device's statistics, the application's I/O is recorded, and it completes.
-    fn on_complete(&mut self, ctx: &mut Ctx, cmd: CmdId, ring_cq: bool) {
+    /// Returns the command if it is a job's (the job takes it out of the command table).
+    pub fn complete(&mut self, ctx: &mut Ctx, cmd: CmdId, ring_cq: bool) -> Option<CmdId> {
         if ring_cq {
             ctx.at(ctx.now, Out::CqDoorbell);
         }
@@ -879,12 +877,12 @@ impl Host {
             let len = if self.extended_lba { c.len + c.md } else { c.len };
             ctx.probe.io_completed(&IoRecord { tenant: c.tenant, job: c.job, op: c.op, offset: c.offset, len, issued: c.issued, submitted: c.submitted, completed: ctx.now, breakdown: &c.breakdown });
         }
-        self.complete(ctx, cmd);
+        self.release(ctx, cmd)
     }
 
-    /// The application has seen `id` complete (its statistics are recorded): the slot frees,
-    /// and the job issues its next I/O.
-    fn complete(&mut self, ctx: &mut Ctx, id: CmdId) {
+    /// The host lets go of `id`: its buffer, its cgroup's share; a page cache request leaves
+    /// the table here, a job's command is returned for the job.
+    fn release(&mut self, ctx: &mut Ctx, id: CmdId) -> Option<CmdId> {
         let now = ctx.now;
         let c = &ctx.cmds[id];
         debug_assert_eq!(c.breakdown.total(), now.since(c.issued).as_ps());
@@ -907,13 +905,13 @@ impl Host {
             if idle {
                 self.revisit_share(ctx);
             }
-            return;
+            return None;
         }
         if idle {
             // A tenant went idle: the others' shares grow.
             self.revisit_share(ctx);
         }
-        ctx.at(now, Out::Completed { cmd: id });
+        Some(id)
     }
 }
 

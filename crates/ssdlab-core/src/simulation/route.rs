@@ -18,8 +18,8 @@
 //! 6. The CQE goes up ([`pcie::Sent::Cqe`]); the host polls for it, or the queue's MSI-X
 //!    goes up ([`Simulation::send_interrupt`]) and the handler runs when its CPU is free.
 //! 7. `host` finishes the I/O on the job's CPU; the CQ head doorbell goes down
-//!    ([`host::Out::CqDoorbell`]); the application sees it complete, and the runner decides
-//!    what the job does next ([`host::Out::Completed`]).
+//!    ([`host::Out::CqDoorbell`]); the application sees it complete ([`host::Host::complete`]),
+//!    and the runner decides what the job does next.
 //!
 //! A write differs at 4: the controller reads the data from host memory first (read requests
 //! up, completions down), then the medium takes it ([`media::Event::WriteStart`]) and sends
@@ -101,6 +101,13 @@ impl Simulation {
         match ev {
             Event::Host(host::Event::Interrupt { queue, .. }) => self.interrupt(queue),
             Event::Host(host::Event::Handler { queue }) => self.run_handler(queue),
+            Event::Host(host::Event::Complete { cmd, ring_cq }) => {
+                // The host finishes the command; a job's: the application sees it complete, and
+                // the runner decides what the job does next.
+                if let Some(cmd) = call!(self, host, host, route_host, |h, ctx| h.complete(ctx, cmd, ring_cq)) {
+                    call!(self, runner, runner, route_runner, |r, ctx| r.completed(ctx, cmd));
+                }
+            }
             Event::Host(host::Event::QosTick) => {
                 let active = self.runner.active(self.now);
                 call!(self, host, host, route_host, |h, ctx| h.qos_tick(ctx, active));
@@ -173,7 +180,6 @@ impl Simulation {
             host::Out::Host(e) => self.at(t, Event::Host(e)),
             host::Out::Ring { cmd } => self.at(t, Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::SqDoorbell })),
             host::Out::CqDoorbell => self.link.cq_doorbell(t),
-            host::Out::Completed { cmd } => call!(self, runner, runner, route_runner, |r, ctx| r.completed(ctx, cmd)),
             host::Out::FsyncDone { job } => call!(self, runner, runner, route_runner, |r, ctx| r.fsync_done(ctx, job)),
         }
     }
