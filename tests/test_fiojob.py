@@ -310,6 +310,31 @@ def test_thinktime_is_microseconds_and_spaces_the_ios(tmp_path):
         fiojob.load(write(tmp_path, "[j]\nthinktime=5ms\nthinktime_blocks=4\n"), env={})
 
 
+def test_ioengine_and_its_options_pick_the_hosts_io_engine(tmp_path):
+    cases = {
+        "": ("psync", None),
+        "ioengine=pvsync2\n": ("psync", None),
+        "ioengine=libaio\niodepth=16\niodepth_batch_submit=8\n": ("libaio", 8),
+        "ioengine=io_uring\niodepth=4\niodepth_batch=0\n": ("io_uring", 4),
+        "ioengine=io_uring\nhipri\n": ("io_uring-hipri", None),
+        "ioengine=io_uring\nsqthread_poll=1\n": ("io_uring-sqpoll", None),
+        "ioengine=spdk\n": ("spdk", None),
+        "ioengine=posixaio\n": (None, None),
+    }
+    for text, (engine, batch) in cases.items():
+        [g], _ = fiojob.load(write(tmp_path, f"[j]\nrw=randread\ndirect=1\n{text}"), env={})
+        assert g.jobs[0].get("ioengine") == engine, text
+        assert g.jobs[0].get("iodepth_batch") == batch, text
+    with pytest.raises(ssdlab.WorkloadError, match="sqthread_poll with hipri"):
+        fiojob.load(write(tmp_path, "[j]\nioengine=io_uring\nhipri\nsqthread_poll\n"), env={})
+    # On the device: polling costs less CPU per I/O than sleeping on an interrupt.
+    cpu = {}
+    for text in ("ioengine=io_uring\n", "ioengine=io_uring\nhipri\n"):
+        [res] = api.load_jobfile(write(tmp_path, f"[j]\nrw=randread\ndirect=1\nnumber_ios=300\n{text}"), "default").run()
+        cpu[text] = res.summary["metrics"]["host.cpu.busy"] / res.summary["read"]["ios"]
+    assert cpu["ioengine=io_uring\nhipri\n"] < cpu["ioengine=io_uring\n"]
+
+
 def test_rate_is_a_cap_per_direction_in_bytes(tmp_path):
     # fio: a bare number is bytes per second, k is 1024; "a," caps reads only, ",b" writes only.
     cases = {"rate=400k": "409600B/s,409600B/s", "rate=16m,1m": "16777216B/s,1048576B/s", "rate=1250": "1250B/s,1250B/s",
@@ -550,7 +575,7 @@ def test_a_job_file_runs_exactly_as_the_same_workload_in_toml(tmp_path):
     p = write(tmp_path, "[j]\nioengine=libaio\ndirect=1\nrw=randread\nbs=8k\niodepth=8\nnumber_ios=3000\nrandseed=7\n")
     plan = api.load_jobfile(p, "default")
     [res] = plan.run()
-    ref = api.run("default", workload={"rw": "randread", "bs": "8k", "iodepth": 8, "numjobs": 1, "number_ios": 3000, "randseed": 7})
+    ref = api.run("default", workload={"rw": "randread", "bs": "8k", "iodepth": 8, "numjobs": 1, "number_ios": 3000, "randseed": 7, "ioengine": "libaio"})
     for key in ("ios", "iops", "bandwidth_mib_s", "read", "breakdown_us"):
         assert res.summary[key] == ref.summary[key], key
 

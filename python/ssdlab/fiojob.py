@@ -107,6 +107,7 @@ MAPPED = {
     "libblkio_driver", "libblkio_path", "libblkio_pre_connect_props", "libblkio_num_entries", "libblkio_queue_size",
     "libblkio_pre_start_props", "libblkio_vectored", "libblkio_write_zeroes_on_trim", "libblkio_wait_mode",
     "libblkio_force_enable_completion_eventfd", "fsync", "fdatasync", "end_fsync", "fsync_on_close", "sync",
+    "hipri", "sqthread_poll", "iodepth_batch", "iodepth_batch_submit",
 }
 IGNORED -= MAPPED
 # Options whose values are one number or size (where fio also accepts arithmetic).
@@ -414,6 +415,7 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
                 f"libblkio_driver={driver or '(unset)'}: the io_uring, nvme-io_uring and virtio-blk-vfio-pci drivers are modelled"
                 " (vhost-user and vhost-vdpa reach a software backend, not a drive)",
             )
+    _engine(o, engine, out)
     for key in o:  # engine-specific options are unknown here, but the engine's error comes first
         if key not in KNOWN:
             close = difflib.get_close_matches(key, sorted(KNOWN), n=1)
@@ -615,6 +617,7 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
             # io_submit() does buffered I/O in the caller before it returns.
             notes.append(f"{job.where}: libaio submits buffered I/O synchronously, so iodepth={out['iodepth']} runs as 1 (as fio does)")
             out["iodepth"] = 1
+            out.pop("iodepth_batch", None)
         if sync not in ("none", "0"):
             out["fsync"] = 1  # O_SYNC / O_DSYNC: each write returns once its pages are on the device
     elif sync not in ("none", "0"):
@@ -669,6 +672,36 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
         if key in o:
             _bool(o[key])
     return out, group
+
+
+# fio's engines as the host's I/O engines (`host.engine`); the others keep the host's.
+ENGINES = {
+    "psync": "psync", "sync": "psync", "pvsync": "psync", "pvsync2": "psync", "vsync": "psync",
+    "libaio": "libaio", "io_uring": "io_uring", "io_uring_cmd": "io_uring", "spdk": "spdk",
+}
+
+
+def _engine(o: dict, engine: str, out: dict) -> None:
+    """The job's I/O engine (`ioengine`, with io_uring's `hipri` and `sqthread_poll`) and the
+    I/Os it submits per system call (`iodepth_batch_submit`; 0 means `iodepth`)."""
+    name = ENGINES.get(engine)
+    hipri = "hipri" in o and _bool(o["hipri"])
+    sqpoll = "sqthread_poll" in o and _bool(o["sqthread_poll"])
+    if name == "io_uring":
+        if hipri and sqpoll:
+            raise _err(o["sqthread_poll"].where, "sqthread_poll with hipri: the SQ thread polling for completions is not modelled yet (each alone is)")
+        name = "io_uring-hipri" if hipri else "io_uring-sqpoll" if sqpoll else name
+    elif hipri and name == "psync":
+        raise _err(o["hipri"].where, f"hipri with ioengine={engine}: polled synchronous I/O (RWF_HIPRI) is not modelled yet; io_uring with hipri is")
+    if name is not None:
+        out["ioengine"] = name
+    key = next((k for k in ("iodepth_batch_submit", "iodepth_batch") if k in o), None)
+    if key is not None:
+        n = _int(o[key])
+        if n < 0:
+            raise _err(o[key].where, f"{key}={n}: must be at least 0 (0 means iodepth)")
+        depth = _int(o["iodepth"], 1) if "iodepth" in o and engine not in SYNC_ENGINES else 1
+        out["iodepth_batch"] = max(1, min(n or depth, depth))
 
 
 def _placement(o: dict, out: dict) -> None:

@@ -52,6 +52,7 @@ impl Config {
         for (_, path, job, _) in &jobs {
             if seen.insert(path.clone()) {
                 self.job_rules(issues, &flagged, path, job);
+                self.engine_rules(issues, &flagged, path, job);
             }
         }
         let ats_keys = ["ats.lines", "ats.ways", "ats.stu", "host.vms", "host.memory", "host.buffer_pool", "workload.numjobs", "workload.bs", "workload.bssplit", "nvme.io_queues"];
@@ -225,6 +226,31 @@ impl Config {
             job.iodepth,
             format!("must be <= nvme.queue_depth - 1 = {} (a queue holds one entry less than its size)", self.nvme.queue_depth.saturating_sub(1)),
         );
+    }
+
+    /// A job's I/O engine against its other keys and the host's block layer: a synchronous
+    /// engine has one I/O in flight, polling is for direct I/O, and SPDK has no block layer
+    /// (no page cache, scheduler, tag lock or cgroup controller).
+    fn engine_rules(&self, issues: &mut Issues, flagged: &Flagged, path: &str, job: &WorkloadConfig) {
+        use crate::host::{Engine, Scheduler, ShareMode, Tags};
+        let key = format!("{path}.ioengine");
+        let engine = job.ioengine.unwrap_or(self.host.engine);
+        if !flagged.ok(&[&key, "host.engine"]) || engine == Engine::Kernel {
+            return;
+        }
+        let h = &self.host;
+        if engine.synchronous() && flagged.ok(&[&format!("{path}.iodepth")]) {
+            issues.check(job.iodepth == 1, &format!("{path}.iodepth"), job.iodepth, format!("must be 1 with the synchronous engine {engine} (one I/O in flight per job)"));
+        }
+        if engine.polls() && !job.direct && flagged.ok(&[&format!("{path}.direct")]) {
+            issues.push(&format!("{path}.direct"), false, format!("{engine} polls for completions: direct I/O only"));
+        }
+        if !engine.in_kernel() {
+            let why = "must be the default with the spdk engine (a user-space driver has no kernel block layer)";
+            issues.check(h.scheduler == Scheduler::None, "host.scheduler", h.scheduler, why);
+            issues.check(h.tags == Tags::LockFree, "host.tags", h.tags, why);
+            issues.check(h.share == ShareMode::None, "host.share", h.share, why);
+        }
     }
 
     /// The NAND geometry against the mapping unit, the write cache, spare space, pools and FDP.

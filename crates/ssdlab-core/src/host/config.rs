@@ -1,3 +1,4 @@
+use super::engine::{Engine, EngineCosts};
 use crate::ats::synth::{BufferReuse, DmaLayout};
 use crate::schema::Issues;
 use crate::sim::SimDuration;
@@ -46,6 +47,12 @@ config_enum! {
 config_struct! {
     /// The host: application threads and the kernel/driver path, as fixed per-I/O costs.
     pub struct HostConfig {
+        /// The I/O engine of jobs that name none (`workload.ioengine`): `"kernel"` (the
+        /// parametric path of `submit_cost` and `complete_cost`), `"psync"`, `"libaio"`,
+        /// `"io_uring"`, `"io_uring-hipri"`, `"io_uring-sqpoll"` or `"spdk"`. Default: `"kernel"`.
+        engine: Engine = Engine::Kernel,
+        /// The CPU cost components the engines other than `kernel` are made of.
+        costs: EngineCosts = EngineCosts::default(),
         /// Software cost of submitting one I/O on its thread's CPU: system call, block layer,
         /// driver writing the SQE, up to the SQ tail doorbell write. Default: `1.6us`.
         submit_cost: SimDuration = SimDuration::from_ns(1_600),
@@ -175,6 +182,10 @@ impl HostConfig {
         issues.check(self.cost_qos_min > 0.0 && self.cost_qos_min <= 1.0, "host.cost_qos_min", self.cost_qos_min, "must be in (0, 1]");
         issues.check(self.throttle_slice > SimDuration::ZERO, "host.throttle_slice", self.throttle_slice, "must be greater than zero");
         self.page_cache.validate(issues);
+        self.costs.validate(issues);
+        if self.engine != Engine::Kernel && self.completion != Completion::Interrupt {
+            issues.push("host.completion", self.completion, "applies to host.engine = \"kernel\"; the other engines complete as they do (io_uring-hipri and spdk poll)");
+        }
         issues.check(self.buffer_pool.0 >= 4096 && self.buffer_pool.0 <= self.memory.0, "host.buffer_pool", self.buffer_pool, "must be at least 4KiB and at most host.memory");
     }
 }

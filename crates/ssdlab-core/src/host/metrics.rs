@@ -7,6 +7,9 @@ use crate::stats::Metric;
 pub const HOST_CPU_BUSY: Metric = Metric::counter("host.cpu.busy", "ps", "CPU time the jobs' CPUs spent on I/O (submission and completion paths)");
 pub const HOST_SCHEDULER_BUSY: Metric = Metric::counter("host.scheduler.busy", "ps", "CPU time of the I/O scheduler thread");
 pub const HOST_SPIN: Metric = Metric::counter("host.spin", "ps", "CPU time spent spinning on the tag or queue lock or polling for completions");
+pub const HOST_SQ_THREAD_BUSY: Metric = Metric::counter("host.sq_thread.busy", "ps", "CPU time of io_uring's SQ polling threads (engine io_uring-sqpoll), beside the jobs' CPUs");
+pub const HOST_SYSCALLS: Metric = Metric::counter("host.syscalls", "calls", "system calls the engines made to submit and reap I/O (engines other than kernel)");
+pub const HOST_WAKEUPS: Metric = Metric::counter("host.wakeups", "wake-ups", "threads woken by a completion after sleeping for it (engines other than kernel)");
 pub const HOST_CPUS: Metric = Metric::gauge("host.cpus", "CPUs", "host CPUs running jobs (one per job)");
 pub const HOST_IODEPTH_COMPLETE: Metric =
     Metric::counter("host.iodepth_complete", "I/Os", "per job (7 each): I/Os by how many completions were reaped with them, in fio's buckets 0, 4, 8, 16, 32, 64, >64");

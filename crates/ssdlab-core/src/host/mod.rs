@@ -29,12 +29,19 @@
 //! (reads, readahead, writeback by a flusher thread on a CPU of its own) take the path above.
 //! An fsync (`fsync`, `end_fsync`) waits for the dirty pages to reach the device.
 //!
-//! Leaves out: interrupt steering to other CPUs, NUMA, DRAM contention, batched submission
-//! (one system call per I/O), and the completion IPI to the submitting CPU of a shared queue
-//! (the handler's CPU waits, each request's completion work runs on its own job's CPU).
+//! What submitting and completing cost comes from the job's I/O engine ([`engine`]: psync,
+//! libaio, io_uring with interrupts, polling or an SQ thread, SPDK, each built from named
+//! parts such as the system call, the block layer, the interrupt and the wake-up), or, for the
+//! `kernel` engine, from the fixed `submit_cost` and `complete_cost`.
+//!
+//! Leaves out: interrupt steering to other CPUs, NUMA, DRAM contention, and the completion
+//! IPI to the submitting CPU of a shared queue (the handler's CPU waits, each request's
+//! completion work runs on its own job's CPU).
 
+mod completion;
 mod config;
 pub mod dma;
+pub mod engine;
 pub mod lock;
 pub mod metrics;
 pub mod page_cache;
@@ -45,20 +52,23 @@ pub use share::Cgroup;
 use std::collections::VecDeque;
 
 pub use config::{Completion, HostConfig, Scheduler, ShareMode, Tags};
+use engine::Engines;
+pub use engine::{Engine, EngineCosts};
 
 use crate::cmd::{Command, Origin};
 use crate::ids::{CmdId, JobId, QueueId, TenantId};
 use crate::io::Op;
 use crate::nvme::{Interface, NvmeConfig, WrrClass};
 use crate::sim::{Grant, SimDuration, SimTime, Timeline};
-use crate::stats::{fio_bucket, Component, IoRecord, Metrics, Observer, REAP_STARTS};
+use crate::stats::{Component, Metrics};
 use lock::SpinLock;
 use metrics::{
     HOST_CPUS, HOST_CPU_BUSY, HOST_DISK_BUSY, HOST_DISK_IN_QUEUE, HOST_DISK_READ_IOS, HOST_DISK_READ_TICKS, HOST_DISK_WRITE_IOS, HOST_DISK_WRITE_TICKS, HOST_FLUSHER_BUSY, HOST_IODEPTH_COMPLETE,
     HOST_LOCK_ACQUISITIONS, HOST_LOCK_BUSY, HOST_LOCK_MIGRATIONS, HOST_PAGE_CACHE_DEVICE_READS, HOST_PAGE_CACHE_DEVICE_READ_BYTES, HOST_PAGE_CACHE_DEVICE_WRITES, HOST_PAGE_CACHE_DEVICE_WRITE_BYTES,
     HOST_PAGE_CACHE_DIRTIED_PAGES, HOST_PAGE_CACHE_DIRTY_AT_END, HOST_PAGE_CACHE_DIRTY_LIMIT, HOST_PAGE_CACHE_DIRTY_MAX, HOST_PAGE_CACHE_EVICTED_PAGES, HOST_PAGE_CACHE_FSYNCS,
     HOST_PAGE_CACHE_FSYNC_TIME, HOST_PAGE_CACHE_HIT_PAGES, HOST_PAGE_CACHE_HIT_RATIO, HOST_PAGE_CACHE_LARGEST_WINDOW, HOST_PAGE_CACHE_PAUSED, HOST_PAGE_CACHE_PAUSE_TIME,
-    HOST_PAGE_CACHE_READAHEAD_PAGES, HOST_PAGE_CACHE_READ_PAGES, HOST_PAGE_CACHE_STOPPED, HOST_SCHEDULER_BUSY, HOST_SHARE_HELD, HOST_SHARE_HELD_TIME, HOST_SHARE_VRATE, HOST_SPIN,
+    HOST_PAGE_CACHE_READAHEAD_PAGES, HOST_PAGE_CACHE_READ_PAGES, HOST_PAGE_CACHE_STOPPED, HOST_SCHEDULER_BUSY, HOST_SHARE_HELD, HOST_SHARE_HELD_TIME, HOST_SHARE_VRATE, HOST_SPIN, HOST_SQ_THREAD_BUSY,
+    HOST_SYSCALLS, HOST_WAKEUPS,
 };
 use page_cache::{PageCache, Run, Throttle, PAGE};
 use rustc_hash::FxHashMap;
@@ -124,6 +134,9 @@ pub struct Thread {
     pub writes: bool,
     /// The byte range of the file it works in: first byte, length.
     pub extent: (u64, u64),
+    /// Its I/O engine (unset: `host.engine`) and I/Os per submitting system call.
+    pub engine: Option<Engine>,
+    pub batch: u32,
 }
 
 /// Where a request is on its way out of the host.
@@ -214,6 +227,13 @@ pub struct Host {
     complete_cost: SimDuration,
     batch_complete_cost: SimDuration,
     poll_cost: SimDuration,
+    /// Each job's I/O engine (`host::engine`) and, for `io_uring-sqpoll`, its SQ thread's CPU.
+    engines: Engines,
+    sq_threads: Vec<Timeline>,
+    /// Per job: whether its thread was idle (waiting) when its queue's last interrupt arrived,
+    /// and the jobs of each queue (kept only when an engine asks).
+    asleep: Vec<bool>,
+    jobs_of_queue: Vec<Vec<usize>>,
     completion: Completion,
     hybrid_threshold: u64,
     copy_ps_per_byte: Option<f64>,
@@ -263,7 +283,15 @@ impl Host {
         let files = threads.iter().map(|t| (t.extent.0 / PAGE, (t.extent.0 + t.extent.1).div_ceil(PAGE))).collect();
         let cache = threads.iter().any(|t| t.buffered).then(|| Box::new(PageCache::new(&h.page_cache, files, dirtiers)));
         let map = queue_map(n, nvme.io_queues as usize);
+        let engines: Vec<(Engine, u32)> = threads.iter().map(|t| (t.engine.unwrap_or(h.engine), t.batch)).collect();
+        let uses = |e: Engine| engines.iter().any(|j| j.0 == e);
+        let jobs_of_queue =
+            if engines.iter().any(|j| j.0 != Engine::Kernel) { (0..queues(n, nvme.io_queues as usize)).map(|q| (0..n).filter(|&j| map[j] == q).collect()).collect() } else { Vec::new() };
         Host {
+            sq_threads: vec![Timeline::default(); if uses(Engine::IoUringSqpoll) { n } else { 0 }],
+            engines: Engines::new(&h.costs, &engines),
+            asleep: vec![false; n],
+            jobs_of_queue,
             disk: DiskStats::default(),
             reap_level: vec![[0; 7]; n],
             cpus: vec![Timeline::default(); n],
@@ -320,6 +348,10 @@ impl Host {
     /// interrupt (polling is for O_DIRECT).
     #[inline]
     pub fn reaps_by_polling(&self, c: &Command) -> bool {
+        let engine = self.engines.of(c.job.index());
+        if engine != Engine::Kernel {
+            return engine.polls() && c.origin == Origin::App;
+        }
         let polls = match self.completion {
             Completion::Poll => true,
             Completion::Interrupt => false,
@@ -334,6 +366,11 @@ impl Host {
         m.count(&HOST_CPU_BUSY, cpu.as_ps());
         m.count(&HOST_SCHEDULER_BUSY, self.scheduler.as_ref().map_or(0, |s| s.busy().as_ps()));
         m.count(&HOST_SPIN, self.spin.as_ps());
+        if !self.jobs_of_queue.is_empty() {
+            m.count(&HOST_SQ_THREAD_BUSY, self.sq_threads.iter().fold(SimDuration::ZERO, |a, c| a + c.busy()).as_ps());
+            m.count(&HOST_SYSCALLS, self.engines.syscalls);
+            m.count(&HOST_WAKEUPS, self.engines.wakeups);
+        }
         for (name, lock) in [("tag_lock", &self.tag_lock), ("queue_lock", &self.queue_lock)] {
             let Some(l) = lock else { continue };
             m.count_of(&HOST_LOCK_BUSY, name, l.busy.as_ps());
@@ -401,7 +438,13 @@ impl Host {
                 self.spin += ctx.now.since(from);
                 self.spun_until[job] = ctx.now;
                 self.reap_level[job][1] += 1;
-                self.finish(ctx, cmd, self.poll_cost, true);
+                let cost = if self.engines.of(job) == Engine::Kernel {
+                    self.poll_cost
+                } else {
+                    let idle = self.cpus[job].free_at() <= ctx.now;
+                    self.engines.poll_cost(job, idle)
+                };
+                self.finish(ctx, cmd, cost, true);
             }
             Event::TagLock { cmd } => self.on_tag_lock(ctx, cmd),
             Event::Insert { cmd } => self.on_insert(ctx, cmd),
@@ -478,15 +521,27 @@ impl Host {
         if let Some(m) = &mut self.memory {
             m.assign(job, c);
         }
-        let mut cost = self.submit_cost;
+        let engine = self.engines.of(job);
+        let (mut cost, sq) = if engine == Engine::Kernel {
+            (self.submit_cost, SimDuration::ZERO)
+        } else {
+            let busy = self.cpus[job].free_at() > ctx.now;
+            let s = self.engines.submit(job, ctx.now, busy);
+            (s.app, s.sq_thread)
+        };
         if op == Op::Write {
             cost += self.copy_time(len);
         }
         if self.scheduler.is_some() {
             cost += self.context_switch;
         }
-        let g = self.cpus[job].reserve(ctx.now, cost);
+        let mut g = self.cpus[job].reserve(ctx.now, cost);
         Self::account(ctx, id, g);
+        if sq > SimDuration::ZERO {
+            // The SQ thread finds the entry on its next pass over the ring and submits it.
+            g = self.sq_threads[job].reserve(g.end, sq);
+            Self::account(ctx, id, g);
+        }
         self.after_submit(ctx, id, g.end, SubmitStage::Cpu);
     }
 
@@ -821,97 +876,6 @@ impl Host {
     fn on_end_request(&mut self, ctx: &mut Ctx, id: CmdId, ring_cq: bool) {
         let g = self.take(ctx, id, LockKind::Queue, false);
         ctx.at(g.end, Out::Host(Event::Complete { cmd: id, ring_cq }));
-    }
-
-    /// When the interrupt handler of `queue` can run: its CPU is free (a busy thread finishes
-    /// what it is doing first, and the CQEs posted meanwhile wait for the same run).
-    pub fn handler_at(&self, queue: QueueId, now: SimTime) -> SimTime {
-        self.irq_cpu.get(usize::from(queue.0)).and_then(|&j| self.cpus.get(j)).map_or(now, |c| c.free_at().max(now))
-    }
-
-    /// The interrupt handler found `batch` completed: the first pays the interrupt, wake-up
-    /// and return (`complete_cost`), each further one its own completion
-    /// (`batch_complete_cost`); the last rings the CQ head doorbell.
-    #[inline]
-    pub fn interrupt(&mut self, ctx: &mut Ctx, batch: &[CmdId]) {
-        let last = batch.len().saturating_sub(1);
-        for &cmd in batch {
-            let c = &ctx.cmds[cmd];
-            if c.origin == Origin::App {
-                self.reap_level[c.job.index()][fio_bucket(batch.len() as u64, &REAP_STARTS)] += 1;
-            }
-        }
-        for (i, &cmd) in batch.iter().enumerate() {
-            let now = ctx.now;
-            ctx.cmds[cmd].account(Component::HostQueueing, now);
-            let cost = if i == 0 { self.complete_cost } else { self.batch_complete_cost };
-            self.finish(ctx, cmd, cost, i == last);
-        }
-    }
-
-    /// Runs the host's completion work for `cmd` (and a copy of read data to the application);
-    /// it completes when that is done.
-    fn finish(&mut self, ctx: &mut Ctx, cmd: CmdId, cost: SimDuration, ring_cq: bool) {
-        let c = &ctx.cmds[cmd];
-        let (job, op, len) = (c.job.index(), c.op, c.len);
-        let cost = if op == Op::Read && c.origin == Origin::App { cost + self.copy_time(len) } else { cost };
-        let g = self.cpus[job].reserve(ctx.now, cost);
-        Self::account(ctx, cmd, g);
-        let ev = if self.queue_lock.is_some() { Event::EndRequest { cmd, ring_cq } } else { Event::Complete { cmd, ring_cq } };
-        ctx.at(g.end, Out::Host(ev));
-    }
-
-    /// The host has finished `cmd` (the last rings the CQ head doorbell): the request leaves
-    /// the device's statistics, the application's I/O is recorded, and it completes.
-    /// Returns the command if it is a job's (the job takes it out of the command table).
-    pub fn complete(&mut self, ctx: &mut Ctx, cmd: CmdId, ring_cq: bool) -> Option<CmdId> {
-        if ring_cq {
-            ctx.at(ctx.now, Out::CqDoorbell);
-        }
-        let c = &ctx.cmds[cmd];
-        if c.device {
-            self.disk.end(ctx.now, c.op, ctx.now.since(c.submitted));
-        }
-        if c.origin == Origin::App {
-            // The host counts what it addressed: with an extended LBA, each block's metadata too.
-            let len = if self.extended_lba { c.len + c.md } else { c.len };
-            ctx.probe.io_completed(&IoRecord { tenant: c.tenant, job: c.job, op: c.op, offset: c.offset, len, issued: c.issued, submitted: c.submitted, completed: ctx.now, breakdown: &c.breakdown });
-        }
-        self.release(ctx, cmd)
-    }
-
-    /// The host lets go of `id`: its buffer, its cgroup's share; a page cache request leaves
-    /// the table here, a job's command is returned for the job.
-    fn release(&mut self, ctx: &mut Ctx, id: CmdId) -> Option<CmdId> {
-        let now = ctx.now;
-        let c = &ctx.cmds[id];
-        debug_assert_eq!(c.breakdown.total(), now.since(c.issued).as_ps());
-        let job = c.job.index();
-        // A buffered job's trim went to the drive as it is: it completes as direct I/O does.
-        let buffered_app = self.threads[job].buffered && c.origin == Origin::App && self.cache.is_some() && c.op != Op::Trim;
-        if buffered_app {
-            self.reap_level[job][1] += 1;
-        }
-        if !buffered_app {
-            if let Some(m) = &mut self.memory {
-                m.release(c);
-            }
-        }
-        let idle = !buffered_app && self.share.as_mut().is_some_and(|sh| sh.completed(c.tenant, now.since(c.submitted)));
-        let origin = c.origin;
-        if origin == Origin::PageCache {
-            self.cache_done(ctx, id);
-            ctx.cmds.remove(id);
-            if idle {
-                self.revisit_share(ctx);
-            }
-            return None;
-        }
-        if idle {
-            // A tenant went idle: the others' shares grow.
-            self.revisit_share(ctx);
-        }
-        Some(id)
     }
 }
 

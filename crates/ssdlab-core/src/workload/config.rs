@@ -1,3 +1,4 @@
+use crate::host::Engine;
 use crate::schema::Issues;
 use crate::sim::SimDuration;
 use crate::units::Bytes;
@@ -118,6 +119,13 @@ config_struct! {
         loops: u32 = 1,
         /// I/Os each job keeps in flight. Default: `1`.
         iodepth: u32 = 1,
+        /// The job's I/O engine (fio's `ioengine`, with `hipri` and `sqthread_poll` as
+        /// `"io_uring-hipri"` and `"io_uring-sqpoll"`): one of `host.engine`'s values.
+        /// Default: unset (`host.engine`).
+        ioengine: Option<Engine> = None,
+        /// I/Os submitted by one system call when several are ready at once (fio's
+        /// `iodepth_batch_submit`), 1 to `iodepth`. Default: `1`.
+        iodepth_batch: u32 = 1,
         /// Jobs (threads); beyond `nvme.io_queues`, consecutive jobs share queue pairs. Default: `1`.
         numjobs: u32 = 1,
         /// Region size each job addresses, from `offset`. Default: unset (to the end of the device).
@@ -276,6 +284,8 @@ config_struct! {
         bsrange: Option<BsRange> = None,
         loops: Option<u32> = None,
         iodepth: Option<u32> = None,
+        ioengine: Option<Engine> = None,
+        iodepth_batch: Option<u32> = None,
         size: Option<Bytes> = None,
         offset: Option<Bytes> = None,
         blockalign: Option<Bytes> = None,
@@ -353,7 +363,10 @@ impl WorkloadConfig {
             }
             take!(rw, rwmixread, bs, iodepth, number_ios, random_distribution, rate_iops, rate_process, thinktime, rw_skip, loops, direct, fsync, end_fsync, flow, flow_id, flow_sleep);
             take!(rate_cycle, startdelay, latency_target, latency_window, latency_percentile, latency_run, atomic, group, exit_scope, exit_on_error);
-            take!(random_sequence_stride, placement_ids, placement_select, trim_ranges);
+            take!(random_sequence_stride, placement_ids, placement_select, trim_ranges, iodepth_batch);
+            if o.ioengine.is_some() {
+                w.ioengine = o.ioengine;
+            }
             take!(zbd, max_open_zones, read_beyond_wp, zone_reset_threshold, zone_reset_frequency);
             for (dst, src) in [(&mut w.rate, o.rate), (&mut w.rate_min, o.rate_min)] {
                 if src.is_some() {
@@ -506,6 +519,7 @@ impl WorkloadConfig {
             issues.push(&key("trim_ranges"), self.trim_ranges, "applies to jobs that trim (rw = trim or randtrim), not to reads, writes or a replayed trace");
         }
         issues.check(self.iodepth >= 1, &key("iodepth"), self.iodepth, "must be at least 1");
+        issues.check((1..=self.iodepth.max(1)).contains(&self.iodepth_batch), &key("iodepth_batch"), self.iodepth_batch, "must be between 1 and iodepth");
         issues.check((1..=MAX_NUMJOBS).contains(&self.numjobs), &key("numjobs"), self.numjobs, format!("must be between 1 and {MAX_NUMJOBS}"));
         issues.check(self.offset.0.is_multiple_of(block), &key("offset"), self.offset, format!("must be a multiple of {block}B"));
         if let Some(a) = self.blockalign {

@@ -10,6 +10,7 @@ mod cancel;
 mod config_rules;
 mod control;
 mod determinism;
+mod engines;
 mod ftl;
 mod golden;
 mod layers;

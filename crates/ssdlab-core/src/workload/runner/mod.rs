@@ -125,6 +125,9 @@ struct Job {
     backlog: VecDeque<(SimTime, Option<Io>)>,
     /// Through the page cache (`direct = false`).
     buffered: bool,
+    /// Its I/O engine (unset: the host's) and I/Os per submitting system call.
+    engine: Option<crate::host::Engine>,
+    batch: u32,
     /// fsync after this many writes (0: never), and at the end.
     fsync_every: u32,
     end_fsync: bool,
@@ -250,6 +253,8 @@ impl Runner {
                     pending: None,
                     backlog: VecDeque::new(),
                     buffered: !jw.direct,
+                    engine: jw.ioengine,
+                    batch: jw.iodepth_batch,
                     fsync_every: jw.fsync,
                     end_fsync: jw.end_fsync,
                     writes_since_sync: 0,
@@ -279,7 +284,7 @@ impl Runner {
 
     /// What the host needs to know of each job's thread.
     pub fn threads(&self) -> Vec<Thread> {
-        self.jobs.iter().map(|j| Thread { tenant: j.tenant, buffered: j.buffered, writes: j.gen.writes(), extent: j.gen.extent() }).collect()
+        self.jobs.iter().map(|j| Thread { tenant: j.tenant, buffered: j.buffered, writes: j.gen.writes(), extent: j.gen.extent(), engine: j.engine, batch: j.batch }).collect()
     }
 
     /// Jobs (threads, queue pairs).
