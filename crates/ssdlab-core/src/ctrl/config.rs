@@ -100,6 +100,11 @@ config_struct! {
         /// completion has arrived; 1 serialises every payload coming into the device
         /// (0 = unlimited). Default: `0`.
         fetch_engines: u32 = 0,
+        /// Bytes the controller's internal data path moves per cycle of its clock
+        /// (`hardware.clock` or `firmware.clock`, by `mode`), each way: every data transfer to
+        /// or from the host streams through it, so it bounds bandwidth once it is slower than
+        /// the link (0 = not modelled). Default: `0`.
+        datapath_bytes: u32 = 0,
         /// Transfer engine order: `"fifo"` or `"rr"`. Default: `"fifo"`.
         split: Split = Split::Fifo,
         /// Costs in firmware mode.
@@ -112,6 +117,7 @@ config_struct! {
 impl CtrlConfig {
     pub fn validate(&self, issues: &mut Issues) {
         issues.check((1..=65_536).contains(&self.max_inflight), "ctrl.max_inflight", self.max_inflight, "must be between 1 and 65536");
+        issues.check(self.datapath_bytes <= 4096, "ctrl.datapath_bytes", self.datapath_bytes, "must be at most 4096 (0 = not modelled)");
         issues.check(self.fetch_engines <= 65_536, "ctrl.fetch_engines", self.fetch_engines, "must be at most 65536 (0 = unlimited)");
         let fw = &self.firmware;
         issues.check((1..=256).contains(&fw.cores), "ctrl.firmware.cores", fw.cores, "must be between 1 and 256");

@@ -1,7 +1,8 @@
 //! The controller's data movers: the transfer engine that feeds media pieces of reads into
 //! the datapath a window at a time (FIFO or round robin over commands), the DMA engines
 //! that data crosses on its way to and from the link (none, one shared, or one for reads and
-//! one for writes), and the fetch engines that read host memory (SQEs, PRP lists, write data),
+//! one for writes), each moving no faster than the internal data path (`datapath_bytes` per
+//! cycle; alone it is one channel each way), and the fetch engines that read host memory (SQEs, PRP lists, write data),
 //! each busy for a whole round trip.
 //!
 //! Leaves out: the engines' own internal pipelines (each is one FIFO server), and write data,
@@ -11,10 +12,10 @@ use std::collections::VecDeque;
 
 use crate::cmd::{Commands, Ctx};
 use crate::ids::CmdId;
-use crate::pcie::Tlp;
+use crate::pcie::{Mover, Tlp};
 use crate::sim::Timeline;
 
-use super::{CtrlConfig, DmaQueues, Split};
+use super::{CtrlConfig, DmaQueues, Mode, Split};
 
 /// The transfer engine for reads split into pieces.
 pub struct Transfer {
@@ -83,28 +84,38 @@ impl Transfer {
 /// The DMA engines between the datapath and the link.
 pub struct Dma {
     engines: Vec<Timeline>,
+    /// The internal data path's time per byte (`ctrl.datapath_bytes` per cycle of the
+    /// controller's clock); 0 when it is not modelled.
+    ps_per_byte: f64,
 }
 
 impl Dma {
     pub fn new(c: &CtrlConfig) -> Self {
+        let clock = match c.mode {
+            Mode::Firmware => c.firmware.clock.0,
+            Mode::Hardware => c.hardware.clock.0,
+        };
+        let ps_per_byte = if c.datapath_bytes > 0 { 1e12 / (f64::from(c.datapath_bytes) * clock as f64) } else { 0.0 };
         let n = match c.dma_queues {
+            // The data path alone: one channel each way (as AXI's read and write channels).
+            DmaQueues::None if ps_per_byte > 0.0 => 2,
             DmaQueues::None => 0,
             DmaQueues::Shared => 1,
             DmaQueues::Split => 2,
         };
-        Dma { engines: vec![Timeline::default(); n] }
+        Dma { engines: vec![Timeline::default(); n], ps_per_byte }
     }
 
-    /// The engine data of `tlp` crosses, if any: read data (out) on the first, write data (in)
+    /// The mover data of `tlp` crosses, if any: read data (out) on the first, write data (in)
     /// on the second when they are split.
     #[inline]
-    pub fn engine(&mut self, tlp: Tlp) -> Option<&mut Timeline> {
+    pub fn engine(&mut self, tlp: Tlp) -> Option<Mover<'_>> {
         let e = match (tlp, self.engines.len()) {
             (Tlp::DataOut { .. } | Tlp::DataIn, 1) | (Tlp::DataOut { .. }, 2) => 0,
             (Tlp::DataIn, 2) => 1,
             _ => return None,
         };
-        Some(&mut self.engines[e])
+        Some(Mover { line: &mut self.engines[e], ps_per_byte: self.ps_per_byte })
     }
 }
 

@@ -150,6 +150,14 @@ pub struct Link {
     virtio: bool,
 }
 
+/// A data mover in the device that a transfer's bytes pass on their way to or from the link (a
+/// DMA engine, the controller's internal data path): one transfer at a time, each at least
+/// `ps_per_byte` per byte of data.
+pub struct Mover<'a> {
+    pub line: &'a mut Timeline,
+    pub ps_per_byte: f64,
+}
+
 /// What a transmission delivers, and when: the router carries the command on from there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sent {
@@ -216,12 +224,13 @@ impl Link {
     }
 
     /// Carries `tlp` of command `c`, ready at `now` (after waiting `translated` for its
-    /// address translations), on its direction: through the controller's DMA `engine` when data
-    /// goes through one (the transfer starts when both are free and holds the engine until its
-    /// last byte has left; the link is reserved when the engine frees, slightly ahead of other
-    /// traffic arriving meanwhile: an approximation). Attributes the command's time up to the
-    /// TLPs' arrival and returns what they deliver, and when.
-    pub fn transmit(&mut self, now: SimTime, c: &mut Command, tlp: Tlp, translated: SimDuration, engine: Option<&mut Timeline>) -> Sent {
+    /// address translations), on its direction: through the controller's data `mover` when data
+    /// goes through one (the transfer starts when both are free and holds the mover until its
+    /// last byte has left, no sooner than the mover's own rate allows; the link is reserved when
+    /// the mover frees, slightly ahead of other traffic arriving meanwhile: an approximation).
+    /// Attributes the command's time up to the TLPs' arrival and returns what they deliver,
+    /// and when.
+    pub fn transmit(&mut self, now: SimTime, c: &mut Command, tlp: Tlp, translated: SimDuration, mover: Option<Mover<'_>>) -> Sent {
         if translated > SimDuration::ZERO && !matches!(tlp, Tlp::DataOut { .. }) {
             c.account(Component::Translation, now);
         }
@@ -245,12 +254,18 @@ impl Link {
         };
         // The first request of a batch leaves one request's time after the batch starts.
         let one_request = p.serialise((tlps.wire_bytes / tlps.count.max(1)) as f64);
-        let g = match engine {
-            Some(e) => {
-                let start = now.max(e.free_at());
+        let g = match mover {
+            Some(m) => {
+                let start = now.max(m.line.free_at());
                 let g = self.send(dir, start, tlps);
-                e.occupy(g.start, g.end);
-                Grant { start: g.start, end: g.end, wait: g.start.since(now) }
+                // The data streams through the mover and the link at once: the slower decides.
+                let data = match tlp {
+                    Tlp::DataOut { len, .. } => u64::from(len),
+                    _ => c.data_len(),
+                };
+                let end = g.end.max(g.start + SimDuration::from_ps((data as f64 * m.ps_per_byte).round() as u64));
+                m.line.occupy(g.start, end);
+                Grant { start: g.start, end, wait: g.start.since(now) }
             }
             None if matches!(tlp, Tlp::SqeRead | Tlp::PrpRead | Tlp::DataRead) => self.send_request(dir, now, tlps),
             None => self.send(dir, now, tlps),

@@ -9,6 +9,7 @@ mod ats;
 mod cancel;
 mod config_rules;
 mod control;
+mod ctrl_limits;
 mod determinism;
 mod engines;
 mod ftl;

@@ -1,0 +1,68 @@
+//! Controller ceilings that come out of its mechanisms: firmware cores with a per-command cost,
+//! and an internal data path of so many bytes per cycle.
+
+use ssdlab_core::{Simulation, Summary};
+
+use super::{config, config_from};
+
+fn run(base: Option<&str>, settings: &[(&str, &str)]) -> Summary {
+    let c = match base {
+        None => config(settings),
+        Some(b) => config_from(Some(b), settings),
+    };
+    Simulation::new(c).unwrap().run().unwrap()
+}
+
+#[test]
+fn iops_stop_rising_with_queue_depth_at_the_firmware_cores_rate() {
+    // Two cores at 1 GHz, each 4 KiB read costing 600 + 400 + 300 + 500 + 500 = 2300 cycles of
+    // firmware: at most 2 / 2.3 us = 869.6 k IOPS, below the link's ~1.76 M. The host is SPDK
+    // (about 0.1 us of CPU per I/O), so only the controller can hold the rate.
+    let ceiling = 2.0 / 2.3e-6;
+    let mut last = 0.0;
+    for qd in [1, 2, 4, 8, 16, 32, 64] {
+        let depth = qd.to_string();
+        let s = run(None, &[("host.engine", "\"spdk\""), ("ctrl.firmware.cores", "2"), ("workload.iodepth", &depth), ("workload.number_ios", "40000")]);
+        assert!(s.iops <= ceiling * 1.0001, "QD{qd}: {} IOPS above the cores' ceiling", s.iops);
+        if qd <= 4 {
+            assert!(s.iops > last * 1.2, "QD{qd}: still rising below the ceiling ({} after {last})", s.iops);
+        }
+        if qd >= 16 {
+            assert!((s.iops / ceiling - 1.0).abs() < 0.01, "QD{qd}: {} IOPS, the cores allow {ceiling:.0}", s.iops);
+            assert!(s.utilisation.ctrl > 0.99, "QD{qd}: the cores bind ({})", s.utilisation.ctrl);
+        }
+        last = s.iops;
+    }
+}
+
+/// OpenExpress's hardware engines moving 128 KiB reads (4 jobs x QD8, SPDK host) with a data
+/// path of `bytes` per cycle at `clock`.
+fn openexpress(clock: &str, bytes: &str) -> f64 {
+    let clock = format!("\"{clock}\"");
+    let s = run(
+        Some("openexpress-hw"),
+        &[
+            ("host.engine", "\"spdk\""),
+            ("workload.rw", "\"read\""),
+            ("workload.bs", "\"128KiB\""),
+            ("workload.numjobs", "4"),
+            ("workload.iodepth", "8"),
+            ("workload.number_ios", "6000"),
+            ("ctrl.hardware.clock", &clock),
+            ("ctrl.datapath_bytes", bytes),
+        ],
+    );
+    s.read.bandwidth_mib_s * 1_048_576.0
+}
+
+#[test]
+fn the_engines_clock_sets_bandwidth_once_the_data_path_binds() {
+    // Without a data path the link (PCIe 3.0 x8) binds at either clock.
+    let (slow, fast) = (openexpress("100MHz", "0"), openexpress("250MHz", "0"));
+    assert!((slow / fast - 1.0).abs() < 0.02, "link-bound: {slow} vs {fast} B/s");
+    // 32 B per cycle: 8 GB/s at 250 MHz, above the link's ~7 GB/s; 3.2 GB/s at 100 MHz.
+    let at250 = openexpress("250MHz", "32");
+    assert!((at250 / fast - 1.0).abs() < 0.02, "still link-bound at 250 MHz: {at250} vs {fast}");
+    let at100 = openexpress("100MHz", "32");
+    assert!((at100 / 3.2e9 - 1.0).abs() < 0.01, "the data path binds at 100 MHz: {at100} B/s, 32 B x 100 MHz = 3.2e9");
+}
