@@ -271,6 +271,12 @@ impl Config {
             self.ftl.write_cache,
             format!("off needs ftl.mapping_unit = media.nand.page_size ({}), so that a write's page never waits for other writes to fill it", self.media.nand.page_size),
         );
+        issues.check(
+            self.ftl.write_cache || self.media.nand.one_shot_program.is_none() || !ok(&["ftl.write_cache", "media.nand.one_shot_program"]),
+            "ftl.write_cache",
+            self.ftl.write_cache,
+            "off cannot go with media.nand.one_shot_program: a word line programs once all its pages are written, so a write must not wait for its own page's program",
+        );
         if divides && ok(crate::ftl::SPARE_RULE_KEYS) {
             self.ftl.validate_spare(&self.media.nand, issues);
             if !self.tenants.is_empty() && ok(&["tenants", "ftl.ops_split", "ftl.pools"]) {

@@ -31,6 +31,7 @@ pub const NAND_HOST_READS: Metric = Metric::counter("nand.host_reads", "reads", 
 pub const NAND_GC_READS: Metric = Metric::counter("nand.gc_reads", "reads", "page reads for garbage collection");
 pub const NAND_PROGRAMS: Metric = Metric::counter("nand.programs", "programs", "page programs");
 pub const NAND_MULTIPLANE_PROGRAMS: Metric = Metric::counter("nand.multiplane_programs", "programs", "programs that joined a multi-plane program");
+pub const NAND_POWER_WAITS: Metric = Metric::counter("nand.power_waits", "operations", "programs and erases that waited for a slot of the power budget (media.nand.max_active_programs)");
 pub const NAND_REGISTER_HITS: Metric = Metric::counter("nand.register_hits", "reads", "reads served from a plane's page register without a tR");
 pub const NAND_MULTIPLANE_READS: Metric = Metric::counter("nand.multiplane_reads", "reads", "host reads that sensed two or more planes of a die at once");
 pub const NAND_ERASES: Metric = Metric::counter("nand.erases", "erases", "block erases on the dies");

@@ -49,6 +49,14 @@ config_struct! {
         program_latency: Vec<SimDuration> = vec![SimDuration::from_ps(820_500_000), SimDuration::from_us(2225), SimDuration::from_us(5734)],
         /// Block erase time. Default: `3ms`.
         erase_latency: SimDuration = SimDuration::from_us(3000),
+        /// One-shot programming (3D NAND): the pages of a word line, one per page type of
+        /// `program_latency`, move into the die's latches in turn and program together in this
+        /// time; until then none of them counts as programmed. Unset: each page programs on
+        /// its own at its page type's `program_latency`. Default: unset.
+        one_shot_program: Option<SimDuration> = None,
+        /// The drive's power budget: programs and erases running at once over all dies; one
+        /// more waits for a slot (0 = unlimited). Default: `0`.
+        max_active_programs: u32 = 0,
         /// ONFI channel transfer rate in megatransfers per second. Default: `800`.
         channel_mts: u32 = 800,
         /// ONFI channel width in bits. Default: `8`.
@@ -209,6 +217,16 @@ impl NandConfig {
             self.program_latency.len(),
             format!("must list as many page types as media.nand.read_latency ({})", self.read_latency.len()),
         );
+        if let Some(t) = self.one_shot_program {
+            let k = self.program_latency.len().max(1) as u32;
+            issues.check(t > SimDuration::ZERO, "media.nand.one_shot_program", t, "must be greater than zero (leave it unset to program page by page)");
+            issues.check(
+                self.pages_per_block.is_multiple_of(k),
+                "media.nand.pages_per_block",
+                self.pages_per_block,
+                format!("must be a whole number of word lines ({k} pages each) with media.nand.one_shot_program"),
+            );
+        }
         issues.check(self.channel_mts > 0, "media.nand.channel_mts", self.channel_mts, "must be greater than zero");
         issues.check([8, 16].contains(&self.channel_width), "media.nand.channel_width", self.channel_width, "must be 8 or 16 bits");
         issues.check(

@@ -19,6 +19,7 @@ mod nand;
 mod nvm;
 mod observer;
 mod page_cache;
+mod programs;
 mod replay;
 mod robustness;
 mod tenants;

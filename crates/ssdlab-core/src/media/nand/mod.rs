@@ -16,6 +16,10 @@
 //! data moves out of the cache register meanwhile; with cache program, the next page's data moves
 //! in while the array programs, and reads and erases wait for the array.
 //!
+//! With one-shot programming (3D NAND) a word line's pages move into the die's latches in turn
+//! and program together; a power budget caps the programs and erases running at once over the
+//! drive ([`program`]).
+//!
 //! Translation pages of the cached map (`ftl.map_cache`) are read and programmed like data
 //! pages, at fixed places spread over the dies; a read that a host command waits for goes first.
 //!
@@ -38,6 +42,7 @@ use std::collections::VecDeque;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 mod geometry;
+mod program;
 mod share;
 mod start;
 
@@ -160,6 +165,8 @@ struct Die {
     /// Per plane: the page its page register holds since its last read (until a program or
     /// erase on the die overwrites the registers).
     registers: Vec<Option<(BlockId, u32)>>,
+    /// Power budget slots the die holds (for its running program or erase).
+    powered: u32,
 }
 
 /// Busy time of all dies together, and the part of it given to GC work.
@@ -319,6 +326,17 @@ pub struct NandArray {
     /// Die time shared among tenants' pools (`tenant_fair`), once told the pools.
     share: Option<Box<DieShare>>,
     tenant_fair: bool,
+    /// One-shot programming: pages per word line and the word line's tPROG.
+    one_shot: Option<(u32, SimDuration)>,
+    /// Pages whose data waits in their die's latches for the rest of their word line.
+    latched: FxHashMap<BlockId, Vec<Op>>,
+    /// The power budget: programs and erases at once (0 = unlimited), those running, and the
+    /// dies waiting for a slot.
+    power_max: u32,
+    power_active: u32,
+    power_wait: VecDeque<DieId>,
+    /// Programs and erases that waited for a slot of the power budget.
+    pub power_waits: u64,
 }
 
 impl NandArray {
@@ -355,6 +373,12 @@ impl NandArray {
             rng: Rng::from_seed(stream_seed(seed, 0x2E72).to_le_bytes()),
             share: None,
             tenant_fair: c.tenant_fair,
+            one_shot: c.one_shot_program.map(|t| (c.program_latency.len().max(1) as u32, t)),
+            latched: FxHashMap::default(),
+            power_max: c.max_active_programs,
+            power_active: 0,
+            power_wait: VecDeque::new(),
+            power_waits: 0,
             g,
         }
     }
@@ -627,6 +651,7 @@ impl NandArray {
                     Work::MapLoad { .. } => self.transfer_out(die, &mut r, self.g.page_size, now, out),
                     Work::MapProgram => {
                         self.counters.map_programs += 1;
+                        self.release_power(die, now, out);
                         self.dies[die.index()].running = None;
                         self.start(die, now, out);
                     }
@@ -638,6 +663,7 @@ impl NandArray {
                         self.transfer_out(die, &mut r, self.g.page_size, now, out);
                     }
                     Work::Program { .. } => {
+                        self.release_power(die, now, out);
                         self.finish_program(r.op, out);
                         let merged = std::mem::take(&mut self.dies[die.index()].merged);
                         for &o in &merged {
@@ -650,6 +676,7 @@ impl NandArray {
                     }
                     Work::Erase => {
                         self.counters.erases += 1;
+                        self.release_power(die, now, out);
                         self.dies[die.index()].running = None;
                         self.start(die, now, out);
                     }
@@ -690,6 +717,7 @@ impl NandArray {
                 }
             }
             Event::ProgramDone { die } => {
+                self.release_power(die, now, out);
                 let ops = self.dies[die.index()].in_array.pop_front().unwrap_or_default();
                 for o in ops {
                     self.finish_program(o, out);
@@ -761,7 +789,22 @@ impl NandArray {
         out.push(Output::At(g.end, Event::TransferDone { die }));
     }
 
+    /// A page's program ended: it counts as programmed, or, with one-shot programming, its
+    /// data waits in the latches until its word line's last page programs them all.
     fn finish_program(&mut self, op: Op, out: &mut Vec<Output>) {
+        if let Some((k, _)) = self.one_shot.filter(|_| matches!(op.work, Work::Program { .. })) {
+            if !(op.page + 1).is_multiple_of(k) {
+                self.latched.entry(op.block).or_default().push(op);
+                return;
+            }
+            for o in self.latched.remove(&op.block).unwrap_or_default() {
+                self.programmed_page(o, out);
+            }
+        }
+        self.programmed_page(op, out);
+    }
+
+    fn programmed_page(&mut self, op: Op, out: &mut Vec<Output>) {
         self.counters.programs += 1;
         if let Work::Program { gc, gen } = op.work {
             let b = op.block.index();

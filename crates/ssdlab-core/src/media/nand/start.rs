@@ -25,16 +25,13 @@ impl NandArray {
         let Some(mut op) = self.next_op(die, now, out) else { return };
         if self.cache_program && !matches!(op.work, Work::Program { .. }) && self.dies[die.index()].array_free > now {
             // A read or erase needs the array, still programming: try again when it is free.
-            let d = &mut self.dies[die.index()];
-            if op.work.is_urgent() && self.read_first {
-                d.reads.push_front(op);
-            } else {
-                d.other.push_front(op);
-                if let Some(sh) = &mut self.share {
-                    sh.enqueued(die, usize::from(op.pool));
-                }
-            }
-            out.push(Output::At(d.array_free, Event::Start { die }));
+            self.requeue(die, op);
+            out.push(Output::At(self.dies[die.index()].array_free, Event::Start { die }));
+            return;
+        }
+        if !self.take_power(die, &op) {
+            // The power budget is spent: the op waits at the head of the die's queue.
+            self.requeue(die, op);
             return;
         }
         self.dies[die.index()].gc_wait(&mut op, now);
@@ -55,7 +52,7 @@ impl NandArray {
             Work::Program { .. } => {
                 self.dies[die.index()].registers.fill(None);
                 let planes = self.gather_programs(die, &op);
-                Plan { planes, channel_bytes: self.g.page_size * u64::from(planes), array: self.program_time(op.page) }
+                Plan { planes, channel_bytes: self.g.page_size * u64::from(planes), array: self.page_program_time(op.page) }
             }
         };
         if plan.planes > 1 {
