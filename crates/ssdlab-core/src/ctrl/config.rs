@@ -33,6 +33,15 @@ config_struct! {
         translate_cycles: u64 = 500,
         /// Cycles to build and post a CQE and raise the interrupt. Default: `500`.
         completion_cycles: u64 = 500,
+        /// Cycles of a write's firmware work per mapping unit it writes (flash): a buffer
+        /// slot, the map update, the power-loss journal entry; charged with the write's
+        /// translation, before its data is fetched. Default: `0`.
+        write_cycles: u64 = 0,
+        /// Cycles of firmware work per mapping unit that garbage collection moves (flash): its
+        /// read and program issue, buffer and map update. It takes the same cores as host
+        /// commands when GC moves the unit (GC itself is not held up by busy cores).
+        /// Default: `0`.
+        gc_move_cycles: u64 = 0,
     }
 }
 

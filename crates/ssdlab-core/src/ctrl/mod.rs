@@ -11,6 +11,10 @@
 //! Large reads are cut into media pieces that the transfer engine feeds into the datapath,
 //! and data crosses the DMA engines ([`transfer`]).
 //!
+//! In firmware mode the same cores also do a write's flash bookkeeping (buffer slot, map
+//! update, journal entry: `write_cycles` per unit) and garbage collection's per-unit work
+//! (`gc_move_cycles`, charged as the medium reports units moved).
+//!
 //! Leaves out: the controller's DRAM/SRAM contention, firmware interrupt and polling loops,
 //! and per-core affinity of queues (any core serves any step).
 
@@ -73,6 +77,9 @@ pub struct Ctrl {
     pub dma: transfer::Dma,
     /// The fetch engines (reads of host memory).
     pub fetch: transfer::Fetch,
+    /// Firmware cycles per unit a write writes and per unit GC moves (firmware mode).
+    write_cycles: u64,
+    gc_move_cycles: u64,
 }
 
 impl Ctrl {
@@ -99,6 +106,8 @@ impl Ctrl {
             transfer: transfer::Transfer::new(c),
             dma: transfer::Dma::new(c),
             fetch: transfer::Fetch::new(c),
+            write_cycles: if c.mode == Mode::Firmware { c.firmware.write_cycles } else { 0 },
+            gc_move_cycles: c.firmware.gc_move_cycles,
         }
     }
 
@@ -106,6 +115,7 @@ impl Ctrl {
     /// wait, on one core; in hardware mode `first` only, in its engine. Attributes the
     /// command's time; returns what comes next, and when.
     pub fn run_steps(&mut self, now: SimTime, cmds: &mut Commands, id: CmdId, first: Step) -> (SimTime, Out) {
+        let write_work = self.write_work(&cmds[id], first);
         let mut steps = [(first, 0u64); 4];
         let mut n = 1;
         let c = &cmds[id];
@@ -118,7 +128,7 @@ impl Ctrl {
                 last = s;
             }
         }
-        let svc = self.serve(now, &steps[..n]);
+        let svc = if write_work > SimDuration::ZERO { self.serve_more(now, &steps[..n], write_work) } else { self.serve(now, &steps[..n]) };
         let mut t = svc.start;
         let c = &mut cmds[id];
         c.account(Component::Queueing, svc.start);
@@ -163,6 +173,36 @@ impl Ctrl {
         Some((now, Out::Step { cmd: id, step: Step::Completion }))
     }
 
+    /// A write's firmware work (`write_cycles` per unit) when its run of steps ends with the
+    /// translation (firmware mode).
+    fn write_work(&self, c: &Command, first: Step) -> SimDuration {
+        if self.write_cycles == 0 || c.op != Op::Write || !c.kind.data_in() {
+            return SimDuration::ZERO;
+        }
+        let mut last = first;
+        while let Some(s) = next_internal(c, last) {
+            last = s;
+        }
+        if last == Step::Translate {
+            SimDuration::cycles(self.write_cycles.saturating_mul(c.pieces), self.clock)
+        } else {
+            SimDuration::ZERO
+        }
+    }
+
+    /// Firmware work beside the command path (`units` moved by GC), on the same cores, from
+    /// `now`.
+    pub fn background(&mut self, now: SimTime, units: u64) {
+        if self.gc_move_cycles > 0 && self.mode == Mode::Firmware {
+            self.cores.reserve(now, SimDuration::cycles(self.gc_move_cycles.saturating_mul(units), self.clock));
+        }
+    }
+
+    /// Whether GC's moves cost firmware time (the medium then reports them).
+    pub fn charges_gc(&self) -> bool {
+        self.gc_move_cycles > 0 && self.mode == Mode::Firmware
+    }
+
     /// Busy time of the processing units, for statistics.
     pub fn publish(&self, m: &mut Metrics) {
         m.count(&CTRL_BUSY, self.busy().as_ps());
@@ -185,9 +225,14 @@ impl Ctrl {
     /// back to back on one core; in hardware mode each passes through its own engine, so
     /// callers give hardware mode one step per call (the next engine is reached later).
     pub fn serve(&mut self, now: SimTime, steps: &[(Step, u64)]) -> Service {
+        self.serve_more(now, steps, SimDuration::ZERO)
+    }
+
+    /// As [`Ctrl::serve`], with `extra` firmware work after the steps, on the same core.
+    fn serve_more(&mut self, now: SimTime, steps: &[(Step, u64)], extra: SimDuration) -> Service {
         match self.mode {
             Mode::Firmware => {
-                let total = steps.iter().fold(SimDuration::ZERO, |a, &(s, n)| a + self.cost(s, n));
+                let total = steps.iter().fold(extra, |a, &(s, n)| a + self.cost(s, n));
                 let g = self.cores.reserve(now, total);
                 Service { start: g.start, end: g.end }
             }

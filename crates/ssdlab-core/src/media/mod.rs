@@ -48,6 +48,9 @@ pub enum Out<E> {
     Data { cmd: CmdId, len: u32, at: u32 },
     /// The medium is done with `cmd`: its completion step.
     Done { cmd: CmdId },
+    /// Background firmware work: `units` moved by garbage collection (reported only when the
+    /// controller charges it, [`Medium::charge_gc`]).
+    Firmware { units: u64 },
 }
 
 /// A medium's view of the simulation while it handles an input.
@@ -64,6 +67,9 @@ pub trait Medium: Send + Sync {
 
     /// The run starts (a medium may report its initial state to `ctx.probe`).
     fn start(&mut self, _ctx: &mut Ctx<Self::Event>) {}
+
+    /// The controller charges firmware time for GC's moves: report them as [`Out::Firmware`].
+    fn charge_gc(&mut self) {}
 
     /// Whether reads go piece by piece through the controller's transfer engine.
     fn uses_transfer_engine(&self) -> bool {

@@ -33,6 +33,11 @@ impl Device {
         })
     }
 
+    /// The controller charges firmware time for GC's moves: the medium reports them.
+    pub fn charge_gc(&mut self) {
+        each!(self, m => m.charge_gc());
+    }
+
     /// Media accesses an I/O of `len` bytes at `offset` is cut into.
     #[inline]
     pub fn pieces(&self, offset: u64, len: u64) -> u64 {

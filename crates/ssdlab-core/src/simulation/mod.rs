@@ -119,8 +119,11 @@ impl Simulation {
         } else {
             None
         };
-        let medium = Device::build(&config)?;
+        let mut medium = Device::build(&config)?;
         let mut ctrl = Ctrl::new(&config.ctrl);
+        if ctrl.charges_gc() {
+            medium.charge_gc();
+        }
         if !medium.uses_transfer_engine() {
             ctrl.transfer.disable();
         }

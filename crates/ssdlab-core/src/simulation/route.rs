@@ -203,6 +203,7 @@ impl Simulation {
             media::Out::Wake(e) => own(e),
             media::Out::Data { cmd, len, at } => Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len, at } }),
             media::Out::Done { cmd } => Event::Ctrl(ctrl::Event::Step { cmd, step: Step::Completion }),
+            media::Out::Firmware { units } => return self.ctrl.background(t, units),
         };
         self.at(t, ev);
     }

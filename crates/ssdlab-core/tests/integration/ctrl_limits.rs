@@ -66,3 +66,33 @@ fn the_engines_clock_sets_bandwidth_once_the_data_path_binds() {
     let at100 = openexpress("100MHz", "32");
     assert!((at100 / 3.2e9 - 1.0).abs() < 0.01, "the data path binds at 100 MHz: {at100} B/s, 32 B x 100 MHz = 3.2e9");
 }
+
+#[test]
+fn a_writes_firmware_work_is_controller_time_on_its_path() {
+    // One 16 KiB write on the tlc drive is four 4 KiB units: 4 x 700 cycles at 1 GHz more.
+    let write = |cycles: &str| {
+        let s = run(Some("tlc"), &[("workload.rw", "\"randwrite\""), ("workload.bs", "\"16KiB\""), ("workload.iodepth", "1"), ("workload.number_ios", "300"), ("ctrl.firmware.write_cycles", cycles)]);
+        (s.write.latency_us.mean, s.write.breakdown_us.0[ssdlab_core::stats::Component::Controller as usize])
+    };
+    let (lat0, ctl0) = write("0");
+    let (lat1, ctl1) = write("700");
+    assert!((ctl1 - ctl0 - 2.8).abs() < 1e-6, "controller time {ctl0} -> {ctl1} us");
+    assert!((lat1 - lat0 - 2.8).abs() < 1e-6, "latency {lat0} -> {lat1} us");
+}
+
+#[test]
+fn gc_moves_take_the_cores_host_commands_need() {
+    // The aged tlc drive under 4 KiB random writes: GC moves units all the time. Each costs
+    // the cores 2000 cycles; what the cores did is then the commands' 2300 cycles each plus
+    // the moves', and the host's writes wait for cores GC holds.
+    let aged = |cycles: &str| {
+        run(Some("tlc-aged"), &[("workload.rw", "\"randwrite\""), ("workload.iodepth", "32"), ("workload.number_ios", "20000"), ("ctrl.firmware.cores", "1"), ("ctrl.firmware.gc_move_cycles", cycles)])
+    };
+    let (free, charged) = (aged("0"), aged("2000"));
+    let moved = charged.metrics["ftl.gc.units_moved"];
+    assert!(moved > 20000.0, "GC moved {moved} units");
+    let busy_ns = charged.metrics["ctrl.busy"] / 1e3;
+    let commands = 20000.0 * 2300.0;
+    assert!(((busy_ns - commands) / (moved * 2000.0) - 1.0).abs() < 0.01, "cores busy {busy_ns} ns: commands {commands}, GC {}", moved * 2000.0);
+    assert!(charged.write.latency_us.mean > free.write.latency_us.mean, "{} vs {}", charged.write.latency_us.mean, free.write.latency_us.mean);
+}

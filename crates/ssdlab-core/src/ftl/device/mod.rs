@@ -127,6 +127,8 @@ pub struct FlashDevice {
     shared: FxHashMap<(u32, u32), SharedRead>,
     shared_by_piece: FxHashMap<(CmdId, u32), (u32, u32)>,
     coalesced: u64,
+    /// GC's moved units already reported to the controller (`Some` once it charges them).
+    gc_reported: Option<u64>,
 }
 
 /// A host page read under way that reads of the same bytes join.
@@ -294,6 +296,7 @@ impl FlashDevice {
             shared: FxHashMap::default(),
             shared_by_piece: FxHashMap::default(),
             coalesced: 0,
+            gc_reported: None,
             ahead: ReadAhead::new(cfg.read_ahead.0, unit, g.slots_per_page),
             precondition: report,
         })
@@ -650,9 +653,31 @@ impl Medium for FlashDevice {
         self.waiting[part].push_back(Waiting { id, busy, gc });
         Self::arm_background_gc(ctx, bg);
         self.admit_writes(ctx);
+        self.report_gc(ctx);
+    }
+
+    fn charge_gc(&mut self) {
+        self.gc_reported = Some(self.ftl.counters().gc_writes);
     }
 
     fn handle(&mut self, ctx: &mut Ctx, ev: Event, _xfer: &mut Transfer) {
+        self.handle_event(ctx, ev);
+        self.report_gc(ctx);
+    }
+
+    fn publish(&self, m: &mut Metrics) {
+        self.publish_metrics(m);
+    }
+
+    fn utilisation(&self, m: &Metrics, window: SimDuration) -> (f64, f64) {
+        let t = window.as_ps().max(1) as f64;
+        let mean = |v: Vec<u64>| v.iter().map(|&b| b as f64).sum::<f64>() / t / v.len() as f64;
+        (mean(m.ints(&NAND_DIES_BUSY)), mean(m.ints(&NAND_CHANNELS_BUSY)))
+    }
+}
+
+impl FlashDevice {
+    fn handle_event(&mut self, ctx: &mut Ctx, ev: Event) {
         match ev {
             Event::Buffered { cmd, len, at } => {
                 ctx.cmds[cmd].crit_media = self.buffer_latency;
@@ -668,13 +693,15 @@ impl Medium for FlashDevice {
         }
     }
 
-    fn publish(&self, m: &mut Metrics) {
-        self.publish_metrics(m);
-    }
-
-    fn utilisation(&self, m: &Metrics, window: SimDuration) -> (f64, f64) {
-        let t = window.as_ps().max(1) as f64;
-        let mean = |v: Vec<u64>| v.iter().map(|&b| b as f64).sum::<f64>() / t / v.len() as f64;
-        (mean(m.ints(&NAND_DIES_BUSY)), mean(m.ints(&NAND_CHANNELS_BUSY)))
+    /// Reports the units GC moved since the last report, when the controller charges them.
+    #[inline]
+    fn report_gc(&mut self, ctx: &mut Ctx) {
+        if let Some(seen) = self.gc_reported {
+            let now = self.ftl.counters().gc_writes;
+            if now > seen {
+                ctx.at(ctx.now, Out::Firmware { units: now - seen });
+                self.gc_reported = Some(now);
+            }
+        }
     }
 }
