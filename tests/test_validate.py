@@ -1,6 +1,7 @@
 """`ssdlab validate`: the device library against its drives' published figures."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -10,7 +11,7 @@ from ssdlab import validate as v
 
 def test_every_library_drive_is_a_preset_with_figures_from_cited_sources():
     names = set(ssdlab.presets().index)
-    assert set(v.DEVICES) == {"p4800x", "sz985", "p4500", "970pro", "pm9a3"}
+    assert set(v.DEVICES) == {"p4800x", "sz985", "p4500", "p4500-1tb", "p4500-4tb", "970pro", "pm9a3"}
     for device, figs in v.DEVICES.items():
         assert device in names
         assert figs, device
@@ -18,11 +19,36 @@ def test_every_library_drive_is_a_preset_with_figures_from_cited_sources():
             assert f.metric in v.UNITS and f.published > 0 and f.source, (device, f)
 
 
+def test_each_drive_declares_a_small_training_set_and_fits_an_unknown_to_each_of_its_figures():
+    for device, figs in v.DEVICES.items():
+        train = [f.name for f in figs if f.train]
+        assert 3 * len(train) <= len(figs), f"{device}: {len(train)} of {len(figs)} figures in training"
+        fitted = [u.figure for u in v.CALIBRATED.get(device, [])]
+        assert sorted(fitted) == sorted(train), f"{device}: every training figure has its unknown, and only those"
+        preset = (Path(__file__).parent.parent / "presets" / f"{device}.toml").read_text()
+        for u in v.CALIBRATED.get(device, []):
+            leaf = u.key.rsplit(".", 1)[1]
+            assert any(line.startswith(f"{leaf} = ") and "[CAL]" in line for line in preset.splitlines()), f"{device}: {u.key} is in the preset with its [CAL] note"
+    s = v.summary([v.Row("x", f, f.published * 1.2) for f in v.DEVICES["970pro"]])
+    assert s["train"] == 1 and s["predicted"] == 3 and s["within_15"] == 0 and s["within_25"] == 1
+
+
+def test_the_fit_reproduces_the_calibrated_value_in_the_preset():
+    # The 970 PRO's one unknown: its one-shot program time, fitted on its sequential writes.
+    from ssdlab import fit
+
+    [r] = fit.fit("970pro")
+    preset = (Path(__file__).parent.parent / "presets" / "970pro.toml").read_text()
+    assert f'one_shot_program = "{r.value}"' in preset, r.value
+    assert abs(r.error) < 0.01
+
+
 def test_validate_one_drive_as_json(cli):
     p = cli("validate", "p4800x", "--json")
     assert p.returncode == 0, p.stderr
     rows = json.loads(p.stdout)
     assert [r["figure"] for r in rows] == [f.name for f in v.DEVICES["p4800x"]]
+    assert {r["role"] for r in rows} == {"train", "predicted"}
     for r in rows:
         assert r["device"] == "p4800x"
         assert r["error"] == pytest.approx((r["ssdlab"] - r["published"]) / r["published"])
@@ -32,9 +58,10 @@ def test_markdown_names_the_missing_mechanism_of_every_miss():
     f = v.Figure("sequential read", "mbs", 2400, "spec", {"rw": "read"})
     rows = [v.Row("p4800x", f, 3600.0), v.Row("p4800x", v.Figure("x", "iops", 100, "spec", {"rw": "randread"}), 110.0)]
     md = v.markdown(rows)
-    assert "| sequential read | 2,400 MB/s | 3,600 MB/s | +50 % **miss** |" in md
-    assert "| x | 100 IOPS | 110 IOPS | +10 % |" in md
-    assert "Misses, and the mechanism believed missing" in md and "PCIe 3.0 x4 link" in md
+    assert "| sequential read | predicted | 2,400 MB/s | 3,600 MB/s | +50 % **miss** |" in md
+    assert "| x | predicted | 100 IOPS | 110 IOPS | +10 % |" in md
+    assert "2 predicted; 50 % of predictions within ±15 %, 50 % within ±25 %" in md
+    assert "Misses, and the mechanism believed missing" in md
 
 
 def test_unknown_drive_and_missing_output_directory_are_usage_errors(cli, tmp_path):

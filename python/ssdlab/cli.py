@@ -182,11 +182,20 @@ def validate(
     devices: Optional[list[str]] = typer.Argument(None, help="Drives of the device library (default: all of them)."),
     output: Optional[str] = typer.Option(None, "-o", "--output", help="Write the tables as Markdown to this file."),
     json_: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
+    fit: bool = typer.Option(False, "--fit", help="Fit the drives' calibrated unknowns on their training figures and print them as preset lines."),
 ) -> None:
     """Compare each drive of the device library with its published performance figures."""
     from ssdlab import validate as v
 
     v.figures(devices)  # unknown names fail before any run
+    if fit:
+        from ssdlab import fit as fitting
+
+        for d in devices or list(v.CALIBRATED):
+            with Bar(f"fitting {d}") as bar:
+                fitted = fitting.fit(d, progress=bar)
+            out.file.write(fitting.as_toml(d, fitted) + "\n")
+        return
     if output is not None and not os.path.isdir(os.path.dirname(os.path.abspath(output))):
         raise UsageError(f"-o {output}: its directory does not exist")
     with Bar("validating") as bar:

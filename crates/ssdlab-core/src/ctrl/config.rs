@@ -112,8 +112,9 @@ config_struct! {
         /// Bytes the controller's internal data path moves per cycle of its clock
         /// (`hardware.clock` or `firmware.clock`, by `mode`), each way: every data transfer to
         /// or from the host streams through it, so it bounds bandwidth once it is slower than
-        /// the link (0 = not modelled). Default: `0`.
-        datapath_bytes: u32 = 0,
+        /// the link; a fraction is an average (a 2-byte path busy 3 cycles in 4 is 1.5)
+        /// (0 = not modelled). Default: `0`.
+        datapath_bytes: f64 = 0.0,
         /// Transfer engine order: `"fifo"` or `"rr"`. Default: `"fifo"`.
         split: Split = Split::Fifo,
         /// Costs in firmware mode.
@@ -126,7 +127,7 @@ config_struct! {
 impl CtrlConfig {
     pub fn validate(&self, issues: &mut Issues) {
         issues.check((1..=65_536).contains(&self.max_inflight), "ctrl.max_inflight", self.max_inflight, "must be between 1 and 65536");
-        issues.check(self.datapath_bytes <= 4096, "ctrl.datapath_bytes", self.datapath_bytes, "must be at most 4096 (0 = not modelled)");
+        issues.check((0.0..=4096.0).contains(&self.datapath_bytes), "ctrl.datapath_bytes", self.datapath_bytes, "must be between 0 and 4096 (0 = not modelled)");
         issues.check(self.fetch_engines <= 65_536, "ctrl.fetch_engines", self.fetch_engines, "must be at most 65536 (0 = unlimited)");
         let fw = &self.firmware;
         issues.check((1..=256).contains(&fw.cores), "ctrl.firmware.cores", fw.cores, "must be between 1 and 256");

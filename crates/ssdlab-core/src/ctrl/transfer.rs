@@ -95,7 +95,7 @@ impl Dma {
             Mode::Firmware => c.firmware.clock.0,
             Mode::Hardware => c.hardware.clock.0,
         };
-        let ps_per_byte = if c.datapath_bytes > 0 { 1e12 / (f64::from(c.datapath_bytes) * clock as f64) } else { 0.0 };
+        let ps_per_byte = if c.datapath_bytes > 0.0 { 1e12 / (c.datapath_bytes * clock as f64) } else { 0.0 };
         let n = match c.dma_queues {
             // The data path alone: one channel each way (as AXI's read and write channels).
             DmaQueues::None if ps_per_byte > 0.0 => 2,
