@@ -173,9 +173,13 @@ def test_the_probe_finds_the_simulated_drives_interleaving_degree(controllers):
 def test_optane_class_drive_derives_all_seven_rules_in_the_seeds_direction():
     p = pr.probe("p4800x")
     verdicts = {r["rule"]: r["verdict"] for r in p.rules}
-    assert all(v == "holds" for v in verdicts.values()), p.to_markdown()
+    # Alignment is the exception since the drive's data path is calibrated (its per-chunk
+    # ceiling): aligned and unaligned 4 KiB reads pay that data path's time alike, and the
+    # unaligned read's penalty shrinks from the seed's 1.2x to about 1.03x (docs/validation.md).
+    assert all(v == "holds" for k, v in verdicts.items() if k != "alignment"), p.to_markdown()
+    assert verdicts["alignment"] in ("holds", "inconclusive")
     figures = {r["rule"]: r for r in p.rules}
-    assert figures["crowded"]["value"] >= 2.0 and figures["tiny"]["value"] >= 3.0 and figures["alignment"]["value"] >= 1.1
+    assert figures["crowded"]["value"] >= 2.0 and figures["tiny"]["value"] >= 3.0 and figures["alignment"]["value"] > 1.0
     assert p.interleave["degree"] == 7
     md = p.to_markdown()
     assert "Avoid crowded accesses" in md and "**holds**" in md and "Interleaving degree" in md
@@ -211,7 +215,9 @@ def test_versus_is_seed_004s_t_positive_where_the_first_is_faster():
     b = pr.probe("970pro", experiments=["scale"])
     t = pr.versus(a, b)
     assert t.loc[4, 1] > 2.0, t  # Optane several times faster at 4 KiB QD1
-    assert abs(t.loc[256, 64]) < 0.1, t  # both at the link
+    # At large requests and depths the Optane drive's own ceiling binds and the flash drive is
+    # ahead, as in the seed's heatmap (T down to -0.4).
+    assert -0.6 < t.loc[256, 64] < -0.2, t
     assert (pr.versus(b, a) + t).abs().max().max() < 1e-12  # antisymmetric
     table = pr.contract_table([a, b])
     assert list(table.columns[:1]) == ["p4800x"] and len(table) == 7
@@ -235,7 +241,7 @@ def test_ctrl_c_keeps_the_finished_experiments():
 
 def test_calibration_round_trip_matches_the_probe_within_15_percent():
     # A: an NVM drive unlike the base (5 channels of 600 MB/s, 2 us reads, PCIe 4.0 x4).
-    a_settings = [("media.nvm.controllers", "5"), ("media.nvm.read_latency", '"2us"'), ("media.nvm.bus_bandwidth", '"600MB/s"'), ("pcie.gen", "4")]
+    a_settings = [("media.nvm.controllers", "5"), ("media.nvm.read_latency", '"2us"'), ("media.nvm.bus_bandwidth", '"600MB/s"'), ("pcie.gen", "4"), ("ctrl.datapath_bytes", "0")]
     a = pr.run_probe(pr.SimTarget("p4800x", a_settings), "quick", ["scale", "randseq", "mixed", "interleave"])
     c = cal.calibrate(a, base="p4800x")
     assert c.settings["media.nvm.controllers"] == 5

@@ -16,7 +16,8 @@ The fit reads the architecture off the probe's experiments, one step after anoth
 5. QD1 read and write latency -> ``media.nvm.read_latency`` / ``write_latency``: the
    difference between the probe's and the candidate's QD1 latency is media time.
 
-Leaves out: flash drives (their FTL, GC and write buffer need the sustained-write and mixed
+Leaves out: a controller data path slower than the link (the base's is dropped: the probe's peak
+is taken as the link's), flash drives (their FTL, GC and write buffer need the sustained-write and mixed
 experiments to fit, which this does not do), banks per channel and the host's software costs
 (the base device's are kept).
 """
@@ -148,7 +149,8 @@ def calibrate(
     if api.load_config(base, settings=user).table["media"]["kind"] != "nvm":
         raise InputError(f"calibrate: base {base!r} is not an NVM-array device (media.kind = \"nvm\"); start from p4800x or another NVM preset")
     steps: list[str] = []
-    s: dict[str, Any] = {"media.kind": "nvm"}
+    # No data path ceiling of the base's: the probe's peak is taken as the link's (below).
+    s: dict[str, Any] = {"media.kind": "nvm", "ctrl.datapath_bytes": 0}
     if f["capacity"] >= 64 * 1024 * 1024:
         s["media.capacity"] = f"{int(f['capacity']) // UNIT * UNIT}B"
     d = int(f["degree"])

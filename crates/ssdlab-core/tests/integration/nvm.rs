@@ -103,8 +103,12 @@ fn optane_crowded_reads_to_one_chunk_serialise_on_its_die_and_channel() {
     let load = [("workload.numjobs", "4"), ("workload.iodepth", "4")];
     let crowded = optane(&[load[0], load[1], ("workload.size", "\"4KiB\"")]);
     let spread = optane(&[load[0], load[1], ("workload.size", "\"64GiB\"")]);
+    // The seed measures 4.6x. Spread reads now stop at the controller's per-chunk ceiling
+    // (calibrated: ~586 k chunks/s, 27 us at 16 in flight, where AnandTech measured 25.5 us), and
+    // the crowded chunk's channel at 195 k: 3.0x. The gap to 4.6x is a lone channel or die that
+    // is slower for a crowded chunk than for a stream, not modelled.
     let ratio = crowded.read.latency_us.mean / spread.read.latency_us.mean;
-    assert!(ratio >= 3.0, "crowded {} us vs spread {} us: {ratio:.2}x", crowded.read.latency_us.mean, spread.read.latency_us.mean);
+    assert!(ratio >= 2.9, "crowded {} us vs spread {} us: {ratio:.2}x", crowded.read.latency_us.mean, spread.read.latency_us.mean);
     // The crowded chunk's channel is the bottleneck: one 4 KiB transfer at a time over 800 MB/s.
     let per_chunk = 4096.0 / 800e6;
     assert!((crowded.iops * per_chunk - 1.0).abs() < 0.03, "channel-bound: {} IOPS", crowded.iops);
@@ -162,9 +166,9 @@ fn seed_004_heatmap_optane_leads_at_low_request_scale_and_the_lead_vanishes_at_h
     // Seed 004's heatmap: T = (L_flash - L_optane) / L_optane for one job of random reads.
     // At 4 KiB and QD1 the Optane drive is several times faster (the seed: 6.7); as request size
     // and depth grow, its 7-channel parallelism runs out while the 970 PRO's 64 planes keep
-    // scaling. Both drives then meet at the PCIe 3.0 x4 link. (The seed's cells where the flash
-    // drive is ahead, T down to -0.4, need the Optane controller's own ceiling near 2.4 GB/s,
-    // which is not published and not modelled: docs/validation.md.)
+    // scaling. At large requests and depths the Optane drive's own ceiling (its controller's
+    // data path, calibrated on its 2.4 GB/s sequential reads) holds it below the link, and the
+    // flash drive is ahead: the seed's cells with T down to -0.4.
     let t = |bs: &str, qd: &str| {
         let lat = |preset: &str| run(preset, &[("workload.rw", "randread"), ("workload.bs", bs), ("workload.iodepth", qd), ("workload.number_ios", "4000")]).read.latency_us.mean;
         let (optane, flash) = (lat("p4800x"), lat("970pro"));
@@ -175,7 +179,7 @@ fn seed_004_heatmap_optane_leads_at_low_request_scale_and_the_lead_vanishes_at_h
     let mid = t("64k", "4");
     assert!(mid > 0.2 && mid < 0.5 * low, "64 KiB QD4: T = {mid} (4 KiB QD1: {low})");
     let high = t("256k", "64");
-    assert!(high.abs() < 0.05, "256 KiB QD64: both at the link, T = {high}");
+    assert!(high < -0.2 && high > -0.45, "256 KiB QD64: the flash drive ahead, as in the seed (T down to -0.4): T = {high}");
 }
 
 #[test]
