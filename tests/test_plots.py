@@ -5,7 +5,7 @@ import matplotlib
 import pandas as pd
 
 import ssdlab
-from ssdlab import ats, isolation, probe
+from ssdlab import ats, isolation, probe, probe_plots
 
 
 def test_no_plot_call_changes_the_backend(tmp_path):
@@ -20,7 +20,7 @@ def test_no_plot_call_changes_the_backend(tmp_path):
     run = ssdlab.run("default", workload={"number_ios": 3000}, set={"stats.interval": "1ms"})
     figs.append(ssdlab.plot_timeseries(run, tmp_path / "ts.png"))
     p = probe.run_probe(probe.SimTarget(ssdlab.load_config("p4800x")), "quick", ["interleave"])
-    figs += [f for f in (probe.plot_strided(p),) if f is not None]
+    figs += [f for f in (probe_plots.plot_strided(p),) if f is not None]
     assert matplotlib.get_backend() == "svg"
     for f in figs:
         # Panels may share an axis and its label; each figure labels both of its directions.

@@ -80,10 +80,7 @@ def fit(drive: str, steps: int = 14, tol: float = 0.002, progress: Optional[Call
         lo, hi = math.log(u.lo), math.log(u.hi)
         m_lo, m_hi = measure(u.lo), measure(u.hi)
         rising = m_hi > m_lo
-        best = (abs(m_lo - f.published), u.lo, m_lo)
-        for x, m in ((u.hi, m_hi),):
-            if abs(m - f.published) < best[0]:
-                best = (abs(m - f.published), x, m)
+        best = min((abs(m_lo - f.published), u.lo, m_lo), (abs(m_hi - f.published), u.hi, m_hi))
         for k in range(steps):
             mid = math.exp((lo + hi) / 2)
             m = measure(mid)

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
 
-from ssdlab.plotting import figure, save
+from ssdlab.plotting import save
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -670,6 +670,8 @@ class Probe:
         allow; returns their paths."""
         import os
 
+        from ssdlab.probe_plots import plot_mixed, plot_scale, plot_strided, plot_sustained
+
         out = []
         for name, fn in (("heatmap", plot_scale), ("strided", plot_strided), ("mixed", plot_mixed), ("sustained", plot_sustained)):
             fig = fn(self)
@@ -799,107 +801,6 @@ def versus_markdown(a: Probe, b: Probe) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Plots.
-
-
-def plot_scale(p: Probe) -> Any:
-    """Mean random-read latency over size and queue depth (log colour scale), values printed."""
-    sc = p.data.get("scale")
-    if sc is None or sc.empty:
-        return None
-    from matplotlib.colors import LogNorm
-
-    grid = sc[sc["rw"] == "randread"].pivot_table(index="bs_kib", columns="qd", values="lat_us", aggfunc="median")
-    return _heatmap(grid, "viridis", LogNorm(), lambda v: f"{v:.0f}" if v >= 10 else f"{v:.1f}", "white", f"{p.target.get('target')}: random-read latency (us)")
-
-
-def plot_versus(a: Probe, b: Probe) -> Any:
-    """Seed 004's heatmap of T between two probes (diverging colours, T printed in each cell)."""
-    from matplotlib.colors import TwoSlopeNorm
-
-    t = versus(a, b)
-    lim = max(1.0, float(abs(t.values).max()))
-    return _heatmap(t, "RdBu", TwoSlopeNorm(0.0, -lim, lim), lambda v: f"{v:.1f}", "black", f"(L_higher - L_lower) / L_lower, > 0: {a.target.get('target')} faster")
-
-
-def _heatmap(grid: pd.DataFrame, cmap: str, norm: Any, label: Callable[[float], str], color: str, title: str) -> Any:
-    """A size x queue-depth grid as a heatmap, largest size on top, each cell's value printed."""
-    grid = grid.sort_index(ascending=False)
-    fig = figure(1.6 + 0.75 * len(grid.columns), 1.0 + 0.55 * len(grid.index))
-    ax = fig.add_subplot()
-    im = ax.imshow(grid.values, cmap=cmap, norm=norm, aspect="auto")
-    for i in range(grid.shape[0]):
-        for j in range(grid.shape[1]):
-            v = float(grid.values[i, j])
-            if v == v:
-                ax.text(j, i, label(v), ha="center", va="center", fontsize=7, color=color)
-    ax.set_xticks(range(len(grid.columns)), [str(int(c)) for c in grid.columns])
-    ax.set_yticks(range(len(grid.index)), [str(int(s)) for s in grid.index])
-    ax.set_xlabel("queue depth")
-    ax.set_ylabel("request size (KiB)")
-    ax.set_title(title, fontsize=9)
-    fig.colorbar(im, ax=ax, shrink=0.8)
-    fig.tight_layout()
-    return fig
-
-
-def _panel(p: Probe, experiment: str, w: float, h: float) -> Optional[tuple[pd.DataFrame, Any, Any]]:
-    """The experiment's table, a figure and its axes; None when the probe lacks it."""
-    df = p.data.get(experiment)
-    if df is None or df.empty:
-        return None
-    df = _medians(df)
-    fig = figure(w, h)
-    return df, fig, fig.add_subplot()
-
-
-def _finish(p: Probe, fig: Any, ax: Any, title: str, ylabel: str, grid: str = "both") -> Any:
-    ax.set_ylabel(ylabel)
-    ax.set_title(f"{p.target.get('target')}: {title}", fontsize=9)
-    ax.grid(axis=grid, alpha=0.3)
-    fig.tight_layout()
-    return fig
-
-
-def plot_strided(p: Probe) -> Any:
-    panel = _panel(p, "interleave", 6.0, 3.0)
-    if panel is None:
-        return None
-    il, fig, ax = panel
-    inter = p.interleave or {}
-    ax.plot(il["stride"], il["bw_mib_s"], marker=".", lw=1)
-    d = inter.get("degree")
-    if d:
-        for s in range(d, int(il["stride"].max()) + 1, d):
-            ax.axvline(s, color="red", alpha=0.25, lw=1)
-    ax.set_xlabel("stride (4 KiB chunks)")
-    detail = f"; interleaving degree {d} (confidence {inter['confidence']:.2f})" if d else ""
-    return _finish(p, fig, ax, "strided 4 KiB reads, 4 streams x QD8" + detail, "bandwidth (MiB/s)")
-
-
-def plot_mixed(p: Probe) -> Any:
-    panel = _panel(p, "mixed", 5.0, 3.0)
-    if panel is None:
-        return None
-    mx, fig, ax = panel
-    ax.plot(mx["write_pct"], mx["read_lat_us"], marker="o", label="reads")
-    ax.plot(mx["write_pct"], mx["write_lat_us"], marker="s", label="writes")
-    ax.set_xlabel("writes (%), total QD64")
-    ax.legend()
-    return _finish(p, fig, ax, "mixed random 4 KiB load", "mean latency (us)")
-
-
-def plot_sustained(p: Probe) -> Any:
-    panel = _panel(p, "sustained", 5.0, 3.0)
-    if panel is None:
-        return None
-    su, fig, ax = panel
-    ax.bar(range(len(su)), su["bw_mib_s"])
-    ax.set_xticks(range(len(su)), list(su["state"]), rotation=30 if len(su) > 6 else 0, fontsize=7)
-    return _finish(p, fig, ax, "sustained random 4 KiB writes, QD32", "write bandwidth (MiB/s)", grid="y")
-
-
-# ---------------------------------------------------------------------------------------------
 # The command (`ssdlab probe`, and the probe `ssdlab calibrate` fits to).
 
 
@@ -998,6 +899,8 @@ def command(out: Console, err: Console, a: Probe, against: Optional[Callable[[],
         vmd = os.path.join(output, "versus.md")
         with open(vmd, "w", encoding="utf-8") as f:
             f.write(versus_markdown(a, b))
+        from ssdlab.probe_plots import plot_versus
+
         vpng = os.path.join(output, f"versus.{fmt}")
         save(plot_versus(a, b), vpng, dpi=130)
         written += [vmd, vpng]

@@ -35,6 +35,7 @@ impl Host {
                 self.reap_level[c.job.index()][fio_bucket(batch.len() as u64, &REAP_STARTS)] += 1;
             }
         }
+        self.engines.handler_run();
         for (i, &cmd) in batch.iter().enumerate() {
             let now = ctx.now;
             ctx.cmds[cmd].account(Component::HostQueueing, now);
@@ -50,11 +51,7 @@ impl Host {
                 }
                 // The page cache's own requests wake nobody: the flusher or a reader's wait
                 // is the cache's business.
-                _ if c.origin != Origin::App => self.engines.interrupt_cost(job, i == 0, false, false),
-                _ => {
-                    let first_of_job = !batch[..i].iter().any(|&p| ctx.cmds[p].job.index() == job && ctx.cmds[p].origin == Origin::App);
-                    self.engines.interrupt_cost(job, i == 0, first_of_job, self.asleep[job])
-                }
+                _ => self.engines.interrupt_cost(job, i == 0, c.origin == Origin::App, self.asleep[job]),
             };
             self.finish(ctx, cmd, cost, i == last);
         }

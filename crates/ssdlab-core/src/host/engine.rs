@@ -156,7 +156,10 @@ pub struct Engines {
     batch: Vec<u32>,
     /// Per job: the instant of its last submission and how many I/Os that system call took.
     open: Vec<(SimTime, u32)>,
-    /// Per job: system calls made, interrupt handler runs and wake-ups paid, for statistics.
+    /// Interrupt handler runs so far, and per job the last run that reaped one of its I/Os.
+    runs: u64,
+    reaped: Vec<u64>,
+    /// System calls made and wake-ups paid, for statistics.
     pub syscalls: u64,
     pub wakeups: u64,
 }
@@ -169,6 +172,8 @@ impl Engines {
             engine: jobs.iter().map(|j| j.0).collect(),
             batch: jobs.iter().map(|j| j.1.max(1)).collect(),
             open: vec![(SimTime::ZERO, u32::MAX); jobs.len()],
+            runs: 0,
+            reaped: vec![0; jobs.len()],
             syscalls: 0,
             wakeups: 0,
         }
@@ -204,16 +209,23 @@ impl Engines {
         }
     }
 
-    /// The cost on `job`'s CPU of one request an interrupt handler completed: `first` of the
-    /// handler's run pays the interrupt, `first_of_job` (the job's first in this run) pays its
-    /// thread's return from waiting, `slept` when its CPU was idle.
-    pub fn interrupt_cost(&mut self, job: usize, first: bool, first_of_job: bool, slept: bool) -> SimDuration {
+    /// An interrupt handler starts a run over the CQEs it finds.
+    pub fn handler_run(&mut self) {
+        self.runs += 1;
+    }
+
+    /// The cost on `job`'s CPU of one request the handler's run completed: `first` of the run
+    /// pays the interrupt; a job's application I/O (`app`), the job's first in this run, pays
+    /// its thread's return from waiting, `slept` when its CPU was idle.
+    pub fn interrupt_cost(&mut self, job: usize, first: bool, app: bool, slept: bool) -> SimDuration {
         let c = &self.costs;
         let mut d = c.irq_complete + c.end;
         if first {
             d += c.irq;
         }
+        let first_of_job = app && self.reaped[job] != self.runs;
         if first_of_job {
+            self.reaped[job] = self.runs;
             let e = self.engine[job];
             // psync's thread always sleeps in its call; libaio's reaps with io_getevents;
             // io_uring's reads its ring and enters the kernel only to wait.
@@ -281,10 +293,13 @@ mod tests {
         let c = EngineCosts::default();
         let mut e = Engines::new(&c, &[(Engine::IoUring, 1), (Engine::Psync, 1), (Engine::Libaio, 1)]);
         let base = c.irq_complete + c.end;
+        e.handler_run();
         assert_eq!(e.interrupt_cost(0, true, true, false), base + c.irq, "a busy io_uring thread reads its ring");
+        e.handler_run();
         assert_eq!(e.interrupt_cost(0, false, true, true), base + c.wakeup + c.syscall);
         assert_eq!(e.interrupt_cost(1, false, true, false), base + c.wakeup, "psync always slept in its call");
         assert_eq!(e.interrupt_cost(2, false, true, false), base + c.syscall, "libaio reaps with io_getevents");
-        assert_eq!(e.interrupt_cost(2, false, false, true), base, "one reap per job and handler run");
+        assert_eq!(e.interrupt_cost(2, false, true, true), base, "one reap per job and handler run");
+        assert_eq!(e.interrupt_cost(0, false, false, true), base, "the page cache's requests wake nobody");
     }
 }
