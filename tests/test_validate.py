@@ -33,6 +33,29 @@ def test_each_drive_declares_a_small_training_set_and_fits_an_unknown_to_each_of
     assert s["train"] == 1 and s["predicted"] == 3 and s["within_15"] == 0 and s["within_25"] == 1
 
 
+def test_a_carried_unknown_is_the_value_its_source_drive_was_fitted_to():
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    root = Path(__file__).parent.parent / "presets"
+    for device, carried in v.CARRIED.items():
+        text = (root / f"{device}.toml").read_text()
+        for key, source in carried:
+            assert any(u.key == key for u in v.CALIBRATED[source]), f"{source} fits {key}"
+            section, leaf = key.rsplit(".", 1)
+
+            def get(t: dict, path: str = section, leaf: str = leaf) -> object:
+                for part in path.split("."):
+                    t = t[part]
+                return t[leaf]
+
+            mine, theirs = get(tomllib.loads(text)), get(tomllib.loads((root / f"{source}.toml").read_text()))
+            assert mine == theirs, f"{device}.{key} = {mine}, {source}'s fit is {theirs}"
+            assert any(line.startswith(f"{leaf} = ") and f"[CAL-{source.upper()}]" in line for line in text.splitlines())
+
+
 def test_the_fit_reproduces_the_calibrated_value_in_the_preset():
     # The 970 PRO's one unknown: its one-shot program time, fitted on its sequential writes.
     from ssdlab import fit

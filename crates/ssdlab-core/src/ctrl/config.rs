@@ -33,10 +33,19 @@ config_struct! {
         translate_cycles: u64 = 500,
         /// Cycles to build and post a CQE and raise the interrupt. Default: `500`.
         completion_cycles: u64 = 500,
-        /// Cycles of a write's firmware work per mapping unit it writes (flash): a buffer
-        /// slot, the map update, the power-loss journal entry; charged with the write's
-        /// translation, before its data is fetched. Default: `0`.
+        /// Cycles of a write's firmware work per mapping unit it writes: a buffer slot and
+        /// the map update; charged with the write's translation, before its data is fetched.
+        /// Default: `0`.
         write_cycles: u64 = 0,
+        /// Cycles of a write's firmware work per journal record it opens: the power-loss
+        /// journal logs runs of logical blocks (start, length, where they went), and a write
+        /// that starts where one of the `journal_extents` most recent runs ends extends that
+        /// run instead (sequential writes open one record per stream, random writes one
+        /// each). Charged with `write_cycles`. Default: `0`.
+        extent_cycles: u64 = 0,
+        /// Journal runs kept open for writes to extend (the most recent ones), 1 to 1024.
+        /// Default: `8`.
+        journal_extents: u32 = 8,
         /// Cycles of firmware work per mapping unit that garbage collection moves (flash): its
         /// read and program issue, buffer and map update. It takes the same cores as host
         /// commands when GC moves the unit (GC itself is not held up by busy cores).
@@ -132,6 +141,7 @@ impl CtrlConfig {
         let fw = &self.firmware;
         issues.check((1..=256).contains(&fw.cores), "ctrl.firmware.cores", fw.cores, "must be between 1 and 256");
         issues.check(fw.clock.0 > 0, "ctrl.firmware.clock", fw.clock, "must be greater than zero");
+        issues.check((1..=1024).contains(&fw.journal_extents), "ctrl.firmware.journal_extents", fw.journal_extents, "must be between 1 and 1024");
         let hw = &self.hardware;
         issues.check(hw.clock.0 > 0, "ctrl.hardware.clock", hw.clock, "must be greater than zero");
         issues.check(hw.issue_interval >= 1, "ctrl.hardware.issue_interval", hw.issue_interval, "must be at least 1 cycle");

@@ -11,9 +11,12 @@
 //! Large reads are cut into media pieces that the transfer engine feeds into the datapath,
 //! and data crosses the DMA engines ([`transfer`]).
 //!
-//! In firmware mode the same cores also do a write's flash bookkeeping (buffer slot, map
-//! update, journal entry: `write_cycles` per unit) and garbage collection's per-unit work
-//! (`gc_move_cycles`, charged as the medium reports units moved).
+//! In firmware mode the same cores also do a write's flash bookkeeping (buffer slot and map
+//! update, `write_cycles` per unit; a power-loss journal record, `extent_cycles`, unless the
+//! write extends one of the most recent runs, so sequential streams pay it once) and garbage
+//! collection's per-unit work (`gc_move_cycles`, charged as the medium reports units moved).
+//! The journal keeps the ends of the last `journal_extents` runs; it leaves out the
+//! journal's flush to flash (its pages are not programmed).
 //!
 //! Leaves out: the controller's DRAM/SRAM contention, firmware interrupt and polling loops,
 //! and per-core affinity of queues (any core serves any step).
@@ -80,6 +83,35 @@ pub struct Ctrl {
     /// Firmware cycles per unit a write writes and per unit GC moves (firmware mode).
     write_cycles: u64,
     gc_move_cycles: u64,
+    /// Firmware cycles per journal record a write opens, and the open records.
+    extent_cycles: u64,
+    journal: Journal,
+}
+
+/// The power-loss journal's open records: the byte each of the most recent runs of written
+/// blocks ends at, so that a write starting there extends the run rather than opening one.
+struct Journal {
+    ends: Vec<u64>,
+    /// The record the next new run replaces (the oldest).
+    next: usize,
+}
+
+impl Journal {
+    fn new(records: u32) -> Self {
+        Journal { ends: vec![u64::MAX; records.max(1) as usize], next: 0 }
+    }
+
+    /// Logs a write of `len` bytes at `offset`; true when it opens a record.
+    fn log(&mut self, offset: u64, len: u64) -> bool {
+        let end = offset.saturating_add(len);
+        if let Some(e) = self.ends.iter_mut().find(|e| **e == offset) {
+            *e = end;
+            return false;
+        }
+        self.ends[self.next] = end;
+        self.next = (self.next + 1) % self.ends.len();
+        true
+    }
 }
 
 impl Ctrl {
@@ -108,6 +140,8 @@ impl Ctrl {
             fetch: transfer::Fetch::new(c),
             write_cycles: if c.mode == Mode::Firmware { c.firmware.write_cycles } else { 0 },
             gc_move_cycles: c.firmware.gc_move_cycles,
+            extent_cycles: if c.mode == Mode::Firmware { c.firmware.extent_cycles } else { 0 },
+            journal: Journal::new(c.firmware.journal_extents),
         }
     }
 
@@ -173,21 +207,22 @@ impl Ctrl {
         Some((now, Out::Step { cmd: id, step: Step::Completion }))
     }
 
-    /// A write's firmware work (`write_cycles` per unit) when its run of steps ends with the
-    /// translation (firmware mode).
-    fn write_work(&self, c: &Command, first: Step) -> SimDuration {
-        if self.write_cycles == 0 || c.op != Op::Write || !c.kind.data_in() {
+    /// A write's firmware work (`write_cycles` per unit, `extent_cycles` if it opens a journal
+    /// record) when its run of steps ends with the translation (firmware mode).
+    fn write_work(&mut self, c: &Command, first: Step) -> SimDuration {
+        if (self.write_cycles == 0 && self.extent_cycles == 0) || c.op != Op::Write || !c.kind.data_in() {
             return SimDuration::ZERO;
         }
         let mut last = first;
         while let Some(s) = next_internal(c, last) {
             last = s;
         }
-        if last == Step::Translate {
-            SimDuration::cycles(self.write_cycles.saturating_mul(c.pieces), self.clock)
-        } else {
-            SimDuration::ZERO
+        if last != Step::Translate {
+            return SimDuration::ZERO;
         }
+        let opens = self.extent_cycles > 0 && self.journal.log(c.offset, c.len);
+        let cycles = self.write_cycles.saturating_mul(c.pieces).saturating_add(if opens { self.extent_cycles } else { 0 });
+        SimDuration::cycles(cycles, self.clock)
     }
 
     /// Firmware work beside the command path (`units` moved by GC), on the same cores, from
@@ -320,6 +355,19 @@ fn items(c: &Command, step: Step) -> u64 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_journal_extends_the_open_runs_and_replaces_the_oldest() {
+        let mut j = Journal::new(2);
+        assert!(j.log(0, 4096)); // opens a run
+        assert!(!j.log(4096, 4096)); // extends it
+        assert!(j.log(1 << 20, 4096)); // a second stream opens a second
+        assert!(!j.log(8192, 4096) && !j.log((1 << 20) + 4096, 4096)); // both extend
+        assert!(j.log(1 << 30, 4096)); // a third replaces the oldest (the first stream's)
+        assert!(j.log(12288, 4096), "the first stream's run was closed");
+        assert!(!j.log((1 << 30) + 4096, 4096));
+    }
+
     use super::*;
 
     #[test]
