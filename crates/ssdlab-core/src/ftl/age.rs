@@ -173,8 +173,8 @@ impl Ftl {
     }
 
     /// Valid counts of the `full` blocks, drawn from the replica's histogram (`cdf`, its
-    /// running sums), then nudged to hold exactly every logical page; returns that count.
-    fn draw_valid(&mut self, full: &[u32], cdf: &[u64], spb: u32, rng: &mut Rng) -> u64 {
+    /// running sums), then nudged to hold exactly `target` logical pages; returns `target`.
+    fn draw_valid(&mut self, full: &[u32], cdf: &[u64], spb: u32, target: u64, rng: &mut Rng) -> u64 {
         let total = *cdf.last().unwrap_or(&0);
         let mut sum = 0u64;
         for &b in full {
@@ -182,7 +182,6 @@ impl Ftl {
             self.blocks[b as usize].valid = v.min(spb);
             sum += u64::from(v.min(spb));
         }
-        let target = self.exported_units();
         while sum != target {
             let b = full[rng.random_range(0..full.len())] as usize;
             let v = &mut self.blocks[b].valid;
@@ -197,9 +196,34 @@ impl Ftl {
         target
     }
 
+    /// Opens each `(block, plane, slots written)` as its plane's host block, its written slots
+    /// all valid (their bits set in `placed`, one bitmap per block in order), its erase count
+    /// drawn from `erases`.
+    fn open_host_blocks(&mut self, open: &[(u32, u32, u32)], placed: &mut [u64], erases: &[u32], rng: &mut Rng) {
+        let words = (self.g.slots_per_block() as usize).div_ceil(64);
+        for (i, &(b, plane, written)) in open.iter().enumerate() {
+            let bits = &mut placed[i * words..(i + 1) * words];
+            for offset in 0..written {
+                bits[offset as usize / 64] |= 1 << (offset % 64);
+            }
+            let e = erases[rng.random_range(0..erases.len())];
+            let blk = &mut self.blocks[b as usize];
+            blk.erases = e;
+            blk.state = State::Open;
+            blk.valid = written;
+            let pool = &mut self.pools[0];
+            pool.max_erases = pool.max_erases.max(e);
+            pool.streams[HOST].active[plane as usize] = b;
+            pool.streams[HOST].written[plane as usize] = written;
+        }
+    }
+
     /// Ages a large drive by ageing a replica of `rep_bpp` blocks per plane (the same spare
     /// fraction) and drawing this drive's state from it: free blocks, erase counts, valid
-    /// counts, and a computed placement of every logical page.
+    /// counts, and a computed placement of every logical page. Each plane's host stream gets
+    /// an open block written part way (whole pages, uniform over the block, all of it valid),
+    /// as steady writes leave it: a drive with none would have every plane ask for a free
+    /// block at its first write, and a large drive has fewer free blocks than planes.
     pub(super) fn age_by_replica(&mut self, rep_bpp: u32, drive_writes: f64, seed: u64) -> Result<(f64, f64)> {
         if self.l2p.mapped() > 0 {
             return Err(Error::Invariant { component: "ftl", detail: "replica aging needs a clean drive".into() });
@@ -244,12 +268,20 @@ impl Ftl {
         };
         let (erases, free_erases) = (of_state(false), of_state(true));
         let mut full: Vec<u32> = Vec::with_capacity(g.blocks() as usize);
+        // (block, plane, slots written) of each plane's open host block.
+        let mut open: Vec<(u32, u32, u32)> = Vec::with_capacity(g.all_planes() as usize);
+        let spp = g.slots_per_page;
         for plane in 0..g.all_planes() {
             let keep_free = per_plane + u32::from(plane < extra);
             let used = g.blocks_per_plane - keep_free;
             pool.fresh[plane as usize] = used;
             for i in 0..used {
                 full.push(plane * g.blocks_per_plane + i);
+            }
+            if used > 1 {
+                if let Some(b) = full.pop() {
+                    open.push((b, plane, rng.random_range(1..g.pages_per_block) * spp));
+                }
             }
             for i in used..g.blocks_per_plane {
                 let e = free_erases[rng.random_range(0..free_erases.len())];
@@ -258,11 +290,17 @@ impl Ftl {
             }
         }
         pool.free_count = free;
-        let target = self.draw_valid(&full, &cdf, spb, &mut rng);
+        let target = self.exported_units();
+        if open.iter().map(|&(_, _, w)| u64::from(w)).sum::<u64>() * 2 > target {
+            // A drive too small for its planes' open blocks to hold part of the data: none.
+            full.extend(open.drain(..).map(|(b, _, _)| b));
+        }
+        let in_open: u64 = open.iter().map(|&(_, _, w)| u64::from(w)).sum();
+        self.draw_valid(&full, &cdf, spb, target.saturating_sub(in_open), &mut rng);
         // Place the logical pages: the k-th valid slot in block order holds page perm(k), a
         // placement computed on demand (`Layout::scattered`) rather than stored.
         let words = (spb as usize).div_ceil(64);
-        let mut placed = vec![0u64; full.len() * words];
+        let mut placed = vec![0u64; (full.len() + open.len()) * words];
         for (i, &b) in full.iter().enumerate() {
             let mut need = self.blocks[b as usize].valid;
             let bits = &mut placed[i * words..(i + 1) * words];
@@ -283,6 +321,9 @@ impl Ftl {
             self.pools[0].max_erases = self.pools[0].max_erases.max(e);
             self.close(b);
         }
+        let at = full.len();
+        self.open_host_blocks(&open, &mut placed[at * words..], &erases, &mut rng);
+        full.extend(open.iter().map(|&(b, _, _)| b));
         let layout = std::sync::Arc::new(Layout::scattered(&g, full, placed, target, seed));
         if let Some(sh) = &mut self.shadow {
             for lpn in 0..target {

@@ -204,6 +204,11 @@ fn replica_aging_builds_the_same_steady_state_as_simulated_aging() {
         if aging == Aging::Replica {
             ftl.verify().unwrap_or_else(|e| panic!("replica-built state: {e}"));
             assert_eq!(ftl.mapped_units(), ftl.exported_units(), "every logical page is mapped once");
+            // Every plane's host stream has a block open part way, as steady writes leave it
+            // (without, all eight planes would ask for a free block at their first write).
+            let g = ftl.geometry();
+            let partial = (0..g.blocks()).filter(|&b| (1..g.pages_per_block).contains(&ftl.written_pages(ssdlab_core::ids::BlockId(b)))).count();
+            assert_eq!(partial, g.all_planes() as usize, "open blocks after replica ageing");
         }
         let valid = ftl.full_valid_fraction();
         let spread = ftl.erase_spread();
