@@ -9,7 +9,7 @@
 //! | `libaio` | `syscall` per `iodepth_batch` + `aio` + `block` | interrupt; `syscall` per reap (io_getevents), `wakeup` if the thread slept |
 //! | `io_uring` | `syscall` per `iodepth_batch` + `uring` + `block` | interrupt, CQE in the ring; `syscall` + `wakeup` only if the thread slept waiting |
 //! | `io_uring-hipri` | as `io_uring` | the thread polls the device's CQ (`poll`), no interrupt; `syscall` when it entered the kernel to poll |
-//! | `io_uring-sqpoll` | nothing on the job's CPU: a kernel SQ thread on its own CPU pays `uring` + `block` | as `io_uring` |
+//! | `io_uring-sqpoll` | nothing on the job's CPU: a kernel SQ thread on its own CPU pays `uring` + `block` | interrupt, CQE in the ring; the thread spins on the ring (fio never enters the kernel with `sqthread_poll`): no `syscall`, no `wakeup` |
 //! | `spdk` | `spdk_submit` (user space, no system call, no block layer) | polled in user space: `spdk_complete` |
 //!
 //! Interrupt completion pays `irq` once per handler run, then `irq_complete` + `end` per
@@ -228,10 +228,12 @@ impl Engines {
             self.reaped[job] = self.runs;
             let e = self.engine[job];
             // psync's thread always sleeps in its call; libaio's reaps with io_getevents;
-            // io_uring's reads its ring and enters the kernel only to wait.
+            // io_uring's reads its ring and enters the kernel only to wait; with an SQ thread it
+            // spins on the ring and never enters.
             let (wake, call) = match e {
                 Engine::Psync => (true, false),
                 Engine::Libaio => (slept, true),
+                Engine::IoUringSqpoll => (false, false),
                 _ => (slept, slept),
             };
             if wake {
