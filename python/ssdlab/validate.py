@@ -1,14 +1,14 @@
 """Validation of the device library against published figures.
 
 Each drive of the library (``p4800x``, ``sz985``, ``p4500`` with its 1 and 4 TB models, ``970pro``,
-``pm9a3``) keeps three
-kinds of numbers apart. Facts (architecture and media, cited) are in its preset. Calibrated
-unknowns, what no source publishes (a channel rate, the controller's data path, the firmware's
-write work, a power budget), are in its preset too, each fitted to one figure of the drive's
-small declared *training set* (``train=True`` below; at most a third of its figures) by
-:func:`ssdlab.fit.fit`, which anyone can re-run (``ssdlab validate --fit DRIVE``). Every other
-figure is a *prediction*, and only predictions validate: the summary gives the share of them
-within 15 % and 25 % of what was published.
+``pm9a3``) keeps three kinds of numbers apart. Facts (architecture and media, cited) are in its
+preset. Calibrated unknowns, what no source publishes (the controller's data path, the
+firmware's work per written unit, per journal record and per GC move, a one-shot program time),
+are in its preset too, each fitted to one figure of the drive's small declared *training set*
+(``train=True`` below; at most a third of its figures) by :func:`ssdlab.fit.fit`, which anyone
+can re-run (``ssdlab validate --fit DRIVE``), or carried from another drive's fit
+(``CARRIED``). Every other figure is a *prediction*, and only predictions validate: the summary
+gives the share of them within 15 % and 25 % of what was published.
 
 Runs use the host I/O engine each source used (``ENGINE``).
 
