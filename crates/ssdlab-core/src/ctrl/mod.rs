@@ -80,7 +80,7 @@ pub struct Ctrl {
     pub dma: transfer::Dma,
     /// The fetch engines (reads of host memory).
     pub fetch: transfer::Fetch,
-    /// Firmware cycles per unit a write writes and per unit GC moves (firmware mode).
+    /// Firmware cycles per unit a write writes and per unit GC moves (0 in hardware mode).
     write_cycles: u64,
     gc_move_cycles: u64,
     /// Firmware cycles per journal record a write opens, and the open records.
@@ -139,7 +139,7 @@ impl Ctrl {
             dma: transfer::Dma::new(c),
             fetch: transfer::Fetch::new(c),
             write_cycles: if c.mode == Mode::Firmware { c.firmware.write_cycles } else { 0 },
-            gc_move_cycles: c.firmware.gc_move_cycles,
+            gc_move_cycles: if c.mode == Mode::Firmware { c.firmware.gc_move_cycles } else { 0 },
             extent_cycles: if c.mode == Mode::Firmware { c.firmware.extent_cycles } else { 0 },
             journal: Journal::new(c.firmware.journal_extents),
         }
@@ -149,7 +149,6 @@ impl Ctrl {
     /// wait, on one core; in hardware mode `first` only, in its engine. Attributes the
     /// command's time; returns what comes next, and when.
     pub fn run_steps(&mut self, now: SimTime, cmds: &mut Commands, id: CmdId, first: Step) -> (SimTime, Out) {
-        let write_work = self.write_work(&cmds[id], first);
         let mut steps = [(first, 0u64); 4];
         let mut n = 1;
         let c = &cmds[id];
@@ -162,6 +161,8 @@ impl Ctrl {
                 last = s;
             }
         }
+        // A write's firmware work runs with its translation (0 in hardware mode).
+        let write_work = if last == Step::Translate { self.write_work(c) } else { SimDuration::ZERO };
         let svc = if write_work > SimDuration::ZERO { self.serve_more(now, &steps[..n], write_work) } else { self.serve(now, &steps[..n]) };
         let mut t = svc.start;
         let c = &mut cmds[id];
@@ -208,16 +209,9 @@ impl Ctrl {
     }
 
     /// A write's firmware work (`write_cycles` per unit, `extent_cycles` if it opens a journal
-    /// record) when its run of steps ends with the translation (firmware mode).
-    fn write_work(&mut self, c: &Command, first: Step) -> SimDuration {
+    /// record), for the run of steps that ends with its translation (firmware mode).
+    fn write_work(&mut self, c: &Command) -> SimDuration {
         if (self.write_cycles == 0 && self.extent_cycles == 0) || c.op != Op::Write || !c.kind.data_in() {
-            return SimDuration::ZERO;
-        }
-        let mut last = first;
-        while let Some(s) = next_internal(c, last) {
-            last = s;
-        }
-        if last != Step::Translate {
             return SimDuration::ZERO;
         }
         let opens = self.extent_cycles > 0 && self.journal.log(c.offset, c.len);
@@ -228,14 +222,14 @@ impl Ctrl {
     /// Firmware work beside the command path (`units` moved by GC), on the same cores, from
     /// `now`.
     pub fn background(&mut self, now: SimTime, units: u64) {
-        if self.gc_move_cycles > 0 && self.mode == Mode::Firmware {
+        if self.gc_move_cycles > 0 {
             self.cores.reserve(now, SimDuration::cycles(self.gc_move_cycles.saturating_mul(units), self.clock));
         }
     }
 
     /// Whether GC's moves cost firmware time (the medium then reports them).
     pub fn charges_gc(&self) -> bool {
-        self.gc_move_cycles > 0 && self.mode == Mode::Firmware
+        self.gc_move_cycles > 0
     }
 
     /// Busy time of the processing units, for statistics.
@@ -356,6 +350,8 @@ fn items(c: &Command, step: Step) -> u64 {
 #[cfg(test)]
 mod tests {
 
+    use super::*;
+
     #[test]
     fn the_journal_extends_the_open_runs_and_replaces_the_oldest() {
         let mut j = Journal::new(2);
@@ -367,8 +363,6 @@ mod tests {
         assert!(j.log(12288, 4096), "the first stream's run was closed");
         assert!(!j.log((1 << 30) + 4096, 4096));
     }
-
-    use super::*;
 
     #[test]
     fn firmware_steps_share_cores_and_run_back_to_back() {

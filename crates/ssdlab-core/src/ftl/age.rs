@@ -173,8 +173,8 @@ impl Ftl {
     }
 
     /// Valid counts of the `full` blocks, drawn from the replica's histogram (`cdf`, its
-    /// running sums), then nudged to hold exactly `target` logical pages; returns `target`.
-    fn draw_valid(&mut self, full: &[u32], cdf: &[u64], spb: u32, target: u64, rng: &mut Rng) -> u64 {
+    /// running sums), then nudged to hold exactly `target` logical pages.
+    fn draw_valid(&mut self, full: &[u32], cdf: &[u64], spb: u32, target: u64, rng: &mut Rng) {
         let total = *cdf.last().unwrap_or(&0);
         let mut sum = 0u64;
         for &b in full {
@@ -193,7 +193,6 @@ impl Ftl {
                 sum -= 1;
             }
         }
-        target
     }
 
     /// Opens each `(block, plane, slots written)` as its plane's host block, its written slots
@@ -291,11 +290,12 @@ impl Ftl {
         }
         pool.free_count = free;
         let target = self.exported_units();
-        if open.iter().map(|&(_, _, w)| u64::from(w)).sum::<u64>() * 2 > target {
+        let mut in_open: u64 = open.iter().map(|&(_, _, w)| u64::from(w)).sum();
+        if in_open * 2 > target {
             // A drive too small for its planes' open blocks to hold part of the data: none.
             full.extend(open.drain(..).map(|(b, _, _)| b));
+            in_open = 0;
         }
-        let in_open: u64 = open.iter().map(|&(_, _, w)| u64::from(w)).sum();
         self.draw_valid(&full, &cdf, spb, target.saturating_sub(in_open), &mut rng);
         // Place the logical pages: the k-th valid slot in block order holds page perm(k), a
         // placement computed on demand (`Layout::scattered`) rather than stored.
