@@ -96,10 +96,16 @@ def test_local_dask_local_and_a_dask_scheduler_give_identical_stores(tmp_path):
         ssdlab.sweep(SPEC, store=str(tmp_path / "remote"), executor=f"dask://127.0.0.1:{port}")
         ssdlab.sweep(ATC_SPEC, store=str(tmp_path / "atc-remote"), executor=f"dask://127.0.0.1:{port}")
     finally:
-        for p in procs:
+        # Workers first: a worker whose scheduler is already gone may retry for a long
+        # while before it honours SIGTERM. Whatever is still up after 30 s is killed and reaped.
+        for p in reversed(procs):
             p.terminate()
-        for p in procs:
-            p.wait(30)
+        for p in reversed(procs):
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
     a, b, c = rows(tmp_path / "local"), rows(tmp_path / "dl"), rows(tmp_path / "remote")
     assert len(a) == 6 and a.equals(b) and a.equals(c)
     a, b, c = rows(tmp_path / "atc-local"), rows(tmp_path / "atc-dl"), rows(tmp_path / "atc-remote")
