@@ -23,6 +23,7 @@
 
 mod config;
 pub mod metrics;
+pub mod overlap;
 pub mod transfer;
 
 pub use config::{CtrlConfig, DmaQueues, FirmwareConfig, HardwareConfig, Mode, Split};
@@ -33,7 +34,7 @@ use crate::io::Op;
 use crate::pcie::Tlp;
 use crate::sim::{ServerPool, SimDuration, SimTime, Timeline};
 use crate::stats::{Component, Metrics};
-use metrics::{CTRL_BUSY, CTRL_FETCH_WAITS, CTRL_UNITS};
+use metrics::{CTRL_BUSY, CTRL_FETCH_WAITS, CTRL_OVERLAP_WAITS, CTRL_UNITS};
 
 /// A step of the command path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,6 +87,8 @@ pub struct Ctrl {
     /// Firmware cycles per journal record a write opens, and the open records.
     extent_cycles: u64,
     journal: Journal,
+    /// Commands that share a unit of their data ranges go one at a time (`ctrl.overlap`).
+    pub overlap: overlap::Overlap,
 }
 
 /// The power-loss journal's open records: the byte each of the most recent runs of written
@@ -142,6 +145,7 @@ impl Ctrl {
             gc_move_cycles: if c.mode == Mode::Firmware { c.firmware.gc_move_cycles } else { 0 },
             extent_cycles: if c.mode == Mode::Firmware { c.firmware.extent_cycles } else { 0 },
             journal: Journal::new(c.firmware.journal_extents),
+            overlap: overlap::Overlap::new(c.overlap.0),
         }
     }
 
@@ -235,6 +239,7 @@ impl Ctrl {
     /// Busy time of the processing units, for statistics.
     pub fn publish(&self, m: &mut Metrics) {
         m.count(&CTRL_BUSY, self.busy().as_ps());
+        m.count(&CTRL_OVERLAP_WAITS, self.overlap.waits);
         m.gauge(&CTRL_UNITS, self.units() as f64);
         m.count(&CTRL_FETCH_WAITS, self.fetch.waits);
     }

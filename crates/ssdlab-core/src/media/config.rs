@@ -146,6 +146,16 @@ config_struct! {
         /// Start-gap wear levelling: the gap moves (a chunk read and written) every this many
         /// writes to a controller (0 = off). Default: `0`.
         start_gap_interval: u32 = 0,
+        /// Cut-through reads: the bank streams its whole chunk over the interconnect, and when
+        /// ECC codewords (`media.ecc.codeword`) are smaller than the chunk each one a read
+        /// needs goes on to the host link once it has crossed and been decoded, instead of
+        /// after the whole piece. Default: `false`.
+        cut_through: bool = false,
+        /// Power-loss-protected write buffer in the controller, in whole chunks: a write
+        /// completes once its data is in the buffer, and each chunk's slot is held until its
+        /// media write (interconnect, then bank) ends; a write that finds too few free slots
+        /// waits for them. `0`: a write completes when its last chunk is written. Default: `0`.
+        write_buffer: Bytes = Bytes(0),
     }
 }
 
@@ -185,6 +195,12 @@ impl MediaConfig {
         );
         issues.check(n.chunk.0 > 0 && n.chunk.0.is_multiple_of(512), "media.nvm.chunk", n.chunk, "must be a positive multiple of 512B");
         issues.check(n.bus_bandwidth.0 > 0.0, "media.nvm.bus_bandwidth", n.bus_bandwidth, "must be greater than zero");
+        issues.check(
+            n.write_buffer.0.is_multiple_of(n.chunk.0.max(1)) && n.write_buffer.0 / n.chunk.0.max(1) < 1 << 24,
+            "media.nvm.write_buffer",
+            n.write_buffer,
+            format!("must be a whole number of chunks ({}), fewer than 2^24", n.chunk),
+        );
     }
 }
 

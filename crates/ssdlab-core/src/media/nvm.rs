@@ -11,7 +11,10 @@
 //!
 //! A read moves whole ECC codewords (`media.ecc.codeword`, at most the chunk) over the
 //! interconnect, because the decoder sits in the controller: a piece of part of a codeword
-//! costs the codeword's transfer.
+//! costs the codeword's transfer. With `media.nvm.cut_through`, the bank streams its whole
+//! chunk out and each codeword of it the read needs goes on to the host link once it has
+//! crossed (a read that needs soft decoding waits for its whole piece; with the controller's
+//! transfer engine, `ctrl.transfer_window`, pieces move whole).
 //!
 //! What emerges rather than being coded per workload: sub-chunk accesses cost whole chunks,
 //! unaligned accesses touch two chunks, concurrent accesses to one chunk serialise at its bank,
@@ -20,11 +23,19 @@
 //! A chunk read whose codeword exceeds the hard decoder's limit takes the soft-decoding path
 //! on its way to the link ([`super::ecc`]), the source of read tails at low load.
 //!
-//! Leaves out: row-buffer hits (every access is a full chunk access), refresh, bank
+//! With a write buffer (`media.nvm.write_buffer`, power-loss protected), a write completes
+//! once its data has arrived and holds one slot per chunk until that chunk's media write ends;
+//! the media writes still take the interconnect and the banks, so they contend with reads
+//! behind the host's back. A write that finds too few free slots waits, in arrival order.
+//!
+//! Leaves out: reads served from the write buffer (a read of a chunk still waiting there goes
+//! to its bank like any other), row-buffer hits (every access is a full chunk access), refresh, bank
 //! conflicts inside a controller's scheduler (banks are FIFO).
 
 use super::ecc::Ecc;
-use super::metrics::{MEDIA_BUS_BUSY, MEDIA_BUS_UNITS, MEDIA_ECC_SOFT_DECODES, MEDIA_UNITS, MEDIA_UNITS_BUSY, NVM_START_GAP_MOVES};
+use std::collections::VecDeque;
+
+use super::metrics::{MEDIA_BUS_BUSY, MEDIA_BUS_UNITS, MEDIA_ECC_SOFT_DECODES, MEDIA_UNITS, MEDIA_UNITS_BUSY, NVM_BUFFER_WAITS, NVM_START_GAP_MOVES};
 use super::{Interconnect, MediaConfig, Medium, Out};
 use crate::ctrl::transfer::Transfer;
 use crate::ids::CmdId;
@@ -45,6 +56,16 @@ pub struct Piece {
     pub partial: bool,
 }
 
+/// Write-buffer slots (chunks; 0 = no buffer), those in use, the writes waiting for slots (in
+/// arrival order) and how many writes waited.
+#[derive(Debug, Default)]
+struct WriteBuffer {
+    slots: u32,
+    used: u32,
+    waiters: VecDeque<CmdId>,
+    waits: u64,
+}
+
 /// The NVM array.
 pub struct NvmArray {
     banks: Vec<Timeline>,
@@ -56,6 +77,8 @@ pub struct NvmArray {
     /// Bytes a read moves to the controller's ECC decoder at least: the codeword, at most the
     /// chunk.
     codeword: u64,
+    /// Codewords go on to the link one by one (`media.nvm.cut_through`).
+    cut_through: bool,
     read_latency: SimDuration,
     write_latency: SimDuration,
     interconnect: Interconnect,
@@ -67,6 +90,8 @@ pub struct NvmArray {
     gap_bank: Vec<u32>,
     /// Start-gap moves done.
     pub gap_moves: u64,
+    /// The write buffer (boxed: it keeps the media enum's variants of similar size).
+    buffer: Box<WriteBuffer>,
     /// Which chunk reads need soft-decision decoding (boxed: rarely touched, and it keeps the
     /// media enum's variants of similar size).
     ecc: Box<Ecc>,
@@ -85,6 +110,7 @@ impl NvmArray {
             group_bytes: c.capacity.0.div_ceil(groups).max(n.chunk.0),
             chunk: n.chunk.0,
             codeword: c.ecc.codeword.0.min(n.chunk.0).max(1),
+            cut_through: n.cut_through,
             read_latency: n.read_latency,
             write_latency: n.write_latency,
             interconnect: n.interconnect,
@@ -95,6 +121,7 @@ impl NvmArray {
             writes: vec![0; n.controllers as usize],
             gap_bank: vec![0; n.controllers as usize],
             gap_moves: 0,
+            buffer: Box::new(WriteBuffer { slots: (n.write_buffer.0 / n.chunk.0.max(1)) as u32, ..WriteBuffer::default() }),
             ecc: Box::new(Ecc::new(&c.ecc, seed)),
         }
     }
@@ -264,6 +291,10 @@ pub enum Event {
     ReadBus { cmd: CmdId, unit: u32, len: u32, at: u32 },
     /// A write piece reaches its unit.
     WriteUnit { cmd: CmdId, unit: u32, len: u32 },
+    /// A buffered write piece reaches its unit (its command is already done).
+    FlushUnit { unit: u32, len: u32 },
+    /// A buffered piece is written: its slot frees.
+    SlotFree,
 }
 
 impl NvmArray {
@@ -299,6 +330,58 @@ impl NvmArray {
             c.mark = end;
             ctx.at(end, Out::Done { cmd: id });
         }
+    }
+}
+
+impl NvmArray {
+    /// Cut-through: each codeword of a read piece goes on to the link as soon as it has
+    /// crossed the interconnect and been decoded, while the next one still crosses, so a lone
+    /// chunk pays the interconnect for the chunk and the link for one codeword. `bus` is when
+    /// the piece's bytes `[first, last)` of its chunk started to cross and the hops after
+    /// them; the piece needs `len` bytes from byte `within` of the chunk, byte `at` of the I/O.
+    fn stream_codewords(&mut self, ctx: &mut Ctx, cmd: CmdId, bus: (SimTime, SimDuration), (first, last): (u64, u64), (within, len, at): (u64, u32, u32)) {
+        let (start, hops) = bus;
+        let end = within + u64::from(len);
+        let mut sent = 0;
+        let mut cw = first;
+        while cw < last {
+            let next = (cw + self.codeword).min(last);
+            let (a, b) = (cw.max(within), next.min(end));
+            if a < b {
+                let arrives = start + self.bus_time(next - first) + hops;
+                ctx.at(arrives, Out::Data { cmd, len: (b - a) as u32, at: at + (a - within) as u32 });
+                sent += 1;
+            }
+            cw = next;
+        }
+        // The command's data now arrives in `sent` parts where one was counted.
+        ctx.cmds[cmd].pieces_left += sent - 1;
+    }
+
+    /// Whether a write of `pieces` chunks finds its slots free (one larger than the whole
+    /// buffer goes in alone).
+    fn fits(&self, pieces: u64) -> bool {
+        self.buffer.used == 0 || u64::from(self.buffer.used) + pieces <= u64::from(self.buffer.slots)
+    }
+
+    /// Write `id`'s data is in the buffer: it completes now (its wait for slots, if any, is
+    /// queueing), and each chunk goes on to its bank in the background.
+    fn admit_write(&mut self, ctx: &mut Ctx, id: CmdId) {
+        let now = ctx.now;
+        let c = &mut ctx.cmds[id];
+        let waited = now.since(c.mark);
+        c.add(Component::Queueing, waited);
+        c.mark = now;
+        let (offset, len) = (c.offset, c.len);
+        let mut at = offset;
+        while at < offset + len {
+            let Some(piece) = self.cut(at, offset + len - at).next() else { break };
+            self.buffer.used += 1;
+            let g = self.transfer(piece.unit, now, u64::from(piece.len));
+            ctx.at(g.end, Out::Wake(Event::FlushUnit { unit: piece.unit, len: piece.len }));
+            at += u64::from(piece.len);
+        }
+        ctx.at(now, Out::Done { cmd: id });
     }
 }
 
@@ -342,6 +425,15 @@ impl Medium for NvmArray {
             ctx.at(ctx.now, Out::Done { cmd: id });
             return;
         }
+        if self.buffer.slots > 0 {
+            if self.buffer.waiters.is_empty() && self.fits(ctx.cmds[id].pieces) {
+                self.admit_write(ctx, id);
+            } else {
+                self.buffer.waits += 1;
+                self.buffer.waiters.push_back(id);
+            }
+            return;
+        }
         let c = &mut ctx.cmds[id];
         c.pieces_left = c.pieces;
         c.crit_end = SimTime::ZERO;
@@ -357,20 +449,44 @@ impl Medium for NvmArray {
     }
 
     #[inline]
-    fn handle(&mut self, ctx: &mut Ctx, ev: Event, _xfer: &mut Transfer) {
+    fn handle(&mut self, ctx: &mut Ctx, ev: Event, xfer: &mut Transfer) {
         match ev {
             Event::ReadBus { cmd, unit, len, at } => {
                 // The decoder in the controller needs whole codewords: the bytes the piece
                 // needs, widened to codeword boundaries, cross the interconnect.
                 let within = (ctx.cmds[cmd].offset + u64::from(at)) % self.chunk;
-                let (first, last) = (within / self.codeword * self.codeword, (within + u64::from(len)).div_ceil(self.codeword) * self.codeword);
-                let g = self.transfer(unit, ctx.now, last.min(self.chunk) - first);
+                let (first, last) = if self.cut_through {
+                    // The bank streams its whole chunk out; the decoder takes it codeword by
+                    // codeword as it arrives.
+                    (0, self.chunk)
+                } else {
+                    (within / self.codeword * self.codeword, ((within + u64::from(len)).div_ceil(self.codeword) * self.codeword).min(self.chunk))
+                };
+                let g = self.transfer(unit, ctx.now, last - first);
                 // The whole chunk is read and decoded, whatever part of it the piece needs.
                 let soft = self.ecc.draw(self.chunk);
                 ctx.cmds[cmd].crit_media = self.access_time(false, false) + g.end.since(g.start) + soft;
-                ctx.at(g.end + soft, Out::Data { cmd, len, at });
+                if !self.cut_through || soft > SimDuration::ZERO || self.codeword >= self.chunk || xfer.enabled() {
+                    ctx.at(g.end + soft, Out::Data { cmd, len, at });
+                } else {
+                    self.stream_codewords(ctx, cmd, (g.start, g.end.since(g.start) - self.bus_time(last - first)), (first, last), (within, len, at));
+                }
             }
             Event::WriteUnit { cmd, unit, len } => self.write_unit(ctx, cmd, unit, len),
+            Event::FlushUnit { unit, len } => {
+                let g = self.access(unit, ctx.now, true, u64::from(len) < self.chunk);
+                ctx.at(g.end, Out::Wake(Event::SlotFree));
+            }
+            Event::SlotFree => {
+                self.buffer.used -= 1;
+                while let Some(&next) = self.buffer.waiters.front() {
+                    if !self.fits(ctx.cmds[next].pieces) {
+                        break;
+                    }
+                    self.buffer.waiters.pop_front();
+                    self.admit_write(ctx, next);
+                }
+            }
         }
     }
 
@@ -382,6 +498,7 @@ impl Medium for NvmArray {
         m.gauge(&MEDIA_BUS_UNITS, self.link_count() as f64);
         m.count(&MEDIA_ECC_SOFT_DECODES, self.ecc.soft_decodes);
         m.count(&NVM_START_GAP_MOVES, self.gap_moves);
+        m.count(&NVM_BUFFER_WAITS, self.buffer.waits);
     }
 
     fn utilisation(&self, m: &Metrics, window: SimDuration) -> (f64, f64) {

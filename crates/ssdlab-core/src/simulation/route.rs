@@ -33,6 +33,7 @@
 
 use super::{Device, Event, Outboxes, Simulation};
 use crate::cmd::Ctx;
+use crate::ctrl::overlap::Entry;
 use crate::ctrl::{self, Ctrl, Step};
 use crate::ids::{CmdId, QueueId};
 use crate::io::Kind;
@@ -139,8 +140,16 @@ impl Simulation {
                 self.ctrl.transfer.freed();
                 medium!(self, |m, ctx, x| m.pump(ctx, x));
             }
-            Event::Media(media::Event::ReadStart { cmd }) => medium!(self, |m, ctx, x| m.read(ctx, cmd, x)),
-            Event::Media(media::Event::WriteStart { cmd }) => medium!(self, |m, ctx, _x| m.write(ctx, cmd)),
+            Event::Media(media::Event::ReadStart { cmd }) => {
+                if self.may_enter(cmd, Entry::Read) {
+                    medium!(self, |m, ctx, x| m.read(ctx, cmd, x));
+                }
+            }
+            Event::Media(media::Event::WriteStart { cmd }) => {
+                if self.may_enter(cmd, Entry::Write) {
+                    medium!(self, |m, ctx, _x| m.write(ctx, cmd));
+                }
+            }
             Event::Nvm(e) => {
                 let start = self.outs.nvm.len();
                 if let Device::Nvm(m) = &mut self.medium {
@@ -193,6 +202,30 @@ impl Simulation {
             ctrl::Out::Write { cmd } => Event::Media(media::Event::WriteStart { cmd }),
         };
         self.at(t, ev);
+    }
+
+    /// With the controller's overlap check: whether `cmd` may take the media now (else it
+    /// waits for the command whose range it shares).
+    #[inline]
+    fn may_enter(&mut self, cmd: CmdId, entry: Entry) -> bool {
+        if !self.ctrl.overlap.enabled() {
+            return true;
+        }
+        let c = &self.cmds[cmd];
+        self.ctrl.overlap.enter(cmd, c.offset, c.len, entry)
+    }
+
+    /// `id` has posted its completion: the commands its range held back take the media.
+    fn leave_overlap(&mut self, id: CmdId) {
+        let mut ready = Vec::new();
+        let c = &self.cmds[id];
+        self.ctrl.overlap.leave(id, c.offset, c.len, &mut ready);
+        for (cmd, entry) in ready {
+            match entry {
+                Entry::Read => medium!(self, |m, ctx, x| m.read(ctx, cmd, x)),
+                Entry::Write => medium!(self, |m, ctx, _x| m.write(ctx, cmd)),
+            }
+        }
     }
 
     /// A medium's output: its own event, read data for the link, or a command done (to its
@@ -308,6 +341,9 @@ impl Simulation {
             }
             Sent::Cqe { end } => {
                 self.ctrl.release();
+                if self.ctrl.overlap.enabled() {
+                    self.leave_overlap(id);
+                }
                 let queue = self.cmds[id].queue;
                 if self.host.reaps_by_polling(&self.cmds[id]) {
                     // The polling thread sees the CQE once it has landed.

@@ -396,3 +396,73 @@ fn reads_move_whole_codewords_over_the_interconnect() {
     let off = media_bound(&[("media.nvm.bus_bandwidth", "\"100MB/s\""), ("media.nvm.read_latency", "\"100ns\""), ("workload.offset", "\"2k\"")]);
     assert!((off.iops / (full.iops / 2.0) - 1.0).abs() < 0.02, "{} vs {}", off.iops, full.iops);
 }
+
+#[test]
+fn a_write_buffer_acknowledges_writes_before_the_media_and_the_media_still_bounds_the_rate() {
+    // One bank of 20 us writes. Paced at one write per 100 us, a buffered write completes once
+    // its data is in: its latency loses exactly the media part (the 4 KiB on the 16 GB/s bus,
+    // then the bank), and nothing else moves.
+    let paced =
+        |buffer: &str| media_bound(&[("workload.rw", "randwrite"), ("workload.iodepth", "1"), ("workload.rate_iops", "10000"), ("workload.number_ios", "2000"), ("media.nvm.write_buffer", buffer)]);
+    let (direct, buffered) = (paced("0"), paced("\"64KiB\""));
+    let media = |s: &Summary| s.write.breakdown_us.0[Component::Media as usize];
+    let expect = 4096.0 / 16e9 * 1e6 + 20.0;
+    assert!((media(&direct) - expect).abs() < 1e-3 && media(&buffered) == 0.0, "{} {}", media(&direct), media(&buffered));
+    let saved = direct.write.latency_us.mean - buffered.write.latency_us.mean;
+    assert!((saved - expect).abs() < 1e-3, "saved {saved} us, expected {expect}");
+    // Unpaced at QD8 the 16 slots fill, and writes complete at the bank's rate: 1 / 20 us.
+    let full = media_bound(&[("workload.rw", "randwrite"), ("media.nvm.write_buffer", "\"64KiB\"")]);
+    assert!((full.iops / 50_000.0 - 1.0).abs() < 0.01, "{}", full.iops);
+    assert!(full.metrics["nvm.write_buffer.waits"] > 0.0);
+    // A buffer that is not whole chunks is refused with its key.
+    let bad = ssdlab_core::config::build(Some("default"), None, &[("media.nvm.write_buffer".to_string(), "\"6KiB\"".to_string())]);
+    assert!(bad.is_err_and(|e| e.to_string().contains("media.nvm.write_buffer")));
+}
+
+#[test]
+fn cut_through_reads_pay_the_link_for_one_codeword_not_the_chunk() {
+    // One controller on a 1 GB/s interconnect (slower than the link), 16 KiB chunks in 512 B
+    // codewords, QD1. Store and forward, the chunk crosses the interconnect and then the link;
+    // cut through, the link carries each codeword as it arrives, so only the last one's link
+    // time follows the interconnect. The media part is the same; the transfer part shrinks to
+    // one codeword's, and the whole saving is that.
+    let read = |cut: &str, bs: &str| {
+        media_bound(&[
+            ("media.nvm.chunk", "\"16KiB\""),
+            ("media.nvm.bus_bandwidth", "\"1GB/s\""),
+            ("media.ecc.codeword", "\"512B\""),
+            ("media.nvm.cut_through", cut),
+            ("workload.bs", bs),
+            ("workload.iodepth", "1"),
+            ("workload.number_ios", "2000"),
+        ])
+    };
+    let (whole, cut) = (read("false", "\"16KiB\""), read("true", "\"16KiB\""));
+    let part = |s: &Summary, c: Component| s.read.breakdown_us.0[c as usize];
+    assert!((part(&whole, Component::Media) - part(&cut, Component::Media)).abs() < 1e-6);
+    let saved = whole.read.latency_us.mean - cut.read.latency_us.mean;
+    let transfer_saved = part(&whole, Component::Transfer) - part(&cut, Component::Transfer);
+    assert!((saved - transfer_saved).abs() < 1e-3, "saved {saved} us, the transfer {transfer_saved} us");
+    // 32 codewords: the last one's link time is ~1/32 of the chunk's (TLP framing aside).
+    let ratio = part(&cut, Component::Transfer) / part(&whole, Component::Transfer);
+    assert!(ratio > 1.0 / 40.0 && ratio < 1.0 / 20.0, "{ratio}");
+    // Cut through, the bank streams its whole chunk: a 4 KiB read pays the 16 KiB's crossing.
+    let small = read("true", "\"4KiB\"");
+    assert!((part(&small, Component::Media) - part(&cut, Component::Media)).abs() < 1e-6);
+}
+
+#[test]
+fn the_overlap_check_runs_commands_on_one_unit_one_at_a_time() {
+    // Four controllers; four jobs at QD2 all read one 4 KiB chunk. Without the check its bank
+    // (10 us a read) serialises them; with it, each also waits for the previous command's
+    // completion (its transfer and completion step after the bank: ~11 us a command), so the
+    // rate falls below the bank's and nearly every command waits.
+    let crowded = |overlap: &str| media_bound(&[("media.nvm.controllers", "4"), ("workload.numjobs", "4"), ("workload.iodepth", "2"), ("workload.size", "\"4k\""), ("ctrl.overlap", overlap)]);
+    let (bank, checked) = (crowded("0"), crowded("\"4KiB\""));
+    assert!((bank.iops / 100_000.0 - 1.0).abs() < 0.01, "{}", bank.iops);
+    assert!(checked.iops < 0.95 * bank.iops, "{} vs {}", checked.iops, bank.iops);
+    assert!(checked.metrics["ctrl.overlap.waits"] > 0.9 * checked.read.ios as f64 && bank.metrics["ctrl.overlap.waits"] == 0.0);
+    // Spread over the drive, the check holds nothing back.
+    let spread = media_bound(&[("media.nvm.controllers", "4"), ("workload.numjobs", "4"), ("workload.iodepth", "2"), ("workload.size", "\"8MiB\""), ("ctrl.overlap", "\"4KiB\"")]);
+    assert!(spread.metrics["ctrl.overlap.waits"] < 0.05 * spread.read.ios as f64);
+}
