@@ -9,7 +9,9 @@ earlier ones already set. ``ssdlab validate --fit DRIVE`` runs the fit and print
 the preset's lines; the preset carries them with a ``[CAL]`` note naming the figure.
 
 The fit assumes the figure moves one way with the unknown over its range (it checks the two
-ends) and stops after ``steps`` halvings or within ``tol``.
+ends) and stops after ``steps`` halvings or within ``tol``; when it ends farther than ``tol``
+(a figure that steps rather than slides with the unknown), it tries ``refine`` values within
+a factor of 1.5 of its best and keeps the closest.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ class Fitted:
         return (self.measured - self.published) / self.published
 
 
-def fit(drive: str, steps: int = 14, tol: float = 0.002, progress: Optional[Callable[[float], None]] = None) -> list[Fitted]:
+def fit(drive: str, steps: int = 14, tol: float = 0.002, refine: int = 13, progress: Optional[Callable[[float], None]] = None) -> list[Fitted]:
     """Fits `drive`'s calibrated unknowns in order; returns each one's value and its training
     figure, published and as the fitted drive runs it."""
     from . import validate as v
@@ -94,6 +96,16 @@ def fit(drive: str, steps: int = 14, tol: float = 0.002, progress: Optional[Call
                 hi = math.log(mid)
             if progress is not None:
                 progress((i + (k + 1) / steps) / len(unknowns))
+        if abs(best[2] / f.published - 1) > tol:
+            # Queueing makes some figures step with the unknown rather than slide (service
+            # times that fall into step with each other), and bisection can bracket a step:
+            # look around the best value for a closer one.
+            for j in range(refine):
+                x = best[1] * 1.5 ** (2 * j / (refine - 1) - 1)
+                if u.lo <= x <= u.hi:
+                    m = measure(x)
+                    if abs(m - f.published) < best[0]:
+                        best = (abs(m - f.published), x, m)
         chosen[u.key] = u.value(best[1])
         out.append(Fitted(u, chosen[u.key], f.published, best[2]))
     if progress is not None:
