@@ -343,6 +343,7 @@ impl NvmArray {
         let (start, hops) = bus;
         let end = within + u64::from(len);
         let mut sent = 0;
+        let mut latest = start;
         let mut cw = first;
         while cw < last {
             let next = (cw + self.codeword).min(last);
@@ -350,12 +351,16 @@ impl NvmArray {
             if a < b {
                 let arrives = start + self.bus_time(next - first) + hops;
                 ctx.at(arrives, Out::Data { cmd, len: (b - a) as u32, at: at + (a - within) as u32 });
+                latest = arrives;
                 sent += 1;
             }
             cw = next;
         }
-        // The command's data now arrives in `sent` parts where one was counted.
-        ctx.cmds[cmd].pieces_left += sent - 1;
+        // The command's data now arrives in `sent` parts where one was counted, and its media
+        // time ends with the last codeword it needs, not with the chunk.
+        let c = &mut ctx.cmds[cmd];
+        c.pieces_left += sent - 1;
+        c.crit_media = self.access_time(false, false) + latest.since(start);
     }
 
     /// Whether a write of `pieces` chunks finds its slots free (one larger than the whole
