@@ -189,24 +189,19 @@ MISSING: dict[str, list[str]] = {
 
 _P4800X_QD1 = (
     "a lone 4 KiB chunk crosses its one 800 MB/s channel in 5.1 us, the rate chosen so that seed 004's "
-    "strided reads dip (one channel's bandwidth; tests/integration/nvm.rs); the real drive reads a lone "
-    "chunk faster. A channel of 1.8 GB/s (the fastest that keeps the dips), 512 B codewords streamed to "
-    "the host as each is decoded (media.nvm.cut_through) and an address computation for translation "
-    "bring the QD1 figures within 11 % (tried: notes of issue 27), but lose seed 004's crowded-chunk and "
-    "alignment rules, which this channel is what produces; the mechanism that makes a lone chunk fast and "
-    "a crowded one 4.6x slow is not modelled"
+    "strided reads dip and a crowded chunk serialises on it (tests/integration/nvm.rs); the real drive "
+    "reads a lone chunk faster. Partitions that recover after each read (media.nvm.partitions, "
+    "read_recovery: 10 us gives the seed's 4.6x for a crowded chunk) free the crowding rule from the "
+    "channel, and with them a 1.5 GB/s channel, a 305 ns first line and cut-through reads bring the QD1 "
+    "figures within 15 % (tried: notes of issue 27); not applied yet, because that drive moves seed 004's "
+    "heatmap cell at 64 KiB QD4 (its shared data path then idles between rounds of completions) and the "
+    "probe's calibration round trip"
 )
 
 #: The mechanism believed missing or wrong, for figures that miss by more than 25 %.
 WHY: dict[tuple[str, str], str] = {
     ("p4800x", "QD1 4 KiB random read latency"): _P4800X_QD1,
     ("p4800x", "4 KiB random read IOPS, QD1"): _P4800X_QD1,
-    ("p4800x", "QD1 4 KiB random write latency"): (
-        "writes now complete once their data is in the controller's power-protected buffer (the media write "
-        "follows), but the firmware's work per chunk (4.0 us, fitted on the QD16 write rate) is charged on "
-        "the write's path before it completes, and the command path's costs are ssdlab's generic ones; the "
-        "real firmware may defer its map work past the acknowledgement (not modelled)"
-    ),
     ("p4500-1tb", "steady-state 4 KiB random write IOPS"): (
         "the drive is die-bound (dies 96 % busy) at a WAF of 2.6 with 24 dies, as the 2 TB drive is with 48 "
         "(which lands), so ssdlab's steady random writes grow with the dies (18 k, 37 k, 47 k at 1, 2 and 4 TB) "

@@ -43,6 +43,11 @@ config_struct! {
         /// run instead (sequential writes open one record per stream, random writes one
         /// each). Charged with `write_cycles`. Default: `0`.
         extent_cycles: u64 = 0,
+        /// The firmware acknowledges a write before its write work (`write_cycles`,
+        /// `extent_cycles`): the work still takes a core, once the write's completion has
+        /// been built, but off the write's path (firmware that power-loss protection lets
+        /// update its map after the acknowledgement). Default: `false`.
+        defer_write_work: bool = false,
         /// Journal runs kept open for writes to extend (the most recent ones), 1 to 1024.
         /// Default: `8`.
         journal_extents: u32 = 8,

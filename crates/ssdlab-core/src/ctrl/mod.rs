@@ -13,7 +13,8 @@
 //!
 //! In firmware mode the same cores also do a write's flash bookkeeping (buffer slot and map
 //! update, `write_cycles` per unit; a power-loss journal record, `extent_cycles`, unless the
-//! write extends one of the most recent runs, so sequential streams pay it once) and garbage
+//! write extends one of the most recent runs, so sequential streams pay it once; on the write's
+//! path, or after it with `defer_write_work`) and garbage
 //! collection's per-unit work (`gc_move_cycles`, charged as the medium reports units moved).
 //! The journal keeps the ends of the last `journal_extents` runs; it leaves out the
 //! journal's flush to flash (its pages are not programmed).
@@ -86,6 +87,8 @@ pub struct Ctrl {
     gc_move_cycles: u64,
     /// Firmware cycles per journal record a write opens, and the open records.
     extent_cycles: u64,
+    /// Write work runs after the write's path rather than on it (`defer_write_work`).
+    defer_write_work: bool,
     journal: Journal,
     /// Commands that share a unit of their data ranges go one at a time (`ctrl.overlap`).
     pub overlap: overlap::Overlap,
@@ -144,6 +147,7 @@ impl Ctrl {
             write_cycles: if c.mode == Mode::Firmware { c.firmware.write_cycles } else { 0 },
             gc_move_cycles: if c.mode == Mode::Firmware { c.firmware.gc_move_cycles } else { 0 },
             extent_cycles: if c.mode == Mode::Firmware { c.firmware.extent_cycles } else { 0 },
+            defer_write_work: c.firmware.defer_write_work,
             journal: Journal::new(c.firmware.journal_extents),
             overlap: overlap::Overlap::new(c.overlap.0),
         }
@@ -165,9 +169,19 @@ impl Ctrl {
                 last = s;
             }
         }
-        // A write's firmware work runs with its translation (0 in hardware mode).
-        let write_work = if last == Step::Translate { self.write_work(c) } else { SimDuration::ZERO };
-        let svc = if write_work > SimDuration::ZERO { self.serve_more(now, &steps[..n], write_work) } else { self.serve(now, &steps[..n]) };
+        // A write's firmware work runs with its translation (0 in hardware mode), or, deferred,
+        // once its completion has been built: the core does it after the acknowledgement.
+        let at = if self.defer_write_work { Step::Completion } else { Step::Translate };
+        let write_work = if last == at { self.write_work(c) } else { SimDuration::ZERO };
+        let svc = if write_work == SimDuration::ZERO {
+            self.serve(now, &steps[..n])
+        } else if self.defer_write_work {
+            let svc = self.serve(now, &steps[..n]);
+            self.cores.reserve(svc.end, write_work);
+            svc
+        } else {
+            self.serve_more(now, &steps[..n], write_work)
+        };
         let mut t = svc.start;
         let c = &mut cmds[id];
         c.account(Component::Queueing, svc.start);
@@ -213,7 +227,8 @@ impl Ctrl {
     }
 
     /// A write's firmware work (`write_cycles` per unit, `extent_cycles` if it opens a journal
-    /// record), for the run of steps that ends with its translation (firmware mode).
+    /// record), for the run of steps that ends with its translation, or with its completion
+    /// when deferred (firmware mode).
     fn write_work(&mut self, c: &Command) -> SimDuration {
         if (self.write_cycles == 0 && self.extent_cycles == 0) || c.op != Op::Write || !c.kind.data_in() {
             return SimDuration::ZERO;

@@ -137,6 +137,15 @@ config_struct! {
         read_latency: SimDuration = SimDuration::from_ns(48),
         /// Time a bank is busy writing one chunk. Default: `150ns` (PCM, Moneta).
         write_latency: SimDuration = SimDuration::from_ns(150),
+        /// Partitions per bank: arrays that share the bank's access path but recover on their
+        /// own. Chunk `k` of a bank lives in its partition `(k / (degree * banks)) mod
+        /// partitions`. Default: `1`.
+        partitions: u32 = 1,
+        /// Time a partition takes after each read before it can be read again (the recovery
+        /// part of its read cycle). The bank is free for another partition's read meanwhile,
+        /// and the read's data does not wait for it: a lone read does not see it, reads of one
+        /// partition back to back do. Default: `0`.
+        read_recovery: SimDuration = SimDuration::ZERO,
         /// `bus`, `ring` or `crossbar`. Default: `"bus"`.
         interconnect: Interconnect = Interconnect::Bus,
         /// Bandwidth of the bus or ring, or of each crossbar port. Default: `16GB/s`.
@@ -193,6 +202,8 @@ impl MediaConfig {
             n.interleave,
             format!("must be 0 or divide media.nvm.controllers = {}", n.controllers),
         );
+        issues.check((1..=1024).contains(&n.partitions), "media.nvm.partitions", n.partitions, "must be between 1 and 1024");
+        issues.check(u64::from(n.controllers) * u64::from(n.banks) * u64::from(n.partitions) <= 1 << 24, "media.nvm.partitions", n.partitions, "controllers x banks x partitions must be at most 2^24");
         issues.check(n.chunk.0 > 0 && n.chunk.0.is_multiple_of(512), "media.nvm.chunk", n.chunk, "must be a positive multiple of 512B");
         issues.check(n.bus_bandwidth.0 > 0.0, "media.nvm.bus_bandwidth", n.bus_bandwidth, "must be greater than zero");
         issues.check(

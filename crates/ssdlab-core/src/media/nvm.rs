@@ -16,6 +16,12 @@
 //! crossed (a read that needs soft decoding waits for its whole piece; with the controller's
 //! transfer engine, `ctrl.transfer_window`, pieces move whole).
 //!
+//! A bank may hold partitions (`media.nvm.partitions`) that share its access path, and a
+//! partition may need time to recover after a read (`media.nvm.read_recovery`) before it is
+//! read again. The read's data does not wait for the recovery and the bank serves other
+//! partitions meanwhile, so a lone read does not see it, and reads of one chunk back to back
+//! do. The bank serves in arrival order: a read waiting for its partition holds those behind it.
+//!
 //! What emerges rather than being coded per workload: sub-chunk accesses cost whole chunks,
 //! unaligned accesses touch two chunks, concurrent accesses to one chunk serialise at its bank,
 //! bandwidth saturates at the interleaving degree, reads and writes contend for banks.
@@ -30,7 +36,7 @@
 //!
 //! Leaves out: reads served from the write buffer (a read of a chunk still waiting there goes
 //! to its bank like any other), row-buffer hits (every access is a full chunk access), refresh, bank
-//! conflicts inside a controller's scheduler (banks are FIFO).
+//! conflicts inside a controller's scheduler (banks are FIFO), a partition's recovery after a write.
 
 use super::ecc::Ecc;
 use std::collections::VecDeque;
@@ -81,6 +87,9 @@ pub struct NvmArray {
     cut_through: bool,
     read_latency: SimDuration,
     write_latency: SimDuration,
+    /// Partitions that recover after reads (`None` without recovery; boxed: it keeps the
+    /// media enum's variants of similar size).
+    parts: Option<Box<Partitions>>,
     interconnect: Interconnect,
     links: Vec<Timeline>,
     ps_per_byte: f64,
@@ -113,6 +122,9 @@ impl NvmArray {
             cut_through: n.cut_through,
             read_latency: n.read_latency,
             write_latency: n.write_latency,
+            parts: (n.read_recovery > SimDuration::ZERO).then(|| {
+                Box::new(Partitions { per_bank: u64::from(n.partitions.max(1)), recovery: n.read_recovery, free: vec![SimTime(0); (n.controllers * n.banks * n.partitions.max(1)) as usize] })
+            }),
             interconnect: n.interconnect,
             links: vec![Timeline::default(); if n.interconnect == Interconnect::Crossbar { n.controllers as usize } else { 1 }],
             ps_per_byte: 1e12 / n.bus_bandwidth.0,
@@ -134,6 +146,22 @@ impl NvmArray {
         let controller = group * self.degree + k % self.degree;
         let bank = (k / self.degree) % u64::from(self.banks_per_controller);
         (controller as u32, bank as u32)
+    }
+
+    /// Index over the whole array of the partition of bank `unit` that holds byte `addr`.
+    #[inline]
+    fn partition(&self, per_bank: u64, unit: u32, addr: u64) -> usize {
+        let k = (addr % self.group_bytes) / self.chunk;
+        let within = (k / (self.degree * u64::from(self.banks_per_controller))) % per_bank;
+        (u64::from(unit) * per_bank + within) as usize
+    }
+
+    /// When the partition of bank `unit` holding byte `addr` can next be read (`None` without
+    /// recovery).
+    #[inline]
+    fn partition_free(&self, unit: u32, addr: u64) -> Option<SimTime> {
+        let p = self.parts.as_ref()?;
+        Some(p.free[self.partition(p.per_bank, unit, addr)])
     }
 
     /// Cuts `[offset, offset + len)` into per-chunk pieces, in address order.
@@ -284,9 +312,18 @@ mod tests {
     }
 }
 
+/// Partitions per bank, each one's recovery after a read, and when each can next be read.
+struct Partitions {
+    per_bank: u64,
+    recovery: SimDuration,
+    free: Vec<SimTime>,
+}
+
 /// NVM array events.
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
+    /// A read piece's partition has recovered: the piece takes its bank.
+    ReadPart { cmd: CmdId, unit: u32, len: u32, at: u32 },
     /// A read piece leaves its unit for the internal bus.
     ReadBus { cmd: CmdId, unit: u32, len: u32, at: u32 },
     /// A write piece reaches its unit.
@@ -302,10 +339,31 @@ impl NvmArray {
     #[inline]
     fn start_piece(&mut self, ctx: &mut Ctx, cmd: CmdId, at: u32) -> Option<u32> {
         let c = &ctx.cmds[cmd];
-        let piece = self.cut(c.offset + u64::from(at), c.len - u64::from(at)).next()?;
-        let g = self.access(piece.unit, ctx.now, false, piece.partial);
-        ctx.at(g.end, Out::Wake(Event::ReadBus { cmd, unit: piece.unit, len: piece.len, at }));
+        let addr = c.offset + u64::from(at);
+        let piece = self.cut(addr, c.len - u64::from(at)).next()?;
+        if let Some(free) = self.partition_free(piece.unit, addr) {
+            // The read waits for its partition to recover before it takes the bank, which
+            // serves other partitions meanwhile.
+            if free > ctx.now {
+                ctx.at(free, Out::Wake(Event::ReadPart { cmd, unit: piece.unit, len: piece.len, at }));
+                return Some(piece.len);
+            }
+        }
+        self.read_unit(ctx, cmd, piece.unit, piece.len, at);
         Some(piece.len)
+    }
+
+    /// A read piece takes its bank (its partition, if they recover, is free now), then the bus.
+    fn read_unit(&mut self, ctx: &mut Ctx, cmd: CmdId, unit: u32, len: u32, at: u32) {
+        let g = self.access(unit, ctx.now, false, u64::from(len) < self.chunk);
+        if let Some(per_bank) = self.parts.as_ref().map(|p| p.per_bank) {
+            // The partition recovers once the access is done.
+            let i = self.partition(per_bank, unit, ctx.cmds[cmd].offset + u64::from(at));
+            if let Some(p) = self.parts.as_mut() {
+                p.free[i] = g.end + p.recovery;
+            }
+        }
+        ctx.at(g.end, Out::Wake(Event::ReadBus { cmd, unit, len, at }));
     }
 
     /// A write piece reached its bank: it is written (read-modify-write for part of a chunk);
@@ -456,6 +514,15 @@ impl Medium for NvmArray {
     #[inline]
     fn handle(&mut self, ctx: &mut Ctx, ev: Event, xfer: &mut Transfer) {
         match ev {
+            Event::ReadPart { cmd, unit, len, at } => {
+                // Another read may have taken the partition first: wait for it again.
+                let free = self.partition_free(unit, ctx.cmds[cmd].offset + u64::from(at)).unwrap_or(ctx.now);
+                if free > ctx.now {
+                    ctx.at(free, Out::Wake(Event::ReadPart { cmd, unit, len, at }));
+                } else {
+                    self.read_unit(ctx, cmd, unit, len, at);
+                }
+            }
             Event::ReadBus { cmd, unit, len, at } => {
                 // The decoder in the controller needs whole codewords: the bytes the piece
                 // needs, widened to codeword boundaries, cross the interconnect.

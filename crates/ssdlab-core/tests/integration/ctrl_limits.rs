@@ -81,6 +81,39 @@ fn a_writes_firmware_work_is_controller_time_on_its_path() {
 }
 
 #[test]
+fn deferred_write_work_leaves_the_writes_path_but_not_the_cores() {
+    // SPDK host, one core, 4 KiB writes with 20000 cycles (20 us at 1 GHz) of write work each.
+    // Paced at one write per 100 us and deferred, a write completes exactly 20 us sooner; the
+    // core still does the work, so under load both stop at one core's rate: 1 / (2300 + 20000
+    // cycles) = 44.8 k writes/s.
+    let write = |qd: &str, rate: &str, defer: &str| {
+        run(
+            None,
+            &[
+                ("host.engine", "\"spdk\""),
+                ("ctrl.firmware.cores", "1"),
+                ("workload.rw", "\"randwrite\""),
+                ("workload.iodepth", qd),
+                ("workload.rate_iops", rate),
+                ("workload.number_ios", "4000"),
+                ("ctrl.firmware.write_cycles", "20000"),
+                ("ctrl.firmware.defer_write_work", defer),
+            ],
+        )
+    };
+    let (on, off) = (write("1", "10000", "false"), write("1", "10000", "true"));
+    let saved = on.write.latency_us.mean - off.write.latency_us.mean;
+    assert!((saved - 20.0).abs() < 1e-6, "saved {saved} us");
+    let ceiling = 1e9 / 22300.0;
+    for defer in ["false", "true"] {
+        let s = write("16", "0", defer);
+        assert!((s.iops / ceiling - 1.0).abs() < 0.01, "defer {defer}: {} IOPS against {ceiling}", s.iops);
+        let busy = s.metrics["ctrl.busy"] / 1e3;
+        assert!((busy / (4000.0 * 22300.0) - 1.0).abs() < 1e-6, "core busy {busy} ns");
+    }
+}
+
+#[test]
 fn gc_moves_take_the_cores_host_commands_need() {
     // The aged tlc drive under 4 KiB random writes: GC moves units all the time. Each costs
     // the cores 2000 cycles; what the cores did is then the commands' 2300 cycles each plus

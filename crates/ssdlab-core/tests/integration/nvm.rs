@@ -469,3 +469,31 @@ fn the_overlap_check_runs_commands_on_one_unit_one_at_a_time() {
     let spread = media_bound(&[("media.nvm.controllers", "4"), ("workload.numjobs", "4"), ("workload.iodepth", "2"), ("workload.size", "\"8MiB\""), ("ctrl.overlap", "\"4KiB\"")]);
     assert!(spread.metrics["ctrl.overlap.waits"] < 0.05 * spread.read.ios as f64);
 }
+
+#[test]
+fn a_partition_recovers_after_each_read_off_the_reads_path() {
+    // One bank of 1 us reads whose partitions need 9 us after each read.
+    let bank = |extra: &[(&str, &str)]| {
+        let mut s = vec![("media.nvm.read_latency", "\"1us\""), ("media.nvm.read_recovery", "\"9us\"")];
+        s.extend_from_slice(extra);
+        media_bound(&s)
+    };
+    // Paced at one read per 100 us, no read finds its partition recovering: the latency is
+    // that of a bank that needs no recovery, to the picosecond.
+    let paced = [("workload.iodepth", "1"), ("workload.rate_iops", "10000"), ("workload.number_ios", "2000")];
+    let lone = bank(&paced);
+    let plain = media_bound(&[paced[0], paced[1], paced[2], ("media.nvm.read_latency", "\"1us\"")]);
+    assert_eq!(lone.read.latency_us.mean, plain.read.latency_us.mean);
+    // Eight reads in flight on one chunk: one per access and recovery, 1 / 10 us.
+    let crowded = bank(&[("workload.numjobs", "4"), ("workload.iodepth", "2"), ("workload.size", "\"4k\"")]);
+    assert!((crowded.iops / 100_000.0 - 1.0).abs() < 0.01, "{}", crowded.iops);
+    // A sequential stream visits the next chunk each time. With one partition each read waits
+    // for the previous one's recovery (1 / 10 us again); with 16, a partition is visited every
+    // 16 reads and the bank (1 us a read) no longer bounds the stream, the host does.
+    let stream = |parts: &str| bank(&[("workload.rw", "read"), ("media.nvm.partitions", parts)]);
+    let (one, sixteen) = (stream("1"), stream("16"));
+    assert!((one.iops / 100_000.0 - 1.0).abs() < 0.01, "{}", one.iops);
+    assert!(sixteen.iops > 1.5 * one.iops, "{} vs {}", sixteen.iops, one.iops);
+    let bad = ssdlab_core::config::build(Some("default"), None, &[("media.nvm.partitions".to_string(), "0".to_string())]);
+    assert!(bad.is_err_and(|e| e.to_string().contains("media.nvm.partitions")));
+}
