@@ -56,6 +56,20 @@ def test_a_carried_unknown_is_the_value_its_source_drive_was_fitted_to():
             assert any(line.startswith(f"{leaf} = ") and f"[CAL-{source.upper()}]" in line for line in text.splitlines())
 
 
+def test_an_unknown_fitted_on_a_seed_figure_reproduces_it():
+    from ssdlab import probe
+
+    root = Path(__file__).parent.parent / "presets"
+    for device, fitted in v.SEED_TRAINED.items():
+        text = (root / f"{device}.toml").read_text()
+        # The one seed figure fitted so far is seed 004's crowded-chunk ratio.
+        crowded = {r["rule"]: r for r in probe.probe(device, experiments=["crowded"]).rules}["crowded"]
+        for key, _, value, _ in fitted:
+            leaf = key.rsplit(".", 1)[1]
+            assert any(line.startswith(f"{leaf} = ") and "[CAL-S" in line for line in text.splitlines()), key
+            assert crowded["value"] == pytest.approx(value, rel=0.05), crowded["figure"]
+
+
 def test_the_fit_reproduces_the_calibrated_value_in_the_preset():
     # The 970 PRO's one unknown: its one-shot program time, fitted on its sequential writes.
     from ssdlab import fit

@@ -150,7 +150,7 @@ def calibrate(
         raise InputError(f"calibrate: base {base!r} is not an NVM-array device (media.kind = \"nvm\"); start from p4800x or another NVM preset")
     steps: list[str] = []
     # No data path ceiling of the base's: the probe's peak is taken as the link's (below).
-    s: dict[str, Any] = {"media.kind": "nvm", "ctrl.datapath_bytes": 0}
+    s: dict[str, Any] = {"media.kind": "nvm", "ctrl.datapath_bytes": 0, "ctrl.write_datapath_bytes": 0}
     if f["capacity"] >= 64 * 1024 * 1024:
         s["media.capacity"] = f"{int(f['capacity']) // UNIT * UNIT}B"
     d = int(f["degree"])

@@ -487,7 +487,8 @@ def detect_interleave(strides: Sequence[int], bw: Sequence[float]) -> dict[str, 
     bandwidth dips there. The lowest dips are the strides within a quarter of the way from the
     minimum to the median; the degree is the candidate spacing d whose multiples best match
     them (each of d's multiples in the sweep a dip, no other stride a dip), needing two
-    multiples. Confidence is that match times the dips' depth (up to a 50 % dip counts fully).
+    multiples. Confidence is that match times the dips' depth (a dip of a third counts fully:
+    several times the few per cent that repeated fio runs of one point vary by).
     """
     pts = sorted(zip((int(s) for s in strides), (float(b) for b in bw)))
     if len(pts) < 4:
@@ -528,7 +529,7 @@ def detect_interleave(strides: Sequence[int], bw: Sequence[float]) -> dict[str, 
         k += 1
     mult = {s for s in ss if s % d == 0}
     dips = {s for s in mult if bw_at[s] <= cut} or dips
-    confidence = score * min(1.0, depth / 0.5)
+    confidence = score * min(1.0, depth * 3.0)
     verdict = "detected" if confidence >= 0.6 else "inconclusive"
     dip_bw = [b for s, b in pts if s in dips]
     return {

@@ -187,21 +187,8 @@ MISSING: dict[str, list[str]] = {
 }
 
 
-_P4800X_QD1 = (
-    "a lone 4 KiB chunk crosses its one 800 MB/s channel in 5.1 us, the rate chosen so that seed 004's "
-    "strided reads dip and a crowded chunk serialises on it (tests/integration/nvm.rs); the real drive "
-    "reads a lone chunk faster. Partitions that recover after each read (media.nvm.partitions, "
-    "read_recovery: 10 us gives the seed's 4.6x for a crowded chunk) free the crowding rule from the "
-    "channel, and with them a 1.5 GB/s channel, a 305 ns first line and cut-through reads bring the QD1 "
-    "figures within 15 % (tried: notes of issue 27); not applied yet, because that drive moves seed 004's "
-    "heatmap cell at 64 KiB QD4 (its shared data path then idles between rounds of completions) and the "
-    "probe's calibration round trip"
-)
-
 #: The mechanism believed missing or wrong, for figures that miss by more than 25 %.
 WHY: dict[tuple[str, str], str] = {
-    ("p4800x", "QD1 4 KiB random read latency"): _P4800X_QD1,
-    ("p4800x", "4 KiB random read IOPS, QD1"): _P4800X_QD1,
     ("p4500-1tb", "steady-state 4 KiB random write IOPS"): (
         "the drive is die-bound (dies 96 % busy) at a WAF of 2.6 with 24 dies, as the 2 TB drive is with 48 "
         "(which lands), so ssdlab's steady random writes grow with the dies (18 k, 37 k, 47 k at 1, 2 and 4 TB) "
@@ -234,7 +221,7 @@ ENGINE = {"host.engine": "libaio"}
 CALIBRATED: dict[str, list[Unknown]] = {
     "p4800x": [
         Unknown("ctrl.datapath_bytes", "sequential read", 0.5, 8.0, what="the controller's data path (bytes per cycle of its 1 GHz firmware clock): the per-chunk ceiling"),
-        Unknown("ctrl.firmware.write_cycles", "4 KiB random write IOPS, QD16", 10, 20000, integer=True, what="the firmware's work per written chunk"),
+        Unknown("ctrl.write_datapath_bytes", "4 KiB random write IOPS, QD16", 0.5, 8.0, what="the data path's bytes per cycle for write data"),
     ],
     "sz985": [
         Unknown("ctrl.firmware.extent_cycles", "QD1 4 KiB random write latency", 10, 40000, integer=True, what="the firmware's work per journal record a write opens"),
@@ -263,6 +250,21 @@ CARRIED: dict[str, list[tuple[str, str]]] = {
     "970pro": [("ctrl.firmware.extent_cycles", "sz985")],
     "p4500": [("ctrl.firmware.clock", "p4500-4tb")],
     "p4500-1tb": [("ctrl.firmware.clock", "p4500-4tb")],
+}
+
+
+#: Unknowns fitted to a figure of the drive that a seed measured rather than a datasheet or review
+#: (key, the figure, its value, the command that measures it). They count as training; the
+#: preset marks them ``[CAL-S<seed>]``.
+SEED_TRAINED: dict[str, list[tuple[str, str, float, str]]] = {
+    "p4800x": [
+        (
+            "media.nvm.read_recovery",
+            "seed 004, rule 3: 8 readers on one 4 KiB chunk at 4.6x the latency of 8 spread readers",
+            4.6,
+            "ssdlab probe p4800x -e crowded",
+        )
+    ],
 }
 
 
@@ -371,6 +373,8 @@ def markdown(rows: list[Row], command: str = "ssdlab validate") -> str:
         cal = CALIBRATED.get(d, [])
         if cal:
             out += ["", "Calibrated unknowns (in the preset, `[CAL]`): " + "; ".join(f"`{u.key}` ({u.what}) on *{u.figure}*" for u in cal) + "."]
+        if SEED_TRAINED.get(d):
+            out += ["", "Calibrated on a seed's figure of the drive (`[CAL-S<seed>]`, training): " + "; ".join(f"`{k}` on *{fig}* (`{cmd}`)" for k, fig, _, cmd in SEED_TRAINED[d]) + "."]
         if CARRIED.get(d):
             out += ["", "Carried over from another drive's fit (`[CAL-<DRIVE>]`): " + "; ".join(f"`{k}` from *{src}*" for k, src in CARRIED[d]) + "."]
         misses = [r for r in rows if r.device == d and abs(r.error) > 0.25]

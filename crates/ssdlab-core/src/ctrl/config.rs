@@ -129,6 +129,10 @@ config_struct! {
         /// the link; a fraction is an average (a 2-byte path busy 3 cycles in 4 is 1.5)
         /// (0 = not modelled). Default: `0`.
         datapath_bytes: f64 = 0.0,
+        /// Bytes per cycle the data path takes of write data (from the host), where writes
+        /// cross it slower than reads (an encoder in their way); in the same DMA engines as
+        /// reads (0 = `datapath_bytes`). Default: `0`.
+        write_datapath_bytes: f64 = 0.0,
         /// Overlap check, in bytes (aligned units; 0 = off): commands whose data ranges share
         /// a unit reach the media one at a time, in arrival order; a later one waits before its
         /// media access until the earlier one has posted its completion. Default: `0`.
@@ -146,6 +150,12 @@ impl CtrlConfig {
     pub fn validate(&self, issues: &mut Issues) {
         issues.check((1..=65_536).contains(&self.max_inflight), "ctrl.max_inflight", self.max_inflight, "must be between 1 and 65536");
         issues.check((0.0..=4096.0).contains(&self.datapath_bytes), "ctrl.datapath_bytes", self.datapath_bytes, "must be between 0 and 4096 (0 = not modelled)");
+        issues.check(
+            (0.0..=4096.0).contains(&self.write_datapath_bytes) && (self.write_datapath_bytes == 0.0 || self.datapath_bytes > 0.0),
+            "ctrl.write_datapath_bytes",
+            self.write_datapath_bytes,
+            "must be between 0 and 4096 (0 = ctrl.datapath_bytes), and needs ctrl.datapath_bytes",
+        );
         issues.check(self.overlap.0.is_multiple_of(512), "ctrl.overlap", self.overlap, "must be 0 (off) or a multiple of 512B");
         issues.check(self.fetch_engines <= 65_536, "ctrl.fetch_engines", self.fetch_engines, "must be at most 65536 (0 = unlimited)");
         let fw = &self.firmware;

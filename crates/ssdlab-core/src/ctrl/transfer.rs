@@ -2,7 +2,8 @@
 //! the datapath a window at a time (FIFO or round robin over commands), the DMA engines
 //! that data crosses on its way to and from the link (none, one shared, or one for reads and
 //! one for writes), each moving no faster than the internal data path (`datapath_bytes` per
-//! cycle; alone it is one channel each way), and the fetch engines that read host memory (SQEs, PRP lists, write data),
+//! cycle, `write_datapath_bytes` for write data if slower; alone it is one channel each way),
+//! and the fetch engines that read host memory (SQEs, PRP lists, write data),
 //! each busy for a whole round trip.
 //!
 //! Leaves out: the engines' own internal pipelines (each is one FIFO server), and write data,
@@ -50,6 +51,15 @@ impl Transfer {
         self.queue.push_back(id);
     }
 
+    /// A piece in flight now leaves in `more` parts more than one (cut-through codewords):
+    /// each part frees a place as it leaves, and the engine takes no new piece until all have.
+    #[inline]
+    pub fn split(&mut self, more: u32) {
+        if self.enabled() {
+            self.inflight += more;
+        }
+    }
+
     /// A piece left the engine.
     #[inline]
     pub fn freed(&mut self) {
@@ -87,6 +97,8 @@ pub struct Dma {
     /// The internal data path's time per byte (`ctrl.datapath_bytes` per cycle of the
     /// controller's clock); 0 when it is not modelled.
     ps_per_byte: f64,
+    /// The same for write data (`ctrl.write_datapath_bytes`, else `ps_per_byte`).
+    ps_per_byte_in: f64,
 }
 
 impl Dma {
@@ -103,7 +115,8 @@ impl Dma {
             DmaQueues::Shared => 1,
             DmaQueues::Split => 2,
         };
-        Dma { engines: vec![Timeline::default(); n], ps_per_byte }
+        let ps_per_byte_in = if c.write_datapath_bytes > 0.0 { 1e12 / (c.write_datapath_bytes * clock as f64) } else { ps_per_byte };
+        Dma { engines: vec![Timeline::default(); n], ps_per_byte, ps_per_byte_in }
     }
 
     /// The mover data of `tlp` crosses, if any: read data (out) on the first, write data (in)
@@ -115,7 +128,8 @@ impl Dma {
             (Tlp::DataIn, 2) => 1,
             _ => return None,
         };
-        Some(Mover { line: &mut self.engines[e], ps_per_byte: self.ps_per_byte })
+        let ps_per_byte = if tlp == Tlp::DataIn { self.ps_per_byte_in } else { self.ps_per_byte };
+        Some(Mover { line: &mut self.engines[e], ps_per_byte })
     }
 }
 

@@ -13,8 +13,8 @@
 //! interconnect, because the decoder sits in the controller: a piece of part of a codeword
 //! costs the codeword's transfer. With `media.nvm.cut_through`, the bank streams its whole
 //! chunk out and each codeword of it the read needs goes on to the host link once it has
-//! crossed (a read that needs soft decoding waits for its whole piece; with the controller's
-//! transfer engine, `ctrl.transfer_window`, pieces move whole).
+//! crossed (a read that needs soft decoding waits for its whole piece; the controller's
+//! transfer engine, `ctrl.transfer_window`, holds a piece's place until its last part leaves).
 //!
 //! A bank may hold partitions (`media.nvm.partitions`) that share its access path, and a
 //! partition may need time to recover after a read (`media.nvm.read_recovery`) before it is
@@ -392,22 +392,21 @@ impl NvmArray {
 }
 
 impl NvmArray {
-    /// Cut-through: each codeword of a read piece goes on to the link as soon as it has
-    /// crossed the interconnect and been decoded, while the next one still crosses, so a lone
-    /// chunk pays the interconnect for the chunk and the link for one codeword. `bus` is when
-    /// the piece's bytes `[first, last)` of its chunk started to cross and the hops after
-    /// them; the piece needs `len` bytes from byte `within` of the chunk, byte `at` of the I/O.
-    fn stream_codewords(&mut self, ctx: &mut Ctx, cmd: CmdId, bus: (SimTime, SimDuration), (first, last): (u64, u64), (within, len, at): (u64, u32, u32)) {
-        let (start, hops) = bus;
+    /// Cut-through: bank `unit` streams its whole chunk onto the interconnect from `start`,
+    /// and each codeword that holds bytes of the piece (`len` bytes from `within` in the chunk,
+    /// at byte `at` of `cmd`) goes on to the link once it has crossed. Returns how many parts
+    /// the piece's data now arrives in.
+    fn stream_codewords(&mut self, ctx: &mut Ctx, cmd: CmdId, unit: u32, start: SimTime, (within, len, at): (u64, u32, u32)) -> u32 {
+        let hops = self.hops(unit);
         let end = within + u64::from(len);
         let mut sent = 0;
         let mut latest = start;
-        let mut cw = first;
-        while cw < last {
-            let next = (cw + self.codeword).min(last);
+        let mut cw = 0;
+        while cw < self.chunk {
+            let next = (cw + self.codeword).min(self.chunk);
             let (a, b) = (cw.max(within), next.min(end));
             if a < b {
-                let arrives = start + self.bus_time(next - first) + hops;
+                let arrives = start + self.bus_time(next) + hops;
                 ctx.at(arrives, Out::Data { cmd, len: (b - a) as u32, at: at + (a - within) as u32 });
                 latest = arrives;
                 sent += 1;
@@ -417,8 +416,9 @@ impl NvmArray {
         // The command's data now arrives in `sent` parts where one was counted, and its media
         // time ends with the last codeword it needs, not with the chunk.
         let c = &mut ctx.cmds[cmd];
-        c.pieces_left += sent - 1;
+        c.pieces_left += u64::from(sent) - 1;
         c.crit_media = self.access_time(false, false) + latest.since(start);
+        sent
     }
 
     /// Whether a write of `pieces` chunks finds its slots free (one larger than the whole
@@ -538,10 +538,13 @@ impl Medium for NvmArray {
                 // The whole chunk is read and decoded, whatever part of it the piece needs.
                 let soft = self.ecc.draw(self.chunk);
                 ctx.cmds[cmd].crit_media = self.access_time(false, false) + g.end.since(g.start) + soft;
-                if !self.cut_through || soft > SimDuration::ZERO || self.codeword >= self.chunk || xfer.enabled() {
+                if !self.cut_through || soft > SimDuration::ZERO || self.codeword >= self.chunk {
                     ctx.at(g.end + soft, Out::Data { cmd, len, at });
                 } else {
-                    self.stream_codewords(ctx, cmd, (g.start, g.end.since(g.start) - self.bus_time(last - first)), (first, last), (within, len, at));
+                    let sent = self.stream_codewords(ctx, cmd, unit, g.start, (within, len, at));
+                    // The transfer engine's slot for the piece is held until its last part
+                    // has left: each part frees one.
+                    xfer.split(sent - 1);
                 }
             }
             Event::WriteUnit { cmd, unit, len } => self.write_unit(ctx, cmd, unit, len),

@@ -68,6 +68,36 @@ fn the_engines_clock_sets_bandwidth_once_the_data_path_binds() {
 }
 
 #[test]
+fn write_data_crossing_a_slower_path_bounds_writes_and_mixes_by_their_share() {
+    // One shared DMA engine behind a data path of 2 B per cycle for reads and 1 B for writes at
+    // 1 GHz, far below the link: 128 KiB reads stream at 2 GB/s, writes at 1 GB/s, and a 50/50
+    // mix at the bytes' harmonic mean, 1 / (0.5 / 2 + 0.5 / 1) = 1.333 GB/s.
+    let rate = |rw: &str| {
+        let s = run(
+            None,
+            &[
+                ("host.engine", "\"spdk\""),
+                ("ctrl.dma_queues", "\"shared\""),
+                ("ctrl.datapath_bytes", "2"),
+                ("ctrl.write_datapath_bytes", "1"),
+                ("workload.rw", rw),
+                ("workload.rwmixread", "50"),
+                ("workload.bs", "\"128KiB\""),
+                ("workload.iodepth", "16"),
+                ("workload.number_ios", "4000"),
+            ],
+        );
+        s.bandwidth_mib_s * 1.048_576e6
+    };
+    for (rw, expect) in [("\"randread\"", 2e9), ("\"randwrite\"", 1e9), ("\"randrw\"", 1e9 / 0.75)] {
+        let got = rate(rw);
+        assert!((got / expect - 1.0).abs() < 0.02, "{rw}: {got} B/s against {expect}");
+    }
+    let bad = ssdlab_core::config::build(Some("default"), None, &[("ctrl.write_datapath_bytes".to_string(), "1".to_string())]);
+    assert!(bad.is_err_and(|e| e.to_string().contains("ctrl.write_datapath_bytes")));
+}
+
+#[test]
 fn a_writes_firmware_work_is_controller_time_on_its_path() {
     // One 16 KiB write on the tlc drive is four 4 KiB units: 4 x 700 cycles at 1 GHz more.
     let write = |cycles: &str| {
