@@ -243,7 +243,14 @@ def test_calibration_round_trip_matches_the_probe_within_15_percent():
     # A: an NVM drive unlike the base (5 channels of 1 GB/s, 2 us reads, PCIe 4.0 x4). Its
     # channels carry more than PCIe 3.0 x4 would: with cut-through reads a QD1 read's data
     # leaves at the channels' rate, so a link the channels outrun shows only in the peak.
-    a_settings = [("media.nvm.controllers", "5"), ("media.nvm.read_latency", '"2us"'), ("media.nvm.bus_bandwidth", '"1GB/s"'), ("pcie.gen", "4"), ("ctrl.datapath_bytes", "0"), ("ctrl.write_datapath_bytes", "0")]
+    a_settings = [
+        ("media.nvm.controllers", "5"),
+        ("media.nvm.read_latency", '"2us"'),
+        ("media.nvm.bus_bandwidth", '"1GB/s"'),
+        ("pcie.gen", "4"),
+        ("ctrl.datapath_bytes", "0"),
+        ("ctrl.write_datapath_bytes", "0"),
+    ]
     a = pr.run_probe(pr.SimTarget("p4800x", a_settings), "quick", ["scale", "randseq", "mixed", "interleave"])
     c = cal.calibrate(a, base="p4800x")
     assert c.settings["media.nvm.controllers"] == 5
