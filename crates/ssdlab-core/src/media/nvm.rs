@@ -20,7 +20,8 @@
 //! partition may need time to recover after a read (`media.nvm.read_recovery`) before it is
 //! read again. The read's data does not wait for the recovery and the bank serves other
 //! partitions meanwhile, so a lone read does not see it, and reads of one chunk back to back
-//! do. The bank serves in arrival order: a read waiting for its partition holds those behind it.
+//! do. A read waiting for its partition does not queue at the bank: it takes the bank once the
+//! partition has recovered, and reads of other partitions go ahead of it meanwhile.
 //!
 //! What emerges rather than being coded per workload: sub-chunk accesses cost whole chunks,
 //! unaligned accesses touch two chunks, concurrent accesses to one chunk serialise at its bank,
