@@ -162,9 +162,10 @@ impl Ftl {
         let use_replica = match self.cfg.aging {
             Aging::Simulate => false,
             Aging::Replica => true,
-            Aging::Auto => self.g.blocks() > self.cfg.aging_replica_blocks,
+            Aging::Auto => self.pg.blocks() > self.cfg.aging_replica_blocks,
         };
-        let planes = self.g.all_planes();
+        // The replica's size counts the array's blocks, grouped or not.
+        let planes = self.pg.all_planes();
         let rep_bpp = self.cfg.aging_replica_blocks / planes;
         if !use_replica || rep_bpp >= self.g.blocks_per_plane || rep_bpp < 8 || self.pools.len() != 1 {
             return self.age(drive_writes, seed);

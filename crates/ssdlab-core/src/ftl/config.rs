@@ -28,6 +28,22 @@ config_enum! {
 }
 
 config_enum! {
+    /// The blocks the FTL opens, fills, collects and erases as one.
+    pub enum BlockGroup {
+        /// Each plane's blocks stand alone: a plane that finds no free block is skipped, and
+        /// once a die's planes write at different pages their programs go one plane at a time.
+        Plane = "plane",
+        /// Multi-plane blocks: block `k` of each plane of a die. The FTL's page is a page of
+        /// every plane of the die, programmed together.
+        Die = "die",
+        /// Superblocks: block `k` of every plane of the drive (of the pool), filled a die's
+        /// multi-plane page at a time over the dies in channel order, so that free space and
+        /// writes stay spread evenly over the dies.
+        Superblock = "superblock",
+    }
+}
+
+config_enum! {
     /// The state the drive is put in before the measured run (without timing).
     pub enum Precondition {
         /// Factory fresh: nothing mapped, every block free.
@@ -110,6 +126,12 @@ config_struct! {
         op_ratio: f64 = 0.07,
         /// Order of page striping over channels, dies and planes. Default: `"channel-first"`.
         striping: Striping = Striping::ChannelFirst,
+        /// The blocks managed as one: `plane` (each plane's blocks alone), `die` (multi-plane
+        /// blocks: block `k` of each plane of a die) or `superblock` (block `k` of every plane).
+        /// Grouped blocks open, fill and are collected and erased together, so every page a
+        /// stream writes is a multi-plane program (a die programs its planes together only at
+        /// one page; SimpleSSD's superpages over planes and dies). Default: `"plane"`.
+        block_group: BlockGroup = BlockGroup::Plane,
         /// GC victim policy: `greedy`, `cost-benefit` or `random`. Default: `"greedy"`.
         gc_policy: Victim = Victim::Greedy,
         /// Random candidates that `cost-benefit` compares. Default: `32`.
@@ -217,6 +239,7 @@ pub const SPARE_RULE_KEYS: &[&str] = &[
     "ftl.gc_trigger",
     "ftl.gc_reclaim",
     "ftl.mapping_unit",
+    "ftl.block_group",
     "media.nand.channels",
     "media.nand.ways",
     "media.nand.dies_per_chip",

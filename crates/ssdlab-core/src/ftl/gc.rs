@@ -155,9 +155,10 @@ impl Ftl {
         }
         let offset = c.next;
         let lpn = self.p2l.get(victim, offset);
-        let page = offset / self.g.slots_per_page;
+        // GC reads each of the array's pages once for all its valid units.
+        let page = offset / self.pg.slots_per_page;
         if page != c.page_read {
-            sink(FlashOp::Read { block: BlockId(victim), page });
+            self.gc_read(victim, offset, sink);
             c.page_read = page;
         }
         c.next += 1;
@@ -217,7 +218,7 @@ impl Ftl {
         self.pools[p].victims.unlist(&mut self.links, victim, valid);
         self.pools[p].counters.gc_victims += 1;
         let spb = self.g.slots_per_block();
-        let spp = self.g.slots_per_page;
+        let spp = self.pg.slots_per_page;
         let mut moving = std::mem::take(&mut self.moving);
         moving.clear();
         moving.extend((0..spb).filter_map(|offset| {
@@ -231,7 +232,7 @@ impl Ftl {
         for &(offset, lpn) in &moving {
             let page = offset / spp;
             if page != page_read {
-                sink(FlashOp::Read { block: BlockId(victim), page });
+                self.gc_read(victim, offset, sink);
                 page_read = page;
             }
             self.relocate(victim, offset, lpn, p, sink)?;
@@ -253,9 +254,17 @@ impl Ftl {
         self.erase_victim(block, p, sink);
     }
 
+    /// GC reads the array's page that holds slot `offset` of `victim`.
+    #[inline]
+    fn gc_read(&self, victim: u32, offset: u32, sink: &mut impl FnMut(FlashOp)) {
+        let slot = u64::from(victim) * u64::from(self.g.slots_per_block()) + u64::from(offset);
+        let (block, page) = self.locate(slot);
+        sink(FlashOp::Read { block, page });
+    }
+
     /// Erases a victim with nothing valid left: a free block of its pool again.
     pub(super) fn erase_victim(&mut self, victim: u32, p: usize, sink: &mut impl FnMut(FlashOp)) {
-        sink(FlashOp::Erase { block: BlockId(victim) });
+        self.emit(FlashOp::Erase { block: BlockId(victim) }, sink);
         let b = &mut self.blocks[victim as usize];
         debug_assert_eq!(b.valid, 0);
         b.erases += 1;

@@ -23,6 +23,13 @@
 //! a reclaim unit handle of its own (a host stream), and persistently isolated handles get a
 //! GC stream each, in one pool whose spare space they share.
 //!
+//! With `ftl.block_group` the FTL manages grouped blocks: block `k` of each plane of a die
+//! (`die`: multi-plane blocks) or of every plane (`superblock`) open, fill, are collected and
+//! erased as one. The FTL then works on a geometry of one plane per die (or one in all) whose
+//! pages span the grouped planes, and translates at its edge: a die's share of a page goes to
+//! the array as one multi-plane program, a unit's place is its plane's page, and a victim's
+//! erase is one per plane. Unlike lone planes, grouped planes never drift to different pages.
+//!
 //! The FTL is timing-free: each call reports the flash operations it implies (page programs, GC
 //! page reads, erases) to a sink, and the NAND timing model turns them into die and channel
 //! work. Preconditioning runs the same code with a sink that ignores them.
@@ -30,7 +37,9 @@
 //! With `ftl.map_cache` set, map lookups and updates go through a cache of translation pages
 //! (`map_cache.rs`), and report the flash reads and writes its misses cost.
 //!
-//! Leaves out: block-level or hybrid mapping, read disturb and retention, bad blocks; for
+//! Leaves out: block-level or hybrid mapping, read disturb and retention, bad blocks; groups
+//! other than a die or the whole drive (a channel's dies), a multi-plane erase (a group's
+//! erases run one plane at a time); for
 //! pools, pools over a subset of planes, routing other than by LPN range, moving blocks that
 //! hold data, and replica aging of more than one pool (several pools age by simulation); for
 //! FDP, several reclaim groups, reclaim units other than a stream's open block in every plane,
@@ -53,7 +62,7 @@ mod zones;
 
 use rand::SeedableRng;
 
-pub use config::{Aging, FtlConfig, OpsSplit, Placement, PoolMode, Precondition, RuhType, Striping, Victim, SPARE_RULE_KEYS};
+pub use config::{Aging, BlockGroup, FtlConfig, OpsSplit, Placement, PoolMode, Precondition, RuhType, Striping, Victim, SPARE_RULE_KEYS};
 pub use device::{Event, FlashDevice, FlashSummary, IntegrityReport, PreconditionReport, Tenancy};
 pub use integrity::IntegrityCounts;
 use integrity::Shadow;
@@ -68,6 +77,29 @@ use crate::ids::{BlockId, Lpn};
 use crate::media::nand::{FlashOp, Geometry};
 use crate::media::NandConfig;
 use crate::sim::{stream_seed, Rng};
+
+/// The geometry the FTL manages for `ftl.block_group`: with `die`, one plane per die whose
+/// pages are a page of every plane of the die and whose block `k` is block `k` of each; with
+/// `superblock`, one plane in all, spanning every plane of the drive.
+pub fn grouped(g: &Geometry, group: BlockGroup) -> Geometry {
+    let n = match group {
+        BlockGroup::Plane => return g.clone(),
+        BlockGroup::Die => g.planes,
+        BlockGroup::Superblock => g.all_planes(),
+    };
+    let (channels, dies_per_channel) = if group == BlockGroup::Superblock { (1, 1) } else { (g.channels, g.dies_per_channel) };
+    Geometry { channels, dies_per_channel, planes: 1, page_size: g.page_size * u64::from(n), slots_per_page: g.slots_per_page * n, ..g.clone() }
+}
+
+/// The fewest free blocks below which GC starts. Grouped blocks are few and large: GC starts
+/// while a free one is left for its own stream and one for the host's.
+fn min_trigger(group: u32) -> u32 {
+    if group > 1 {
+        3
+    } else {
+        1
+    }
+}
 
 /// The global planes of `g` in striping order `s`.
 pub fn striping_order(g: &Geometry, s: Striping) -> Vec<u32> {
@@ -155,7 +187,13 @@ impl std::ops::AddAssign for FtlCounters {
 
 /// The FTL.
 pub struct Ftl {
+    /// The geometry the FTL manages: the array's, or with `ftl.block_group` one plane per die
+    /// (or for the drive) whose blocks and pages span the die's planes (or every plane).
     g: Geometry,
+    /// The array's geometry (what [`FlashOp`]s and [`Ftl::locate`] speak of).
+    pg: Geometry,
+    /// Planes a block of `g` spans (1; the die's planes; every plane: `ftl.block_group`).
+    group: u32,
     cfg: FtlConfig,
     l2p: L2p,
     p2l: P2l,
@@ -210,6 +248,8 @@ impl Ftl {
     /// policy, striping and wear levelling come from `cfg`, the spare and GC thresholds of
     /// each pool from its spec. Fails if a pool's spare space cannot hold GC's margin.
     pub fn with_pools(g: Geometry, cfg: &FtlConfig, seed: u64, specs: &[PoolSpec]) -> Result<Self> {
+        let (g, pg) = (grouped(&g, cfg.block_group), g);
+        let group = pg.all_planes() / g.all_planes();
         let shared: u64 = specs.iter().map(|s| u64::from(s.blocks_per_plane)).sum();
         if specs.is_empty() || specs.len() > usize::from(PoolId::MAX) || specs.iter().any(|s| s.blocks_per_plane == 0) || shared != u64::from(g.blocks_per_plane) {
             return Err(Error::Invariant {
@@ -221,7 +261,7 @@ impl Ftl {
         let mut pools = Vec::with_capacity(specs.len());
         let (mut first, mut lpn) = (0u32, 0u64);
         for spec in specs {
-            let sizing = Sizing::new(spec.blocks_per_plane * planes, planes, spb, spec);
+            let sizing = Sizing::new(spec.blocks_per_plane * planes, planes, spb, spec, min_trigger(group));
             if let Some(issue) = sizing.spare_issue(spec.op_ratio) {
                 return Err(Error::Config(vec![issue]));
             }
@@ -258,11 +298,48 @@ impl Ftl {
             by_pid: false,
             cfg: cfg.clone(),
             g,
+            pg,
+            group,
         })
     }
 
+    /// The array's geometry.
     pub fn geometry(&self) -> &Geometry {
-        &self.g
+        &self.pg
+    }
+
+    /// The array's block in plane `plane` (of its die) of the FTL's block `block`.
+    #[inline]
+    fn phys_block(&self, block: u32, plane: u32) -> BlockId {
+        if self.group == 1 {
+            return BlockId(block);
+        }
+        let bpp = self.g.blocks_per_plane;
+        BlockId(((block / bpp) * self.group + plane) * bpp + block % bpp)
+    }
+
+    /// The FTL's block that holds the array's block `b`.
+    #[inline]
+    fn ftl_block(&self, b: BlockId) -> u32 {
+        if self.group == 1 {
+            return b.0;
+        }
+        let bpp = self.g.blocks_per_plane;
+        (b.0 / bpp / self.group) * bpp + b.0 % bpp
+    }
+
+    /// Sends `op` on an FTL block to the array: an erase to each plane the block spans.
+    #[inline]
+    fn emit(&self, op: FlashOp, sink: &mut impl FnMut(FlashOp)) {
+        match op {
+            _ if self.group == 1 => sink(op),
+            FlashOp::Erase { block } => {
+                for p in 0..self.group {
+                    sink(FlashOp::Erase { block: self.phys_block(block.0, p) });
+                }
+            }
+            _ => sink(op),
+        }
     }
 
     /// Logical units exported to the host (by every pool).
@@ -290,7 +367,7 @@ impl Ftl {
 
     /// Free blocks, over every pool.
     pub fn free_blocks(&self) -> u32 {
-        self.pools.iter().map(|p| p.free_count).sum()
+        self.pools.iter().map(|p| p.free_count).sum::<u32>() * self.group
     }
 
     /// How many pools the blocks are split into (1 unless built by [`Ftl::with_pools`]).
@@ -365,12 +442,16 @@ impl Ftl {
             plane = (plane + 1) % planes;
         }
         let k = moved.len() as u32;
+        if self.group > 1 {
+            // The array's blocks: every plane's of each block moved.
+            moved = moved.iter().flat_map(|b| (0..self.group).map(|p| self.phys_block(b.0, p))).collect();
+        }
         self.pools[from].blocks -= k;
         self.pools[to].blocks += k;
         self.moved_blocks += u64::from(k);
         for p in [from, to] {
             let pool = &mut self.pools[p];
-            pool.trigger = ((f64::from(pool.blocks) * self.cfg.gc_trigger).ceil() as u32).max(1);
+            pool.trigger = ((f64::from(pool.blocks) * self.cfg.gc_trigger).ceil() as u32).max(min_trigger(self.group));
             pool.reclaim = ((f64::from(pool.blocks) * self.cfg.gc_reclaim).ceil() as u32).max(pool.trigger);
         }
         moved
@@ -388,7 +469,7 @@ impl Ftl {
 
     /// The pool a block belongs to.
     pub fn pool_of_block(&self, block: BlockId) -> usize {
-        usize::from(self.blocks[block.index()].pool)
+        usize::from(self.blocks[self.ftl_block(block) as usize].pool)
     }
 
     /// The pool that holds `lpn`.
@@ -419,7 +500,7 @@ impl Ftl {
 
     /// Erases of `block` so far.
     pub fn erases(&self, block: BlockId) -> u32 {
-        self.blocks[block.index()].erases
+        self.blocks[self.ftl_block(block) as usize].erases
     }
 
     /// Erase counts: (min, max, mean) over all blocks.
@@ -456,7 +537,11 @@ impl Ftl {
 
     /// Pages of `block` written so far (all of them for a full block).
     pub fn written_pages(&self, block: BlockId) -> u32 {
-        self.written_slots(block.0) / self.g.slots_per_page
+        let (spp, written) = (self.g.slots_per_page, self.written_slots(self.ftl_block(block)));
+        // A superblock's die programs its share of a page once that share is full.
+        let die = (block.0 / self.pg.blocks_per_plane) % self.group / self.pg.planes;
+        let die_units = self.pg.planes * self.pg.slots_per_page;
+        written / spp + u32::from(written % spp >= (die + 1) * die_units)
     }
 
     /// Mean valid fraction of the full blocks (0 when none is full).
@@ -475,8 +560,8 @@ impl Ftl {
     /// reads and write-backs they cost. Preconditioning runs without it.
     pub fn enable_map_cache(&mut self) {
         if self.cfg.map_cache.0 > 0 {
-            let pages = (self.cfg.map_cache.0 / self.g.page_size.max(1)) as usize;
-            self.map_cache = Some(MapCache::new(pages, self.g.page_size / self.cfg.map_entry.0.max(1)));
+            let pages = (self.cfg.map_cache.0 / self.pg.page_size.max(1)) as usize;
+            self.map_cache = Some(MapCache::new(pages, self.pg.page_size / self.cfg.map_entry.0.max(1)));
         }
     }
 
@@ -521,8 +606,10 @@ impl Ftl {
     /// Block and page of a slot.
     #[inline]
     pub fn locate(&self, slot: u64) -> (BlockId, u32) {
-        let spb = u64::from(self.g.slots_per_block());
-        (BlockId(self.block_of_slot(slot)), ((slot % spb) / u64::from(self.g.slots_per_page)) as u32)
+        let (spb, spp) = (u64::from(self.g.slots_per_block()), u64::from(self.g.slots_per_page));
+        let (block, offset) = (self.block_of_slot(slot), slot % spb);
+        let plane = (offset % spp) / u64::from(self.pg.slots_per_page);
+        (self.phys_block(block, plane as u32), (offset / spp) as u32)
     }
 
     /// The block index of a slot.
@@ -645,6 +732,8 @@ impl Ftl {
         let bpp = self.g.blocks_per_plane;
         let planes = self.order.len();
         let is_gc = self.is_gc_stream(stream);
+        let (group, die_planes) = (self.group, self.pg.planes);
+        let die_units = die_planes * self.pg.slots_per_page;
         let pool = &mut self.pools[p];
         for _ in 0..=planes {
             let plane = self.order[pool.streams[stream].cursor] as usize;
@@ -666,8 +755,17 @@ impl Ftl {
             let offset = s.written[plane];
             let written = offset + 1;
             s.written[plane] = written;
+            if group == 1 {
+                if written.is_multiple_of(spp) {
+                    sink(FlashOp::Program { block: BlockId(block), page: offset / spp, gc: is_gc });
+                }
+            } else if written.is_multiple_of(die_units) {
+                // A die's share of the page is full: its planes program it together (block `k`
+                // of each plane; a superblock's dies in turn).
+                let first = (block / bpp) * group + (offset % spp) / die_units * die_planes;
+                sink(FlashOp::ProgramPlanes { block: BlockId(first * bpp + block % bpp), page: offset / spp, gc: is_gc, planes: die_planes });
+            }
             if written.is_multiple_of(spp) {
-                sink(FlashOp::Program { block: BlockId(block), page: offset / spp, gc: is_gc });
                 s.cursor = (s.cursor + 1) % planes;
             }
             if written == spb {
@@ -709,13 +807,15 @@ pub fn exported_units(g: &Geometry, op_ratio: f64) -> u64 {
 /// reserve plus an open block per plane per stream). [`crate::Config::validate`] reports it
 /// with every other problem; [`Ftl::new`] refuses such a config.
 pub fn spare_space_issue(g: &Geometry, cfg: &FtlConfig) -> Option<ConfigIssue> {
-    let whole = PoolSpec::from_config(g.blocks_per_plane, cfg);
-    Sizing::new(g.blocks(), g.all_planes(), g.slots_per_block(), &whole).spare_issue(cfg.op_ratio)
+    let managed = grouped(g, cfg.block_group);
+    let group = g.all_planes() / managed.all_planes().max(1);
+    let whole = PoolSpec::from_config(managed.blocks_per_plane, cfg);
+    Sizing::new(managed.blocks(), managed.all_planes(), managed.slots_per_block(), &whole, min_trigger(group)).spare_issue(cfg.op_ratio)
 }
 
 /// The spare-space rule of one pool of a split drive (see [`spare_space_issue`]).
 pub fn pool_spare_issue(g: &Geometry, spec: &PoolSpec) -> Option<ConfigIssue> {
-    Sizing::new(spec.blocks_per_plane * g.all_planes(), g.all_planes(), g.slots_per_block(), spec).spare_issue(spec.op_ratio)
+    Sizing::new(spec.blocks_per_plane * g.all_planes(), g.all_planes(), g.slots_per_block(), spec, 1).spare_issue(spec.op_ratio)
 }
 
 #[cfg(test)]

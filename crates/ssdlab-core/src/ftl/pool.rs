@@ -63,10 +63,11 @@ pub(super) struct Sizing {
 }
 
 impl Sizing {
-    /// A pool of `blocks` blocks spread over `planes` planes, `slots_per_block` units a block.
-    pub fn new(blocks: u32, planes: u32, slots_per_block: u32, spec: &PoolSpec) -> Self {
+    /// A pool of `blocks` blocks spread over `planes` planes, `slots_per_block` units a block,
+    /// GC starting below at least `min_trigger` free blocks.
+    pub fn new(blocks: u32, planes: u32, slots_per_block: u32, spec: &PoolSpec, min_trigger: u32) -> Self {
         let exported = spec.exported.unwrap_or_else(|| units_of(u64::from(blocks) * u64::from(slots_per_block), spec.op_ratio));
-        let trigger = ((f64::from(blocks) * spec.gc_trigger).ceil() as u32).max(1);
+        let trigger = ((f64::from(blocks) * spec.gc_trigger).ceil() as u32).max(min_trigger);
         let reclaim = ((f64::from(blocks) * spec.gc_reclaim).ceil() as u32).max(trigger);
         let spare = u64::from(blocks).saturating_sub(exported.div_ceil(u64::from(slots_per_block.max(1))));
         // A new pool writes a host and a GC stream.

@@ -70,20 +70,26 @@ fn waf_model(raw_blocks: f64, exported_blocks: f64, reserve_blocks: f64) -> f64 
     1.0 / (1.0 - x)
 }
 
+/// Ages `ftl` (3 drive writes), then writes twice its exported units at random: the WAF of
+/// those writes and the exported units.
+fn aged_random_writes(ftl: &mut Ftl) -> (f64, u64) {
+    ftl.age(3.0, 9).unwrap();
+    ftl.reset_counters();
+    let n = ftl.exported_units();
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(21);
+    for _ in 0..2 * n {
+        ftl.write(Lpn(rng.random_range(0..n)), &mut |_| {}).unwrap();
+    }
+    (ftl.counters().waf(), n)
+}
+
 #[test]
 fn steady_state_greedy_waf_matches_the_analytic_model() {
     for op in [0.07, 0.125, 0.28] {
         // 8 planes x 256 blocks x 128 pages, one 4 KiB unit per page: 262144 slots (1 GiB).
         let cfg = FtlConfig { op_ratio: op, gc_trigger: 0.005, gc_reclaim: 0.006, ..FtlConfig::default() };
         let mut ftl = Ftl::new(&nand(256, 128, 4096), &cfg, 3).unwrap();
-        ftl.age(3.0, 9).unwrap();
-        ftl.reset_counters();
-        let n = ftl.exported_units();
-        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(21);
-        for _ in 0..2 * n {
-            ftl.write(Lpn(rng.random_range(0..n)), &mut |_| {}).unwrap();
-        }
-        let waf = ftl.counters().waf();
+        let (waf, n) = aged_random_writes(&mut ftl);
         let g = ftl.geometry();
         let blocks = f64::from(g.blocks());
         let reserve = (blocks * 0.005).ceil() / 2.0 + (blocks * 0.006).ceil() / 2.0 + f64::from(g.all_planes());
@@ -91,6 +97,55 @@ fn steady_state_greedy_waf_matches_the_analytic_model() {
         assert!((waf / model - 1.0).abs() < 0.10, "OP {op}: greedy WAF {waf:.3}, model {model:.3}");
         assert!(waf <= model * 1.01, "OP {op}: greedy should not exceed the LRW bound ({waf:.3} > {model:.3})");
     }
+}
+
+#[test]
+fn grouped_blocks_spread_a_page_over_the_planes_and_keep_greedy_on_the_model() {
+    use ssdlab_core::media::nand::FlashOp;
+    // 2 channels x 2 dies x 2 planes, 4 KiB pages and units. The FTL's page is a page of both
+    // planes of a die: consecutive units go to plane 0 then plane 1 of one die, at the same
+    // page of the blocks at one index, and the die programs them together.
+    let cfg = FtlConfig { op_ratio: 0.125, block_group: ssdlab_core::ftl::BlockGroup::Die, gc_trigger: 0.005, gc_reclaim: 0.006, ..FtlConfig::default() };
+    let mut ftl = Ftl::new(&nand(256, 128, 4096), &cfg, 3).unwrap();
+    let g = ftl.geometry().clone();
+    assert_eq!((g.planes, g.blocks()), (2, 8 * 256), "the FTL speaks of the array's blocks");
+    let mut ops = Vec::new();
+    for lpn in 0..4 {
+        ftl.write(Lpn(lpn), &mut |op| ops.push(op)).unwrap();
+    }
+    let place = |lpn: u64| ftl.locate(ftl.lookup(Lpn(lpn)).unwrap());
+    let (b0, b1) = (place(0), place(1));
+    assert_eq!((g.die_of(b0.0), b0.1), (g.die_of(b1.0), b1.1), "one die, one page");
+    assert_eq!((g.plane_of(b0.0) + 1, b0.0 .0 % 256), (g.plane_of(b1.0), b1.0 .0 % 256), "the next plane, the block at the same index");
+    assert_ne!(g.die_of(place(2).0), g.die_of(b0.0), "the next page goes to the next die (channel-first)");
+    assert_eq!(ops.len(), 2, "a program per filled page: {ops:?}");
+    assert!(matches!(ops[0], FlashOp::ProgramPlanes { block, page: 0, planes: 2, .. } if block == b0.0));
+    // Superblocks: block `k` of all eight planes; a die's share of the page is programmed as
+    // soon as it is full, the dies in channel order.
+    let sb = FtlConfig { block_group: ssdlab_core::ftl::BlockGroup::Superblock, ..cfg.clone() };
+    let mut ftl8 = Ftl::new(&nand(256, 128, 4096), &sb, 3).unwrap();
+    let mut ops = Vec::new();
+    for lpn in 0..9 {
+        ftl8.write(Lpn(lpn), &mut |op| ops.push(op)).unwrap();
+    }
+    let place8 = |lpn: u64| ftl8.locate(ftl8.lookup(Lpn(lpn)).unwrap());
+    let planes: Vec<u32> = (0..9).map(|l| g.plane_of(place8(l).0)).collect();
+    assert_eq!(planes, [0, 1, 2, 3, 4, 5, 6, 7, 0], "die by die, plane by plane, then the next page");
+    assert!((0..9).all(|l| place8(l).0 .0 % 256 == place8(0).0 .0 % 256), "one index in every plane");
+    assert_eq!((place8(7).1, place8(8).1), (0, 1));
+    assert_eq!(g.channel_of_die(g.die_of(place8(2).0)), 1, "the second die is on the second channel");
+    assert_eq!(ops.len(), 4, "a two-plane program per die: {ops:?}");
+    assert!(ops.iter().enumerate().all(|(d, op)| matches!(op, FlashOp::ProgramPlanes { block, page: 0, planes: 2, .. } if g.die_of(*block).0 == d as u32)));
+    // Greedy GC over multi-plane blocks: the analytic model with the FTL's blocks (two planes
+    // each) as the unit, as for single-plane blocks.
+    let mut ftl = Ftl::new(&nand(256, 128, 4096), &cfg, 3).unwrap();
+    ftl.enable_integrity();
+    let (waf, n) = aged_random_writes(&mut ftl);
+    ftl.verify().unwrap();
+    let (blocks, spb) = (f64::from(g.blocks() / 2), f64::from(g.slots_per_block() * 2));
+    let reserve = (blocks * 0.005).ceil() / 2.0 + (blocks * 0.006).ceil() / 2.0 + f64::from(g.dies());
+    let model = waf_model(blocks, n as f64 / spb, reserve);
+    assert!((waf / model - 1.0).abs() < 0.10, "greedy WAF {waf:.3}, model {model:.3}");
 }
 
 #[test]

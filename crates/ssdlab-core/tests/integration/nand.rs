@@ -245,6 +245,52 @@ fn aged_random_writes_follow_the_seed_003_iops_reasoning_and_the_waf_model() {
 }
 
 #[test]
+fn grouped_blocks_make_every_program_of_an_aged_drive_a_whole_die_program() {
+    // 2 channels x 2 dies x 4 planes, 64 blocks of 64 16 KiB pages (1 GiB), aged, random 4 KiB
+    // writes through a 2 MiB buffer (eight pages queued per die). A die programs its planes
+    // together only at one page. With each plane's blocks apart, a plane that finds no free
+    // block while its die's others do is skipped and writes at other pages from then on, so
+    // programs go a plane or two at a time. Grouped blocks open, fill and are erased together:
+    // every program is a program of all four planes. Multi-plane blocks leave free space
+    // uneven over the dies (GC's victims free the dies they sit on); superblocks keep it even.
+    let drive = |group: &str| {
+        run(
+            "tlc",
+            &[
+                ("media.nand.channels", "2"),
+                ("media.nand.ways", "2"),
+                ("media.nand.planes", "4"),
+                ("media.nand.blocks_per_plane", "64"),
+                ("media.nand.pages_per_block", "64"),
+                ("ftl.op_ratio", "0.2"),
+                ("ftl.write_buffer", "\"2MiB\""),
+                ("ftl.precondition", "\"aged\""),
+                ("ftl.block_group", group),
+                ("workload.rw", "\"randwrite\""),
+                ("workload.iodepth", "64"),
+                ("workload.number_ios", "40000"),
+            ],
+        )
+    };
+    let (apart, die, superblock) = (drive("\"plane\""), drive("\"die\""), drive("\"superblock\""));
+    let spread = |s: &Summary| {
+        let u = &flash(s).die_utilisation;
+        (u.iter().copied().fold(f64::INFINITY, f64::min), u.iter().copied().fold(0.0, f64::max))
+    };
+    for (name, s) in [("die", &die), ("superblock", &superblock)] {
+        assert_eq!(s.metrics["nand.multiplane_programs"] * 4.0, s.metrics["nand.programs"], "{name}: every program takes the four planes");
+        assert!(s.metrics["nand.programs"] > 20_000.0, "{name}: GC ran");
+    }
+    assert!(apart.metrics["nand.multiplane_programs"] * 4.0 > apart.metrics["nand.programs"] * 1.1, "apart, programs of two or three planes are common");
+    // A collected multi-plane block is four erases, a superblock sixteen.
+    assert_eq!((die.metrics["nand.erases"] % 4.0, superblock.metrics["nand.erases"] % 16.0), (0.0, 0.0));
+    let (lo, hi) = spread(&superblock);
+    assert!(lo > 0.97 * hi, "superblocks keep every die busy: {lo:.2}..{hi:.2}");
+    assert!(spread(&die).0 < 0.9 * spread(&die).1, "multi-plane blocks leave some dies short of free blocks: {:?}", spread(&die));
+    assert!(superblock.iops > apart.iops * 1.2 && die.iops > apart.iops, "{} and {} vs {} IOPS", superblock.iops, die.iops, apart.iops);
+}
+
+#[test]
 fn gc_time_is_its_own_component_of_a_write_and_of_a_read() {
     // Seed 003's aged drive (one die per channel, no multi-plane, no cache program, no command
     // overhead), random 4 KiB writes at QD32. The dies' GC time is exactly the moves' page

@@ -68,6 +68,9 @@ impl Geometry {
 pub enum FlashOp {
     /// Program page `page` of `block` (all its slots are filled). `gc` marks GC writes.
     Program { block: BlockId, page: u32, gc: bool },
+    /// Program page `page` of block `block` and of the blocks at its index in the next
+    /// `planes - 1` planes of its die, all queued before any starts (a multi-plane program).
+    ProgramPlanes { block: BlockId, page: u32, gc: bool, planes: u32 },
     /// GC reads page `page` of `block` to move its valid units.
     Read { block: BlockId, page: u32 },
     /// Erase `block`.

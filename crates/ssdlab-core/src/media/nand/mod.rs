@@ -503,6 +503,14 @@ impl NandArray {
     /// Queues an FTL operation.
     pub fn submit_flash(&mut self, op: FlashOp, now: SimTime, out: &mut Vec<Output>) {
         let op = match op {
+            FlashOp::ProgramPlanes { block, page, gc, planes } => {
+                for p in 0..planes {
+                    let b = BlockId(block.0 + p * self.g.blocks_per_plane);
+                    self.enqueue(Op::new(Work::Program { gc, gen: self.gen[b.index()] }, b, page), now);
+                }
+                self.kick(self.g.die_of(block), false, now, out);
+                return;
+            }
             FlashOp::Program { block, page, gc } => Op::new(Work::Program { gc, gen: self.gen[block.index()] }, block, page),
             FlashOp::Read { block, page } => Op::new(Work::GcRead, block, page),
             FlashOp::Erase { block } => {
