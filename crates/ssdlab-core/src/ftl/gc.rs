@@ -264,7 +264,7 @@ impl Ftl {
 
     /// Erases a victim with nothing valid left: a free block of its pool again.
     pub(super) fn erase_victim(&mut self, victim: u32, p: usize, sink: &mut impl FnMut(FlashOp)) {
-        self.emit(FlashOp::Erase { block: BlockId(victim) }, sink);
+        self.erase_planes(victim, sink);
         let b = &mut self.blocks[victim as usize];
         debug_assert_eq!(b.valid, 0);
         b.erases += 1;

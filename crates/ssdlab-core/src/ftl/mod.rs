@@ -91,6 +91,13 @@ pub fn grouped(g: &Geometry, group: BlockGroup) -> Geometry {
     Geometry { channels, dies_per_channel, planes: 1, page_size: g.page_size * u64::from(n), slots_per_page: g.slots_per_page * n, ..g.clone() }
 }
 
+/// The array's block in plane `plane` of a group (`group` planes; 1: none) of FTL block
+/// `block`, with `bpp` blocks per plane: block `k` of the group's planes.
+#[inline]
+fn array_block(bpp: u32, group: u32, block: u32, plane: u32) -> u32 {
+    ((block / bpp) * group + plane) * bpp + block % bpp
+}
+
 /// The fewest free blocks below which GC starts. Grouped blocks are few and large: GC starts
 /// while a free one is left for its own stream and one for the host's.
 fn min_trigger(group: u32) -> u32 {
@@ -308,14 +315,10 @@ impl Ftl {
         &self.pg
     }
 
-    /// The array's block in plane `plane` (of its die) of the FTL's block `block`.
+    /// The array's block in plane `plane` (of its group) of the FTL's block `block`.
     #[inline]
     fn phys_block(&self, block: u32, plane: u32) -> BlockId {
-        if self.group == 1 {
-            return BlockId(block);
-        }
-        let bpp = self.g.blocks_per_plane;
-        BlockId(((block / bpp) * self.group + plane) * bpp + block % bpp)
+        BlockId(array_block(self.g.blocks_per_plane, self.group, block, plane))
     }
 
     /// The FTL's block that holds the array's block `b`.
@@ -328,17 +331,10 @@ impl Ftl {
         (b.0 / bpp / self.group) * bpp + b.0 % bpp
     }
 
-    /// Sends `op` on an FTL block to the array: an erase to each plane the block spans.
-    #[inline]
-    fn emit(&self, op: FlashOp, sink: &mut impl FnMut(FlashOp)) {
-        match op {
-            _ if self.group == 1 => sink(op),
-            FlashOp::Erase { block } => {
-                for p in 0..self.group {
-                    sink(FlashOp::Erase { block: self.phys_block(block.0, p) });
-                }
-            }
-            _ => sink(op),
+    /// Erases FTL block `block`: each plane it spans.
+    fn erase_planes(&self, block: u32, sink: &mut impl FnMut(FlashOp)) {
+        for p in 0..self.group {
+            sink(FlashOp::Erase { block: self.phys_block(block, p) });
         }
     }
 
@@ -608,6 +604,9 @@ impl Ftl {
     pub fn locate(&self, slot: u64) -> (BlockId, u32) {
         let (spb, spp) = (u64::from(self.g.slots_per_block()), u64::from(self.g.slots_per_page));
         let (block, offset) = (self.block_of_slot(slot), slot % spb);
+        if self.group == 1 {
+            return (BlockId(block), (offset / spp) as u32);
+        }
         let plane = (offset % spp) / u64::from(self.pg.slots_per_page);
         (self.phys_block(block, plane as u32), (offset / spp) as u32)
     }
@@ -762,8 +761,8 @@ impl Ftl {
             } else if written.is_multiple_of(die_units) {
                 // A die's share of the page is full: its planes program it together (block `k`
                 // of each plane; a superblock's dies in turn).
-                let first = (block / bpp) * group + (offset % spp) / die_units * die_planes;
-                sink(FlashOp::ProgramPlanes { block: BlockId(first * bpp + block % bpp), page: offset / spp, gc: is_gc, planes: die_planes });
+                let first = array_block(bpp, group, block, (offset % spp) / die_units * die_planes);
+                sink(FlashOp::ProgramPlanes { block: BlockId(first), page: offset / spp, gc: is_gc, planes: die_planes });
             }
             if written.is_multiple_of(spp) {
                 s.cursor = (s.cursor + 1) % planes;
