@@ -76,9 +76,10 @@ impl Ftl {
     }
 
     /// Random overwrites until WAF settles (or `drive_writes` drive writes), after a
-    /// sequential fill. Settled means: at least one drive write done, and the WAF of the last
-    /// half drive write within 2 % of the half before (WAF over shorter windows swings by a few
-    /// per cent with GC bursts, and overshoots right after a sequential fill). Returns the
+    /// sequential fill. Settled means: at least one drive write done since GC reclaimed its
+    /// first victim, and the WAF of the last half drive write within 2 % of the half before
+    /// (WAF over shorter windows swings by a few per cent with GC bursts, and overshoots right
+    /// after a sequential fill). Returns the
     /// drive writes of overwrites done and the WAF of the last half drive write.
     pub fn age(&mut self, drive_writes: f64, seed: u64) -> Result<(f64, f64)> {
         let exported = self.exported_units();
@@ -141,7 +142,11 @@ impl Ftl {
             }
             done += n;
             let after = self.counters();
-            windows.push((after.host_writes - before.host_writes, after.gc_writes - before.gc_writes));
+            // Windows before GC's first victim show the spare being used up, not GC's steady
+            // state: a drive with much spare would otherwise look settled at WAF 1.
+            if before.gc_victims > 0 {
+                windows.push((after.host_writes - before.host_writes, after.gc_writes - before.gc_writes));
+            }
             if drive_writes == 0.0 && windows.len() >= 8 {
                 let k = windows.len();
                 let (last, prev) = (half_waf(&windows[k - 4..]), half_waf(&windows[k - 8..k - 4]));
@@ -151,7 +156,8 @@ impl Ftl {
             }
         }
         let k = windows.len();
-        Ok((done as f64 / exported as f64, half_waf(&windows[k.saturating_sub(4)..])))
+        let waf = if k == 0 { 1.0 } else { half_waf(&windows[k.saturating_sub(4)..]) };
+        Ok((done as f64 / exported as f64, waf))
     }
 }
 

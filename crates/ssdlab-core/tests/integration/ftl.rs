@@ -100,6 +100,31 @@ fn steady_state_greedy_waf_matches_the_analytic_model() {
 }
 
 #[test]
+fn ageing_on_a_drive_with_much_spare_goes_on_until_gc_has_settled() {
+    // 60 % spare: the first drive write of random overwrites uses up free blocks without GC.
+    // Ageing (until settled) must not take those GC-free windows for a settled WAF of 1: it
+    // returns GC's steady WAF, which the random writes after it keep, on the analytic model.
+    let cfg = FtlConfig { op_ratio: 0.6, gc_trigger: 0.005, gc_reclaim: 0.006, ..FtlConfig::default() };
+    let mut ftl = Ftl::new(&nand(256, 128, 4096), &cfg, 3).unwrap();
+    let (drive_writes, aged) = ftl.age(0.0, 9).unwrap();
+    assert!(drive_writes > 1.5, "ageing stopped after {drive_writes:.2} drive writes");
+    ftl.reset_counters();
+    let n = ftl.exported_units();
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(21);
+    for _ in 0..n {
+        ftl.write(Lpn(rng.random_range(0..n)), &mut |_| {}).unwrap();
+    }
+    let c = ftl.counters();
+    let waf = (c.host_writes + c.gc_writes) as f64 / c.host_writes as f64;
+    let g = ftl.geometry();
+    let blocks = f64::from(g.blocks());
+    let reserve = (blocks * 0.005).ceil() / 2.0 + (blocks * 0.006).ceil() / 2.0 + f64::from(g.all_planes());
+    let model = waf_model(blocks, n as f64 / f64::from(g.slots_per_block()), reserve);
+    assert!(aged > 1.05 && (aged / waf - 1.0).abs() < 0.05, "ageing's WAF {aged:.3}, the writes after it {waf:.3}");
+    assert!((waf / model - 1.0).abs() < 0.10, "greedy WAF {waf:.3}, model {model:.3}");
+}
+
+#[test]
 fn grouped_blocks_spread_a_page_over_the_planes_and_keep_greedy_on_the_model() {
     use ssdlab_core::media::nand::FlashOp;
     // 2 channels x 2 dies x 2 planes, 4 KiB pages and units. The FTL's page is a page of both
