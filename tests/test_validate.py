@@ -56,6 +56,41 @@ def test_a_carried_unknown_is_the_value_its_source_drive_was_fitted_to():
             assert any(line.startswith(f"{leaf} = ") and f"[CAL-{source.upper()}]" in line for line in text.splitlines())
 
 
+def test_derived_preset_values_follow_from_their_cited_facts():
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    def get(t: dict, key: str) -> object:
+        for part in key.split("."):
+            t = t[part]
+        return t
+
+    # The LRW model at the 1 TB drive's spare, and its inverse.
+    assert v.lrw_waf(0.1914) == pytest.approx(2.804, abs=1e-3)
+    assert v.spare_from_endurance(1e12, 1e12 * 500 * v.drive_writes_per_cycle(0.2), 500) == pytest.approx(0.2, abs=1e-9)
+    pe, spares = v.p4500_spares()
+    assert 3000 < pe < 3300, "a P/E budget of enterprise TLC"
+    for d, (user, _) in v.P4500_ENDURANCE.items():
+        dies = {"p4500-1tb": 24, "p4500": 48, "p4500-4tb": 96}[d]
+        assert spares[d] <= 1 - user / (dies * v.P4500_DIE_BYTES) + 1e-9, f"{d}: no more spare than its dies hold"
+    root = Path(__file__).parent.parent / "presets"
+    for d, keys in v.DERIVED.items():
+        cfg = tomllib.loads(ssdlab.load_config(d).toml)
+        text = (root / f"{d}.toml").read_text()
+        for key, rule in keys:
+            assert rule
+            value = get(cfg, key)
+            if key == "ftl.op_ratio":
+                assert value == pytest.approx(spares[d], abs=5e-5), d
+            else:
+                assert key == "ctrl.firmware.gc_move_cycles" and value == get(cfg, "ctrl.firmware.write_cycles") > 0, d
+            leaf = key.rsplit(".", 1)[1]
+            lines = [line for line in text.splitlines() if line.startswith(f"{leaf} = ")]
+            assert all("[DERIVED]" in line for line in lines), f"{d}: {key} is marked [DERIVED] where the preset sets it"
+
+
 def test_an_unknown_fitted_on_a_seed_figure_reproduces_it():
     from ssdlab import probe
 

@@ -57,24 +57,43 @@ def _loaded(rw: str, bs: str, jobs: int, qd: int, n: int) -> dict[str, Any]:
     return {"rw": rw, "bs": bs, "iodepth": qd, "numjobs": jobs, "number_ios": n}
 
 
-# Steady-state random writes run on the drive's geometry with fewer blocks per plane: the
-# steady-state write amplification of greedy GC follows from the spare fraction, not the
-# capacity, and every die and plane is kept.
+# Steady-state random writes run on a replica of the drive: every die and plane, the spare
+# fraction, fewer blocks per plane and, for large blocks, fewer pages per block. Greedy GC's
+# steady WAF follows from the spare fraction less what GC cannot use: the free-block reserve
+# and the open blocks, one per plane per stream. Those take the real drive's share of the spare
+# only when a plane holds enough blocks: on 48 blocks per plane the PM9A3 (12.7 % spare) ran at
+# WAF 6.0, on 256 at 4.27, where the LRW model of its full-size drive gives 4.3. Smaller
+# blocks keep the replica's size (and the steady window's cost) while GC cycles through
+# its blocks many times per run; a block's erase is then shared by fewer pages (3 ms per
+# 144 TLC pages of the P4500 replica, 0.5 % of their program time).
 # The ageing is simulated: a replica's drawn state (ftl.aging = "replica") still starts a
 # transient that a short run does not outlast (the SZ985's steady writes: 141 k after replica
 # ageing, 170 k after simulated).
-def _aged(blocks: int) -> dict[str, Any]:
-    return {"ftl.precondition": "aged", "ftl.aging": "simulate", "media.nand.blocks_per_plane": blocks}
+STEADY_BLOCKS = 256
+
+
+def _aged(pages: Optional[int]) -> dict[str, Any]:
+    s: dict[str, Any] = {"ftl.precondition": "aged", "ftl.aging": "simulate", "media.nand.blocks_per_plane": STEADY_BLOCKS}
+    if pages is not None:
+        s["media.nand.pages_per_block"] = pages
+    return s
 
 
 SAMSUNG = "Samsung's usual QD32 x 4 threads"
 
 # Writes per job of the P4500s' steady-state runs: GC's pacing settles over a longer window on
-# their large blocks (12 MiB) than on the Samsung drives'; over 4 x 60 k writes the 2 TB drive's
-# WAF was still 2.0 on its way to 2.2, over 4 x 200 k it has settled (within 3 % of the 1 TB's).
+# their TLC blocks than on the Samsung drives'; over 4 x 100 k, 200 k and 400 k writes the 2 TB
+# drive's steady rate is 42.0 k, 42.2 k and 42.4 k IOPS.
 P4500_STEADY = 200_000
 
-AGED_NOTE = "aged to steady state (simulated) on {b} blocks per plane (same dies, planes and spare fraction)"
+# Pages per block of the P4500s' steady-state replica: 144 of the drive's 768 (three pages to a
+# TLC word line).
+P4500_PAGES = 144
+
+# Pages per block of the PM9A3's steady-state replica: 216 of the drive's 1152.
+PM9A3_PAGES = 216
+
+AGED_NOTE = "aged to steady state (simulated) on {b} blocks per plane{p} (same dies, planes and spare fraction)"
 
 def _seq(read: float, write: float, source: str, bs: str, jobs: int, qd: int, n: int, train_write: bool = False) -> list[Figure]:
     """Sequential read and write bandwidth, both from `source`."""
@@ -85,10 +104,11 @@ def _seq(read: float, write: float, source: str, bs: str, jobs: int, qd: int, n:
     ]
 
 
-def _steady(iops: float, source: str, jobs: int, qd: int, n: int, blocks: int, train: bool = False) -> Figure:
-    """Random 4 KiB writes on the drive aged to steady state."""
-    note = AGED_NOTE.format(b=blocks) + f"; {jobs} jobs x QD{qd}"
-    return Figure("steady-state 4 KiB random write IOPS", "iops", iops, source, _loaded("randwrite", "4KiB", jobs, qd, n), _aged(blocks), note=note, train=train)
+def _steady(iops: float, source: str, jobs: int, qd: int, n: int, pages: Optional[int] = None, train: bool = False) -> Figure:
+    """Random 4 KiB writes on the drive aged to steady state, on a replica of `pages` pages per
+    block (the drive's own when None)."""
+    note = AGED_NOTE.format(b=STEADY_BLOCKS, p=f" of {pages} pages" if pages else "") + f"; {jobs} jobs x QD{qd}"
+    return Figure("steady-state 4 KiB random write IOPS", "iops", iops, source, _loaded("randwrite", "4KiB", jobs, qd, n), _aged(pages), note=note, train=train)
 
 
 DEVICES: dict[str, list[Figure]] = {
@@ -130,7 +150,7 @@ DEVICES: dict[str, list[Figure]] = {
         Figure("QD1 4 KiB random write latency", "lat", 16.0, "Samsung spec: typical 16 us", _qd1("randwrite"), train=True),
         Figure("4 KiB random read IOPS", "iops", 750_000, "Samsung spec (queue depth not stated)", _loaded("randread", "4KiB", 4, 32, 40_000), note=SAMSUNG),
         *_seq(3200, 3200, "Samsung spec (block size not stated)", "128KiB", 4, 8, 4000),
-        _steady(170_000, "Samsung spec (an enterprise random-write figure: steady state)", 4, 32, 80_000, 256, train=True),
+        _steady(170_000, "Samsung spec (an enterprise random-write figure: steady state)", 4, 32, 80_000, train=True),
     ],
     "p4500": [
         Figure("QD1 4 KiB random read latency", "lat", 85.0, "Intel spec via Lenovo: random read latency 85 us (2 TB)", _qd1("randread")),
@@ -142,7 +162,7 @@ DEVICES: dict[str, list[Figure]] = {
             note="Intel's usual QD256 as 4 jobs x QD64",
         ),
         *_seq(3200, 1050, "Intel spec via Lenovo (read: all capacities; write: 2 TB)", "128KiB", 4, 8, 4000),
-        _steady(38_000, "Intel spec via Lenovo, 2 TB (Intel quotes random writes at steady state)", 4, 64, P4500_STEADY, 48),
+        _steady(38_000, "Intel spec via Lenovo, 2 TB (Intel quotes random writes at steady state)", 4, 64, P4500_STEADY, P4500_PAGES),
     ],
     # The 1 and 4 TB models: the 2 TB drive's controller and dies, half or twice the dies. The
     # write path's unknowns are the 2 TB drive's; the controller's clock is fitted on the 4 TB
@@ -152,7 +172,7 @@ DEVICES: dict[str, list[Figure]] = {
         Figure("QD1 4 KiB random write latency", "lat", 20.0, "Intel spec via Lenovo: random write latency, 1 TB", _qd1("randwrite")),
         Figure("4 KiB random read IOPS", "iops", 279_500, "Intel spec via Lenovo, 1 TB", _loaded("randread", "4KiB", 4, 64, 40_000), note="Intel's usual QD256 as 4 jobs x QD64"),
         *_seq(3200, 600, "Intel spec via Lenovo, 1 TB", "128KiB", 4, 8, 4000),
-        _steady(30_500, "Intel spec via Lenovo, 1 TB (steady state)", 4, 64, P4500_STEADY, 48),
+        _steady(30_500, "Intel spec via Lenovo, 1 TB (steady state)", 4, 64, P4500_STEADY, P4500_PAGES),
     ],
     "p4500-4tb": [
         Figure("QD1 4 KiB random read latency", "lat", 115.0, "Intel spec via Lenovo: random read latency, 4 TB", _qd1("randread")),
@@ -161,7 +181,7 @@ DEVICES: dict[str, list[Figure]] = {
             "4 KiB random read IOPS", "iops", 645_000, "Intel spec via Lenovo, 4 TB", _loaded("randread", "4KiB", 4, 64, 40_000), note="Intel's usual QD256 as 4 jobs x QD64", train=True
         ),
         *_seq(3200, 1800, "Intel spec via Lenovo, 4 TB", "128KiB", 4, 8, 4000),
-        _steady(62_500, "Intel spec via Lenovo, 4 TB (steady state)", 4, 64, P4500_STEADY, 48),
+        _steady(62_500, "Intel spec via Lenovo, 4 TB (steady state)", 4, 64, P4500_STEADY, P4500_PAGES),
     ],
     "970pro": [
         Figure("4 KiB random read IOPS, QD32 x 4", "iops", 500_000, "Samsung spec, 1 TB, QD32 thread 4", _loaded("randread", "4KiB", 4, 32, 40_000)),
@@ -171,7 +191,7 @@ DEVICES: dict[str, list[Figure]] = {
     "pm9a3": [
         Figure("4 KiB random read IOPS", "iops", 900_000, "launch spec, U.2 (heise, Blocks & Files; queue depth not stated)", _loaded("randread", "4KiB", 4, 32, 40_000), note=SAMSUNG),
         *_seq(6500, 3500, "launch spec, U.2 (heise, Blocks & Files)", "128KiB", 4, 8, 8000, train_write=True),
-        _steady(200_000, "launch spec, U.2 (heise: 200,000; Blocks & Files: 180,000)", 4, 32, 80_000, 48),
+        _steady(200_000, "launch spec, U.2 (heise: 200,000; Blocks & Files: 180,000)", 4, 32, 80_000, PM9A3_PAGES),
     ],
 }
 
@@ -188,23 +208,7 @@ MISSING: dict[str, list[str]] = {
 
 
 #: The mechanism believed missing or wrong, for figures that miss by more than 25 %.
-WHY: dict[tuple[str, str], str] = {
-    ("p4500-1tb", "steady-state 4 KiB random write IOPS"): (
-        "the drive is die-bound (dies 96 % busy) at a WAF of 2.6 with 24 dies, as the 2 TB drive is with 48 "
-        "(which lands), so ssdlab's steady random writes grow with the dies (18 k, 37 k, 47 k at 1, 2 and 4 TB) "
-        "where the published ones do not (30.5 k, 38 k, 62.5 k: 1 : 1.25 : 2.05). Why ssdlab's dies lose time: "
-        "each plane's blocks stand alone, and ageing leaves a die's planes writing at different pages (a plane "
-        "with no free block is skipped), so only a quarter to a third of the programs take all four planes. "
-        "Grouped blocks (ftl.block_group = \"die\" or \"superblock\") keep the planes together and make every "
-        "program a four-plane one; then the 1 TB drive lands (34.5 k and 38.1 k, +13 % and +25 %), but the 2 and "
-        "4 TB drives outrun their published figures (55.9 k / 64.2 k, 157 k / 93.4 k): under random writes the "
-        "published family uses 40 to 55 % of the program rate its sequential writes show (1050 MB/s at 2 TB), "
-        "less the more dies it has, which no modelled mechanism (GC firmware cost, power budget, spare area) "
-        "reproduces for all three capacities at once. The 1 TB drive's die count and spare area are not "
-        "published; its endurance (1.38 PB against 1.89 PB at 2 TB, the same NAND) suggests more spare than "
-        "24 dies hold"
-    ),
-}
+WHY: dict[tuple[str, str], str] = {}
 
 
 @dataclass
@@ -271,6 +275,81 @@ SEED_TRAINED: dict[str, list[tuple[str, str, float, str]]] = {
             "ssdlab probe p4800x -e crowded",
         )
     ],
+}
+
+
+def lrw_waf(op_ratio: float) -> float:
+    """WAF of uniform random writes under LRW (FIFO) cleaning with `op_ratio` of the raw space
+    spare (Desnoyers, SYSTOR 2012): a victim's valid fraction x solves x = exp(-a (1 - x)),
+    a = raw / user, and WAF = 1 / (1 - x). Greedy GC over many blocks sits just below it."""
+    a = 1.0 / (1.0 - op_ratio)
+    lo, hi = 0.0, 1.0 - 1e-12  # x - exp(-a (1 - x)) is negative at 0, positive just below 1
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if mid - math.exp(-a * (1.0 - mid)) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return 1.0 / (1.0 - lo)
+
+
+def drive_writes_per_cycle(op_ratio: float) -> float:
+    """Drive writes of uniform random 4 KiB writes per program/erase cycle of the raw space."""
+    return 1.0 / ((1.0 - op_ratio) * lrw_waf(op_ratio))
+
+
+def spare_from_endurance(user_bytes: float, endurance_bytes: float, pe_cycles: float) -> float:
+    """The spare fraction that `pe_cycles` of the raw space take to give the rated endurance."""
+    target = endurance_bytes / user_bytes / pe_cycles
+    lo, hi = 1e-6, 0.99  # drive writes per cycle rise with the spare
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if drive_writes_per_cycle(mid) < target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+#: The P4500 family's cited facts behind its spares [I1]: user bytes (IDEMA sizes) and rated
+#: endurance (5 years), by preset; one NAND (384 Gbit = 48 GiB dies) for all three.
+P4500_ENDURANCE: dict[str, tuple[int, float]] = {
+    "p4500-1tb": (1_000_204_886_016, 1.38e15),
+    "p4500": (2_000_398_934_016, 1.89e15),
+    "p4500-4tb": (4_000_787_030_016, 4.84e15),
+}
+P4500_DIE_BYTES = 48 << 30
+
+
+def p4500_spares() -> tuple[float, dict[str, float]]:
+    """The P4500s' P/E budget and each capacity's spare fraction (``ftl.op_ratio``).
+
+    Each capacity holds the fewest dies that fit it (24, 48, 96); the one with the most endurance
+    per byte (the 1 TB) keeps all of its dies' spare and sets the P/E budget of the NAND they
+    share; the others' spares follow from their endurance. Where that spare is below what
+    their dies would leave, the rest is reserved (bad blocks, parity, metadata: not published).
+    """
+    user, endurance = P4500_ENDURANCE["p4500-1tb"]
+    op = 1.0 - user / (24 * P4500_DIE_BYTES)
+    pe = endurance / user / drive_writes_per_cycle(op)
+    return pe, {d: spare_from_endurance(u, e, pe) for d, (u, e) in P4500_ENDURANCE.items()}
+
+
+#: Preset values computed from cited facts (``[DERIVED]`` in the preset), by drive: (key, rule).
+DERIVED: dict[str, list[tuple[str, str]]] = {
+    **{
+        d: [
+            (
+                "ftl.op_ratio",
+                "all of its 24 dies' spare; its endurance (1.38 PB) sets the P4500s' P/E budget under the LRW model of GC (`p4500_spares`)"
+                if d == "p4500-1tb"
+                else f"the spare its endurance ({e / 1e15:.2f} PB) implies under the LRW model of GC, with the P/E budget the 1 TB drive's endurance sets (`p4500_spares`)",
+            ),
+            ("ctrl.firmware.gc_move_cycles", "equal to `ctrl.firmware.write_cycles`: a unit GC moves takes a buffer slot and a map update, as a written unit does"),
+        ]
+        for d, (_, e) in P4500_ENDURANCE.items()
+    },
+    "pm9a3": [("ctrl.firmware.gc_move_cycles", "equal to `ctrl.firmware.write_cycles`: a unit GC moves takes a buffer slot and a map update, as a written unit does")],
 }
 
 
@@ -381,6 +460,8 @@ def markdown(rows: list[Row], command: str = "ssdlab validate") -> str:
             out += ["", "Calibrated unknowns (in the preset, `[CAL]`): " + "; ".join(f"`{u.key}` ({u.what}) on *{u.figure}*" for u in cal) + "."]
         if SEED_TRAINED.get(d):
             out += ["", "Calibrated on a seed's figure of the drive (`[CAL-S<seed>]`, training): " + "; ".join(f"`{k}` on *{fig}* (`{cmd}`)" for k, fig, _, cmd in SEED_TRAINED[d]) + "."]
+        if DERIVED.get(d):
+            out += ["", "Derived from cited facts (`[DERIVED]`): " + "; ".join(f"`{k}`, {rule}" for k, rule in DERIVED[d]) + "."]
         if CARRIED.get(d):
             out += ["", "Carried over from another drive's fit (`[CAL-<DRIVE>]`): " + "; ".join(f"`{k}` from *{src}*" for k, src in CARRIED[d]) + "."]
         misses = [r for r in rows if r.device == d and abs(r.error) > 0.25]
