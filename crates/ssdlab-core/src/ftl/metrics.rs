@@ -45,6 +45,7 @@ pub const FTL_MAP_CACHE_HITS: Metric = Metric::counter("ftl.map_cache.hits", "lo
 pub const FTL_MAP_CACHE_MISSES: Metric = Metric::counter("ftl.map_cache.misses", "lookups", "map lookups and updates that loaded their translation page");
 pub const FTL_MAP_CACHE_WRITEBACKS: Metric = Metric::counter("ftl.map_cache.writebacks", "pages", "changed translation pages written back on eviction");
 pub const FTL_ZONE_RESETS: Metric = Metric::counter("ftl.zone_resets", "zones", "zones reset by the host (a zoned namespace)");
+pub const FTL_RMW_READS: Metric = Metric::counter("ftl.rmw_reads", "units", "units read from the flash to merge a write that covers part of them (read-modify-write)");
 pub const FTL_READ_COALESCED: Metric = Metric::counter("ftl.read_coalesced", "units", "read units that joined another host read's page read of the same bytes");
 pub const FTL_READ_AHEAD_HITS: Metric = Metric::counter("ftl.read_ahead.hits", "units", "read units found in DRAM, read ahead");
 pub const FTL_READ_AHEAD_WAITS: Metric = Metric::counter("ftl.read_ahead.waits", "units", "read units that waited for their read-ahead page read");

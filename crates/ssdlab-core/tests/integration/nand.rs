@@ -648,3 +648,30 @@ fn protection_information_crosses_the_link_but_not_the_flash() {
     let err = ssdlab_core::config::build(Some("tlc"), None, &bad).expect_err("refused");
     assert!(err.to_string().contains("positive multiples of 4160B"), "{err}");
 }
+
+#[test]
+fn a_write_into_part_of_a_unit_on_the_flash_reads_the_unit_first() {
+    // 8 KiB mapping units, 4 KiB writes. On a filled drive each random write covers half of a
+    // unit that holds data on the flash: the controller reads the unit (one page read per
+    // write) before it can write the merged unit, and the write waits for that read.
+    let writes = |fill: &str, rw: &str, bs: &str| {
+        run("tlc", &[("ftl.mapping_unit", "\"8KiB\""), ("ftl.precondition", fill), ("workload.rw", rw), ("workload.bs", bs), ("workload.iodepth", "1"), ("workload.number_ios", "2000")])
+    };
+    let rmw = |s: &Summary| s.metrics["ftl.rmw_reads"];
+    let filled = writes("\"sequential\"", "\"randwrite\"", "\"4KiB\"");
+    let ios = filled.write.ios as f64;
+    assert!(rmw(&filled) <= ios && rmw(&filled) > 0.99 * ios, "{} unit reads for {ios} writes", rmw(&filled));
+    assert_eq!(flash(&filled).nand.host_reads as f64, rmw(&filled), "one page read per unit read, and no other");
+    // Nothing to read: units never written are padded with zeroes, whole units need no merge,
+    // and the second half of a unit merges with the first in the write buffer.
+    let clean = writes("\"clean\"", "\"randwrite\"", "\"4KiB\"");
+    assert_eq!(rmw(&clean), 0.0);
+    assert_eq!(rmw(&writes("\"sequential\"", "\"randwrite\"", "\"8KiB\"")), 0.0);
+    let seq = writes("\"sequential\"", "\"write\"", "\"4KiB\"");
+    assert_eq!(rmw(&seq), seq.write.ios as f64 / 2.0, "only the first half of each unit reads it");
+    // The read is on the write's path: at QD1 it adds at least the fastest page type's tR.
+    let extra = filled.write.latency_us.mean - clean.write.latency_us.mean;
+    assert!(extra > 56.5, "read-modify-write adds {extra:.1} us");
+    let media = |s: &Summary| s.write.breakdown_us.0[Component::Media as usize];
+    assert!(media(&filled) > media(&clean) + 56.5, "the read is the write's media time: {} vs {}", media(&filled), media(&clean));
+}

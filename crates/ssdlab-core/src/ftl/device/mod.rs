@@ -129,6 +129,10 @@ pub struct FlashDevice {
     coalesced: u64,
     /// GC's moved units already reported to the controller (`Some` once it charges them).
     gc_reported: Option<u64>,
+    /// Read-modify-write: writes waiting for the flash reads of units they cover in part (page
+    /// reads left), and the units read so.
+    rmw: FxHashMap<CmdId, u32>,
+    rmw_reads: u64,
 }
 
 /// A host page read under way that reads of the same bytes join.
@@ -297,6 +301,8 @@ impl FlashDevice {
             shared_by_piece: FxHashMap::default(),
             coalesced: 0,
             gc_reported: None,
+            rmw: FxHashMap::default(),
+            rmw_reads: 0,
             ahead: ReadAhead::new(cfg.read_ahead.0, unit, g.slots_per_page),
             precondition: report,
         })
@@ -437,6 +443,7 @@ impl FlashDevice {
     fn apply_one(&mut self, ctx: &mut Ctx, o: nand::Output) -> bool {
         match o {
             nand::Output::At(t, e) => ctx.at(t, Out::Wake(Event::Nand(e))),
+            nand::Output::ReadReady { cmd, .. } if self.rmw.contains_key(&cmd) => return self.merged(ctx, cmd),
             nand::Output::ReadReady { cmd, bytes, at, service, gc } => {
                 let mut service = service;
                 if let Some((map, left)) = self.map_crit.get_mut(&cmd) {
@@ -648,9 +655,11 @@ impl Medium for FlashDevice {
         }
         let bg = self.note_activity(ctx.now);
         self.arm_ops(ctx);
-        let part = self.part_of(ctx.cmds[id].offset);
-        let (busy, gc) = self.array.busy_totals();
-        self.waiting[part].push_back(Waiting { id, busy, gc });
+        if self.read_modify_write(ctx, id) {
+            Self::arm_background_gc(ctx, bg);
+            return;
+        }
+        self.enqueue_write(ctx, id);
         Self::arm_background_gc(ctx, bg);
         self.admit_writes(ctx);
         self.report_gc(ctx);

@@ -4,10 +4,15 @@
 //! pages in the background, freeing buffer space as programs finish. With `ftl.buffer_split`
 //! each isolated pool has a part of its own; with the write cache off a write completes only
 //! when its pages are programmed.
+//!
+//! A write that covers part of a mapping unit holding data on the flash is a read-modify-write:
+//! the unit is read first (a host-priority page read), then the merged unit is written whole. A
+//! unit in the write buffer merges in DRAM and an unwritten one is padded with zeroes, so
+//! neither is read. Leaves out: the map lookup of that read when the map is cached.
 
 use rustc_hash::FxHashMap;
 
-use super::{Ctx, FlashDevice};
+use super::{Ctx, FlashDevice, PageRead};
 use crate::cmd::NO_PID;
 use crate::ids::{CmdId, Lpn};
 use crate::io::Kind;
@@ -31,6 +36,61 @@ pub(super) struct Uncached {
 }
 
 impl FlashDevice {
+    /// Queues write `id` for write-buffer space.
+    pub(super) fn enqueue_write(&mut self, ctx: &mut Ctx, id: CmdId) {
+        let part = self.part_of(ctx.cmds[id].offset);
+        let (busy, gc) = self.array.busy_totals();
+        self.waiting[part].push_back(Waiting { id, busy, gc });
+    }
+
+    /// Starts the flash reads of write `id`'s read-modify-write: its first and last units when
+    /// it covers them in part and they hold data on the flash. True if it waits for them.
+    pub(super) fn read_modify_write(&mut self, ctx: &mut Ctx, id: CmdId) -> bool {
+        let c = &ctx.cmds[id];
+        let (start, end, unit) = (c.offset, c.offset + c.len, self.unit);
+        if c.kind == Kind::ZoneAppend || c.len == 0 || (start % unit == 0 && end % unit == 0) {
+            return false;
+        }
+        let (first, last) = (start / unit, (end - 1) / unit);
+        let head = (start % unit != 0 || end < (first + 1) * unit).then_some(first);
+        let tail = (last != first && end % unit != 0).then_some(last);
+        let mut reads: Vec<PageRead> = Vec::new();
+        for lpn in head.into_iter().chain(tail) {
+            let Some(slot) = self.ftl.lookup(Lpn(lpn)) else { continue };
+            let (block, page) = self.ftl.locate(slot);
+            if !self.array.is_programmed(block, page) {
+                continue;
+            }
+            self.rmw_reads += 1;
+            if let Some(r) = reads.last_mut().filter(|r| r.block == block && r.page == page) {
+                r.bytes += unit as u32;
+            } else {
+                reads.push(PageRead { block, page, bytes: unit as u32, at: 0 });
+            }
+        }
+        if reads.is_empty() {
+            return false;
+        }
+        self.rmw.insert(id, reads.len() as u32);
+        self.array.submit_reads(id, reads.iter().map(|r| (r.block, r.page, r.bytes, r.at)), ctx.now, &mut self.out);
+        self.apply(ctx);
+        true
+    }
+
+    /// A page read of write `cmd`'s read-modify-write landed: once all have, the write (its
+    /// reads' time its media time) waits for buffer space. True when it does.
+    pub(super) fn merged(&mut self, ctx: &mut Ctx, cmd: CmdId) -> bool {
+        let Some(left) = self.rmw.get_mut(&cmd) else { return false };
+        *left -= 1;
+        if *left > 0 {
+            return false;
+        }
+        self.rmw.remove(&cmd);
+        ctx.cmds[cmd].account(Component::Media, ctx.now);
+        self.enqueue_write(ctx, cmd);
+        true
+    }
+
     /// Moves waiting writes into the write buffer, oldest first, while they fit (a write
     /// larger than the whole buffer goes in alone when the buffer is empty). The FTL places
     /// each unit (running foreground GC as it needs), and the write completes from DRAM.
