@@ -5,9 +5,9 @@
 use crate::stats::Metric;
 
 pub const FTL_HOST_WRITES: Metric = Metric::counter("ftl.host_writes", "units", "mapping units written by the host");
-pub const FTL_GC_UNITS_MOVED: Metric = Metric::counter("ftl.gc.units_moved", "units", "mapping units moved by garbage collection");
-pub const FTL_ERASES: Metric = Metric::counter("ftl.erases", "blocks", "blocks erased");
-pub const FTL_GC_VICTIMS: Metric = Metric::counter("ftl.gc.victims", "blocks", "victim blocks reclaimed by garbage collection");
+pub const FTL_GC_UNITS_MOVED: Metric = Metric::counter("ftl.gc.units_moved", "units", "mapping units moved by garbage collection, each counted when the page it moved to is programmed");
+pub const FTL_ERASES: Metric = Metric::counter("ftl.erases", "blocks", "blocks erased, each counted when its erase ends");
+pub const FTL_GC_VICTIMS: Metric = Metric::counter("ftl.gc.victims", "blocks", "victim blocks garbage collection chose (counted when chosen)");
 pub const FTL_GC_RUNS: Metric = Metric::counter("ftl.gc.runs", "activations", "foreground GC activations (free blocks fell to the trigger)");
 pub const FTL_GC_BG_VICTIMS: Metric = Metric::counter("ftl.gc.bg_victims", "blocks", "victim blocks reclaimed by background (idle) GC");
 pub const FTL_TRIMS: Metric = Metric::counter("ftl.trims", "units", "mapping units trimmed");
@@ -30,6 +30,7 @@ pub const FTL_OPS_MOVED_BLOCKS: Metric = Metric::counter("ftl.ops.moved_blocks",
 pub const NAND_HOST_READS: Metric = Metric::counter("nand.host_reads", "reads", "page reads for the host");
 pub const NAND_GC_READS: Metric = Metric::counter("nand.gc_reads", "reads", "page reads for garbage collection");
 pub const NAND_PROGRAMS: Metric = Metric::counter("nand.programs", "programs", "page programs");
+pub const NAND_GC_PROGRAMS: Metric = Metric::counter("nand.gc_programs", "programs", "page programs of units GC moved");
 pub const NAND_MULTIPLANE_PROGRAMS: Metric = Metric::counter("nand.multiplane_programs", "programs", "multi-plane programs: operations that programmed two or more planes of a die at once");
 pub const NAND_POWER_WAITS: Metric = Metric::counter("nand.power_waits", "operations", "programs and erases that waited for a slot of the power budget (media.nand.max_active_programs)");
 pub const NAND_REGISTER_HITS: Metric = Metric::counter("nand.register_hits", "reads", "reads served from a plane's page register without a tR");

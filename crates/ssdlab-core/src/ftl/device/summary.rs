@@ -7,8 +7,8 @@ use crate::ftl::metrics::{
     FTL_GC_UNITS_MOVED, FTL_GC_VICTIMS, FTL_HOST_WRITES, FTL_MAP_CACHE_HITS, FTL_MAP_CACHE_MISSES, FTL_MAP_CACHE_WRITEBACKS, FTL_MAP_HEAP_BYTES, FTL_OPS_MOVED_BLOCKS, FTL_POOL_BLOCKS,
     FTL_POOL_FREE_BLOCKS, FTL_READ_AHEAD_DROPPED, FTL_READ_AHEAD_HITS, FTL_READ_AHEAD_PAGES, FTL_READ_AHEAD_WAITS, FTL_READ_COALESCED, FTL_RMW_READS, FTL_TENANT_GC_MOVED, FTL_TENANT_GC_PAID_OTHERS,
     FTL_TENANT_GC_PAID_OWN, FTL_TENANT_HOST_WRITES, FTL_TENANT_POOLS, FTL_TRIMS, FTL_UNMAPPED_READS, FTL_WL_MOVES, FTL_ZONE_RESETS, MEDIA_BUS_BUSY, MEDIA_BUS_UNITS, MEDIA_ECC_SOFT_DECODES,
-    MEDIA_UNITS, MEDIA_UNITS_BUSY, NAND_CHANNELS_BUSY, NAND_DIES_BUSY, NAND_DIES_GC_BUSY, NAND_ERASES, NAND_GC_READS, NAND_HOST_READS, NAND_MAP_PROGRAMS, NAND_MAP_READS, NAND_MULTIPLANE_PROGRAMS,
-    NAND_MULTIPLANE_READS, NAND_POWER_WAITS, NAND_PREFETCH_READS, NAND_PROGRAMS, NAND_READ_RETRIES, NAND_REGISTER_HITS, NAND_SUSPENDS,
+    MEDIA_UNITS, MEDIA_UNITS_BUSY, NAND_CHANNELS_BUSY, NAND_DIES_BUSY, NAND_DIES_GC_BUSY, NAND_ERASES, NAND_GC_PROGRAMS, NAND_GC_READS, NAND_HOST_READS, NAND_MAP_PROGRAMS, NAND_MAP_READS,
+    NAND_MULTIPLANE_PROGRAMS, NAND_MULTIPLANE_READS, NAND_POWER_WAITS, NAND_PREFETCH_READS, NAND_PROGRAMS, NAND_READ_RETRIES, NAND_REGISTER_HITS, NAND_SUSPENDS,
 };
 use crate::ftl::{FtlCounters, IntegrityCounts};
 use crate::media::nand::NandCounters;
@@ -75,9 +75,13 @@ impl FlashDevice {
     /// Publishes the FTL's, the array's and the write buffer's counters and gauges.
     pub(super) fn publish_metrics(&self, m: &mut Metrics) {
         let c = self.ftl.counters();
+        let n = self.array.counters();
         m.count(&FTL_HOST_WRITES, c.host_writes);
-        m.count(&FTL_GC_UNITS_MOVED, c.gc_writes);
-        m.count(&FTL_ERASES, c.erases);
+        // GC's moves and erases count when the dies perform them: a moved unit when its page
+        // is programmed, an erase when it ends (the FTL books them as it decides them, ahead
+        // of the dies by the queues' depth).
+        m.count(&FTL_GC_UNITS_MOVED, n.gc_units);
+        m.count(&FTL_ERASES, n.erases);
         m.count(&FTL_GC_VICTIMS, c.gc_victims);
         m.count(&FTL_GC_RUNS, c.gc_runs);
         m.count(&FTL_GC_BG_VICTIMS, c.bg_victims);
@@ -115,10 +119,10 @@ impl FlashDevice {
                 m.count(&FTL_OPS_MOVED_BLOCKS, self.sizer.as_ref().map_or(0, |s| s.moved));
             }
         }
-        let n = self.array.counters();
         m.count(&NAND_HOST_READS, n.host_reads);
         m.count(&NAND_GC_READS, n.gc_reads);
         m.count(&NAND_PROGRAMS, n.programs);
+        m.count(&NAND_GC_PROGRAMS, n.gc_programs);
         m.count(&NAND_MULTIPLANE_PROGRAMS, n.multiplane_programs);
         m.count(&NAND_REGISTER_HITS, n.register_hits);
         m.count(&NAND_MULTIPLANE_READS, n.multiplane_reads);
@@ -171,6 +175,8 @@ impl FlashDevice {
             host_reads: m.int(&NAND_HOST_READS),
             gc_reads: m.int(&NAND_GC_READS),
             programs: m.int(&NAND_PROGRAMS),
+            gc_programs: m.int(&NAND_GC_PROGRAMS),
+            gc_units: m.int(&FTL_GC_UNITS_MOVED),
             multiplane_programs: m.int(&NAND_MULTIPLANE_PROGRAMS),
             erases: m.int(&NAND_ERASES),
             suspends: m.int(&NAND_SUSPENDS),

@@ -267,6 +267,10 @@ pub struct NandCounters {
     pub host_reads: u64,
     pub gc_reads: u64,
     pub programs: u64,
+    /// Page programs of GC's moved units (each unit moved counts when its page is programmed).
+    pub gc_programs: u64,
+    /// Units in those pages.
+    pub gc_units: u64,
     pub multiplane_programs: u64,
     pub erases: u64,
     pub suspends: u64,
@@ -819,7 +823,10 @@ impl NandArray {
             if gen == self.gen[b] {
                 self.programmed[b] = self.programmed[b].max((op.page + 1).min(u32::from(u16::MAX)) as u16);
             }
-            if !gc {
+            if gc {
+                self.counters.gc_programs += 1;
+                self.counters.gc_units += u64::from(self.g.slots_per_page);
+            } else {
                 out.push(Output::Programmed { block: op.block, page: op.page, units: self.g.slots_per_page });
             }
         }
