@@ -80,7 +80,7 @@ impl FlashDevice {
         // GC's moves and erases count when the dies perform them: a moved unit when its page
         // is programmed, an erase when it ends (the FTL books them as it decides them, ahead
         // of the dies by the queues' depth).
-        m.count(&FTL_GC_UNITS_MOVED, n.gc_units);
+        m.count(&FTL_GC_UNITS_MOVED, n.gc_programs * u64::from(self.array.slots_per_page()));
         m.count(&FTL_ERASES, n.erases);
         m.count(&FTL_GC_VICTIMS, c.gc_victims);
         m.count(&FTL_GC_RUNS, c.gc_runs);
@@ -176,7 +176,6 @@ impl FlashDevice {
             gc_reads: m.int(&NAND_GC_READS),
             programs: m.int(&NAND_PROGRAMS),
             gc_programs: m.int(&NAND_GC_PROGRAMS),
-            gc_units: m.int(&FTL_GC_UNITS_MOVED),
             multiplane_programs: m.int(&NAND_MULTIPLANE_PROGRAMS),
             erases: m.int(&NAND_ERASES),
             suspends: m.int(&NAND_SUSPENDS),

@@ -269,8 +269,6 @@ pub struct NandCounters {
     pub programs: u64,
     /// Page programs of GC's moved units (each unit moved counts when its page is programmed).
     pub gc_programs: u64,
-    /// Units in those pages.
-    pub gc_units: u64,
     pub multiplane_programs: u64,
     pub erases: u64,
     pub suspends: u64,
@@ -412,6 +410,11 @@ impl NandArray {
             Work::Erase => self.erase,
             _ => self.read[0],
         }
+    }
+
+    /// Mapping units a page holds.
+    pub fn slots_per_page(&self) -> u32 {
+        self.g.slots_per_page
     }
 
     pub fn counters(&self) -> NandCounters {
@@ -825,7 +828,6 @@ impl NandArray {
             }
             if gc {
                 self.counters.gc_programs += 1;
-                self.counters.gc_units += u64::from(self.g.slots_per_page);
             } else {
                 out.push(Output::Programmed { block: op.block, page: op.page, units: self.g.slots_per_page });
             }
