@@ -132,8 +132,26 @@ def test_markdown_names_the_missing_mechanism_of_every_miss():
     md = v.markdown(rows)
     assert "| sequential read | predicted | 2,400 MB/s | 3,600 MB/s | +50 % **miss** |" in md
     assert "| x | predicted | 100 IOPS | 110 IOPS | +10 % |" in md
-    assert "2 predicted; 50 % of predictions within ±15 %, 50 % within ±25 %" in md
+    assert "2 predicted means and rates, 50 % of them within ±15 %, 50 % within ±25 %" in md
     assert "Misses, and the mechanism believed missing" in md
+
+
+def test_qos_rows_read_their_percentile_and_count_apart_with_their_own_tolerance():
+    # A QoS row is a latency percentile: it misses beyond 35 %, and the summary counts it
+    # apart from the means and rates.
+    near = v.Figure("QD1 4 KiB random read latency, 99th percentile", "p99", 100.0, "review", {"rw": "randread"})
+    far = v.Figure("QD1 4 KiB random read latency, 99.999th percentile", "p99.999", 100.0, "review", {"rw": "randread"})
+    mean = v.Figure("x", "iops", 100, "spec", {"rw": "randread"})
+    rows = [v.Row("a", near, 130.0), v.Row("b", far, 140.0), v.Row("a", mean, 110.0)]
+    s = v.summary(rows)
+    assert (s["predicted"], s["tails"], s["tail_drives"], s["tails_within"]) == (1, 2, 2, 0.5)
+    md = v.markdown(rows)
+    assert "| QD1 4 KiB random read latency, 99th percentile | predicted | 100.0 us | 130.0 us | +30 % |" in md
+    assert "| 140.0 us | +40 % **miss** |" in md
+    assert "2 predicted QoS percentiles over 2 drives, 50 % within ±35 %" in md
+    # The run reads the percentile it names: stats.percentiles asks for it.
+    assert v._settings(far)["stats.percentiles"] == [99.999]
+    assert "stats.percentiles" not in v._settings(mean)
 
 
 def test_unknown_drive_and_missing_output_directory_are_usage_errors(cli, tmp_path):

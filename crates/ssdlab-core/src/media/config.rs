@@ -97,6 +97,14 @@ config_struct! {
         /// Each read draws its steps from a geometric distribution with that mean, so most
         /// reads need none and a few need several (0 = off). Default: `0`.
         read_retry_per_kpe: f64 = 0.0,
+        /// Read retry from retention: mean extra read steps per decade of the data's age
+        /// beyond one hour (charge leaks from the cells with the log of time, so the read
+        /// voltages drift). Data written in the run is young; preconditioned data is
+        /// `data_age_days` old when the run starts (0 = off). Default: `0`.
+        read_retry_per_decade: f64 = 0.0,
+        /// Age of the preconditioned data at the start of the run (time since it was
+        /// programmed), in days. Default: `0`.
+        data_age_days: f64 = 0.0,
         /// Most retry steps a read takes (then soft decoding succeeds). Default: `8`.
         read_retry_max: u32 = 8,
         /// P/E cycles every block had before preconditioning (the drive's age); the blocks'
@@ -262,6 +270,13 @@ impl NandConfig {
             self.read_retry_per_kpe,
             "must be between 0 and 100 (mean retry steps per 1000 P/E cycles)",
         );
+        issues.check(
+            self.read_retry_per_decade >= 0.0 && self.read_retry_per_decade <= 100.0,
+            "media.nand.read_retry_per_decade",
+            self.read_retry_per_decade,
+            "must be between 0 and 100 (mean retry steps per decade of data age)",
+        );
+        issues.check((0.0..=7305.0).contains(&self.data_age_days), "media.nand.data_age_days", self.data_age_days, "must be between 0 and 7305 days (20 years)");
         issues.check(self.read_retry_max <= 64, "media.nand.read_retry_max", self.read_retry_max, "must be at most 64");
         issues.check(self.pe_cycles <= 1_000_000, "media.nand.pe_cycles", self.pe_cycles, "must be at most 1000000");
         issues.check(self.ecc_decode <= SimDuration::from_us(10_000), "media.nand.ecc_decode", self.ecc_decode, "must be at most 10ms");

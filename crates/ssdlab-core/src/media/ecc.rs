@@ -9,15 +9,20 @@
 //! repeat bit for bit); the tail is as long as the parameters make it, and zero when the raw
 //! error rate is far below what hard decoding corrects.
 //!
-//! Leaves out: error rates that vary by page, block, retention or temperature (NAND wear has
-//! its own mechanism, read retry), the decoder's own queue (decoders are not a shared
-//! resource here), and decode failures beyond soft decoding (no uncorrectable reads).
+//! The controller has `soft_decoders` soft-decision decoders (0: as many as reads need). A
+//! read that needs one while all are busy waits for the first to free, in the order reads ask
+//! for them, so a burst of slow-path reads queues behind itself: at low load the slow path
+//! costs `soft_decode`, under load it can cost several.
+//!
+//! Leaves out: error rates that vary by page, block, retention or temperature (NAND wear and
+//! retention have their own mechanism, read retry), the hard decoders' queue (they keep up
+//! with the media), and decode failures beyond soft decoding (no uncorrectable reads).
 
 use rand::{RngExt, SeedableRng};
 
 use crate::config_struct;
 use crate::schema::Issues;
-use crate::sim::{stream_seed, Rng, SimDuration};
+use crate::sim::{stream_seed, Rng, SimDuration, SimTime};
 use crate::units::Bytes;
 
 config_struct! {
@@ -33,6 +38,9 @@ config_struct! {
         /// Extra time a read whose codeword exceeds `hard_limit` takes to decode (soft-decision
         /// decoding). Default: `0ns`.
         soft_decode: SimDuration = SimDuration::ZERO,
+        /// Soft-decision decoders in the controller, each decoding one read at a time; a read
+        /// that needs one while all are busy waits (0 = as many as needed). Default: `0`.
+        soft_decoders: u32 = 0,
     }
 }
 
@@ -42,6 +50,7 @@ impl EccConfig {
         issues.check((0.0..0.5).contains(&self.rber), "media.ecc.rber", self.rber, "must be at least 0 and below 0.5");
         issues.check(u64::from(self.hard_limit) <= self.codeword.0.saturating_mul(8), "media.ecc.hard_limit", self.hard_limit, "must be at most the codeword's bits");
         issues.check(self.soft_decode <= SimDuration::from_us(10_000), "media.ecc.soft_decode", self.soft_decode, "must be at most 10ms");
+        issues.check(self.soft_decoders <= 1024, "media.ecc.soft_decoders", self.soft_decoders, "must be at most 1024 (0 = as many as needed)");
     }
 }
 
@@ -84,14 +93,26 @@ pub struct Ecc {
     /// The last read size and its slow-path probability (reads mostly have one size; a read
     /// of 0 bytes, as a translation page's is reported, counts as one codeword).
     last: (u64, f64),
-    /// Reads that needed soft decoding.
+    /// When each soft decoder is next free (empty: as many decoders as needed).
+    decoders: Vec<SimTime>,
+    /// Reads that needed soft decoding, and the time they waited for a decoder.
     pub soft_decodes: u64,
+    pub decoder_wait: SimDuration,
 }
 
 impl Ecc {
     pub fn new(c: &EccConfig, seed: u64) -> Self {
         let p_codeword = binomial_tail(c.codeword.0 * 8, c.rber, u64::from(c.hard_limit));
-        Ecc { codeword: c.codeword.0, p_codeword, soft: c.soft_decode, rng: Rng::from_seed(stream_seed(seed, 0xECC).to_le_bytes()), last: (0, p_codeword), soft_decodes: 0 }
+        Ecc {
+            codeword: c.codeword.0,
+            p_codeword,
+            soft: c.soft_decode,
+            rng: Rng::from_seed(stream_seed(seed, 0xECC).to_le_bytes()),
+            last: (0, p_codeword),
+            decoders: vec![SimTime::ZERO; c.soft_decoders as usize],
+            soft_decodes: 0,
+            decoder_wait: SimDuration::ZERO,
+        }
     }
 
     /// P(a read of `bytes` needs the slow path): 1 − (1 − P(K > t))^codewords.
@@ -100,10 +121,11 @@ impl Ecc {
         -(m as f64 * (-self.p_codeword).ln_1p()).exp_m1()
     }
 
-    /// The extra decode time a read of `bytes` takes: `soft_decode` when one of its codewords
-    /// exceeds the hard limit, else nothing.
+    /// The extra decode time a read of `bytes` whose data reaches the decoder at `at` takes:
+    /// when one of its codewords exceeds the hard limit, the wait for a soft decoder and
+    /// `soft_decode`; else nothing.
     #[inline]
-    pub fn draw(&mut self, bytes: u64) -> SimDuration {
+    pub fn draw(&mut self, bytes: u64, at: SimTime) -> SimDuration {
         if self.p_codeword <= 0.0 {
             return SimDuration::ZERO;
         }
@@ -112,10 +134,23 @@ impl Ecc {
         }
         if self.rng.random_bool(self.last.1) {
             self.soft_decodes += 1;
-            self.soft
+            self.soft + self.take_decoder(at)
         } else {
             SimDuration::ZERO
         }
+    }
+}
+
+impl Ecc {
+    /// Takes the soft decoder that frees first for a decode that can start at `at`; returns
+    /// the wait for it.
+    fn take_decoder(&mut self, at: SimTime) -> SimDuration {
+        let Some(d) = self.decoders.iter_mut().min() else { return SimDuration::ZERO };
+        let start = (*d).max(at);
+        *d = start + self.soft;
+        let wait = start.since(at);
+        self.decoder_wait += wait;
+        wait
     }
 }
 
@@ -139,15 +174,32 @@ mod tests {
 
     #[test]
     fn the_slow_path_share_is_the_binomial_tail() {
-        let c = EccConfig { codeword: Bytes(4096), rber: 1e-3, hard_limit: 45, soft_decode: SimDuration::from_us(20) };
+        let c = EccConfig { codeword: Bytes(4096), rber: 1e-3, hard_limit: 45, soft_decode: SimDuration::from_us(20), soft_decoders: 0 };
         let mut e = Ecc::new(&c, 7);
         let p = e.p_read(4096);
         assert!(p > 1e-3 && p < 0.2, "{p}");
         let n = 200_000_u32;
-        let slow = (0..n).filter(|_| e.draw(4096) > SimDuration::ZERO).count() as f64 / f64::from(n);
+        let slow = (0..n).filter(|_| e.draw(4096, SimTime::ZERO) > SimDuration::ZERO).count() as f64 / f64::from(n);
         let sd = (p * (1.0 - p) / f64::from(n)).sqrt();
         assert!((slow - p).abs() < 5.0 * sd, "measured {slow} vs {p}");
         // A read of two codewords is twice as likely (to first order) to take the slow path.
         assert!((e.p_read(8192) - (1.0 - (1.0 - p).powi(2))).abs() < 1e-12);
+    }
+
+    #[test]
+    fn slow_path_reads_queue_for_a_finite_number_of_decoders() {
+        // Every read takes the slow path (a hard limit of 0 at a high error rate).
+        let c = EccConfig { codeword: Bytes(4096), rber: 1e-2, hard_limit: 0, soft_decode: SimDuration::from_us(10), soft_decoders: 2 };
+        let mut e = Ecc::new(&c, 1);
+        let t = SimTime::ZERO;
+        // Four reads at once on two decoders: two start now, two wait one decode.
+        let got: Vec<u64> = (0..4).map(|_| e.draw(4096, t).as_ps() / 1000).collect();
+        assert_eq!(got, [10_000, 10_000, 20_000, 20_000]);
+        assert_eq!(e.decoder_wait, SimDuration::from_us(20));
+        // A read after both have freed waits for none.
+        assert_eq!(e.draw(4096, t + SimDuration::from_us(20)), SimDuration::from_us(10));
+        // With as many decoders as needed nobody waits.
+        let mut free = Ecc::new(&EccConfig { soft_decoders: 0, ..c }, 1);
+        assert!((0..4).all(|_| free.draw(4096, t) == SimDuration::from_us(10)));
     }
 }

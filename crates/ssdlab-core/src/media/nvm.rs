@@ -42,7 +42,7 @@
 use super::ecc::Ecc;
 use std::collections::VecDeque;
 
-use super::metrics::{MEDIA_BUS_BUSY, MEDIA_BUS_UNITS, MEDIA_ECC_SOFT_DECODES, MEDIA_UNITS, MEDIA_UNITS_BUSY, NVM_BUFFER_WAITS, NVM_START_GAP_MOVES};
+use super::metrics::{MEDIA_BUS_BUSY, MEDIA_BUS_UNITS, MEDIA_ECC_DECODER_WAIT, MEDIA_ECC_SOFT_DECODES, MEDIA_UNITS, MEDIA_UNITS_BUSY, NVM_BUFFER_WAITS, NVM_START_GAP_MOVES};
 use super::{Interconnect, MediaConfig, Medium, Out};
 use crate::ctrl::transfer::Transfer;
 use crate::ids::CmdId;
@@ -537,7 +537,7 @@ impl Medium for NvmArray {
                 };
                 let g = self.transfer(unit, ctx.now, last - first);
                 // The whole chunk is read and decoded, whatever part of it the piece needs.
-                let soft = self.ecc.draw(self.chunk);
+                let soft = self.ecc.draw(self.chunk, g.end);
                 ctx.cmds[cmd].crit_media = self.access_time(false, false) + g.end.since(g.start) + soft;
                 if !self.cut_through || soft > SimDuration::ZERO || self.codeword >= self.chunk {
                     ctx.at(g.end + soft, Out::Data { cmd, len, at });
@@ -573,6 +573,7 @@ impl Medium for NvmArray {
         m.count(&MEDIA_BUS_BUSY, bus.as_ps());
         m.gauge(&MEDIA_BUS_UNITS, self.link_count() as f64);
         m.count(&MEDIA_ECC_SOFT_DECODES, self.ecc.soft_decodes);
+        m.count(&MEDIA_ECC_DECODER_WAIT, self.ecc.decoder_wait.as_ps());
         m.count(&NVM_START_GAP_MOVES, self.gap_moves);
         m.count(&NVM_BUFFER_WAITS, self.buffer.waits);
     }

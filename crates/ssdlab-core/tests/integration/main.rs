@@ -22,6 +22,7 @@ mod page_cache;
 mod programs;
 mod replay;
 mod robustness;
+mod tails;
 mod tenants;
 mod time_overflow;
 mod trace;

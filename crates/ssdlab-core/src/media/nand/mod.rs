@@ -26,13 +26,14 @@
 //! Every read's data goes through the controller's ECC engine (`ecc_decode`, the die free
 //! meanwhile). A read may need retry steps, each sensing the page again with shifted read
 //! voltages, moving it out and decoding it, before it decodes: their number is drawn per read
-//! (geometric, its mean growing with the block's P/E cycles), so read tails come from wear.
+//! (geometric, its mean growing with the block's P/E cycles and with the log of its data's
+//! age), so read tails come from wear and retention.
 //! A read whose codeword has more raw bit errors than hard decoding corrects takes the soft
 //! decoding path ([`super::ecc`]), so tails come from the raw error rate too.
 //!
 //! Leaves out: ONFI timing below command granularity, copyback
-//! (GC data goes through the controller), retention and read disturb as causes of retries
-//! apart from wear, retry steps' own channel time (the die holds the
+//! (GC data goes through the controller), read disturb and temperature as causes of retries,
+//! retry steps' own channel time (the die holds the
 //! time), and GC data dependencies
 //! (a moved page's program may start before its read finishes: GC work is charged as load in
 //! issue order).
@@ -43,12 +44,14 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 mod geometry;
 mod program;
+mod retention;
 mod share;
 mod start;
 
 use rand::{RngExt, SeedableRng};
 
 pub use geometry::{FlashOp, Geometry};
+use retention::Retention;
 use share::{DieShare, NO_POOL};
 
 use super::config::{DieScheduler, NandConfig};
@@ -284,8 +287,9 @@ pub struct NandCounters {
     pub multiplane_reads: u64,
     /// Reads served from a plane's page register (the page sensed by the read before, no tR).
     pub register_hits: u64,
-    /// Reads that needed soft-decision decoding.
+    /// Reads that needed soft-decision decoding, and their wait for a decoder (ps).
     pub soft_decodes: u64,
+    pub decoder_wait: u64,
 }
 
 /// The flash array.
@@ -314,12 +318,14 @@ pub struct NandArray {
     /// worth of mean, the cap, the P/E cycles of each block, and the source of retry draws.
     retry_per_pe: f64,
     retry_max: u32,
+    retention: Retention,
     /// Page-register reuse (see [`NandConfig::register_reuse`]).
     register_reuse: bool,
     /// ECC decode of each page read, in the controller, and the reads being decoded.
     ecc: SimDuration,
     decoding: VecDeque<Outgoing>,
-    /// Which reads need soft decoding, and those on that path (all take the same time).
+    /// Which reads need soft decoding, and those on that path (decoders serve them in arrival
+    /// order and each decode takes the same time, so they finish in that order).
     soft: Ecc,
     soft_decoding: VecDeque<Outgoing>,
     wear: Vec<u32>,
@@ -365,6 +371,7 @@ impl NandArray {
             seq: 0,
             retry_per_pe: c.read_retry_per_kpe / 1000.0,
             retry_max: c.read_retry_max,
+            retention: Retention::new(c.read_retry_per_decade, c.data_age_days, blocks),
             ecc: c.ecc_decode,
             register_reuse: c.register_reuse,
             decoding: VecDeque::new(),
@@ -418,7 +425,7 @@ impl NandArray {
     }
 
     pub fn counters(&self) -> NandCounters {
-        NandCounters { soft_decodes: self.soft.soft_decodes, ..self.counters }
+        NandCounters { soft_decodes: self.soft.soft_decodes, decoder_wait: self.soft.decoder_wait.as_ps(), ..self.counters }
     }
 
     /// Time `bytes` take on a channel.
@@ -470,16 +477,20 @@ impl NandArray {
         self.wear[block.index()] += erases;
     }
 
-    /// Retry steps of one read of `block`: geometric with mean `read_retry_per_kpe` per 1000
-    /// P/E cycles (each further step with probability m / (1 + m)), at most `read_retry_max`.
-    /// A translation page's wear is the drive's age (`pe_cycles`): its place is nominal.
-    fn retries(&mut self, op: &Op) -> u32 {
-        if self.retry_per_pe <= 0.0 {
+    /// Retry steps of one read of `block` at `now`: geometric with mean `read_retry_per_kpe`
+    /// per 1000 P/E cycles plus `read_retry_per_decade` per decade of its data's age beyond an
+    /// hour (each further step with probability m / (1 + m)), at most `read_retry_max`. A
+    /// translation page's wear and age are the drive's (`pe_cycles`, `data_age_days`): its place is
+    /// nominal.
+    fn retries(&mut self, op: &Op, now: SimTime) -> u32 {
+        if self.retry_per_pe <= 0.0 && !self.retention.on() {
             // Off: no lookup of the block's wear on every read.
             return 0;
         }
-        let wear = if matches!(op.work, Work::MapLoad { .. }) { self.pe_base } else { self.wear[op.block.index()] };
-        let mean = self.retry_per_pe * f64::from(wear);
+        let map = matches!(op.work, Work::MapLoad { .. });
+        let wear = if map { self.pe_base } else { self.wear[op.block.index()] };
+        let written = if map { None } else { self.retention.written_at(op.block) };
+        let mean = self.retry_per_pe * f64::from(wear) + self.retention.steps(written, now);
         if mean <= 0.0 {
             return 0;
         }
@@ -513,12 +524,16 @@ impl NandArray {
             FlashOp::ProgramPlanes { block, page, gc, planes } => {
                 for p in 0..planes {
                     let b = BlockId(block.0 + p * self.g.blocks_per_plane);
+                    self.retention.written(b, page, now);
                     self.enqueue(Op::new(Work::Program { gc, gen: self.gen[b.index()] }, b, page), now);
                 }
                 self.kick(self.g.die_of(block), false, now, out);
                 return;
             }
-            FlashOp::Program { block, page, gc } => Op::new(Work::Program { gc, gen: self.gen[block.index()] }, block, page),
+            FlashOp::Program { block, page, gc } => {
+                self.retention.written(block, page, now);
+                Op::new(Work::Program { gc, gen: self.gen[block.index()] }, block, page)
+            }
             FlashOp::Read { block, page } => Op::new(Work::GcRead, block, page),
             FlashOp::Erase { block } => {
                 // From here on the block is a new incarnation: nothing of it is programmed.
@@ -744,7 +759,7 @@ impl NandArray {
     /// A read's data has left the die: it goes through the ECC engine (when decoding takes
     /// time), then on.
     fn read_out(&mut self, target: Target, bytes: u32, service: SimDuration, now: SimTime, out: &mut Vec<Output>) {
-        let soft = self.soft.draw(u64::from(bytes));
+        let soft = self.soft.draw(u64::from(bytes), now + self.ecc);
         if soft > SimDuration::ZERO {
             let t = self.ecc + soft;
             self.soft_decoding.push_back((target, bytes, service + t));

@@ -147,11 +147,11 @@ impl NandArray {
                 self.counters.multiplane_reads += 1;
             }
         }
-        let mut k = self.retries(op);
+        let mut k = self.retries(op, now);
         self.counters.read_retries += u64::from(k);
         for i in 0..self.dies[die.index()].merged.len() {
             let o = self.dies[die.index()].merged[i];
-            let ko = self.retries(&o);
+            let ko = self.retries(&o, now);
             self.counters.read_retries += u64::from(ko);
             k = k.max(ko);
         }
