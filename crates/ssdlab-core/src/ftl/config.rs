@@ -16,6 +16,17 @@ config_enum! {
 }
 
 config_enum! {
+    /// What host activity defers background GC.
+    pub enum BgGcDefer {
+        /// Any command: background GC waits for an idle host.
+        Io = "io",
+        /// Only writes: background GC goes on while the host reads (firmware that reclaims
+        /// space whenever writes pause, so reads meet its programs and erases).
+        Writes = "writes",
+    }
+}
+
+config_enum! {
     /// The order in which consecutive page writes are spread over the flash.
     pub enum Striping {
         /// Consecutive pages go to consecutive channels, then dies, then planes.
@@ -143,11 +154,16 @@ config_struct! {
         /// Static wear levelling: at every 8th victim, if the erase-count spread exceeds this,
         /// the least-worn full block is reclaimed instead (0 = off). Default: `0`.
         wl_threshold: u32 = 0,
-        /// Background GC: after this long without host I/O, GC reclaims victims one at a time
-        /// until `bg_gc_target` of the blocks are free (0 = off). Default: `0`.
+        /// Background GC: after this long without host I/O (or writes, `bg_gc_defer`), GC
+        /// reclaims victims one at a time, this long apart, until `bg_gc_target` of the blocks
+        /// are free (0 = off). Default: `0`.
         bg_gc_idle: crate::sim::SimDuration = crate::sim::SimDuration::ZERO,
         /// Free-block fraction background GC works towards. Default: `0.03`.
         bg_gc_target: f64 = 0.03,
+        /// What host activity defers background GC, `io` or `writes`: with `writes` it starts
+        /// `bg_gc_idle` after the run begins or after the last write, and reads do not hold it
+        /// off. Default: `"io"`.
+        bg_gc_defer: BgGcDefer = BgGcDefer::Io,
         /// DRAM write buffer: host writes complete once their data is in it, and wait when it is
         /// full; reads of data not yet programmed are served from it. Default: `64MiB`.
         write_buffer: Bytes = Bytes(64 << 20),

@@ -62,7 +62,7 @@ mod zones;
 
 use rand::SeedableRng;
 
-pub use config::{Aging, BlockGroup, FtlConfig, OpsSplit, Placement, PoolMode, Precondition, RuhType, Striping, Victim, SPARE_RULE_KEYS};
+pub use config::{Aging, BgGcDefer, BlockGroup, FtlConfig, OpsSplit, Placement, PoolMode, Precondition, RuhType, Striping, Victim, SPARE_RULE_KEYS};
 pub use device::{Event, FlashDevice, FlashSummary, IntegrityReport, PreconditionReport, Tenancy};
 pub use integrity::IntegrityCounts;
 use integrity::Shadow;

@@ -68,6 +68,10 @@ pub trait Medium: Send + Sync {
     /// The run starts (a medium may report its initial state to `ctx.probe`).
     fn start(&mut self, _ctx: &mut Ctx<Self::Event>) {}
 
+    /// The host's workload has ended (every job done, nothing in flight): background work
+    /// that would only go on for its own sake stops, so that the run ends.
+    fn host_done(&mut self) {}
+
     /// The controller charges firmware time for GC's moves: report them as [`Out::Firmware`].
     fn charge_gc(&mut self) {}
 

@@ -107,6 +107,9 @@ impl Simulation {
                 // the runner decides what the job does next.
                 if let Some(cmd) = call!(self, host, host, route_host, |h, ctx| h.complete(ctx, cmd, ring_cq)) {
                     call!(self, runner, runner, route_runner, |r, ctx| r.completed(ctx, cmd));
+                    if !self.runner.active(self.now) {
+                        medium!(self, |m, _ctx, _x| m.host_done());
+                    }
                 }
             }
             Event::Host(host::Event::QosTick) => {

@@ -57,3 +57,40 @@ fn slow_path_reads_queue_for_a_finite_number_of_soft_decoders() {
     assert!(pct(&many, "99.999") > pct(&clean, "99.999") + 0.5 * soft_us, "the slow path {} vs none {}", pct(&many, "99.999"), pct(&clean, "99.999"));
     assert_eq!(clean.metrics["media.ecc.soft_decodes"], 0.0);
 }
+
+#[test]
+fn background_gc_that_reads_do_not_defer_gives_reads_a_tail_and_suspend_cuts_it() {
+    // The aged TLC drive reads at QD1. With background GC deferred by writes only, it reclaims
+    // a victim every 200 ms while the host reads (toward more free space than the run reaches):
+    // a read that finds its die programming (TLC pages up to 5.7 ms) or erasing (3 ms) waits
+    // for it, however rare that is. When reads defer it too, GC never runs and the tail is the
+    // page types' spread (tR 56.5 to 106 us). Suspending the program or erase for the read
+    // (10 us each way) cuts the wait to the suspend's cost.
+    let qd1 = |defer: &'static str, suspend: &'static str| {
+        run(
+            "tlc-aged",
+            &[
+                ("workload.rw", "randread"),
+                ("workload.iodepth", "1"),
+                ("workload.number_ios", "30000"),
+                ("stats.percentiles", "[99.99]"),
+                ("ftl.bg_gc_idle", "\"200ms\""),
+                ("ftl.bg_gc_target", "0.25"),
+                ("ftl.bg_gc_defer", defer),
+                ("media.nand.suspend", suspend),
+                ("media.nand.suspend_latency", "\"10us\""),
+            ],
+        )
+    };
+    let bg = |s: &Summary| s.flash.as_ref().unwrap().ftl.bg_victims;
+    let on = qd1("\"writes\"", "false");
+    let off = qd1("\"io\"", "false");
+    let cut = qd1("\"writes\"", "true");
+    assert!(bg(&on) >= 5, "{} background victims", bg(&on));
+    assert_eq!(bg(&off), 0);
+    assert!(pct(&on, "99.99") > 1000.0, "a read behind a program or erase: p99.99 {} us", pct(&on, "99.99"));
+    assert!(pct(&off, "99.99") < 130.0, "no background GC, no tail: p99.99 {} us", pct(&off, "99.99"));
+    assert!((on.read.latency_us.p50 - off.read.latency_us.p50).abs() < 1.0, "the median read meets no GC");
+    assert!(bg(&cut) >= 5 && cut.flash.as_ref().unwrap().nand.suspends > 0);
+    assert!(pct(&cut, "99.99") < 250.0, "suspended for the read: p99.99 {} us", pct(&cut, "99.99"));
+}

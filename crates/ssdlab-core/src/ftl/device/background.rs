@@ -1,6 +1,8 @@
 //! The flash device's background work on a cadence: garbage collection when the host has
-//! been idle for `ftl.bg_gc_idle` (toward `ftl.bg_gc_target` free blocks), and the dynamic OPS
-//! controller's steps among isolated pools (`ftl.ops_interval`).
+//! been idle for `ftl.bg_gc_idle` (toward `ftl.bg_gc_target` free blocks; with
+//! `ftl.bg_gc_defer = "writes"`, when it has not written for that long, reads or not), and the
+//! dynamic OPS controller's steps among isolated pools (`ftl.ops_interval`). Background GC
+//! stops when the host's workload has ended: the run ends with the host's work.
 
 use super::{Ctx, Event, FlashDevice};
 use crate::media::Out;
@@ -28,6 +30,9 @@ impl FlashDevice {
     pub(super) fn background_gc(&mut self, ctx: &mut Ctx) {
         let now = ctx.now;
         self.bg_armed = false;
+        if self.bg_stopped {
+            return;
+        }
         let due = self.last_activity + self.bg_idle;
         if now < due {
             self.bg_armed = true;

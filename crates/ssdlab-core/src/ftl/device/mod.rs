@@ -102,6 +102,10 @@ pub struct FlashDevice {
     bg_target: f64,
     last_activity: SimTime,
     bg_armed: bool,
+    /// Background GC is deferred by writes only (`ftl.bg_gc_defer = "writes"`), and has
+    /// stopped because the host's workload has ended.
+    bg_writes_only: bool,
+    bg_stopped: bool,
     /// Erases seen so far (each new one is reported to the probe with the free blocks).
     last_erases: u64,
     buffer_hits: u64,
@@ -287,6 +291,8 @@ impl FlashDevice {
             bg_target: cfg.bg_gc_target,
             last_activity: SimTime::ZERO,
             bg_armed: false,
+            bg_writes_only: cfg.bg_gc_defer == crate::ftl::BgGcDefer::Writes,
+            bg_stopped: false,
             last_erases: 0,
             buffer_hits: 0,
             unmapped_reads: 0,
@@ -515,6 +521,11 @@ impl Medium for FlashDevice {
     fn start(&mut self, ctx: &mut Ctx) {
         ctx.probe.record(ctx.now, Record::Reclaimed { erases: 0, free_blocks: self.precondition.free_blocks });
         self.arm_ops(ctx);
+        if self.bg_writes_only {
+            // Reads do not defer it: it may start before the first write.
+            let bg = self.note_activity(ctx.now);
+            Self::arm_background_gc(ctx, bg);
+        }
     }
 
     /// Sends each unit of a read to the flash, the write buffer, or (unmapped) straight back.
@@ -523,7 +534,7 @@ impl Medium for FlashDevice {
     fn read(&mut self, ctx: &mut Ctx, id: CmdId, _xfer: &mut Transfer) {
         let now = ctx.now;
         let (offset, len) = (ctx.cmds[id].offset, ctx.cmds[id].len);
-        let bg = self.note_activity(now);
+        let bg = if self.bg_writes_only { None } else { self.note_activity(now) };
         if let Some(n) = self.tenant_ios.get_mut(ctx.cmds[id].tenant.index()) {
             *n += 1;
         }
@@ -667,6 +678,10 @@ impl Medium for FlashDevice {
 
     fn charge_gc(&mut self) {
         self.gc_reported = Some(self.ftl.counters().gc_writes);
+    }
+
+    fn host_done(&mut self) {
+        self.bg_stopped = true;
     }
 
     fn handle(&mut self, ctx: &mut Ctx, ev: Event, _xfer: &mut Transfer) {
