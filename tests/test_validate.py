@@ -11,12 +11,15 @@ from ssdlab import validate as v
 
 def test_every_library_drive_is_a_preset_with_figures_from_cited_sources():
     names = set(ssdlab.presets().index)
-    assert set(v.DEVICES) == {"p4800x", "sz985", "p4500", "p4500-1tb", "p4500-4tb", "970pro", "pm9a3"}
+    assert set(v.DEVICES) == {"p4800x", "sz985", "p4500", "p4500-1tb", "p4500-4tb", "p3700", "micron9100", "970pro", "pm9a3"}
     for device, figs in v.DEVICES.items():
         assert device in names
         assert figs, device
         for f in figs:
             assert f.metric in v.UNITS and f.published > 0 and f.source, (device, f)
+    # Published latency percentiles are predicted on at least three drives, at least eight rows.
+    tails = [(d, f) for d, f in v.figures() if v.is_tail(f) and not f.train]
+    assert len(tails) >= 8 and len({d for d, _ in tails}) >= 3, tails
 
 
 def test_each_drive_declares_a_small_training_set_and_fits_an_unknown_to_each_of_its_figures():

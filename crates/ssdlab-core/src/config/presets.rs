@@ -23,6 +23,8 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("p4500", include_str!("../../../../presets/p4500.toml")),
     ("p4500-1tb", include_str!("../../../../presets/p4500-1tb.toml")),
     ("p4500-4tb", include_str!("../../../../presets/p4500-4tb.toml")),
+    ("p3700", include_str!("../../../../presets/p3700.toml")),
+    ("micron9100", include_str!("../../../../presets/micron9100.toml")),
     ("970pro", include_str!("../../../../presets/970pro.toml")),
     ("pm9a3", include_str!("../../../../presets/pm9a3.toml")),
     ("optane", include_str!("../../../../presets/optane.toml")),
