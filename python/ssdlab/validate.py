@@ -114,6 +114,11 @@ def _steady(iops: float, source: str, jobs: int, qd: int, n: int, pages: Optiona
 
 
 
+#: The runs of AnandTech's random-read latency tables: a million reads at QD1, and QD16 as
+#: 4 jobs x QD4 (a percentile as far out as 99.999 needs that many to be more than a few samples).
+QOS_QD1 = _qd1("randread", 1_000_000)
+QOS_QD16 = _loaded("randread", "4KiB", 4, 4, 250_000)
+
 #: Percentile names as reviews write them.
 ORDINAL = {"p50": "median", "p99": "99th percentile", "p99.9": "99.9th percentile", "p99.99": "99.99th percentile", "p99.999": "99.999th percentile"}
 
@@ -121,8 +126,7 @@ ORDINAL = {"p50": "median", "p99": "99th percentile", "p99.9": "99.9th percentil
 def _qos(
     source: str, workload: dict[str, Any], qd: str, points: list[tuple[str, float, bool]], note: str = "", settings: Optional[dict[str, Any]] = None
 ) -> list[Figure]:
-    """QoS rows of one run: each (percentile metric, published us, in the training set). A
-    percentile as far out as 99.999 needs a million I/Os to be more than a few samples."""
+    """QoS rows of one run: each (percentile metric, published us, in the training set)."""
     rw = "read" if "read" in workload["rw"] else "write"
     return [Figure(f"{qd} 4 KiB random {rw} latency, {ORDINAL[m]}", m, value, source, workload, dict(settings or {}), note=note, train=train) for m, value, train in points]
 
@@ -132,7 +136,7 @@ def _flash_read_table(drive: str, qd1: tuple[float, float, float, float], qd16: 
     read path's unknown), median, 99th and 99.999th percentiles (training: the background
     work's cadence); at QD16 the rate, mean, median, 99th and 99.999th percentiles."""
     src = f"AnandTech measured ({drive}, in the P4800X review), 4 kB random read"
-    w1, w16 = _qd1("randread", 1_000_000), _loaded("randread", "4KiB", 4, 4, 250_000)
+    w1, w16 = QOS_QD1, QOS_QD16
     aged = {"ftl.precondition": "aged", "ftl.aging": "replica"}
     note = "QD16 as 4 jobs x QD4"
     mean1, p50, p99, p99999 = qd1
@@ -173,13 +177,13 @@ DEVICES: dict[str, list[Figure]] = {
         Figure("sequential write", "mbs", 2000, "Intel spec, 64 KB sequential", _loaded("write", "64KiB", 4, 4, 8000), note="64KiB, 4 jobs x QD4"),
         *_qos(
             "AnandTech measured (375 GB, Intel's lab), 4 kB random read at QD1",
-            _qd1("randread", 1_000_000),
+            QOS_QD1,
             "QD1",
             [("p50", 9.0, False), ("p99", 10.0, False), ("p99.999", 37.0, True)],
         ),
         *_qos(
             "AnandTech measured (375 GB, Intel's lab), 4 kB random read at QD16",
-            _loaded("randread", "4KiB", 4, 4, 250_000),
+            QOS_QD16,
             "QD16",
             [("p50", 25.0, False), ("p99", 41.0, False), ("p99.999", 81.0, True)],
             note="QD16 as 4 jobs x QD4",

@@ -139,9 +139,7 @@ impl Ecc {
             SimDuration::ZERO
         }
     }
-}
 
-impl Ecc {
     /// Takes the soft decoder that frees first for a decode that can start at `at`; returns
     /// the wait for it.
     fn take_decoder(&mut self, at: SimTime) -> SimDuration {

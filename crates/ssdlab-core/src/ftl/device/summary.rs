@@ -11,6 +11,7 @@ use crate::ftl::metrics::{
     NAND_MULTIPLANE_PROGRAMS, NAND_MULTIPLANE_READS, NAND_POWER_WAITS, NAND_PREFETCH_READS, NAND_PROGRAMS, NAND_READ_RETRIES, NAND_REGISTER_HITS, NAND_SUSPENDS,
 };
 use crate::ftl::{FtlCounters, IntegrityCounts};
+use crate::media::metrics::MEDIA_ECC_DECODER_WAIT;
 use crate::media::nand::NandCounters;
 use crate::sim::SimDuration;
 use crate::stats::Metrics;
@@ -131,7 +132,7 @@ impl FlashDevice {
         m.count(&NAND_PREFETCH_READS, n.prefetch_reads);
         m.count(&NAND_READ_RETRIES, n.read_retries);
         m.count(&MEDIA_ECC_SOFT_DECODES, n.soft_decodes);
-        m.count(&crate::media::metrics::MEDIA_ECC_DECODER_WAIT, n.decoder_wait);
+        m.count(&MEDIA_ECC_DECODER_WAIT, n.decoder_wait);
         m.count(&NAND_MAP_READS, n.map_reads);
         m.count(&NAND_MAP_PROGRAMS, n.map_programs);
         if self.array.has_power_budget() {
@@ -187,7 +188,7 @@ impl FlashDevice {
             multiplane_reads: m.int(&NAND_MULTIPLANE_READS),
             register_hits: m.int(&NAND_REGISTER_HITS),
             soft_decodes: m.int(&MEDIA_ECC_SOFT_DECODES),
-            decoder_wait: m.int(&crate::media::metrics::MEDIA_ECC_DECODER_WAIT),
+            decoder_wait: m.int(&MEDIA_ECC_DECODER_WAIT),
         };
         let t = window.as_ps().max(1) as f64;
         FlashSummary {
