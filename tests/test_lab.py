@@ -163,7 +163,7 @@ def test_an_atc_study_per_point(tmp_path):
 def test_a_probe_per_point(tmp_path):
     spec = {"base": "p4800x", "kind": "probe", "probe": {"experiments": ["interleave"]}, "axes": {"media.nvm.controllers": [5, 7]}}
     df = ssdlab.sweep(spec, store=str(tmp_path / "p"), executor="serial")
-    assert list(df["interleave.degree"]) == [5, 7] and (df["interleave.confidence"] == 1.0).all()
+    assert list(df["interleave.degree"]) == [5, 7] and (df["interleave.confidence"] > 0.8).all() and list(df["interleave.period"]) == [160, 224]
     assert (df["rule.crowded.verdict"] == "inconclusive").all()
 
 

@@ -11,10 +11,12 @@ import shutil
 import pandas as pd
 import pytest
 
-from ssdlab import calibrate as cal, probe as pr
+from ssdlab import calibrate as cal, interleave as il, probe as pr
 from ssdlab.exceptions import InputError
 
 from test_cli import no_traceback
+
+KiB = 1024
 
 HAVE_FIO = shutil.which("fio") is not None
 needs_fio = pytest.mark.skipif(not HAVE_FIO, reason="fio is not installed: apt-get install fio (python3 dev.py setup installs it as root)")
@@ -140,31 +142,93 @@ def test_thresholds_are_inclusive_and_nan_is_inconclusive():
 # --- the interleaving degree --------------------------------------------------------------
 
 
-def test_dips_every_seventh_stride_give_degree_seven_with_full_confidence():
+def test_dips_every_seventh_stride_give_period_seven_with_full_confidence():
     strides = list(range(1, 33))
-    r = pr.detect_interleave(strides, [800.0 if s % 7 == 0 else 3300.0 for s in strides])
-    assert r["degree"] == 7 and r["verdict"] == "detected" and r["confidence"] == 1.0 and r["dips"] == [7, 14, 21, 28]
+    r = pr.detect_period(strides, [800.0 if s % 7 == 0 else 3300.0 for s in strides])
+    assert r["period"] == 7 and r["verdict"] == "detected" and r["confidence"] == 1.0 and r["dips"] == [7, 14, 21, 28]
+
+
+def test_the_period_is_the_deepest_level_of_dips():
+    # Dips every 4 strides (a group of units), deeper every 16 (one unit), deepest every 32 (one
+    # layer of one unit): the period is where every multiple is within 30 % of the lowest.
+    strides = list(range(1, 33)) + [48, 64, 96, 128]
+    bw = [100.0 if s % 32 == 0 else 200.0 if s % 16 == 0 else 800.0 if s % 4 == 0 else 3000.0 for s in strides]
+    assert pr.detect_period(strides, bw)["period"] == 32
 
 
 def test_no_dips_one_multiple_or_scattered_dips_are_inconclusive():
     strides = list(range(1, 33))
-    flat = pr.detect_interleave(strides, [3000.0 + (s % 3) for s in strides])
-    assert flat["degree"] is None and flat["verdict"] == "inconclusive" and "no dips" in flat["reason"]
+    flat = pr.detect_period(strides, [3000.0 + (s % 3) for s in strides])
+    assert flat["period"] is None and flat["verdict"] == "inconclusive" and "no dips" in flat["reason"]
     # One dip at 20 within strides 1-32: no spacing repeats it.
-    one = pr.detect_interleave(strides, [500.0 if s == 20 else 3000.0 for s in strides])
+    one = pr.detect_period(strides, [500.0 if s == 20 else 3000.0 for s in strides])
     assert one["verdict"] == "inconclusive", one
     # Dips with no common spacing, shallow: low confidence.
-    scattered = pr.detect_interleave(strides, [2000.0 if s in (3, 10, 17, 29) else 2600.0 for s in strides])
+    scattered = pr.detect_period(strides, [2000.0 if s in (3, 10, 17, 29) else 2600.0 for s in strides])
     assert scattered["verdict"] == "inconclusive", scattered
+
+
+def test_pinned_pairs_split_a_period_into_units_stripe_unit_and_layers():
+    # 6 units of 2 chunks, 2 layers: period 24. Pairs on one unit run 1x, apart 2x.
+    period = 24
+    offsets = il.pair_offsets(period)
+    assert offsets == [0, 1, 2, 3, 4, 6, 8, 12]
+    bw = [100.0 if o % 12 < 2 else 200.0 for o in offsets]
+    u = il.detect_units(period, offsets, bw, {24: 50.0, 12: 50.0})
+    assert (u["degree"], u["chunk_bytes"], u["layers"], u["period"], u["verdict"]) == (6, 8192, 2, 12, "detected"), u
+    # A stream every 4 chunks visits 3 of the 6 units (one shared path each, units 0-2-4 and
+    # 1-3-5): getting under half of 3 units' bandwidth, the 2 paths serve; else the units do.
+    bw = [100.0 if o % 12 < 2 else 200.0 for o in offsets]
+    u = il.detect_units(period, offsets, bw, {1: 400.0, 24: 50.0, 4: 60.0})
+    assert (u["units"], u["degree"], u["period"]) == (6, 2, 4), u
+    assert il.detect_units(period, offsets, bw, {1: 400.0, 24: 50.0, 4: 140.0})["degree"] == 6
+    # Near the best stride's bandwidth, the drive's own ceiling bounds it, not a shared path.
+    assert il.detect_units(period, offsets, bw, {24: 50.0, 4: 60.0})["degree"] == 6
+    # No pair faster apart: one unit, inconclusive.
+    flat = il.detect_units(period, offsets, [100.0] * len(offsets), {})
+    assert flat["degree"] is None and flat["verdict"] == "inconclusive" and "never ran faster" in flat["reason"]
 
 
 @pytest.mark.parametrize("controllers", [7, 5, 11, 8, 12])
 def test_the_probe_finds_the_simulated_drives_interleaving_degree(controllers):
     p = pr.probe("p4800x", experiments=["interleave"], settings=[("media.nvm.controllers", str(controllers))])
-    il = p.interleave
-    assert il["degree"] == controllers and il["verdict"] == "detected" and il["confidence"] > 0.9, il
-    # The dips are one channel's bandwidth (1.5 GB/s).
-    assert abs(il["dip_bw_mib_s"] * 1.048576 / 1500.0 - 1.0) < 0.06, il
+    got = p.interleave
+    assert got["degree"] == controllers and got["stripe"] == controllers and got["units"]["chunk_bytes"] == 4096, got
+    # The dips of the first level are one channel's bandwidth (1.5 GB/s).
+    assert abs(p.data["interleave"].set_index("stride").loc[controllers, "bw_mib_s"] * 1.048576 / 1500.0 - 1.0) < 0.06
+
+
+# Geometries not used while the probe was written: dies (flash) or memory controllers (NVM) and
+# the stripe unit each holds in a row, as the configuration implies them. Flash stripes pages
+# channel-first by default, so a round of units holds one page each (a plane-first round holds
+# each die's pages on all planes); dies whose planes read in parallel (multi-plane reads under
+# read-priority scheduling) count a unit per plane.
+@pytest.mark.parametrize(
+    "base, settings, units, chunk",
+    [
+        ("970pro", {"media.nand.channels": 4, "media.nand.ways": 3, "media.nand.page_size": "8KiB"}, 12, 8 * KiB),
+        ("970pro", {"media.nand.channels": 2, "media.nand.ways": 5, "ftl.striping": "die-first"}, 10, 16 * KiB),
+        ("970pro", {"media.nand.channels": 6, "media.nand.ways": 2, "ftl.striping": "plane-first"}, 12, 32 * KiB),
+        ("tlc", {"media.nand.channels": 3, "media.nand.ways": 2, "media.nand.scheduler": "fifo"}, 6, 16 * KiB),
+        ("tlc", {"media.nand.channels": 2, "media.nand.ways": 3}, 12, 16 * KiB),
+        ("p4800x", {"media.nvm.controllers": 6, "media.nvm.chunk": "8KiB"}, 6, 8 * KiB),
+        ("p4800x", {"media.nvm.controllers": 9, "media.nvm.banks": 2}, 9, 4 * KiB),
+        ("p4800x", {"media.nvm.controllers": 10, "media.nvm.chunk": "16KiB"}, 10, 16 * KiB),
+        ("p4800x", {"media.nvm.controllers": 3, "media.nvm.banks": 8}, 3, 4 * KiB),
+    ],
+)
+def test_the_probe_counts_parallel_units_on_geometries_it_has_not_seen(base, settings, units, chunk):
+    p = pr.probe(base, experiments=["interleave"], settings=[(k, str(v)) for k, v in settings.items()])
+    got = p.interleave
+    assert (got["degree"], got["units"]["chunk_bytes"]) == (units, chunk) and got["units"]["verdict"] == "detected", got
+    md = p.to_markdown()
+    assert f"**Parallel units:** {units} of {chunk // KiB} KiB" in md
+
+
+def test_a_drive_whose_shared_path_bounds_every_stride_shows_no_units():
+    # The PCM array's four controllers share one 4 GB/s ring that any stride saturates.
+    got = pr.probe("pcm", experiments=["interleave"]).interleave
+    assert got["degree"] is None and got["period"] is None and "share" in got["reason"], got
 
 
 # --- contracts of simulated drives ---------------------------------------------------------
@@ -182,7 +246,7 @@ def test_optane_class_drive_derives_all_seven_rules_in_the_seeds_direction():
     assert figures["crowded"]["value"] >= 2.0 and figures["tiny"]["value"] >= 3.0 and figures["alignment"]["value"] > 1.0
     assert p.interleave["degree"] == 7
     md = p.to_markdown()
-    assert "Avoid crowded accesses" in md and "**holds**" in md and "Interleaving degree" in md
+    assert "Avoid crowded accesses" in md and "**holds**" in md and "Parallel units" in md
 
 
 def test_a_flash_drive_has_a_different_contract():
@@ -287,7 +351,7 @@ def test_cli_probe_writes_contract_plots_and_versus(cli, tmp_path):
     out = tmp_path / "out"
     p = cli("probe", "p4800x", "--against", "970pro", "-e", "scale", "-e", "interleave", "-o", str(out), "--format", "svg")
     assert p.returncode == 0, p.stderr
-    assert "interleaving degree: 7" in p.stdout and "L_higher - L_lower" in p.stdout
+    assert "parallel units: 7 of 4 KiB" in p.stdout and "L_higher - L_lower" in p.stdout
     for f in ("versus.md", "versus.svg", "p4800x/contract.md", "p4800x/contract.json", "p4800x/heatmap.svg", "p4800x/strided.svg", "970pro/contract.json"):
         assert (out / f).exists(), f
     saved = json.loads((out / "p4800x" / "contract.json").read_text())
@@ -376,7 +440,7 @@ def test_fio_probe_of_a_real_file_measures_and_cleans_up(tmp_path):
     assert p.target["ioengine"] in ("io_uring", "libaio", "psync")
     rs = p.data["randseq"]
     assert (rs["iops"] > 0).all() and (rs["lat_us"] > 0).all()
-    assert len(p.data["interleave"]) == 32
+    assert len(p.data["interleave"]) == 32 + len(pr.LONG_STRIDES)
     assert {r["rule"]: r["verdict"] for r in p.rules}["crowded"] in ("holds", "does not hold", "inconclusive")
     assert os.listdir(tmp_path) == [], "the probe removes the file it created and writes nothing else"
 

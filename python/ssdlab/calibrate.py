@@ -3,11 +3,11 @@ drive), and report the fit cell by cell.
 
 The fit reads the architecture off the probe's experiments, one step after another:
 
-1. interleaving degree (strided reads) -> ``media.nvm.controllers``, 4 KiB chunks rotating over
-   all of them (the strided reads measure the stripe period, so 14 channels of 4 KiB and 7 of
-   8 KiB look alike: the fit takes the probe's 4 KiB unit as the chunk);
-2. one channel's bandwidth (the bandwidth at the strided reads' dips, where every read goes to
-   one channel) -> ``media.nvm.bus_bandwidth``, scaled again after step 5 by what the fitted
+1. parallel units and their stripe unit (the probe's pinned pairs) -> ``media.nvm.controllers``
+   and ``media.nvm.chunk``, chunks rotating over all of them (a probe without pinned pairs gives
+   the stripe period as controllers of 4 KiB chunks);
+2. one channel's bandwidth (the strided reads' bandwidth at a round over the controllers, where
+   every read goes to one channel) -> ``media.nvm.bus_bandwidth``, scaled again after step 5 by what the fitted
    device's dip lacks (the dip also depends on the media latency);
 3. the link: the standard PCIe generation and width whose simulated peak bandwidth (256 KiB
    random reads at QD16) is nearest the probe's peak;
@@ -94,8 +94,19 @@ def _figures(p: Probe) -> dict[str, float]:
     if missing:
         raise InputError(f"calibrate: the probe lacks {', '.join(missing)}: probe with every experiment of the quick battery")
     inter = p.interleave or {}
-    if not inter.get("degree") or inter.get("verdict") != "detected":
-        raise InputError(f"calibrate: the probe found no interleaving degree ({inter.get('reason', 'no strided reads')}); the array's shape cannot be fitted")
+    units = inter.get("units") or {}
+    if inter.get("degree"):
+        # The servers (memory controllers) and their chunk; one server's bandwidth is the strided
+        # reads' at a round over them.
+        degree, chunk, stripe = int(inter["degree"]), int(units["chunk_bytes"]), int(inter["stripe"])
+    elif inter.get("period") and inter.get("verdict") == "detected":
+        # No pinned pairs: the period taken as controllers of one 4 KiB chunk each.
+        degree, chunk, stripe = int(inter["period"]), UNIT, int(inter["period"])
+    else:
+        raise InputError(f"calibrate: the probe found no parallel units ({units.get('reason') or inter.get('reason', 'no strided reads')}); the array's shape cannot be fitted")
+    il = d["interleave"].set_index("stride")["bw_mib_s"]
+    if stripe not in il.index:
+        raise InputError(f"calibrate: the strided reads lack stride {stripe}, a round over the {degree} units; probe with the quick battery")
     sc = d["scale"][d["scale"]["rw"] == "randread"]
     qd1 = sc[(sc["bs_kib"] == 4) & (sc["qd"] == 1)]
     rs = d["randseq"]
@@ -104,11 +115,13 @@ def _figures(p: Probe) -> dict[str, float]:
     m0 = mx[mx["write_pct"] == 0]
     if qd1.empty or w1.empty or m0.empty:
         raise InputError("calibrate: the probe lacks 4 KiB QD1 reads, QD1 random writes or the read-only mixed point")
-    if min(float(inter["dip_bw_mib_s"]), float(sc["bw_mib_s"].max()), float(m0["iops"].iloc[0])) <= 0:
+    if min(float(il[stripe]), float(sc["bw_mib_s"].max()), float(m0["iops"].iloc[0])) <= 0:
         raise InputError("calibrate: the probe measured no bandwidth at some point it needs (a dip, the peak or the IOPS ceiling is zero)")
     return {
-        "degree": float(inter["degree"]),
-        "channel_mib_s": float(inter["dip_bw_mib_s"]),
+        "degree": float(degree),
+        "chunk": float(chunk),
+        "period": float(stripe),
+        "channel_mib_s": float(il[stripe]),
         "peak_mib_s": float(sc["bw_mib_s"].max()),
         "iops_ceiling": float(m0["iops"].iloc[0]),
         "read_qd1_us": float(qd1["lat_us"].iloc[0]),
@@ -153,9 +166,9 @@ def calibrate(
     s: dict[str, Any] = {"media.kind": "nvm", "ctrl.datapath_bytes": 0, "ctrl.write_datapath_bytes": 0}
     if f["capacity"] >= 64 * 1024 * 1024:
         s["media.capacity"] = f"{int(f['capacity']) // UNIT * UNIT}B"
-    d = int(f["degree"])
-    s.update({"media.nvm.controllers": d, "media.nvm.interleave": 0, "media.nvm.chunk": "4KiB"})
-    steps.append(f"controllers = {d}: the interleaving degree of the strided reads (4 KiB chunks)")
+    d, chunk = int(f["degree"]), int(f["chunk"])
+    s.update({"media.nvm.controllers": d, "media.nvm.interleave": 0, "media.nvm.chunk": f"{chunk}B"})
+    steps.append(f"controllers = {d}, chunk = {chunk // 1024} KiB: the parallel units of the pinned pairs (a stripe period of {int(f['period'])} x 4 KiB)")
     bus = f["channel_mib_s"] * 1024 * 1024
     s["media.nvm.bus_bandwidth"] = f"{bus:.0f}B/s"
     steps.append(f"bus_bandwidth = {bus / 1e6:.0f} MB/s: the strided reads' bandwidth at their dips (every read on one channel)")
@@ -217,7 +230,7 @@ def calibrate(
     s["media.nvm.write_latency"] = f"{max(wl, 5e-8) * 1e9:.0f}ns"
     # The dips' bandwidth also depends on the latency just fitted: scale the channel once more
     # by what the candidate's dip lacks.
-    dip = Job("read", UNIT, 8, 4, skip=(d - 1) * UNIT, streams=True)
+    dip = Job("read", UNIT, 8, 4, skip=(int(f["period"]) - 1) * UNIT, streams=True)
     got = cand.run(dip)["bandwidth_mib_s"]
     if got > 0:
         bus *= f["channel_mib_s"] / got

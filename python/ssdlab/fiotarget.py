@@ -301,30 +301,32 @@ class FioTarget:
             self.created = False
 
     def job_args(self, job: Job, runtime_ms: Optional[int] = None) -> list[str]:
-        """fio's options for one point."""
-        rw = job.rw
-        args = [*self._common(), "--name=probe", f"--bs={job.bs}", f"--iodepth={job.iodepth}", f"--numjobs={job.numjobs}"]
-        if job.skip:
-            rw = f"{rw}:{job.skip}"
-        args.append(f"--rw={rw}")
+        """fio's options for one point (pinned pairs: a second section, the second half of the
+        jobs, ``shift`` bytes after the first)."""
+        rw = f"{job.rw}:{job.skip}" if job.skip else job.rw
+        common = self._common()
+        half = job.numjobs // 2 if job.shift else job.numjobs
+        section = [f"--bs={job.bs}", f"--iodepth={job.iodepth}", f"--numjobs={half}", f"--rw={rw}"]
         if job.rw == "randrw":
-            args.append(f"--rwmixread={job.rwmixread}")
+            section.append(f"--rwmixread={job.rwmixread}")
+        ms = runtime_ms or self.runtime_ms
+        timing = [f"--runtime={ms}ms", "--time_based"] + ([f"--ramp_time={self.ramp_ms}ms"] if self.ramp_ms else [])
         if job.streams:
-            (first, region), *_ = job.regions(self.size)
-            args[0] = f"--size={job.stream_span(region)}"
-            args += [f"--offset={first}", f"--offset_increment={region}"]
-        elif job.size is not None:
-            args[0] = f"--size={job.size}"
-            args.append(f"--offset={job.offset}")
+            regions = job.regions(self.size)
+            first, region = regions[0]
+            common[0] = f"--size={job.stream_span(region)}"
+            args = [*common, "--name=probe", *section, f"--offset={first}", f"--offset_increment={region}", *timing]
+            if job.shift:
+                args += ["--name=probe-b", *section, f"--offset={regions[half][0]}", f"--offset_increment={region}", *timing]
+            return args
+        if job.size is not None:
+            common[0] = f"--size={job.size}"
+            section.append(f"--offset={job.offset}")
         elif job.offset:
             # Random offsets from `offset` in steps of the block size (fio's default blockalign).
-            args[0] = f"--size={self.size - UNIT}"
-            args.append(f"--offset={job.offset}")
-        ms = runtime_ms or self.runtime_ms
-        args += [f"--runtime={ms}ms", "--time_based"]
-        if self.ramp_ms:
-            args.append(f"--ramp_time={self.ramp_ms}ms")
-        return args
+            common[0] = f"--size={self.size - UNIT}"
+            section.append(f"--offset={job.offset}")
+        return [*common, "--name=probe", *section, *timing]
 
     def _measure(self, job: Job, runtime_ms: Optional[int] = None) -> dict[str, float]:
         ms = runtime_ms or self.runtime_ms

@@ -381,8 +381,13 @@ def execute(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             row[f"rule.{r['rule']}.verdict"] = r["verdict"]
             row[f"rule.{r['rule']}.value"] = r["value"]
         inter = probe.interleave or {}
+        units = inter.get("units") or {}
         row["interleave.degree"] = inter.get("degree")
-        row["interleave.confidence"] = inter.get("confidence")
+        row["interleave.chunk_bytes"] = units.get("chunk_bytes")
+        row["interleave.confidence"] = units.get("confidence")
+        row["interleave.stripe"] = inter.get("stripe")
+        row["interleave.period"] = inter.get("period")
+        row["interleave.period_confidence"] = inter.get("confidence")
     row["version"] = __version__
     row["wall_s"] = time.perf_counter() - start
     return row, series

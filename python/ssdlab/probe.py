@@ -4,7 +4,8 @@ A probe runs a battery of experiments on a target, a simulated device or a real 
 device driven through fio, and derives from the measurements the seven rules Wu et al. found for
 the Optane SSD (HotStorage'19), each with the comparison that tests it, the measured figure, the
 threshold and a verdict: holds, does not hold, or inconclusive. It also finds the drive's
-interleaving degree from strided reads.
+parallel units (dies or memory controllers), their stripe unit and the stripe period
+(``interleave.py``).
 
 The experiments (each in fio's vocabulary; ``quick`` and ``full`` profiles):
 
@@ -17,13 +18,14 @@ The experiments (each in fio's vocabulary; ``quick`` and ``full`` profiles):
 - ``sustained``: random 4 KiB writes at QD32 on the fresh drive and after drive fills (on a
   simulated flash drive, its aged states; on a real device, back-to-back stretches of time);
 - ``interleave``: 4 KiB reads that skip S-1 chunks after each, for a range of strides S (four
-  streams at QD8, each in its own region).
+  streams at QD8, each in its own region); then, at the period P the dips show, pinned pairs:
+  two streams at stride P, each two jobs at QD16 (one job's host path can bound a fast unit),
+  the second δ chunks after the first, for δ = 0 and each divisor of P.
 
 Each point may be measured several times (``repeat``): a rule then takes its figure from the
 medians and gives a verdict only if every repeat gives the same one.
 
-Leaves out: detecting a chunk size other than the 4 KiB probe unit (strided reads measure the
-stripe period, not how it splits into channels and chunks).
+Leaves out: stripe units finer than the 4 KiB probe unit.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
 
+from ssdlab.interleave import PAIR_JOBS, PAIR_QD, combine, detect_period, detect_units, pair_offsets
 from ssdlab.plotting import save
 
 if TYPE_CHECKING:
@@ -43,6 +46,10 @@ if TYPE_CHECKING:
 KiB = 1024
 MiB = 1024 * KiB
 UNIT = 4 * KiB  # the probe's chunk: the seed's 4 KiB access and interleaving unit
+
+# Strides beyond 32 chunks that both profiles measure, so that periods of flash drives (a page
+# on each die: 4 x 32 = 128 chunks for 32 dies of 16 KiB pages) show two multiples or more.
+LONG_STRIDES = (36, 40, 48, 56, 64, 72, 80, 96, 112, 128, 144, 160, 192, 224, 256, 288, 320, 384, 448, 512)
 
 EXPERIMENTS = ("scale", "randseq", "crowded", "mixed", "tiny", "alignment", "sustained", "interleave")
 PROFILES = ("quick", "full")
@@ -62,6 +69,7 @@ class Job:
     skip: int = 0  # bytes skipped after each sequential I/O (fio's rw=read:<skip>)
     rwmixread: int = 50
     streams: bool = False  # each job reads its own region (strided reads: see `regions`)
+    shift: int = 0  # streams: bytes the second half of the jobs starts after the first half
 
     @property
     def inflight(self) -> int:
@@ -69,12 +77,15 @@ class Job:
 
     def regions(self, capacity: int) -> list[tuple[int, int]]:
         """Strided streams: job k reads ``[k * r, (k + 1) * r)`` with r a whole number of
-        strides (at most 1024), so that at a stride that is a multiple of the interleaving
-        degree every job's reads land on one parallel unit, and elsewhere they spread."""
+        strides (at most 1024), so that at a stride that is a multiple of the stripe period every
+        job's reads land on one parallel unit, and elsewhere they spread. With a ``shift``
+        (pinned pairs), the second half of the jobs start that much later: a whole number of
+        periods plus the offset between the two halves' units."""
         stride = self.skip + self.bs
-        per = max(1, min(1024, capacity // (self.numjobs * stride)))
+        half = self.numjobs // 2 if self.shift else self.numjobs
+        per = max(1, min(1024, max(0, capacity - self.shift) // (self.numjobs * stride)))
         r = per * stride
-        return [(self.offset + k * r, r) for k in range(self.numjobs)]
+        return [(self.offset + k * r + (self.shift if k >= half else 0), r) for k in range(self.numjobs)]
 
     def stream_span(self, region: int) -> int:
         """Bytes of a region a strided stream covers: through its last read, so that a pass
@@ -135,7 +146,7 @@ def battery(profile: str = "quick", experiments: Optional[Sequence[str]] = None)
     if "sustained" in chosen:
         pts.append(Point("sustained", {}, Job("randwrite", UNIT, 32)))
     if "interleave" in chosen:
-        strides = sorted(set(range(1, 65 if full else 33)) | (set(range(64, 513, 16)) if full else set()))
+        strides = sorted(set(range(1, 65 if full else 33)) | set(LONG_STRIDES) | (set(range(64, 513, 16)) if full else set()))
         for s in strides:
             pts.append(Point("interleave", {"stride": s}, Job("read", UNIT, 8, 4, skip=(s - 1) * UNIT, streams=True)))
     return pts
@@ -480,66 +491,6 @@ def rule_forget_gc(su: pd.DataFrame) -> dict[str, Any]:
     return r
 
 
-def detect_interleave(strides: Sequence[int], bw: Sequence[float]) -> dict[str, Any]:
-    """The interleaving degree from a strided-read sweep: the spacing of its lowest dips.
-
-    A stride that is a multiple of the degree sends every read to one parallel unit, so the
-    bandwidth dips there. The lowest dips are the strides within a quarter of the way from the
-    minimum to the median; the degree is the candidate spacing d whose multiples best match
-    them (each of d's multiples in the sweep a dip, no other stride a dip), needing two
-    multiples. Confidence is that match times the dips' depth (a dip of a third counts fully:
-    several times the few per cent that repeated fio runs of one point vary by).
-    """
-    pts = sorted(zip((int(s) for s in strides), (float(b) for b in bw)))
-    if len(pts) < 4:
-        return {"degree": None, "confidence": 0.0, "verdict": "inconclusive", "reason": "fewer than four strides measured", "dips": []}
-    ss = [s for s, _ in pts]
-    vals = [b for _, b in pts]
-    med = sorted(vals)[len(vals) // 2]
-    low = min(vals)
-    depth = 1.0 - low / med if med > 0 else 0.0
-    if depth < 0.1:
-        reason = f"no dips: the lowest stride is {depth * 100:.0f} % below the median (the degree is above {max(ss) // 2} chunks, or reads are not striped)"
-        return {"degree": None, "confidence": 0.0, "verdict": "inconclusive", "reason": reason, "dips": []}
-    cut = low + 0.25 * (med - low)
-    dips = {s for s, b in pts if b <= cut}
-    best: tuple[float, int] = (-1.0, 0)
-    for d in range(2, max(ss) // 2 + 1):
-        mult = {s for s in ss if s % d == 0}
-        if len(mult) < 2:
-            continue
-        hits = len(mult & dips)
-        false = len(dips - mult)
-        score = (hits / len(mult)) * (1.0 - false / max(len(dips), 1))
-        if score > best[0] + 1e-12:
-            best = (score, d)
-    score, d = best
-    if d == 0 or score <= 0:
-        return {"degree": None, "confidence": 0.0, "verdict": "inconclusive", "reason": "the dips follow no spacing of two or more strides", "dips": sorted(dips)}
-    # Strides sharing a factor with the degree spread over fewer units and dip part way: if the
-    # multiples of some k x d are clearly lower than d's other multiples, the degree is k x d.
-    bw_at = dict(pts)
-    k = 2
-    while k * d <= max(ss):
-        big = [bw_at[s] for s in ss if s % (k * d) == 0]
-        rest = [bw_at[s] for s in ss if s % d == 0 and s % (k * d) != 0]
-        if len(big) >= 2 and rest and max(big) < 0.7 * min(rest):
-            d, k = k * d, 2
-            continue
-        k += 1
-    mult = {s for s in ss if s % d == 0}
-    dips = {s for s in mult if bw_at[s] <= cut} or dips
-    confidence = score * min(1.0, depth * 3.0)
-    verdict = "detected" if confidence >= 0.6 else "inconclusive"
-    dip_bw = [b for s, b in pts if s in dips]
-    return {
-        "degree": d, "confidence": round(confidence, 3), "verdict": verdict, "dips": sorted(dips),
-        "dip_bw_mib_s": sum(dip_bw) / len(dip_bw), "median_bw_mib_s": med,
-        "reason": f"dips at strides {', '.join(str(s) for s in sorted(dips)[:8])}{'...' if len(dips) > 8 else ''}"
-        f" ({depth * 100:.0f} % below the median): every {d} x 4 KiB chunks, {d * UNIT // KiB} KiB",
-    }
-
-
 METRICS = ("iops", "bw_mib_s", "lat_us", "read_iops", "write_iops", "read_lat_us", "write_lat_us", "read_p99_us", "write_p99_us")
 
 
@@ -552,7 +503,7 @@ def _medians(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def derive(data: Mapping[str, pd.DataFrame], trusted: bool = True) -> tuple[list[dict[str, Any]], Optional[dict[str, Any]]]:
-    """The contract (seven rules) and the interleaving degree from a probe's tables.
+    """The contract (seven rules) and the interleaving (:func:`interleaving`) from a probe's tables.
 
     Points measured more than once (a ``repeat`` column) give each rule its figure from their
     medians, and a verdict only if every repeat's own measurements give the same one. With
@@ -584,9 +535,44 @@ def derive(data: Mapping[str, pd.DataFrame], trusted: bool = True) -> tuple[list
         if not trusted and r["verdict"] != "inconclusive":
             r = dict(r, verdict="inconclusive", figure=r["figure"] + " (buffered I/O: the page cache was measured, not the device)")
         rules.append(r)
+    return rules, interleaving(data)
+
+
+def interleaving(data: Mapping[str, pd.DataFrame]) -> Optional[dict[str, Any]]:
+    """The period of the strided reads and, from the pinned pairs, the parallel units (None
+    without strided reads)."""
+    import pandas as pd
+
     il = _medians(data.get("interleave", pd.DataFrame()))
-    inter = detect_interleave(list(il["stride"]), list(il["bw_mib_s"])) if not il.empty else None
-    return rules, inter
+    if il.empty:
+        return None
+    period = detect_period(list(il["stride"]), list(il["bw_mib_s"]))
+    pairs = _medians(data.get(PAIRS, pd.DataFrame()))
+    units = None
+    if not pairs.empty and period.get("period"):
+        pairs = pairs[pairs["period"] == period["period"]]
+        strided = {int(st): float(b) for st, b in zip(il["stride"], il["bw_mib_s"])}
+        units = detect_units(int(period["period"]), list(pairs["offset"]), list(pairs["bw_mib_s"]), strided, UNIT) if not pairs.empty else None
+    return combine(period, units)
+
+
+PAIRS = "interleave_pairs"  # the pinned pairs' table
+PAIR_SLOTS = 8  # the progress the pinned pairs take, in battery points
+
+
+def pair_points(strided: pd.DataFrame) -> list[Point]:
+    """The pinned pairs for the period the strided reads show (none if they show none): two
+    streams at stride P, the second a whole number of periods and δ chunks after the first."""
+    il = _medians(strided)
+    if il.empty:
+        return []
+    period = detect_period(list(il["stride"]), list(il["bw_mib_s"])).get("period")
+    if not period:
+        return []
+    return [
+        Point(PAIRS, {"period": period, "offset": d}, Job("read", UNIT, PAIR_QD, 2 * PAIR_JOBS, skip=(period - 1) * UNIT, streams=True, shift=(period + d) * UNIT))
+        for d in pair_offsets(period)
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -657,9 +643,8 @@ class Probe:
             lines.append(f"| {i} | {r['title']} | **{r['verdict']}** | {r['figure']} | {r['threshold']} |")
         lines.append("")
         if inter is not None:
-            deg = f"{inter['degree']} (x 4 KiB)" if inter.get("degree") else "not found"
-            lines.append(f"**Interleaving degree:** {deg}, {inter['verdict']}, confidence {inter['confidence']:.2f}: {inter['reason']}.")
-            lines.append("")
+            units, period = interleave_lines(inter)
+            lines += [f"**Parallel units:** {units}.", "", f"**Stripe period:** {period}.", ""]
         lines.append("How each rule is tested:")
         lines.append("")
         for r in rules:
@@ -702,20 +687,33 @@ def run_probe(
 
     points = battery(profile, experiments)
     probe = Probe(target.describe(), profile)
-    n = len(points)
+    # The pinned pairs follow the strided reads: their points depend on the period found.
+    slots = len(points) + (PAIR_SLOTS if any(p.experiment == "interleave" for p in points) else 0)
     rows: dict[str, list[dict[str, Any]]] = {}
+
+    def measure(p: Point, step: Optional[Callable[[float], None]]) -> None:
+        for k in range(repeat):
+            row = _row(p, target.measure(p, step))
+            rows.setdefault(p.experiment, []).append(row if repeat == 1 else {**row, "repeat": k})
+
     try:
         target.prepare(points)
         for i, p in enumerate(points):
-            step = (lambda f, i=i: progress((i + f) / n)) if progress else None
+            step = (lambda f, i=i: progress((i + f) / slots)) if progress else None
             if p.experiment == "sustained":
                 rows["sustained"] = target.sustained(p, profile, step)
             else:
-                for k in range(repeat):
-                    row = _row(p, target.measure(p, step))
-                    rows.setdefault(p.experiment, []).append(row if repeat == 1 else {**row, "repeat": k})
-            if i + 1 == n or points[i + 1].experiment != p.experiment:
+                measure(p, step)
+            if i + 1 == len(points) or points[i + 1].experiment != p.experiment:
                 probe.data[p.experiment] = pd.DataFrame(rows[p.experiment])
+            if p.experiment == "interleave" and (i + 1 == len(points) or points[i + 1].experiment != "interleave"):
+                pairs = pair_points(probe.data["interleave"])
+                n_pairs = len(pairs)
+                for j, q in enumerate(pairs):
+                    sub = (lambda f, j=j, i=i, n=n_pairs: progress((i + 1 + PAIR_SLOTS * (j + f) / n) / slots)) if progress else None
+                    measure(q, sub)
+                if pairs:
+                    probe.data[PAIRS] = pd.DataFrame(rows[PAIRS])
     except KeyboardInterrupt:
         probe.complete = False
     except SsdlabError as e:
@@ -797,7 +795,8 @@ def versus_markdown(a: Probe, b: Probe) -> str:
         lines.append(f"| {ra['title']} | {ra['verdict']}: {ra['figure']} | {rb['verdict']}: {rb['figure']} |")
     ia, ib = a.interleave, b.interleave
     if ia or ib:
-        lines.append(f"| interleaving degree | {ia and ia.get('degree')} | {ib and ib.get('degree')} |")
+        lines.append(f"| parallel units | {ia and ia.get('degree')} | {ib and ib.get('degree')} |")
+        lines.append(f"| stripe period (4 KiB chunks) | {ia and ia.get('period')} | {ib and ib.get('period')} |")
     return "\n".join(lines) + "\n"
 
 
@@ -822,11 +821,23 @@ def load_or_probe(spec: str, profile: str, experiments: Optional[list[str]], set
         return run_probe(target, profile, experiments, progress=bar, repeat=repeat)
 
 
+def interleave_lines(il: Mapping[str, Any]) -> tuple[str, str]:
+    """The parallel units and the stripe period, each a line of text with its evidence."""
+    u = il.get("units") or {}
+    if u.get("degree"):
+        units = f"{u['degree']} of {u['chunk_bytes'] // KiB} KiB" + (f" x {u['layers']} layers" if u.get("layers", 1) > 1 else "")
+        units += f" ({u['verdict']}, confidence {u['confidence']:.2f}): {u['reason']}"
+    else:
+        units = f"not found: {u['reason']}" if u else "not found: no pinned pairs (the strided reads show no period)"
+    period = f"{il['period']} x 4 KiB" if il.get("period") else "not found"
+    return units, f"{period} ({il['verdict']}, confidence {il['confidence']:.2f}): {il['reason']}"
+
+
 _VERDICT_STYLE = {"holds": "green", "does not hold": "red", "inconclusive": "yellow"}
 
 
 def print_contract(out: Console, p: Probe) -> None:
-    """The table of a probe's rules, its interleaving degree and how it was measured."""
+    """The table of a probe's rules, its parallel units and how it was measured."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -838,8 +849,9 @@ def print_contract(out: Console, p: Probe) -> None:
     out.print(t)
     il = p.interleave
     if il is not None:
-        deg = f"{il['degree']} x 4 KiB" if il.get("degree") else "not found"
-        out.print(f"  interleaving degree: {deg} ({il['verdict']}, confidence {il['confidence']:.2f}): {escape(il['reason'])}", highlight=False)
+        units, period = interleave_lines(il)
+        out.print(f"  parallel units: {escape(units)}", highlight=False)
+        out.print(f"  stripe period: {escape(period)}", highlight=False)
     out.print(f"  measured: {escape(str(p.target.get('method')))}", highlight=False)
     if not p.complete:
         out.print("  [yellow]stopped early[/yellow]: the rules of experiments not finished are inconclusive")

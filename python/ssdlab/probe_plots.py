@@ -73,19 +73,45 @@ def _finish(p: Probe, fig: Any, ax: Any, title: str, ylabel: str, grid: str = "b
 
 
 def plot_strided(p: Probe) -> Any:
-    panel = _panel(p, "interleave", 6.0, 3.0)
-    if panel is None:
+    """Strided-read bandwidth (the period's multiples marked) and, beside it, the pinned pairs'
+    bandwidth over two on one unit (the parallel units)."""
+    from ssdlab.probe import PAIRS
+
+    il = p.data.get("interleave")
+    if il is None or il.empty:
         return None
-    il, fig, ax = panel
+    il = _medians(il)
+    pairs = p.data.get(PAIRS)
+    pairs = None if pairs is None or pairs.empty else _medians(pairs)
     inter = p.interleave or {}
+    fig = figure(9.5 if pairs is not None else 6.0, 3.0)
+    ax = fig.add_subplot(1, 2, 1) if pairs is not None else fig.add_subplot()
     ax.plot(il["stride"], il["bw_mib_s"], marker=".", lw=1)
-    d = inter.get("degree")
+    ax.set_xscale("log", base=2)
+    d = inter.get("period")
     if d:
         for s in range(d, int(il["stride"].max()) + 1, d):
             ax.axvline(s, color="red", alpha=0.25, lw=1)
     ax.set_xlabel("stride (4 KiB chunks)")
-    detail = f"; interleaving degree {d} (confidence {inter['confidence']:.2f})" if d else ""
-    return _finish(p, fig, ax, "strided 4 KiB reads, 4 streams x QD8" + detail, "bandwidth (MiB/s)")
+    ax.set_ylabel("bandwidth (MiB/s)")
+    ax.grid(alpha=0.3)
+    ax.set_title("strided 4 KiB reads, 4 streams x QD8" + (f": period {d} chunks" if d else ""), fontsize=9)
+    if pairs is not None:
+        bx = fig.add_subplot(1, 2, 2)
+        pairs = pairs.sort_values("offset")
+        base = float(pairs.loc[pairs["offset"] == 0, "bw_mib_s"].iloc[0]) if (pairs["offset"] == 0).any() else float("nan")
+        bx.bar([str(int(o)) for o in pairs["offset"]], pairs["bw_mib_s"] / base)
+        bx.axhline(1.0, color="grey", lw=1)
+        bx.set_xlabel("second stream's offset (4 KiB chunks)")
+        bx.set_ylabel("bandwidth over two on one unit")
+        bx.tick_params(axis="x", labelsize=7, rotation=45)
+        bx.grid(axis="y", alpha=0.3)
+        u = inter.get("units") or {}
+        what = f": {u['degree']} units of {u['chunk_bytes'] // 1024} KiB" if u.get("degree") else ""
+        bx.set_title("pinned pairs, 2 jobs x QD16 each" + what, fontsize=9)
+    fig.suptitle(str(p.target.get("target")), fontsize=9)
+    fig.tight_layout()
+    return fig
 
 
 def plot_mixed(p: Probe) -> Any:
