@@ -39,7 +39,7 @@ SEED001_PARTS: dict[str, list[str]] = {
     "Fetching": ["fetch"],
     "Queue/Doorbells": ["doorbell", "queueing", "gc"],  # waits (a fresh drive's GC wait is 0)
     "PRP": ["prp"],
-    "Controller": ["controller", "translation"],
+    "Controller": ["controller", "translation", "map"],  # map: the FTL's translation-page loads
     "NVM": ["media", "transfer"],
     "Completion": ["completion"],
 }

@@ -54,6 +54,9 @@ pub struct Command {
     pub crit_media: SimDuration,
     /// Read: of that piece's wait at its die, the time the die spent on GC work.
     pub crit_gc: SimDuration,
+    /// Read: the time that piece waited for its translation page (cached map), before its
+    /// flash read was issued.
+    pub crit_map: SimDuration,
     /// Write: the FDP placement identifier it names ([`NO_PID`]: none).
     pub pid: u16,
     /// Write: the NVMe command it is (Write, Write Zeroes, Verify, ...).
@@ -117,6 +120,7 @@ impl Command {
             crit_len: 0,
             crit_media: SimDuration::ZERO,
             crit_gc: SimDuration::ZERO,
+            crit_map: SimDuration::ZERO,
             pid: NO_PID,
             kind: Kind::Write,
             md: 0,

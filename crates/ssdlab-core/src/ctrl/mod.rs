@@ -218,10 +218,12 @@ impl Ctrl {
         }
         let waited = now.since(c.mark);
         let media = c.crit_media.min(waited);
-        let gc = c.crit_gc.min(waited - media);
+        let map = c.crit_map.min(waited - media);
+        let gc = c.crit_gc.min(waited - media - map);
         c.add(Component::Media, media);
+        c.add(Component::Map, map);
         c.add(Component::Gc, gc);
-        c.add(Component::Queueing, waited - media - gc);
+        c.add(Component::Queueing, waited - media - map - gc);
         c.mark = now;
         Some((now, Out::Step { cmd: id, step: Step::Completion }))
     }

@@ -27,6 +27,18 @@ config_enum! {
 }
 
 config_enum! {
+    /// What the cached map (`ftl.map_cache`) holds.
+    pub enum MapCacheUnit {
+        /// Whole translation pages (a miss loads the page's every entry).
+        Page = "page",
+        /// Single entries (DFTL's cached mapping table, as MQSim models it): a read miss
+        /// loads its entry, a write's entry needs no load, and evicting a changed entry writes
+        /// its translation page back with every other changed entry of that page.
+        Entry = "entry",
+    }
+}
+
+config_enum! {
     /// The order in which consecutive page writes are spread over the flash.
     pub enum Striping {
         /// Consecutive pages go to consecutive channels, then dies, then planes.
@@ -184,12 +196,23 @@ config_struct! {
         /// from the controller's buffer, instead of sensing the page again. Default: `true`.
         read_coalesce: bool = true,
         /// Cached mapping table (DFTL): the map lives in flash as translation pages and this
-        /// much DRAM caches them, whole pages, least recently used out first; a read whose
-        /// page is not cached waits for one flash read of it, and evicting a changed page
-        /// writes it back (0 = the whole map in DRAM). Default: `0`.
+        /// much DRAM caches them (`map_cache_unit`), least recently used out first; a read
+        /// whose entry is not cached waits for one flash read of its translation page, and
+        /// evicting a changed entry writes its page back (0 = the whole map in DRAM).
+        /// Default: `0`.
         map_cache: Bytes = Bytes(0),
-        /// Bytes per entry of a translation page (a page maps page size / this many units).
-        /// Default: `4B`.
+        /// What the cached map holds: `"page"` (whole translation pages, the cache starts
+        /// empty) or `"entry"` (single entries of `map_cache_entry` bytes, DFTL's CMT as MQSim
+        /// models it: a miss reads the 512 B sector of its translation page, write-backs read
+        /// the page's unchanged entries and program it, and the cache starts full of clean
+        /// entries spread evenly over the written units, as MQSim's preconditioning fills it).
+        /// Default: `"page"`.
+        map_cache_unit: MapCacheUnit = MapCacheUnit::Page,
+        /// DRAM bytes per cached entry in `"entry"` mode (logical and physical address and a
+        /// written-sectors bitmap). Default: `8B`.
+        map_cache_entry: Bytes = Bytes(8),
+        /// Bytes per entry of a translation page in flash (a page maps page size / this many
+        /// units). Default: `4B`.
         map_entry: Bytes = Bytes(4),
         /// Tenants' blocks: `"shared"` (one pool) or `"isolated"` (a pool per tenant).
         /// Default: `"shared"`.
@@ -301,6 +324,7 @@ impl FtlConfig {
         );
         issues.check(self.map_cache.0 == 0 || self.map_cache.0 >= 4096, "ftl.map_cache", self.map_cache, "must be 0 (the whole map in DRAM) or at least 4KiB");
         issues.check((1..=64).contains(&self.map_entry.0), "ftl.map_entry", self.map_entry, "must be between 1B and 64B");
+        issues.check((1..=64).contains(&self.map_cache_entry.0), "ftl.map_cache_entry", self.map_cache_entry, "must be between 1B and 64B");
         issues.check(self.read_ahead.0 <= 64 << 20, "ftl.read_ahead", self.read_ahead, "must be at most 64MiB (0 = off)");
         issues.check(self.ops_step >= 1, "ftl.ops_step", self.ops_step, "must be at least 1");
         if self.zone_size.is_some() {

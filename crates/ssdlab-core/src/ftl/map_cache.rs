@@ -1,14 +1,19 @@
 //! The controller's cached mapping table (DFTL-style; Gupta et al., ASPLOS 2009): the full map
-//! lives in flash as translation pages, and a DRAM cache holds a few of them.
+//! lives in flash as translation pages, and a DRAM cache holds part of it.
 //!
-//! Models: translation pages of `page size / ftl.map_entry` entries, cached whole (a miss loads
-//! the page with one flash read), least recently used out first; a cached page that a write or
-//! a GC move changed is dirty, and evicting it writes it back with one flash program.
+//! Models two caches (`ftl.map_cache_unit`):
+//! - **pages**: translation pages of `page size / ftl.map_entry` entries, cached whole (a miss
+//!   loads the page with one flash read), least recently used out first; a cached page that a
+//!   write or a GC move changed is dirty, and evicting it writes it back with one flash program;
+//! - **entries** (DFTL's CMT as MQSim models it): single entries, least recently used out first.
+//!   A read's miss loads its entry (one flash read of its translation page); a write or GC
+//!   move sets its entry without a load; evicting a changed entry writes its translation page
+//!   back, with every other changed entry of that page cached at the time (which are then
+//!   clean), reading the page's unchanged entries first (one read, one program).
 //!
-//! Leaves out: caching single entries (DFTL's CMT) rather than pages, batching several dirty
-//! pages into one write-back, translation blocks' own space and garbage collection (translation
-//! pages sit at fixed places on the dies), the global translation directory (kept in DRAM, as
-//! in DFTL), and map updates by TRIM.
+//! Leaves out: batching write-backs of several pages, translation blocks' own space and garbage
+//! collection (translation pages sit at fixed places on the dies), the global translation
+//! directory (kept in DRAM, as in DFTL), and map updates by TRIM.
 
 use rustc_hash::FxHashMap;
 
@@ -25,9 +30,11 @@ struct Entry {
 /// What one access to the cache did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Access {
-    /// The translation page was cached.
+    /// The entry (or its translation page) was cached.
     pub hit: bool,
-    /// A dirty page evicted to make room, to be written back.
+    /// The access must wait for its translation page to be read.
+    pub load: bool,
+    /// The translation page a dirty victim evicted to make room belongs to, to be written back.
     pub writeback: Option<u64>,
 }
 
@@ -39,9 +46,11 @@ pub struct MapCacheCounters {
     pub writebacks: u64,
 }
 
-/// An LRU cache of translation pages.
+/// An LRU cache of translation pages or of single entries.
 pub struct MapCache {
     entries_per_page: u64,
+    /// Single entries (keys are units) rather than pages (keys are translation pages).
+    per_entry: bool,
     capacity: usize,
     entries: Vec<Entry>,
     index: FxHashMap<u64, u32>,
@@ -54,7 +63,30 @@ pub struct MapCache {
 impl MapCache {
     /// A cache of `capacity` translation pages, each mapping `entries_per_page` units.
     pub fn new(capacity: usize, entries_per_page: u64) -> Self {
-        MapCache { entries_per_page: entries_per_page.max(1), capacity: capacity.max(1), entries: Vec::new(), index: FxHashMap::default(), head: NIL, tail: NIL, counters: MapCacheCounters::default() }
+        Self::with_unit(capacity, entries_per_page, false)
+    }
+
+    /// A cache of `capacity` single entries of translation pages of `entries_per_page`.
+    pub fn of_entries(capacity: usize, entries_per_page: u64) -> Self {
+        Self::with_unit(capacity, entries_per_page, true)
+    }
+
+    fn with_unit(capacity: usize, entries_per_page: u64, per_entry: bool) -> Self {
+        MapCache {
+            entries_per_page: entries_per_page.max(1),
+            per_entry,
+            capacity: capacity.max(1),
+            entries: Vec::new(),
+            index: FxHashMap::default(),
+            head: NIL,
+            tail: NIL,
+            counters: MapCacheCounters::default(),
+        }
+    }
+
+    /// It caches single entries.
+    pub fn per_entry(&self) -> bool {
+        self.per_entry
     }
 
     /// The translation page that maps `lpn`.
@@ -63,21 +95,50 @@ impl MapCache {
         lpn / self.entries_per_page
     }
 
-    /// Looks the entry of `lpn` up (and changes it, if `dirty`): a hit, or a miss that loads
-    /// its translation page, evicting the least recently used one when the cache is full.
+    #[inline]
+    fn key(&self, lpn: u64) -> u64 {
+        if self.per_entry {
+            lpn
+        } else {
+            self.tpage(lpn)
+        }
+    }
+
+    /// Fills the free room with clean entries of `lpns` (in order, uncounted): a cache warm
+    /// from preconditioning.
+    pub fn warm(&mut self, lpns: impl Iterator<Item = u64>) {
+        for lpn in lpns {
+            if self.entries.len() >= self.capacity {
+                break;
+            }
+            let key = self.key(lpn);
+            if self.index.contains_key(&key) {
+                continue;
+            }
+            self.entries.push(Entry { tpage: key, dirty: false, prev: NIL, next: NIL });
+            let i = (self.entries.len() - 1) as u32;
+            self.index.insert(key, i);
+            self.push_front(i);
+        }
+    }
+
+    /// Looks the entry of `lpn` up (and changes it, if `dirty`): a hit, or a miss that caches
+    /// it, evicting the least recently used one when the cache is full. A miss waits for a
+    /// load of its translation page, except a change of a single entry (it needs nothing of
+    /// the page).
     pub fn access(&mut self, lpn: u64, dirty: bool) -> Access {
-        let tpage = self.tpage(lpn);
-        if let Some(&i) = self.index.get(&tpage) {
+        let key = self.key(lpn);
+        if let Some(&i) = self.index.get(&key) {
             self.counters.hits += 1;
             self.entries[i as usize].dirty |= dirty;
             self.unlink(i);
             self.push_front(i);
-            return Access { hit: true, writeback: None };
+            return Access { hit: true, load: false, writeback: None };
         }
         self.counters.misses += 1;
         let mut writeback = None;
         let i = if self.entries.len() < self.capacity {
-            self.entries.push(Entry { tpage, dirty, prev: NIL, next: NIL });
+            self.entries.push(Entry { tpage: key, dirty, prev: NIL, next: NIL });
             (self.entries.len() - 1) as u32
         } else {
             let i = self.tail;
@@ -86,14 +147,28 @@ impl MapCache {
             self.index.remove(&old.tpage);
             if old.dirty {
                 self.counters.writebacks += 1;
-                writeback = Some(old.tpage);
+                let tpage = if self.per_entry { self.tpage(old.tpage) } else { old.tpage };
+                writeback = Some(tpage);
+                if self.per_entry {
+                    self.clean_page(tpage);
+                }
             }
-            self.entries[i as usize] = Entry { tpage, dirty, prev: NIL, next: NIL };
+            self.entries[i as usize] = Entry { tpage: key, dirty, prev: NIL, next: NIL };
             i
         };
-        self.index.insert(tpage, i);
+        self.index.insert(key, i);
         self.push_front(i);
-        Access { hit: false, writeback }
+        Access { hit: false, load: !(self.per_entry && dirty), writeback }
+    }
+
+    /// Entries: the cached entries of translation page `tpage` are written back with it.
+    fn clean_page(&mut self, tpage: u64) {
+        let first = tpage * self.entries_per_page;
+        for lpn in first..first + self.entries_per_page {
+            if let Some(&i) = self.index.get(&lpn) {
+                self.entries[i as usize].dirty = false;
+            }
+        }
     }
 
     fn unlink(&mut self, i: u32) {
@@ -134,8 +209,32 @@ mod tests {
         assert!(!c.access(5, false).hit); // page 0
         assert!(!c.access(150, true).hit); // page 1, dirty
         assert!(c.access(99, false).hit); // page 0 again: page 1 is now the LRU
-        assert_eq!(c.access(250, false), Access { hit: false, writeback: Some(1) });
-        assert_eq!(c.access(120, false), Access { hit: false, writeback: None }, "page 0 was clean");
+        assert_eq!(c.access(250, false), Access { hit: false, load: true, writeback: Some(1) });
+        assert_eq!(c.access(120, false), Access { hit: false, load: true, writeback: None }, "page 0 was clean");
         assert_eq!(c.counters, MapCacheCounters { hits: 1, misses: 4, writebacks: 1 });
+    }
+
+    #[test]
+    fn entries_are_cached_alone_writes_load_nothing_and_a_write_back_cleans_its_page() {
+        let mut c = MapCache::of_entries(3, 100);
+        assert_eq!(c.access(5, false), Access { hit: false, load: true, writeback: None });
+        assert!(!c.access(6, false).hit, "a neighbour in the same translation page is its own entry");
+        assert_eq!(c.access(7, true), Access { hit: false, load: false, writeback: None }, "a write sets its entry");
+        assert!(c.access(5, true).hit);
+        // Evicting the LRU (6, clean) writes nothing; then 7 (dirty) goes: page 0 is written
+        // back, with 5, which is clean afterwards and is evicted without another write-back.
+        assert_eq!(c.access(300, false).writeback, None);
+        assert_eq!(c.access(301, false).writeback, Some(0));
+        assert_eq!(c.access(302, false).writeback, None, "5 was written back with 7");
+        assert_eq!(c.counters, MapCacheCounters { hits: 1, misses: 6, writebacks: 1 });
+    }
+
+    #[test]
+    fn a_warm_cache_starts_full_of_clean_entries() {
+        let mut c = MapCache::of_entries(4, 100);
+        c.warm((0..10).map(|k| k * 50));
+        assert!(c.access(150, false).hit && c.access(0, false).hit);
+        assert!(!c.access(200, false).hit, "only the first four were cached");
+        assert_eq!(c.counters.writebacks, 0);
     }
 }

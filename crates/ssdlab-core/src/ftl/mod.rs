@@ -62,7 +62,7 @@ mod zones;
 
 use rand::SeedableRng;
 
-pub use config::{Aging, BgGcDefer, BlockGroup, FtlConfig, OpsSplit, Placement, PoolMode, Precondition, RuhType, Striping, Victim, SPARE_RULE_KEYS};
+pub use config::{Aging, BgGcDefer, BlockGroup, FtlConfig, MapCacheUnit, OpsSplit, Placement, PoolMode, Precondition, RuhType, Striping, Victim, SPARE_RULE_KEYS};
 pub use device::{Event, FlashDevice, FlashSummary, IntegrityReport, PreconditionReport, Tenancy};
 pub use integrity::IntegrityCounts;
 use integrity::Shadow;
@@ -555,10 +555,23 @@ impl Ftl {
     /// lookups and updates then go through [`MapCache`], and report the translation-page
     /// reads and write-backs they cost. Preconditioning runs without it.
     pub fn enable_map_cache(&mut self) {
-        if self.cfg.map_cache.0 > 0 {
-            let pages = (self.cfg.map_cache.0 / self.pg.page_size.max(1)) as usize;
-            self.map_cache = Some(MapCache::new(pages, self.pg.page_size / self.cfg.map_entry.0.max(1)));
+        if self.cfg.map_cache.0 == 0 {
+            return;
         }
+        let per_page = self.pg.page_size / self.cfg.map_entry.0.max(1);
+        if self.cfg.map_cache_unit == MapCacheUnit::Page {
+            let pages = (self.cfg.map_cache.0 / self.pg.page_size.max(1)) as usize;
+            self.map_cache = Some(MapCache::new(pages, per_page));
+            return;
+        }
+        // Entries, warm as MQSim's preconditioning leaves its CMT: clean entries of written
+        // units spread evenly over the logical space.
+        let entries = (self.cfg.map_cache.0 / self.cfg.map_cache_entry.0.max(1)) as usize;
+        let mut cache = MapCache::of_entries(entries, per_page);
+        let units = self.exported_units();
+        let step = (units / entries.max(1) as u64).max(1);
+        cache.warm((0..units).step_by(step as usize).filter(|&lpn| self.l2p.get(lpn) != UNMAPPED));
+        self.map_cache = Some(cache);
     }
 
     /// Map cache counters (zero without one).
@@ -578,18 +591,23 @@ impl Ftl {
         self.map_cache.as_ref().map(|c| c.tpage(lpn.0))
     }
 
-    /// Passes a map access through the cache, if there is one; true on a hit.
+    /// Passes a map access through the cache, if there is one; true unless it must wait for a
+    /// load of its translation page.
     #[inline]
     fn touch_map(&mut self, lpn: u64, dirty: bool, sink: &mut impl FnMut(FlashOp)) -> bool {
         let Some(c) = &mut self.map_cache else { return true };
         let a = c.access(lpn, dirty);
         if let Some(tpage) = a.writeback {
+            if c.per_entry() {
+                // The page's entries that are not cached come from flash first.
+                sink(FlashOp::MapRead { tpage });
+            }
             sink(FlashOp::MapWrite { tpage });
         }
-        if !a.hit {
+        if a.load {
             sink(FlashOp::MapRead { tpage: c.tpage(lpn) });
         }
-        a.hit
+        !a.load
     }
 
     /// The physical slot of `lpn`, if mapped.

@@ -319,10 +319,12 @@ impl Link {
                     let media = c.crit_media;
                     let transfer = g.end.since(g.start);
                     let elapsed = g.end.since(c.mark);
+                    let map = c.crit_map.min(elapsed - media - transfer - translated);
                     c.add(Component::Media, media);
                     c.add(Component::Transfer, transfer);
                     c.add(Component::Translation, translated);
-                    let waited = elapsed - media - transfer - translated;
+                    c.add(Component::Map, map);
+                    let waited = elapsed - media - transfer - translated - map;
                     let gc = c.crit_gc.min(waited);
                     c.add(Component::Gc, gc);
                     c.add(Component::Queueing, waited - gc);

@@ -63,10 +63,13 @@ pub enum Component {
     /// programs and erases, and a write's wait for write-buffer space in the share of the
     /// dies' time that GC took meanwhile (the buffer drains only as fast as the dies program).
     Gc = 12,
+    /// Waiting for the cached map (`ftl.map_cache`): the flash read of a translation page that a
+    /// read's map entry was not cached in DRAM for, and any queueing for it.
+    Map = 13,
 }
 
 /// Number of [`Component`]s.
-pub const COMPONENTS: usize = 13;
+pub const COMPONENTS: usize = 14;
 
 impl Component {
     pub const ALL: [Component; COMPONENTS] = [
@@ -83,6 +86,7 @@ impl Component {
         Component::Translation,
         Component::PageCache,
         Component::Gc,
+        Component::Map,
     ];
 
     pub fn name(self) -> &'static str {
@@ -100,6 +104,7 @@ impl Component {
             Component::Translation => "translation",
             Component::PageCache => "page_cache",
             Component::Gc => "gc",
+            Component::Map => "map",
         }
     }
 }

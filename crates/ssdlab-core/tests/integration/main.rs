@@ -15,6 +15,7 @@ mod engines;
 mod ftl;
 mod golden;
 mod layers;
+mod map_cache;
 mod nand;
 mod nvm;
 mod observer;

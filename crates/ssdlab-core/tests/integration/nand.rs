@@ -81,33 +81,6 @@ fn with_register_reuse_a_stream_of_small_reads_pays_one_tr_per_page() {
 }
 
 #[test]
-fn with_a_cached_map_a_read_that_misses_costs_one_extra_flash_read() {
-    // SLC: tR 25 us, 16 KiB pages, 800 MT/s x8 channels, 0.1 us of command cycles. The map
-    // cache holds one translation page (16 KiB / 4 B = 4096 units) of the 4 GiB drive's 256,
-    // so nearly every random read misses: it reads its translation page (command, tR, the whole
-    // page out), then its data. Nothing else runs at QD1, so the difference is exact.
-    let qd1 = |rw: &'static str, cache: &'static str| run("slc", &[("workload.iodepth", "1"), ("workload.rw", rw), ("workload.number_ios", "2000"), ("ftl.read_ahead", "0"), ("ftl.map_cache", cache)]);
-    let media = |s: &Summary| s.read.breakdown_us.0[Component::Media as usize];
-    let (dram, cached) = (qd1("randread", "0"), qd1("randread", "16KiB"));
-    let misses = cached.metrics["ftl.map_cache.misses"];
-    assert!(misses >= 1990.0, "random reads miss a one-page cache: {misses}");
-    assert_eq!(flash(&cached).nand.map_reads, misses as u64, "one flash read per miss");
-    assert_eq!(flash(&dram).nand.map_reads, 0);
-    assert_eq!(flash(&cached).nand.host_reads, 2000);
-    let map_read = 0.1 + 25.0 + 16384.0 / 800e6 * 1e6;
-    let want = media(&dram) + misses / 2000.0 * map_read;
-    assert!((media(&cached) - want).abs() < 1e-6, "media {} us, want {want} us", media(&cached));
-    assert!((cached.read.latency_us.mean - dram.read.latency_us.mean - misses / 2000.0 * map_read).abs() < 1e-3);
-    // Sequential reads load a translation page once per 4096 units.
-    let seq = qd1("read", "16KiB");
-    assert_eq!(seq.metrics["ftl.map_cache.misses"] as u64, 1);
-    // Writes change cached pages; evicting a changed page writes it back.
-    let w = run("slc", &[("workload.rw", "randwrite"), ("workload.number_ios", "4000"), ("ftl.map_cache", "64KiB")]);
-    let (wb, programs) = (w.metrics["ftl.map_cache.writebacks"], flash(&w).nand.map_programs as f64);
-    assert!(wb > 3900.0 && programs <= wb && programs > wb - 200.0, "{wb} write-backs, {programs} programmed by the end");
-}
-
-#[test]
 fn read_retries_grow_with_wear_and_give_qd1_reads_a_tail() {
     // SLC (one page type, tR 25 us) so that only retries spread the latency. A retry step
     // senses the page again (tR), moves it out (4 KiB at 800 MB/s) and decodes it (2 us); the

@@ -41,7 +41,7 @@ pub use summary::{FlashSummary, IntegrityReport, PreconditionReport};
 use write_buffer::{Uncached, Waiting};
 
 use super::read_ahead::{Lookup, ReadAhead};
-use super::{FlashOp, Ftl, FtlConfig, PoolSpec, Precondition};
+use super::{FlashOp, Ftl, FtlConfig, MapCacheUnit, PoolSpec, Precondition};
 use crate::ctrl::transfer::Transfer;
 use crate::error::Result;
 use crate::ftl::metrics::{NAND_CHANNELS_BUSY, NAND_DIES_BUSY};
@@ -116,8 +116,8 @@ pub struct FlashDevice {
     /// Reads waiting for their translation pages (map cache misses): loads outstanding, the
     /// longest load's media time, and the page reads to issue after.
     map_wait: FxHashMap<CmdId, MapWait>,
-    /// Reads issued after a map load: the load's media time (part of the read's media time)
-    /// and the page reads still to land.
+    /// Reads issued after their map loads: how long they waited for them (the breakdown's
+    /// `map`) and the page reads still to land.
     map_crit: FxHashMap<CmdId, (SimDuration, usize)>,
     /// Scratch: the flash operations of one command's map lookups.
     map_ops: Vec<FlashOp>,
@@ -147,15 +147,21 @@ struct SharedRead {
     joined: Vec<(CmdId, u32, u32)>,
 }
 
+/// Bytes a cached entry's miss reads of its translation page: the sector that holds it (MQSim's
+/// mapping reads move one 512 B sector).
+const MAP_SECTOR: u32 = 512;
+
 /// A translation-page load and the reads that wait for it.
 struct Loading {
     tpage: u64,
     waiters: Vec<CmdId>,
 }
 
+/// A read waiting for its translation pages: how many loads are left, since when it waits,
+/// and its page reads, issued once they have all landed.
 struct MapWait {
     loads: u32,
-    service: SimDuration,
+    since: SimTime,
     reads: Vec<PageRead>,
 }
 
@@ -250,6 +256,10 @@ impl FlashDevice {
         };
         let g = ftl.geometry().clone();
         let mut array = NandArray::new(&media.nand, &media.ecc, g.clone(), seed);
+        if cfg.map_cache_unit == MapCacheUnit::Entry {
+            // A cached entry's miss reads the 512 B sector of its translation page that holds it.
+            array.set_map_read_bytes(MAP_SECTOR);
+        }
         for b in (0..g.blocks()).map(BlockId) {
             array.set_programmed(b, ftl.written_pages(b));
             array.add_wear(b, ftl.erases(b));
@@ -451,9 +461,8 @@ impl FlashDevice {
             nand::Output::At(t, e) => ctx.at(t, Out::Wake(Event::Nand(e))),
             nand::Output::ReadReady { cmd, .. } if self.rmw.contains_key(&cmd) => return self.merged(ctx, cmd),
             nand::Output::ReadReady { cmd, bytes, at, service, gc } => {
-                let mut service = service;
                 if let Some((map, left)) = self.map_crit.get_mut(&cmd) {
-                    service += *map;
+                    ctx.cmds[cmd].crit_map = *map;
                     *left -= 1;
                     if *left == 0 {
                         self.map_crit.remove(&cmd);
@@ -473,16 +482,15 @@ impl FlashDevice {
                     ctx.at(ctx.now + self.buffer_latency, Out::Wake(Event::Buffered { cmd, len, at }));
                 }
             }
-            nand::Output::MapLoaded { token, service } => {
+            nand::Output::MapLoaded { token } => {
                 let Some(l) = self.loads.get_mut(token as usize).and_then(Option::take) else { return false };
                 self.loading.remove(&l.tpage);
                 for cmd in l.waiters {
                     let Some(w) = self.map_wait.get_mut(&cmd) else { continue };
                     w.loads -= 1;
-                    w.service = w.service.max(service);
                     if w.loads == 0 {
                         let w = self.map_wait.remove(&cmd).unwrap_or_else(|| unreachable!("just found"));
-                        self.map_crit.insert(cmd, (w.service, w.reads.len()));
+                        self.map_crit.insert(cmd, (ctx.now.since(w.since), w.reads.len()));
                         self.array.submit_reads(cmd, w.reads.iter().map(|r| (r.block, r.page, r.bytes, r.at)), ctx.now, &mut self.out);
                     }
                 }
@@ -608,7 +616,7 @@ impl Medium for FlashDevice {
             }
         }
         if loads > 0 {
-            self.map_wait.insert(id, MapWait { loads, service: SimDuration::ZERO, reads: reads.clone() });
+            self.map_wait.insert(id, MapWait { loads, since: now, reads: reads.clone() });
         } else {
             self.array.submit_reads(id, reads.iter().map(|r| (r.block, r.page, r.bytes, r.at)), now, &mut self.out);
         }

@@ -259,9 +259,8 @@ pub enum Output {
     Programmed { block: BlockId, page: u32, units: u32 },
     /// The read-ahead `token` is in the controller's DRAM.
     Prefetched { token: u32 },
-    /// The translation-page load `token` that host reads wait for is in the map cache;
-    /// `service` is its media time without waits.
-    MapLoaded { token: u32, service: SimDuration },
+    /// The translation-page load `token` that host reads wait for is in the map cache.
+    MapLoaded { token: u32 },
 }
 
 /// NAND operation counters.
@@ -307,6 +306,9 @@ pub struct NandArray {
     multiplane: bool,
     cache_read: bool,
     cache_program: bool,
+    /// Bytes a translation-page load moves out: the whole page, or the sector that holds an
+    /// entry (a cached map of entries, [`NandArray::set_map_read_bytes`]).
+    map_read_bytes: u32,
     /// Per block: pages programmed, and the erase generation (u16 each: 4 bytes per block).
     programmed: Vec<u16>,
     gen: Vec<u16>,
@@ -364,6 +366,7 @@ impl NandArray {
             multiplane: c.multiplane && c.planes > 1,
             cache_read: c.cache_read,
             cache_program: c.cache_program,
+            map_read_bytes: g.page_size as u32,
             programmed: vec![0; blocks],
             gen: vec![0; blocks],
             counters: NandCounters::default(),
@@ -564,6 +567,12 @@ impl NandArray {
         (BlockId(plane as u32 * self.g.blocks_per_plane), page as u32)
     }
 
+    /// Translation-page loads move `bytes` out of the die (at most a page) rather than the
+    /// whole page.
+    pub fn set_map_read_bytes(&mut self, bytes: u32) {
+        self.map_read_bytes = bytes.clamp(1, self.g.page_size as u32);
+    }
+
     /// Queues the load `token` of translation page `tpage`, which host reads wait for.
     pub fn submit_map_load(&mut self, token: u32, tpage: u64, now: SimTime, out: &mut Vec<Output>) {
         let (block, page) = self.map_place(tpage);
@@ -676,9 +685,9 @@ impl NandArray {
                         self.cached_read_out(die, Target::Gc, self.g.page_size as u32, r.service, now, out);
                     }
                     Work::MapLoad { token } if self.cache_read => {
-                        self.cached_read_out(die, Target::Map(token), self.g.page_size as u32, r.service, now, out);
+                        self.cached_read_out(die, Target::Map(token), self.map_read_bytes, r.service, now, out);
                     }
-                    Work::MapLoad { .. } => self.transfer_out(die, &mut r, self.g.page_size, now, out),
+                    Work::MapLoad { .. } => self.transfer_out(die, &mut r, u64::from(self.map_read_bytes), now, out),
                     Work::MapProgram => {
                         self.counters.map_programs += 1;
                         self.release_power(die, now, out);
@@ -787,7 +796,7 @@ impl NandArray {
             Target::Map(token) => {
                 self.counters.map_reads += 1;
                 if let Some(token) = token {
-                    out.push(Output::MapLoaded { token, service });
+                    out.push(Output::MapLoaded { token });
                 }
             }
             Target::Gc => {}
