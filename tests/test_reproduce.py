@@ -77,6 +77,10 @@ def test_reproduce_all_has_every_study_and_writes_its_pages(everything):
         text = (out / f"{k}.html").read_text()
         self_contained(text)
         assert "Published figures beside ssdlab's" in text and "<svg" in text
+    # Issue 28: at least 40 of the 53 rows match or hold (docs/reproduce.md names what the
+    # others lack).
+    good = [r for r in rows if r["verdict"] in ("matches", "holds")]
+    assert len(rows) == 53 and len(good) >= 40, [(r["figure"], r["verdict"]) for r in rows if r not in good]
 
 
 def test_optane_contract_on_the_quick_profile(cli, everything):
@@ -84,6 +88,8 @@ def test_optane_contract_on_the_quick_profile(cli, everything):
     assert all(v[f"Optane: {t} (rule holds)"]["verdict"] == "holds" for t in ("Avoid crowded accesses", "Forget garbage collection"))
     k = "Optane: interleaving degree (chunks in a round over the parallel units)"
     assert v[k]["ours"] == 7 and v[k]["verdict"] == "matches"
+    k = "Flash: interleaving degree (chunks in a round over the parallel units)"
+    assert v[k]["ours"] == 128 and v[k]["verdict"] == "matches"
     assert v["Optane: misaligned latency over aligned"]["verdict"] == "matches"
 
 
@@ -111,10 +117,11 @@ def test_moneta_on_the_quick_profile(cli, everything):
     v = _quick(cli, everything, "moneta")
     for f in ("Baseline 4 KiB read: hardware latency", "Baseline 4 KiB read: software latency", "Spin-waiting: software latency cut",
               "Baseline bandwidth, 16 threads of 512 KiB reads", "Mixed reads and writes, one request queue",
-              "Mixed reads and writes, split read and write queues", "Round-robin splitting: 4 KiB reader's bandwidth beside a 512 KiB reader"):
+              "Mixed reads and writes, split read and write queues", "Round-robin splitting: 4 KiB reader's bandwidth beside a 512 KiB reader",
+              "No I/O scheduler: software latency cut", "Atomic request word: further software latency cut", "All three steps: software latency cut against the baseline"):
         assert v[f]["verdict"] == "matches", v[f]
-    # The 62 % the talk gives the total fits the software time only: ours is on its side, not within 25 %.
-    assert v["All three steps: total latency cut against the baseline"]["verdict"] == "direction"
+    # The talk's steps compose on the software latency: 13.4 us to about 5 us.
+    assert 55.0 < v["All three steps: software latency cut against the baseline"]["ours"] < 70.0
 
 
 def test_ops_isolation_on_the_quick_profile(cli, everything):

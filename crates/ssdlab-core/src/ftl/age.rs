@@ -13,17 +13,24 @@ impl Ftl {
     /// placement is computed ([`Layout::striped`]), not stored, so a filled drive costs no map
     /// memory per unit until units are written again. The drive must be fresh.
     pub fn fill_sequential(&mut self) -> Result<()> {
+        self.fill_sequential_part(1.0)
+    }
+
+    /// Fills the first `fraction` of each pool's units, in order, as [`Ftl::fill_sequential`]
+    /// does all of them (`ftl.precondition_fill`).
+    pub fn fill_sequential_part(&mut self, fraction: f64) -> Result<()> {
         if self.l2p.mapped() > 0
             || self.pools.iter().any(|p| p.free_count != p.blocks || p.listed_free() != p.fresh.iter().map(|&f| (p.span.end - f) as usize).sum::<usize>() || p.fresh.iter().any(|&f| f != p.span.start))
         {
             return Err(Error::Invariant { component: "ftl", detail: "a sequential fill needs a fresh drive".into() });
         }
-        let segments: Vec<Segment> = self.pools.iter().map(|p| Segment { lpns: p.lpns.clone(), span: p.span.clone() }).collect();
-        let layout = std::sync::Arc::new(Layout::striped(&self.g, &self.order, segments));
+        let part = |lpns: &std::ops::Range<u64>| lpns.start + ((lpns.end - lpns.start) as f64 * fraction.clamp(0.0, 1.0)).floor() as u64;
+        let segments: Vec<Segment> = self.pools.iter().map(|p| Segment { lpns: p.lpns.start..part(&p.lpns), span: p.span.clone() }).collect();
+        let layout = std::sync::Arc::new(Layout::striped(&self.g, &self.order, segments.clone()));
         let (spp, spb, bpp) = (u64::from(self.g.slots_per_page), u64::from(self.g.slots_per_block()), self.g.blocks_per_plane);
         let planes = self.order.len() as u64;
-        for p in 0..self.pools.len() {
-            let units = self.pools[p].lpns.end - self.pools[p].lpns.start;
+        for (p, seg) in segments.iter().enumerate() {
+            let units = seg.lpns.end - seg.lpns.start;
             self.pools[p].counters.host_writes += units;
             let pages = units.div_ceil(spp);
             // Per plane (in striping order): its full blocks and the slots of its open one.
@@ -64,7 +71,7 @@ impl Ftl {
             self.pools[p].streams[HOST].cursor = if units.is_multiple_of(spp) { pages % planes } else { (pages - 1) % planes } as usize;
         }
         if let Some(sh) = &mut self.shadow {
-            for lpn in 0..layout.placed() {
+            for lpn in segments.iter().flat_map(|s| s.lpns.clone()) {
                 sh.next += 1;
                 sh.version.insert(lpn, sh.next);
                 sh.slot_version.insert(layout.slot_of(lpn), sh.next);

@@ -31,9 +31,9 @@ config_enum! {
     pub enum MapCacheUnit {
         /// Whole translation pages (a miss loads the page's every entry).
         Page = "page",
-        /// Single entries (DFTL's cached mapping table, as MQSim models it): a read miss
-        /// loads its entry, a write's entry needs no load, and evicting a changed entry writes
-        /// its translation page back with every other changed entry of that page.
+        /// Single entries (DFTL's cached mapping table, as MQSim models it): a miss loads its
+        /// entry (a GC move's sets it without a load), and evicting a changed entry writes its
+        /// translation page back with every other changed entry of that page.
         Entry = "entry",
     }
 }
@@ -203,9 +203,10 @@ config_struct! {
         map_cache: Bytes = Bytes(0),
         /// What the cached map holds: `"page"` (whole translation pages, the cache starts
         /// empty) or `"entry"` (single entries of `map_cache_entry` bytes, DFTL's CMT as MQSim
-        /// models it: a miss reads the 512 B sector of its translation page, write-backs read
-        /// the page's unchanged entries and program it, and the cache starts full of clean
-        /// entries spread evenly over the written units, as MQSim's preconditioning fills it).
+        /// models it: a miss reads the 512 B sector of its translation page, a GC move sets
+        /// its entry without one, write-backs read the page's unchanged entries and program it,
+        /// and the cache starts full of clean entries spread evenly over the written units, as
+        /// MQSim's preconditioning fills it).
         /// Default: `"page"`.
         map_cache_unit: MapCacheUnit = MapCacheUnit::Page,
         /// DRAM bytes per cached entry in `"entry"` mode (logical and physical address and a
@@ -261,6 +262,10 @@ config_struct! {
         integrity: bool = false,
         /// State before the run: `clean`, `sequential` or `aged`. Default: `"clean"`.
         precondition: Precondition = Precondition::Clean,
+        /// Sequential preconditioning: the fraction of each pool's logical units written, from
+        /// its first (MQSim's Initial_Occupancy_Percentage); the rest stays unwritten, and its
+        /// reads return zeroes without a flash read. Default: `1`.
+        precondition_fill: f64 = 1.0,
         /// Aged preconditioning: stop after this many drive writes of random overwrites even if
         /// WAF is still moving (0 = until WAF settles). Default: `0`.
         precondition_drive_writes: f64 = 0.0,
@@ -333,6 +338,13 @@ impl FtlConfig {
             issues.check(self.placement == Placement::None, "ftl.placement", self.placement, "FDP placement and zones do not mix: leave placement at none with ftl.zone_size");
         }
         issues.check(self.aging_replica_blocks >= 1024, "ftl.aging_replica_blocks", self.aging_replica_blocks, "must be at least 1024");
+        issues.check(self.precondition_fill > 0.0 && self.precondition_fill <= 1.0, "ftl.precondition_fill", self.precondition_fill, "must be above 0 and at most 1");
+        issues.check(
+            self.precondition_fill >= 1.0 || self.precondition == Precondition::Sequential,
+            "ftl.precondition_fill",
+            self.precondition_fill,
+            format!("a partial fill needs ftl.precondition = \"sequential\" (it is \"{}\")", self.precondition),
+        );
         issues.check(self.precondition_drive_writes >= 0.0 && self.precondition_drive_writes <= 100.0, "ftl.precondition_drive_writes", self.precondition_drive_writes, "must be between 0 and 100");
     }
 }

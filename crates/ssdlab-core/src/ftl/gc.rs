@@ -180,7 +180,7 @@ impl Ftl {
         let slot = self.allocate(p, stream, sink)?;
         self.l2p.set(lpn, slot);
         self.record(lpn, slot, version);
-        self.touch_map(lpn, true, sink);
+        self.touch_map(lpn, true, true, sink);
         self.pools[p].counters.gc_writes += 1;
         if let Some(a) = &mut self.attribution {
             let (n, owner) = (a.tenants(), a.owner(lpn));

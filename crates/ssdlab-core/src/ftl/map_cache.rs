@@ -6,8 +6,8 @@
 //!   loads the page with one flash read), least recently used out first; a cached page that a
 //!   write or a GC move changed is dirty, and evicting it writes it back with one flash program;
 //! - **entries** (DFTL's CMT as MQSim models it): single entries, least recently used out first.
-//!   A read's miss loads its entry (one flash read of its translation page); a write or GC
-//!   move sets its entry without a load; evicting a changed entry writes its translation page
+//!   A miss loads its entry (one flash read of its translation page), except a GC move's,
+//!   which sets its entry without a load; evicting a changed entry writes its translation page
 //!   back, with every other changed entry of that page cached at the time (which are then
 //!   clean), reading the page's unchanged entries first (one read, one program).
 //!
@@ -21,7 +21,8 @@ const NIL: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    tpage: u64,
+    /// A translation page, or a unit (single entries).
+    key: u64,
     dirty: bool,
     prev: u32,
     next: u32,
@@ -115,7 +116,7 @@ impl MapCache {
             if self.index.contains_key(&key) {
                 continue;
             }
-            self.entries.push(Entry { tpage: key, dirty: false, prev: NIL, next: NIL });
+            self.entries.push(Entry { key, dirty: false, prev: NIL, next: NIL });
             let i = (self.entries.len() - 1) as u32;
             self.index.insert(key, i);
             self.push_front(i);
@@ -123,10 +124,10 @@ impl MapCache {
     }
 
     /// Looks the entry of `lpn` up (and changes it, if `dirty`): a hit, or a miss that caches
-    /// it, evicting the least recently used one when the cache is full. A miss waits for a
-    /// load of its translation page, except a change of a single entry (it needs nothing of
-    /// the page).
-    pub fn access(&mut self, lpn: u64, dirty: bool) -> Access {
+    /// it, evicting the least recently used one when the cache is full. A miss loads its
+    /// translation page, except for a single entry that is only `set` (GC's move: nothing of
+    /// the page is needed).
+    pub fn access(&mut self, lpn: u64, dirty: bool, set: bool) -> Access {
         let key = self.key(lpn);
         if let Some(&i) = self.index.get(&key) {
             self.counters.hits += 1;
@@ -138,27 +139,27 @@ impl MapCache {
         self.counters.misses += 1;
         let mut writeback = None;
         let i = if self.entries.len() < self.capacity {
-            self.entries.push(Entry { tpage: key, dirty, prev: NIL, next: NIL });
+            self.entries.push(Entry { key, dirty, prev: NIL, next: NIL });
             (self.entries.len() - 1) as u32
         } else {
             let i = self.tail;
             self.unlink(i);
             let old = self.entries[i as usize];
-            self.index.remove(&old.tpage);
+            self.index.remove(&old.key);
             if old.dirty {
                 self.counters.writebacks += 1;
-                let tpage = if self.per_entry { self.tpage(old.tpage) } else { old.tpage };
+                let tpage = if self.per_entry { self.tpage(old.key) } else { old.key };
                 writeback = Some(tpage);
                 if self.per_entry {
                     self.clean_page(tpage);
                 }
             }
-            self.entries[i as usize] = Entry { tpage: key, dirty, prev: NIL, next: NIL };
+            self.entries[i as usize] = Entry { key, dirty, prev: NIL, next: NIL };
             i
         };
         self.index.insert(key, i);
         self.push_front(i);
-        Access { hit: false, load: !(self.per_entry && dirty), writeback }
+        Access { hit: false, load: !(self.per_entry && set), writeback }
     }
 
     /// Entries: the cached entries of translation page `tpage` are written back with it.
@@ -206,35 +207,37 @@ mod tests {
     #[test]
     fn least_recently_used_page_goes_and_dirty_ones_are_written_back() {
         let mut c = MapCache::new(2, 100);
-        assert!(!c.access(5, false).hit); // page 0
-        assert!(!c.access(150, true).hit); // page 1, dirty
-        assert!(c.access(99, false).hit); // page 0 again: page 1 is now the LRU
-        assert_eq!(c.access(250, false), Access { hit: false, load: true, writeback: Some(1) });
-        assert_eq!(c.access(120, false), Access { hit: false, load: true, writeback: None }, "page 0 was clean");
+        assert!(!c.access(5, false, false).hit); // page 0
+        assert!(!c.access(150, true, false).hit); // page 1, dirty
+        assert!(c.access(99, false, false).hit); // page 0 again: page 1 is now the LRU
+        assert_eq!(c.access(250, false, false), Access { hit: false, load: true, writeback: Some(1) });
+        assert_eq!(c.access(120, false, false), Access { hit: false, load: true, writeback: None }, "page 0 was clean");
         assert_eq!(c.counters, MapCacheCounters { hits: 1, misses: 4, writebacks: 1 });
     }
 
     #[test]
-    fn entries_are_cached_alone_writes_load_nothing_and_a_write_back_cleans_its_page() {
-        let mut c = MapCache::of_entries(3, 100);
-        assert_eq!(c.access(5, false), Access { hit: false, load: true, writeback: None });
-        assert!(!c.access(6, false).hit, "a neighbour in the same translation page is its own entry");
-        assert_eq!(c.access(7, true), Access { hit: false, load: false, writeback: None }, "a write sets its entry");
-        assert!(c.access(5, true).hit);
+    fn entries_are_cached_alone_gc_moves_load_nothing_and_a_write_back_cleans_its_page() {
+        let mut c = MapCache::of_entries(4, 100);
+        assert_eq!(c.access(5, false, false), Access { hit: false, load: true, writeback: None });
+        assert!(!c.access(6, false, false).hit, "a neighbour in the same translation page is its own entry");
+        assert_eq!(c.access(7, true, true), Access { hit: false, load: false, writeback: None }, "a GC move sets its entry");
+        assert!(c.access(8, true, false).load, "a host write loads its entry's page");
+        assert!(c.access(8, false, false).hit && c.access(5, true, false).hit);
         // Evicting the LRU (6, clean) writes nothing; then 7 (dirty) goes: page 0 is written
-        // back, with 5, which is clean afterwards and is evicted without another write-back.
-        assert_eq!(c.access(300, false).writeback, None);
-        assert_eq!(c.access(301, false).writeback, Some(0));
-        assert_eq!(c.access(302, false).writeback, None, "5 was written back with 7");
-        assert_eq!(c.counters, MapCacheCounters { hits: 1, misses: 6, writebacks: 1 });
+        // back with 5 and 8, which are clean afterwards and go without another write-back.
+        assert_eq!(c.access(300, false, false).writeback, None);
+        assert_eq!(c.access(301, false, false).writeback, Some(0));
+        assert_eq!(c.access(302, false, false).writeback, None, "8 was written back with 7");
+        assert_eq!(c.access(303, false, false).writeback, None, "5 was written back with 7");
+        assert_eq!(c.counters, MapCacheCounters { hits: 2, misses: 8, writebacks: 1 });
     }
 
     #[test]
     fn a_warm_cache_starts_full_of_clean_entries() {
         let mut c = MapCache::of_entries(4, 100);
         c.warm((0..10).map(|k| k * 50));
-        assert!(c.access(150, false).hit && c.access(0, false).hit);
-        assert!(!c.access(200, false).hit, "only the first four were cached");
+        assert!(c.access(150, false, false).hit && c.access(0, false, false).hit);
+        assert!(!c.access(200, false, false).hit, "only the first four were cached");
         assert_eq!(c.counters.writebacks, 0);
     }
 }

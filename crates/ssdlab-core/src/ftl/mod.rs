@@ -568,9 +568,8 @@ impl Ftl {
         // units spread evenly over the logical space.
         let entries = (self.cfg.map_cache.0 / self.cfg.map_cache_entry.0.max(1)) as usize;
         let mut cache = MapCache::of_entries(entries, per_page);
-        let units = self.exported_units();
-        let step = (units / entries.max(1) as u64).max(1);
-        cache.warm((0..units).step_by(step as usize).filter(|&lpn| self.l2p.get(lpn) != UNMAPPED));
+        let step = (self.l2p.mapped() / entries.max(1) as u64).max(1);
+        cache.warm((0..self.exported_units()).step_by(step as usize).filter(|&lpn| self.l2p.get(lpn) != UNMAPPED));
         self.map_cache = Some(cache);
     }
 
@@ -583,7 +582,7 @@ impl Ftl {
     /// is loaded (a [`FlashOp::MapRead`], maybe after a [`FlashOp::MapWrite`] of the page it
     /// evicts) and the read must wait for it.
     pub fn translate(&mut self, lpn: Lpn, sink: &mut impl FnMut(FlashOp)) -> bool {
-        self.touch_map(lpn.0, false, sink)
+        self.touch_map(lpn.0, false, false, sink)
     }
 
     /// The translation page that maps `lpn`, when the map is cached.
@@ -591,12 +590,13 @@ impl Ftl {
         self.map_cache.as_ref().map(|c| c.tpage(lpn.0))
     }
 
-    /// Passes a map access through the cache, if there is one; true unless it must wait for a
-    /// load of its translation page.
+    /// Passes a map access through the cache, if there is one (`set`: GC's move, which sets the
+    /// entry and needs nothing of a cached entry's page); true unless it must wait for a load
+    /// of its translation page.
     #[inline]
-    fn touch_map(&mut self, lpn: u64, dirty: bool, sink: &mut impl FnMut(FlashOp)) -> bool {
+    fn touch_map(&mut self, lpn: u64, dirty: bool, set: bool, sink: &mut impl FnMut(FlashOp)) -> bool {
         let Some(c) = &mut self.map_cache else { return true };
-        let a = c.access(lpn, dirty);
+        let a = c.access(lpn, dirty, set);
         if let Some(tpage) = a.writeback {
             if c.per_entry() {
                 // The page's entries that are not cached come from flash first.
@@ -659,7 +659,7 @@ impl Ftl {
             a.payer = t;
             a.host[t] += 1;
         }
-        self.touch_map(lpn, true, sink);
+        self.touch_map(lpn, true, false, sink);
         let version = self.shadow.as_mut().map(|s| {
             s.next += 1;
             s.version.insert(lpn, s.next);
@@ -685,7 +685,7 @@ impl Ftl {
     /// map cache, if there is one), and the unit is unmapped.
     pub fn deallocate(&mut self, lpn: Lpn, sink: &mut impl FnMut(FlashOp)) {
         let mapped = self.lookup(lpn).is_some();
-        self.touch_map(lpn.0, mapped, sink);
+        self.touch_map(lpn.0, mapped, false, sink);
         self.trim(lpn);
     }
 

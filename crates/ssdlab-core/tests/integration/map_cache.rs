@@ -83,7 +83,7 @@ fn a_cache_of_entries_hits_in_proportion_to_the_entries_it_holds() {
 }
 
 #[test]
-fn an_entry_miss_moves_one_sector_out_and_a_write_needs_no_load() {
+fn an_entry_miss_moves_one_sector_out_and_a_write_back_reads_then_programs_its_page() {
     // SLC at QD1: a miss senses the translation page (tR) and moves out the 512 B sector that
     // holds the entry, so its map time is the command, tR and 512 B at 800 MB/s.
     let reads = run("slc", &[("workload.rw", "randread"), ("workload.iodepth", "1"), ("workload.number_ios", "2000"), ("ftl.map_cache", "16KiB"), ("ftl.map_cache_unit", "\"entry\"")]);
@@ -91,15 +91,16 @@ fn an_entry_miss_moves_one_sector_out_and_a_write_needs_no_load() {
     assert!(misses >= 1990.0, "{misses}");
     let want = misses / 2000.0 * (0.1 + 25.0 + 512.0 / 800e6 * 1e6);
     assert!((part(&reads, Component::Map) - want).abs() < 1e-6, "map {} us, want {want}", part(&reads, Component::Map));
-    // Random writes set entries without loading them; evicting a changed entry reads its
-    // translation page's other entries and programs the page: one read and one program per
-    // write-back, and no other map read.
+    // Random writes load their entries in the background (a write completes in the buffer);
+    // evicting a changed entry reads its translation page's other entries and programs the
+    // page: one read per miss and per write-back, one program per write-back.
     let w = run("slc", &[("workload.rw", "randwrite"), ("workload.number_ios", "4000"), ("ftl.map_cache", "16KiB"), ("ftl.map_cache_unit", "\"entry\"")]);
     let (wb, f) = (w.metrics["ftl.map_cache.writebacks"], flash(&w));
     assert!(wb > 1000.0, "a small cache of changed entries writes back: {wb}");
-    assert_eq!(f.nand.map_reads as f64, wb, "one read per write-back, none per write");
+    assert_eq!(f.nand.map_reads as f64, w.metrics["ftl.map_cache.misses"] + wb, "one read per miss and per write-back");
     assert!(f.nand.map_programs as f64 <= wb && f.nand.map_programs as f64 > wb - 200.0, "{} programs", f.nand.map_programs);
     assert_eq!(w.read.ios, 0);
+    assert_eq!(w.write.breakdown_us.0[Component::Map as usize], 0.0, "writes do not wait for the map");
 }
 
 #[test]
@@ -112,4 +113,29 @@ fn a_write_back_takes_every_changed_entry_of_its_page_along() {
     // 64 KiB of 8 B entries: 8192 entries, 2 pages' worth; 10 pages written; those still cached
     // at the end are not written back.
     assert!((7.0..=9.0).contains(&wb), "{wb} write-backs for 10 translation pages");
+}
+
+#[test]
+fn a_partial_fill_writes_its_fraction_and_warms_the_cache_with_written_units_only() {
+    // Half of the drive written: random reads over all of it find half unwritten (no flash
+    // read); reads over the written half hit a warm cache of C entries with probability
+    // C / (N / 2), every warm entry being a written unit.
+    let n = {
+        let cfg = config_from(Some("slc"), &[]);
+        exported_units(&Geometry::new(&cfg.media.nand, cfg.ftl.mapping_unit.0), cfg.ftl.op_ratio)
+    };
+    let half = |extra: &[(&str, &str)]| {
+        let mut all = vec![("ftl.precondition", "\"sequential\""), ("ftl.precondition_fill", "0.5"), ("workload.rw", "randread"), ("workload.number_ios", "100000")];
+        all.extend_from_slice(extra);
+        run("slc", &all)
+    };
+    let all = half(&[]);
+    let unwritten = flash(&all).unmapped_reads as f64 / 100_000.0;
+    assert!((unwritten - 0.5).abs() < 0.01, "{unwritten} of the reads found unwritten units");
+    let size = format!("\"{}B\"", n / 2 * 4096);
+    let cached = half(&[("workload.size", &size), ("ftl.map_cache", "4MiB"), ("ftl.map_cache_unit", "\"entry\"")]);
+    assert_eq!(flash(&cached).unmapped_reads, 0);
+    let want = f64::from(4u32 << 20) / 8.0 / (n / 2) as f64;
+    let got = hit_rate(&cached);
+    assert!((got - want).abs() < 4.0 * (want * (1.0 - want) / 100_000.0).sqrt() + 1e-3, "hit rate {got}, C / (N / 2) = {want}");
 }

@@ -221,7 +221,7 @@ impl FlashDevice {
         let mut report = PreconditionReport { state: cfg.precondition.as_str().to_string(), waf: 1.0, ..PreconditionReport::default() };
         match cfg.precondition {
             Precondition::Clean => {}
-            Precondition::Sequential => ftl.fill_sequential()?,
+            Precondition::Sequential => ftl.fill_sequential_part(cfg.precondition_fill)?,
             Precondition::Aged => {
                 let (dw, waf) = ftl.precondition_aged(cfg.precondition_drive_writes, seed)?;
                 report.drive_writes = dw;
