@@ -370,3 +370,36 @@ def test_integrity_mode_reports_its_checks(cli):
     p = cli("run", "tlc", "--set", "ftl.integrity=true", "--set", "media.nand.blocks_per_plane=64", "-w", "rw=randrw", "-w", "number_ios=3000")
     assert p.returncode == 0, p.stderr
     assert "integrity: ok:" in p.stdout and "lost 0, stale 0, duplicated 0" in p.stdout and "invariants hold" in p.stdout, p.stdout
+
+
+def test_version_completion_and_help_texts_that_name_toml_tables(cli):
+    # Issue 29, item 14 (each failed before: no --version, no completion, and rich markup ate
+    # the bracketed table names from the help).
+    import ssdlab
+
+    v = cli("--version")
+    assert v.returncode == 0 and v.stdout.strip() == f"ssdlab {ssdlab.__version__}"
+    h = cli("--help")
+    assert h.returncode == 0 and "--install-completion" in h.stdout and "--show-completion" in h.stdout
+    sweep = " ".join(cli("sweep", "--help").stdout.split())
+    assert "seed, [set], [axes]." in sweep, sweep
+    run = " ".join(cli("run", "--help").stdout.split())
+    assert "(see [workload.replay])" in run, run
+
+
+def test_a_block_size_in_si_units_says_which_units_config_values_use(cli):
+    # Issue 29, item 15: `--set workload.bs=4kB` is 4000 B; the error names the two conventions.
+    p = cli("run", "--set", "workload.bs=4kB")
+    assert p.returncode == 2, p.stderr
+    text = " ".join(p.stderr.split())
+    assert "workload.bs = 4000B" in text and "SI/IEC" in text and "4KiB is 4096 B" in text and "fio's units, where 4k is 4096 B" in text, text
+    no_traceback(p)
+
+
+@pytest.mark.parametrize("args", [["-w", "number_ios=1P"], ["--set", 'workload.number_ios="1PiB"'], ["-w", "number_ios=4294967296"]])
+def test_unbounded_io_counts_are_refused(cli, args):
+    # Issue 29, item 20: each ran until killed before.
+    p = cli("run", *args)
+    assert p.returncode == 2, p.stderr
+    assert "number_ios" in p.stderr and "between 1 and 1000000000" in p.stderr, p.stderr
+    no_traceback(p)

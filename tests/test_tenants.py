@@ -10,6 +10,10 @@ from ssdlab import isolation
 
 from test_cli import no_traceback
 
+# Most tenants here carry weights that only their reports read (weight_ratio): the advice that
+# nothing enforces them is checked by its own test.
+pytestmark = pytest.mark.filterwarnings("ignore::ssdlab.exceptions.ConfigWarning")
+
 TWO = [
     {"name": "small", "weight": 1, "workload": {"rw": "randwrite", "iodepth": 32}},
     {"name": "big", "weight": 3, "workload": {"rw": "randwrite", "iodepth": 32}},
@@ -73,3 +77,24 @@ def test_bad_tenant_config_exits_2_naming_the_key(cli, tmp_path):
     no_traceback(p)
     for key in ("tenants[0].weight", "tenants[1].class", "tenants[1].workload.rw"):
         assert key in p.stderr, p.stderr
+
+
+def test_weights_that_nothing_enforces_are_a_warning_naming_host_share(cli, tmp_path):
+    # Issue 29, item 4: weights with host.share left at "none" were silently equal shares.
+    quick = {"extends": "dram", "workload": {"number_ios": 200}, "tenants": [dict(t, workload={"rw": "randread"}) for t in TWO]}
+    with pytest.warns(ssdlab.ConfigWarning, match=r'host\.share = "none": the tenants\' weights \(small = 1, big = 3\) are enforced by nothing'):
+        ssdlab.run(quick)
+    assert ssdlab.load_config(quick).advisories[0]["path"] == "host.share"
+    # Enforced by the host's share, or by the spare-space split: no advice.
+    assert ssdlab.load_config({**quick, "host": {"share": "weight"}}).advisories == []
+    split = {**seed003(pools="isolated", ops_split="weight"), "workload": {"number_ios": 200}}
+    assert ssdlab.load_config(split).advisories == []
+    equal = {**quick, "tenants": [dict(t, weight=5) for t in quick["tenants"]]}
+    assert ssdlab.load_config(equal).advisories == []
+    # The command line prints it as a warning and runs.
+    f = tmp_path / "t.toml"
+    f.write_text('extends = "dram"\n[workload]\nnumber_ios = 200\n[[tenants]]\nname = "a"\nweight = 1\n[[tenants]]\nname = "b"\nweight = 4\n')
+    p = cli("run", str(f))
+    assert p.returncode == 0, p.stderr
+    assert 'warning: host.share = "none": the tenants\' weights (a = 1, b = 4) are enforced by nothing' in " ".join(p.stderr.split()), p.stderr
+    no_traceback(p)

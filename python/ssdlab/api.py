@@ -7,11 +7,12 @@ import operator
 import os
 import re
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ssdlab import _core
-from ssdlab.exceptions import ConfigError, InputError, WorkloadError, issues
+from ssdlab.exceptions import ConfigError, ConfigWarning, InputError, WorkloadError, issues
 from ssdlab.names import names
 
 #: The I/O directions, in the order of their codes in I/O logs (the core's).
@@ -72,6 +73,12 @@ class Config:
     def capacity(self) -> int:
         """Bytes the device exports to the host."""
         return self._native.capacity
+
+    @property
+    def advisories(self) -> list[dict[str, str]]:
+        """Advice on the config (``path``, ``value``, ``rule``): settings that do nothing the
+        user likely meant. :func:`run` issues each as a :class:`ConfigWarning`."""
+        return [{"path": p, "value": v, "rule": r} for p, v, r in self._native.advisories()]
 
     @property
     def table(self) -> dict[str, Any]:
@@ -402,6 +409,8 @@ def run(
     anything is allocated.
     """
     cfg = load_config(config, workload=workload, seed=seed, set=set, settings=settings)
+    for a in cfg.advisories:
+        warnings.warn(ConfigWarning(f"{a['path']} = {a['value']}: {a['rule']}"), stacklevel=2)
     if not isinstance(keep_ios, bool):
         raise _arg_error("keep_ios", keep_ios, "must be True or False")
     if progress is not None and not callable(progress):

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 import time
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from rich.markup import escape
@@ -25,12 +25,25 @@ from ssdlab.exceptions import SsdlabError, issues
 from ssdlab.names import names
 from ssdlab.series import plot_timeseries
 
+# Help texts are plain text: rich markup would eat the TOML tables they name ([set], [axes]).
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     no_args_is_help=False,
+    rich_markup_mode=None,
     help="ssdlab: a laboratory for NVMe SSD architecture.",
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"ssdlab {_core.__version__}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit.")) -> None:
+    """ssdlab: a laboratory for NVMe SSD architecture."""
 config_app = typer.Typer(help="Inspect configurations.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 trace_app = typer.Typer(help="Block I/O traces: statistics and conversion.", no_args_is_help=True)
@@ -444,9 +457,17 @@ def trace_convert(
     out.print(f"wrote {meta['records']:,} records ({meta['format']}) to {output}; {c['bad_lines']:,} malformed lines skipped, {c['zero_length']:,} zero-length requests dropped")
 
 
+def _show_warning(message: Any, category: type[Warning], filename: str, lineno: int, file: Any = None, line: Optional[str] = None) -> None:
+    """Warnings on the terminal as ``warning: ...``, without the Python file and line."""
+    err.print(f"[yellow]warning:[/yellow] {escape(str(message))}", highlight=False)
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     """Entry point: runs the app and turns every user error into exit code 2."""
     debug = os.environ.get("SSDLAB_DEBUG") == "1"
+    import warnings
+
+    warnings.showwarning = _show_warning
     try:
         # Standalone mode: the framework reports usage errors itself and exits with code 2.
         app(args=argv, prog_name="ssdlab")

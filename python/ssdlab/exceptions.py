@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from ssdlab._core import ConfigError, InputError, SimulationError, SsdlabError, TraceError, WorkloadError
 
-__all__ = ["ConfigError", "InputError", "SimulationError", "SsdlabError", "TraceError", "WorkloadError", "issues", "utf8_text"]
+__all__ = ["ConfigError", "ConfigWarning", "InputError", "SimulationError", "SsdlabError", "TraceError", "WorkloadError", "issues", "utf8_text"]
+
+
+class ConfigWarning(UserWarning):
+    """Advice on a valid config: a setting that does nothing the user likely meant (tenants'
+    weights that nothing enforces), as ``path = value: why``."""
 
 
 def utf8_text(data: bytes, origin: str, error: type[SsdlabError] = InputError) -> str:

@@ -135,6 +135,12 @@ impl Config {
     fn capacity(&self) -> u64 {
         self.inner.exported_capacity()
     }
+
+    /// Advice on the config: settings that do nothing the user likely meant, as (path, value,
+    /// why) triples.
+    fn advisories(&self) -> Vec<(String, String, String)> {
+        self.inner.advisories().into_iter().map(|i| (i.path, i.value, i.rule)).collect()
+    }
 }
 
 /// One simulation run.

@@ -24,6 +24,28 @@ pub struct TenantLayout {
 }
 
 impl Config {
+    /// Advice on a valid config: settings that do nothing the user likely meant, each as a
+    /// config issue (path, value, why). Tenants with unequal weights that neither the host's
+    /// share nor the spare-space split enforces are one.
+    pub fn advisories(&self) -> Vec<ConfigIssue> {
+        let mut out = Vec::new();
+        let weights: Vec<u32> = self.tenants.iter().map(|t| t.weight).collect();
+        let unequal = weights.windows(2).any(|w| w[0] != w[1]);
+        let split = self.media.kind == MediaKind::Nand && self.ftl.pools == PoolMode::Isolated && self.ftl.ops_split == OpsSplit::Weight;
+        if unequal && self.host.share == crate::host::ShareMode::None && !split {
+            let list: Vec<String> = self.tenants.iter().enumerate().map(|(i, t)| format!("{} = {}", tenant_name(t, i), t.weight)).collect();
+            out.push(ConfigIssue {
+                path: "host.share".into(),
+                value: format!("\"{}\"", self.host.share),
+                rule: format!(
+                    "the tenants' weights ({}) are enforced by nothing: set host.share = \"weight\" (cgroup io.weight), or ftl.pools = \"isolated\" with ftl.ops_split = \"weight\"",
+                    list.join(", ")
+                ),
+            });
+        }
+        out
+    }
+
     /// The tenants' capacity fractions: those set, and an equal part of the rest for the others.
     pub fn tenant_shares(&self) -> Vec<f64> {
         let set: f64 = self.tenants.iter().map(|t| t.share).sum();

@@ -135,7 +135,8 @@ config_struct! {
         /// Boundary random offsets align to (fio's `blockalign`), a multiple of 512 B. Default:
         /// unset (the smallest block size).
         blockalign: Option<Bytes> = None,
-        /// I/Os each job issues. Default: unset (with no `runtime` either: `size` bytes per job).
+        /// I/Os each job issues, at most 10^9. Default: unset (with no `runtime` either: `size`
+        /// bytes per job).
         number_ios: Option<u64> = None,
         /// Simulated time after which jobs stop issuing. Default: unset.
         runtime: Option<SimDuration> = None,
@@ -345,6 +346,9 @@ pub type SizeChoices = Vec<(u64, u32)>;
 pub const MAX_NUMJOBS: u32 = 1024;
 /// The most jobs a workload may have in all (its sections times `numjobs`).
 pub const MAX_JOBS: u32 = 4096;
+/// The most I/Os a job may be asked for (`number_ios`): 10^9, about a quarter of an hour of
+/// simulation at a million I/Os a second. More is refused rather than run until killed.
+pub const MAX_NUMBER_IOS: u64 = 1_000_000_000;
 
 impl WorkloadConfig {
     /// Every job, as `(name, config path, workload)`: `numjobs` copies of each `[[workload.jobs]]`
@@ -493,10 +497,14 @@ impl WorkloadConfig {
     /// The value rules, reporting keys under `prefix`.
     pub fn validate_at(&self, prefix: &str, issues: &mut Issues, block: u64) {
         let many = format!("block sizes must be positive multiples of {block}B");
+        // A size of whole thousands that misses the block is most likely 4kB meant as fio's 4k.
+        let si = |size: u64| size > 0 && size.is_multiple_of(1000) && !size.is_multiple_of(block);
+        let many_si = format!("{many} (config values are SI/IEC: 4kB is 4000 B, 4KiB is 4096 B; `-w` options and job files use fio's units, where 4k is 4096 B)");
         let key = |k: &str| format!("{prefix}.{k}");
         issues.check(self.rwmixread <= 100, &key("rwmixread"), self.rwmixread, "must be between 0 and 100");
-        if [self.bs.read, self.bs.write, self.bs.trim].iter().any(|&size| size == 0 || !size.is_multiple_of(block)) {
-            issues.push(&key("bs"), self.bs, &many);
+        let sizes = [self.bs.read, self.bs.write, self.bs.trim];
+        if sizes.iter().any(|&size| size == 0 || !size.is_multiple_of(block)) {
+            issues.push(&key("bs"), self.bs, if sizes.iter().any(|&s| si(s)) { &many_si } else { &many });
         }
         if let Some(split) = &self.bssplit {
             if split.read.iter().chain(split.write.iter()).any(|e| e.0 == 0 || e.0 % block != 0) {
@@ -529,7 +537,7 @@ impl WorkloadConfig {
             issues.check(size.0 > 0, &key("size"), size, "must be greater than zero");
         }
         if let Some(n) = self.number_ios {
-            issues.check(n > 0, &key("number_ios"), n, "must be at least 1");
+            issues.check((1..=MAX_NUMBER_IOS).contains(&n), &key("number_ios"), n, format!("must be between 1 and {MAX_NUMBER_IOS} (10^9 I/Os a job)"));
         }
         let r = &self.replay;
         issues.check(r.time_scale.is_finite() && r.time_scale > 0.0, &key("replay.time_scale"), r.time_scale, "must be greater than zero");

@@ -81,10 +81,11 @@ fn memory_is_estimated_and_refused_before_it_is_allocated() {
     assert!(msg.contains("memory") && msg.contains("exceeds the limit of 12GiB"), "{msg}");
     // An aged 16 TiB drive (a replica aged, then random writes enough to touch the whole map:
     // 16 B per unit). With few writes it needs the replica and per-block state only.
-    let aged = |ios: &str| crate::config_from(Some("tlc-aged"), &[("media.nand.blocks_per_plane", "65536"), ("workload.number_ios", ios)]);
-    let full = aged("100000000000").memory_estimate(false);
-    assert!(full.total() > 64 << 30, "{full:?}");
-    assert!(Simulation::with_memory_limit(aged("100000000000"), 12 << 30, false).is_err());
+    // (Eight jobs of the most I/Os a job may ask for, 10^9.)
+    let aged = |ios: &str| crate::config_from(Some("tlc-aged"), &[("media.nand.blocks_per_plane", "65536"), ("workload.number_ios", ios), ("workload.numjobs", "8")]);
+    let full = aged("1000000000").memory_estimate(false);
+    assert!(full.total() > 32 << 30, "{full:?}");
+    assert!(Simulation::with_memory_limit(aged("1000000000"), 12 << 30, false).is_err());
     let few = aged("1000").memory_estimate(false).total();
     assert!(few > 1 << 30 && few < 12 << 30, "{few}");
     // What the estimate counts covers what a small aged run holds.
