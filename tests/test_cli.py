@@ -403,3 +403,21 @@ def test_unbounded_io_counts_are_refused(cli, args):
     assert p.returncode == 2, p.stderr
     assert "number_ios" in p.stderr and "between 1 and 1000000000" in p.stderr, p.stderr
     no_traceback(p)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/environ"), reason="no /proc/self/environ here")
+def test_a_job_file_that_includes_the_environment_never_prints_it(cli, tmp_path):
+    # Issue 29, item 19: the include limit trusted the reported size (0 for /proc files) and
+    # the error quoted the file's first line, the process environment.
+    job = tmp_path / "env.fio"
+    job.write_text("[j]\ninclude /proc/self/environ\n")
+    p = cli("run", str(job), env={"SSDLAB_SECRET_TOKEN": "hunter2"})
+    assert p.returncode == 2 and "/proc/self/environ: not a job file (it holds NUL bytes)" in p.stderr, p.stderr
+    assert "hunter2" not in p.stderr + p.stdout and "secret" not in (p.stderr + p.stdout).lower()
+    no_traceback(p)
+    # The named job file has the include's limit too.
+    big = tmp_path / "big.fio"
+    big.write_text("[j]\n" + ";" * (5 << 20) + "\n")
+    p = cli("run", str(big))
+    assert p.returncode == 2 and "a job file is at most 4194304 bytes" in p.stderr, p.stderr
+    no_traceback(p)

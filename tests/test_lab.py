@@ -252,3 +252,23 @@ def test_points_with_different_columns_keep_every_column(tmp_path):
         assert df.loc["a", "x"] == 1 and df.loc["b", "y"] == "two" and df.loc["a", "f"] == 0.1
         assert df["x"].isna()["b"] and df["y"].isna()["a"] and df["f"].isna()["b"]
         st.compact()
+
+
+def test_kill_9_of_the_sweep_alone_leaves_no_worker_behind(tmp_path):
+    # Issue 29, item 12: only the sweep process is killed (not its process group, as a job
+    # control or an OOM killer would); its workers stayed up 60 s later before.
+    spec = tmp_path / "long.toml"
+    spec.write_text('base = "default"\n[set]\n"workload.number_ios" = 2000000\n"workload.numjobs" = 1\n[axes]\n"workload.iodepth" = { from = 1, to = 12 }\n')
+    store = tmp_path / "long.store"
+    p = subprocess.Popen([sys.executable, "-m", "ssdlab", "sweep", str(spec), "-j", "2"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not (store / "points").is_dir() or not os.listdir(store / "points"):
+        assert time.monotonic() < deadline and p.poll() is None, "no point finished"
+        time.sleep(0.05)
+    assert subprocess.run(["pgrep", "-g", str(p.pid)], capture_output=True, text=True).stdout.split().__len__() >= 3, "the sweep, its fork server and workers"
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    deadline = time.monotonic() + 10
+    while (left := subprocess.run(["pgrep", "-a", "-g", str(p.pid)], capture_output=True, text=True).stdout.strip()):
+        assert time.monotonic() < deadline, f"outlived the sweep: {left}"
+        time.sleep(0.1)

@@ -33,7 +33,7 @@ from .exceptions import WorkloadError, utf8_text
 
 # The most jobs one section's `numjobs` gives (the core's workload.numjobs limit).
 MAX_NUMJOBS = 1024
-# The largest file an `include` line reads.
+# The largest job file read, whether named or included.
 INCLUDE_LIMIT = 4 << 20
 
 # Engines whose I/O reaches a block device. Sync engines have one I/O in flight per job.
@@ -199,10 +199,17 @@ def _substitute(text: str, env: Mapping[str, str], where: str) -> str:
 
 def _lines(path: Path, env: Mapping[str, str], depth: int = 0, text: Optional[str] = None) -> Iterator[tuple[str, str]]:
     if text is None:
+        # At most the limit, whatever size the file reports (/proc files report 0), and never
+        # a file that is not text: its contents are not quoted back.
         try:
-            data = path.read_bytes()
+            with open(path, "rb") as f:
+                data = f.read(INCLUDE_LIMIT + 1)
         except OSError as e:
             raise WorkloadError(f"{path}: cannot read job file: {e.strerror or e}") from None
+        if len(data) > INCLUDE_LIMIT:
+            raise WorkloadError(f"{path}: more than {INCLUDE_LIMIT} bytes; a job file is at most {INCLUDE_LIMIT} bytes")
+        if b"\0" in data:
+            raise WorkloadError(f"{path}: not a job file (it holds NUL bytes)")
         text = utf8_text(data, str(path), WorkloadError)
     for n, line in enumerate(text.splitlines(), 1):
         where = f"{path}:{n}"

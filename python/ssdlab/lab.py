@@ -565,13 +565,43 @@ def open_store(path: str, table: str = "points") -> pd.DataFrame:
 # Executors.
 
 
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, killed and not yet reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+    except OSError:
+        return True  # no /proc: kill(0) is all there is
+
+
+def _end_with_sweep(sweep: int) -> None:
+    """A local worker's initializer: the worker ends (within 0.2 s) once the sweep that started
+    it is gone, even mid-point, so that a sweep killed with SIGKILL leaves no worker behind (the
+    workers are children of the fork server, not of the sweep)."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while _alive(sweep):
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ssdlab-watch-sweep", daemon=True).start()
+
+
 def _local(n: int) -> Any:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     # forkserver: workers fork from a clean server process, not from this one (whose threads a
     # plain fork would copy mid-flight).
-    return ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("forkserver"))
+    return ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("forkserver"), initializer=_end_with_sweep, initargs=(os.getpid(),))
 
 
 def _dask(executor: str, n: int) -> tuple[Any, Any]:
