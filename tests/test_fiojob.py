@@ -773,3 +773,22 @@ def test_zbd_trims_beside_writes_all_complete(tmp_path):
     # The first trim waits for the write under way and goes; one that then finds no zone
     # holding data ends the job, as in fio (without the wake-up: no trim at all).
     assert s["write"]["ios"] == 3000 and s["trim"]["ios"] >= 1 and s["metrics"]["ftl.zone_resets"] == s["trim"]["ios"]
+
+
+def test_each_job_reports_its_own_runtime_iops_and_bandwidth(tmp_path, cli):
+    # Issue 29, item 1: a QD1 and a QD32 job of 5,000 4 KiB random reads in one group both
+    # reported the group's runtime and IOPS before. fio reports each job's own.
+    text = "[global]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\nnumber_ios=5000\n[qd1]\niodepth=1\n[qd32]\niodepth=32\n"
+    plan = api.load_jobfile(write(tmp_path, text), "tlc")
+    doc = api.fio_json(plan, plan.run())
+    qd1, qd32 = doc["jobs"]
+    for j in (qd1, qd32):
+        r = j["read"]
+        assert r["total_ios"] == 5000 and r["runtime"] == j["job_runtime"]
+        assert abs(r["iops"] * r["runtime"] / 1e3 / 5000 - 1.0) < 0.01, (j["jobname"], r["iops"], r["runtime"])
+    assert qd1["job_runtime"] > 5 * qd32["job_runtime"] and qd32["read"]["iops"] > 5 * qd1["read"]["iops"]
+    # The terse line and the "Per job" table carry the same.
+    p = cli("run", str(tmp_path / "t.fio"), "--device", "tlc", "--output-format", "terse")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.strip().splitlines()
+    assert [ln.split(";")[8] for ln in lines] == [str(qd1["read"]["runtime"]), str(qd32["read"]["runtime"])]

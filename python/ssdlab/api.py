@@ -640,9 +640,10 @@ def fio_json(plan: JobPlan, results: list[Result], plus: bool = False) -> dict[s
     for gid, (group, res) in enumerate(zip(plan.groups, results)):
         s = res.summary
         m = s["metrics"]
-        runtime_ms = round(s["window_s"] * 1e3)
         cpu = 100.0 * s["utilisation"]["host_cpu"]
         for i, j in enumerate(s["jobs"]):
+            # Each job's own time, as fio reports it (its rates are over it too).
+            runtime_ms = round(j["runtime_s"] * 1e3)
             src = group.sources[i]
             total = sum(int(j[o]["ios"]) for o in OPS)
             bins = [b for o in OPS for b in j[o]["clat_us"].get("bins", [])]

@@ -65,10 +65,11 @@ class JobStats:
     iops: float
     bandwidth_mib_s: float
     mean_latency_us: float
+    runtime_s: float  # the job's own time, from its start to its last completion (fio's runtime)
 
     @classmethod
     def from_json(cls, d: Json) -> JobStats:
-        return cls(d["name"], d["ios"], d["iops"], d["bandwidth_mib_s"], d["mean_latency_us"])
+        return cls(d["name"], d["ios"], d["iops"], d["bandwidth_mib_s"], d["mean_latency_us"], d["runtime_s"])
 
 
 @dataclass(frozen=True)
@@ -305,10 +306,10 @@ def print_summary(out: Console, s: RunSummary, description: str, overrides: Sequ
     out.print(t)
     if len(s.jobs) > 1:
         jt = Table(title="Per job", title_justify="left")
-        for col in ("job", "I/Os", "IOPS", "MiB/s", "mean us"):
+        for col in ("job", "I/Os", "runtime ms", "IOPS", "MiB/s", "mean us"):
             jt.add_column(col, justify="right")
         for j in s.jobs:
-            jt.add_row(j.name, f"{j.ios:,}", _fmt(j.iops, 0), _fmt(j.bandwidth_mib_s, 1), _fmt(j.mean_latency_us))
+            jt.add_row(j.name, f"{j.ios:,}", _fmt(j.runtime_s * 1e3, 2), _fmt(j.iops, 0), _fmt(j.bandwidth_mib_s, 1), _fmt(j.mean_latency_us))
         out.print(jt)
     if len(s.tenants) > 1:
         _print_tenants(out, s.tenants)

@@ -329,6 +329,8 @@ pub struct Stats {
     /// Per job: when its statistics last restarted (fio's per-job `reset_all_stats`), if later
     /// than `from`.
     job_from: Vec<SimTime>,
+    /// Per job: its last completion, so that each job's rates are over its own time, as fio's.
+    job_last: Vec<SimTime>,
     last_completion: SimTime,
     extra_percentiles: Vec<f64>,
     /// Completion latencies also in fio's bins.
@@ -349,6 +351,7 @@ impl Stats {
             digits: c.histogram_digits,
             per_job: Vec::new(),
             job_from: Vec::new(),
+            job_last: Vec::new(),
             last_completion: SimTime::ZERO,
             extra_percentiles: c.percentiles.clone(),
             fio_bins: c.fio_bins,
@@ -449,7 +452,18 @@ impl Stats {
     }
 
     fn summarise(&self, s: &OpStats) -> OpSummary {
-        let window = self.window().as_secs_f64();
+        self.summarise_over(s, self.window())
+    }
+
+    /// Job `j`'s own window: from its start (the ramp's end, or its own restart) to its last
+    /// completion, as fio's per-job runtime.
+    pub fn job_window(&self, j: usize) -> SimDuration {
+        let from = self.job_from.get(j).copied().unwrap_or(self.from).max(self.from);
+        self.job_last.get(j).map_or(SimDuration::ZERO, |&end| if end > from { end.since(from) } else { SimDuration::ZERO })
+    }
+
+    fn summarise_over(&self, s: &OpStats, window: SimDuration) -> OpSummary {
+        let window = window.as_secs_f64();
         let per_sec = |x: f64| if window > 0.0 { x / window } else { 0.0 };
         let extra = &self.extra_percentiles;
         OpSummary {
@@ -473,30 +487,36 @@ impl Stats {
     /// Per-tenant results: tenant `t` is named `names[t]` and has the jobs `j` with
     /// `job_tenants[j] == t`.
     pub fn tenant_summaries(&self, names: &[String], job_tenants: &[TenantId]) -> Vec<TenantSummary> {
-        let window = self.window().as_secs_f64();
         names
             .iter()
             .enumerate()
             .map(|(t, name)| {
                 let mut ops = OpStats::per_op(self.digits);
+                // The tenant's own time: from its jobs' first start to their last completion.
+                let (mut first, mut last) = (None::<SimTime>, SimTime::ZERO);
                 for (j, stats) in self.per_job.iter().enumerate() {
                     if job_tenants.get(j).map(|x| x.index()) == Some(t) {
                         for (a, b) in ops.iter_mut().zip(stats) {
                             a.add(b);
                         }
+                        let from = self.job_from.get(j).copied().unwrap_or(self.from).max(self.from);
+                        first = Some(first.map_or(from, |f| f.min(from)));
+                        last = last.max(self.job_last.get(j).copied().unwrap_or(SimTime::ZERO));
                     }
                 }
+                let window = first.filter(|&f| last > f).map_or(SimDuration::ZERO, |f| last.since(f));
                 let (ios, bytes) = OpStats::totals(&ops);
-                let (per_sec, mib_s) = rates(ios, bytes, window);
+                let (per_sec, mib_s) = rates(ios, bytes, window.as_secs_f64());
                 TenantSummary {
                     name: name.clone(),
                     ios,
                     bytes,
                     iops: per_sec,
                     bandwidth_mib_s: mib_s,
-                    read: self.summarise(&ops[0]),
-                    write: self.summarise(&ops[1]),
-                    trim: self.summarise(&ops[2]),
+                    runtime_s: window.as_secs_f64(),
+                    read: self.summarise_over(&ops[0], window),
+                    write: self.summarise_over(&ops[1], window),
+                    trim: self.summarise_over(&ops[2], window),
                     ..TenantSummary::default()
                 }
             })
@@ -511,21 +531,21 @@ impl Stats {
             .enumerate()
             .map(|(j, name)| {
                 let ops = self.per_job.get(j).unwrap_or(&empty);
-                let from = self.job_from.get(j).copied().unwrap_or(self.from).max(self.from);
-                let window = self.last_completion.since(from).as_secs_f64();
+                let window = self.job_window(j);
                 let (ios, bytes) = OpStats::totals(ops);
                 let lat: u128 = ops.iter().map(|o| o.lat.sum).sum();
-                let (per_sec, mib_s) = rates(ios, bytes, window);
+                let (per_sec, mib_s) = rates(ios, bytes, window.as_secs_f64());
                 JobSummary {
                     name: name.clone(),
                     ios,
                     bytes,
                     iops: per_sec,
                     bandwidth_mib_s: mib_s,
+                    runtime_s: window.as_secs_f64(),
                     mean_latency_us: if ios > 0 { lat as f64 / ios as f64 / PS_PER_US as f64 } else { 0.0 },
-                    read: self.summarise(&ops[0]),
-                    write: self.summarise(&ops[1]),
-                    trim: self.summarise(&ops[2]),
+                    read: self.summarise_over(&ops[0], window),
+                    write: self.summarise_over(&ops[1], window),
+                    trim: self.summarise_over(&ops[2], window),
                     iodepth_level: Vec::new(),
                     iodepth_complete: Vec::new(),
                     error: None,
@@ -572,6 +592,10 @@ impl Observer for Stats {
             *a += u128::from(*b);
         }
         self.last_completion = self.last_completion.max(rec.completed);
+        if j >= self.job_last.len() {
+            self.job_last.resize(j + 1, SimTime::ZERO);
+        }
+        self.job_last[j] = self.job_last[j].max(rec.completed);
         if let Some(log) = &mut self.log {
             log.job.push(rec.job.index() as u32);
             log.tenant.push(rec.tenant.index() as u32);
@@ -721,8 +745,10 @@ pub struct JobSummary {
     pub name: String,
     pub ios: u64,
     pub bytes: u64,
+    /// Its rates are over its own time (`runtime_s`: from its start to its last completion).
     pub iops: f64,
     pub bandwidth_mib_s: f64,
+    pub runtime_s: f64,
     pub mean_latency_us: f64,
     pub read: OpSummary,
     pub write: OpSummary,
@@ -746,8 +772,11 @@ pub struct TenantSummary {
     pub name: String,
     pub ios: u64,
     pub bytes: u64,
+    /// Its rates are over its own time (`runtime_s`: from its jobs' first start to their last
+    /// completion).
     pub iops: f64,
     pub bandwidth_mib_s: f64,
+    pub runtime_s: f64,
     pub read: OpSummary,
     pub write: OpSummary,
     /// Trims (Dataset Management deallocate); their bytes are the ranges trimmed.

@@ -80,6 +80,42 @@ fn per_job_results_add_up_to_the_totals() {
 }
 
 #[test]
+fn each_job_and_each_tenant_is_measured_over_its_own_time() {
+    // Issue 29, items 1 and 5: a QD1 and a QD32 job of 5,000 4 KiB random reads each on `tlc`.
+    // Each job's rates are over its own runtime (its start to its last completion), so its
+    // IOPS times its runtime is its I/Os, and Little's law holds per job: IOPS x mean latency
+    // is about its depth. The QD32 job ends long before the QD1 job.
+    let s = crate::run_on(
+        "tlc",
+        &[("workload.rw", "randread"), ("workload.numjobs", "1"), ("workload.number_ios", "5000"), ("workload.jobs", "[{name = \"qd1\", iodepth = 1}, {name = \"qd32\", iodepth = 32}]")],
+    );
+    let (a, b) = (&s.jobs[0], &s.jobs[1]);
+    for (j, depth) in [(a, 1.0), (b, 32.0)] {
+        assert_eq!(j.ios, 5000);
+        assert!((j.iops * j.runtime_s - 5000.0).abs() < 1e-6, "{}: {} IOPS over {} s", j.name, j.iops, j.runtime_s);
+        let little = j.iops * j.mean_latency_us * 1e-6;
+        assert!((little / depth - 1.0).abs() < 0.1, "{}: IOPS x latency = {little}, depth {depth}", j.name);
+    }
+    assert!(a.runtime_s > 5.0 * b.runtime_s, "QD1 {} s against QD32 {} s", a.runtime_s, b.runtime_s);
+    assert!((a.runtime_s - s.window_s).abs() < 1e-9, "the run lasts as long as its longest job");
+    // Two tenants with the same I/O counts at QD1 and QD32: their bandwidth follows their own
+    // active time, not the run's.
+    let t = crate::run_on(
+        "tlc",
+        &[
+            ("workload.rw", "randread"),
+            ("workload.numjobs", "1"),
+            ("workload.number_ios", "5000"),
+            ("tenants", "[{name = \"slow\", workload = {iodepth = 1}}, {name = \"fast\", workload = {iodepth = 32}}]"),
+        ],
+    );
+    let (slow, fast) = (&t.tenants[0], &t.tenants[1]);
+    assert_eq!((slow.ios, fast.ios), (5000, 5000));
+    assert!(fast.bandwidth_mib_s > 5.0 * slow.bandwidth_mib_s, "{} against {} MiB/s", fast.bandwidth_mib_s, slow.bandwidth_mib_s);
+    assert!((fast.iops * fast.runtime_s - 5000.0).abs() < 1e-6);
+}
+
+#[test]
 fn hardware_automation_removes_most_controller_time() {
     let fw = run(&[("workload.iodepth", "1"), ("workload.number_ios", "1000")]);
     let hw = run(&[("workload.iodepth", "1"), ("workload.number_ios", "1000"), ("ctrl.mode", "hardware")]);

@@ -71,3 +71,8 @@ pub fn config_from(base: Option<&str>, settings: &[(&str, &str)]) -> Config {
 pub fn run(settings: &[(&str, &str)]) -> Summary {
     Simulation::new(config(settings)).and_then(|mut s| s.run()).expect("run")
 }
+
+/// Runs `base` (a preset) with `settings` and returns the summary.
+pub fn run_on(base: &str, settings: &[(&str, &str)]) -> Summary {
+    Simulation::new(config_from(Some(base), settings)).and_then(|mut s| s.run()).expect("run")
+}
