@@ -89,6 +89,10 @@ def test_weights_that_nothing_enforces_are_a_warning_naming_host_share(cli, tmp_
     assert ssdlab.load_config({**quick, "host": {"share": "weight"}}).advisories == []
     split = {**seed003(pools="isolated", ops_split="weight"), "workload": {"number_ios": 200}}
     assert ssdlab.load_config(split).advisories == []
+    fair = {**seed003(pools="isolated"), "workload": {"number_ios": 200}, "media": {"nand": {"tenant_fair": True}}}
+    assert ssdlab.load_config(fair).advisories == []
+    # io.max caps bandwidth and ignores weights: the advice stands.
+    assert ssdlab.load_config({**quick, "host": {"share": "max"}}).advisories[0]["path"] == "host.share"
     equal = {**quick, "tenants": [dict(t, weight=5) for t in quick["tenants"]]}
     assert ssdlab.load_config(equal).advisories == []
     # The command line prints it as a warning and runs.

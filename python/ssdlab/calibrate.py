@@ -171,7 +171,7 @@ def calibrate(
     steps.append(f"controllers = {d}, chunk = {chunk // 1024} KiB: the parallel units of the pinned pairs (a stripe period of {int(f['period'])} x 4 KiB)")
     bus = f["channel_mib_s"] * 1024 * 1024
     s["media.nvm.bus_bandwidth"] = f"{bus:.0f}B/s"
-    steps.append(f"bus_bandwidth = {bus / 1e6:.0f} MB/s: the strided reads' bandwidth at their dips (every read on one channel)")
+    steps.append(f"bus_bandwidth = {bus / 1e6:.0f} MB/s: the strided reads' bandwidth at a round over the controllers (every read on one channel)")
     cand = _Candidate(base, s, user, ios)
     tick = (lambda x: progress(x)) if progress else (lambda x: None)
 
@@ -235,7 +235,7 @@ def calibrate(
     if got > 0:
         bus *= f["channel_mib_s"] / got
         s["media.nvm.bus_bandwidth"] = f"{bus:.0f}B/s"
-    steps[1] = f"bus_bandwidth = {bus / 1e6:.0f} MB/s: the strided reads' bandwidth at their dips (every read on one channel)"
+    steps[1] = f"bus_bandwidth = {bus / 1e6:.0f} MB/s: the strided reads' bandwidth at a round over the controllers (every read on one channel)"
     steps.append(
         f"read_latency = {s['media.nvm.read_latency']}, write_latency = {s['media.nvm.write_latency']}:"
         f" QD1 4 KiB latency {f['read_qd1_us']:.1f} us read, {f['write_qd1_us']:.1f} us write, less the rest of the path"

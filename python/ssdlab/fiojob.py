@@ -206,6 +206,8 @@ def _lines(path: Path, env: Mapping[str, str], depth: int = 0, text: Optional[st
                 data = f.read(INCLUDE_LIMIT + 1)
         except OSError as e:
             raise WorkloadError(f"{path}: cannot read job file: {e.strerror or e}") from None
+        except ValueError:  # a NUL byte or a lone surrogate: no file has that name
+            raise WorkloadError(f"{str(path)!r}: not a valid file name") from None
         if len(data) > INCLUDE_LIMIT:
             raise WorkloadError(f"{path}: more than {INCLUDE_LIMIT} bytes; a job file is at most {INCLUDE_LIMIT} bytes")
         if b"\0" in data:

@@ -154,7 +154,7 @@ def detect_units(period: int, offsets: Sequence[int], bw: Sequence[float], strid
     visits = {st: len({((k * st) % period) // chunk % units for k in range(period // st)}) for st in strided if st < period and period % st == 0 and st % chunk == 0}
     # Bound: at most 8 units visited (each with 4 of the sweep's 32 reads in flight, enough to
     # keep it busy), under half their bandwidth alone and clearly under the drive's ceiling.
-    bound = [(n, st) for st, n in visits.items() if one and 1 < n <= 8 and strided[st] < 0.45 * n * one and strided[st] < 0.9 * best]
+    bound = [(n, st) for st, n in visits.items() if one and 1 < n <= 8 and 0 < strided[st] < 0.45 * n * one and strided[st] < 0.9 * best]
     if bound:
         n, st = max(bound)
         cap = strided[st]

@@ -31,14 +31,15 @@ impl Config {
         let mut out = Vec::new();
         let weights: Vec<u32> = self.tenants.iter().map(|t| t.weight).collect();
         let unequal = weights.windows(2).any(|w| w[0] != w[1]);
-        let split = self.media.kind == MediaKind::Nand && self.ftl.pools == PoolMode::Isolated && self.ftl.ops_split == OpsSplit::Weight;
-        if unequal && self.host.share == crate::host::ShareMode::None && !split {
+        // Isolated pools enforce weights by their spare space split, or by the dies' fair share.
+        let split = self.media.kind == MediaKind::Nand && self.ftl.pools == PoolMode::Isolated && (self.ftl.ops_split == OpsSplit::Weight || self.media.nand.tenant_fair);
+        if unequal && self.host.share != crate::host::ShareMode::Weight && !split {
             let list: Vec<String> = self.tenants.iter().enumerate().map(|(i, t)| format!("{} = {}", tenant_name(t, i), t.weight)).collect();
             out.push(ConfigIssue {
                 path: "host.share".into(),
                 value: format!("\"{}\"", self.host.share),
                 rule: format!(
-                    "the tenants' weights ({}) are enforced by nothing: set host.share = \"weight\" (cgroup io.weight), or ftl.pools = \"isolated\" with ftl.ops_split = \"weight\"",
+                    "the tenants' weights ({}) are enforced by nothing: set host.share = \"weight\" (cgroup io.weight), or ftl.pools = \"isolated\" with ftl.ops_split = \"weight\" or media.nand.tenant_fair",
                     list.join(", ")
                 ),
             });

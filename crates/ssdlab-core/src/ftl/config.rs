@@ -340,6 +340,12 @@ impl FtlConfig {
         issues.check(self.aging_replica_blocks >= 1024, "ftl.aging_replica_blocks", self.aging_replica_blocks, "must be at least 1024");
         issues.check(self.precondition_fill > 0.0 && self.precondition_fill <= 1.0, "ftl.precondition_fill", self.precondition_fill, "must be above 0 and at most 1");
         issues.check(
+            self.precondition_fill >= 1.0 || self.zone_size.is_none(),
+            "ftl.precondition_fill",
+            self.precondition_fill,
+            "a zoned namespace is written zone by zone: 1 (every zone full) or clean",
+        );
+        issues.check(
             self.precondition_fill >= 1.0 || self.precondition == Precondition::Sequential,
             "ftl.precondition_fill",
             self.precondition_fill,

@@ -551,7 +551,8 @@ impl Ftl {
         }
     }
 
-    /// Caches the map as `ftl.map_cache` says, from now on (the cache starts empty): map
+    /// Caches the map as `ftl.map_cache` says, from now on (a cache of pages starts empty, one
+    /// of entries warm, see below): map
     /// lookups and updates then go through [`MapCache`], and report the translation-page
     /// reads and write-backs they cost. Preconditioning runs without it.
     pub fn enable_map_cache(&mut self) {
@@ -566,10 +567,13 @@ impl Ftl {
         }
         // Entries, warm as MQSim's preconditioning leaves its CMT: clean entries of written
         // units spread evenly over the logical space.
-        let entries = (self.cfg.map_cache.0 / self.cfg.map_cache_entry.0.max(1)) as usize;
+        // (At most an entry per unit: a bigger cache holds the whole map.)
+        let entries = (self.cfg.map_cache.0 / self.cfg.map_cache_entry.0.max(1)).min(self.exported_units()).max(1) as usize;
         let mut cache = MapCache::of_entries(entries, per_page);
-        let step = (self.l2p.mapped() / entries.max(1) as u64).max(1);
-        cache.warm((0..self.exported_units()).step_by(step as usize).filter(|&lpn| self.l2p.get(lpn) != UNMAPPED));
+        if self.l2p.mapped() > 0 {
+            let step = (self.l2p.mapped() / entries as u64).max(1);
+            cache.warm((0..self.exported_units()).step_by(step as usize).filter(|&lpn| self.l2p.get(lpn) != UNMAPPED));
+        }
         self.map_cache = Some(cache);
     }
 
@@ -600,7 +604,7 @@ impl Ftl {
         if let Some(tpage) = a.writeback {
             if c.per_entry() {
                 // The page's entries that are not cached come from flash first.
-                sink(FlashOp::MapRead { tpage });
+                sink(FlashOp::MapMerge { tpage });
             }
             sink(FlashOp::MapWrite { tpage });
         }

@@ -329,7 +329,9 @@ pub struct Stats {
     /// Per job: when its statistics last restarted (fio's per-job `reset_all_stats`), if later
     /// than `from`.
     job_from: Vec<SimTime>,
-    /// Per job: its last completion, so that each job's rates are over its own time, as fio's.
+    /// Per job: its first counted I/O's issue and its last completion, so that each job's rates
+    /// are over its own time (a start delay left out), as fio's.
+    job_first: Vec<SimTime>,
     job_last: Vec<SimTime>,
     last_completion: SimTime,
     extra_percentiles: Vec<f64>,
@@ -351,6 +353,7 @@ impl Stats {
             digits: c.histogram_digits,
             per_job: Vec::new(),
             job_from: Vec::new(),
+            job_first: Vec::new(),
             job_last: Vec::new(),
             last_completion: SimTime::ZERO,
             extra_percentiles: c.percentiles.clone(),
@@ -458,8 +461,15 @@ impl Stats {
     /// Job `j`'s own window: from its start (the ramp's end, or its own restart) to its last
     /// completion, as fio's per-job runtime.
     pub fn job_window(&self, j: usize) -> SimDuration {
-        let from = self.job_from.get(j).copied().unwrap_or(self.from).max(self.from);
+        let from = self.job_start(j);
         self.job_last.get(j).map_or(SimDuration::ZERO, |&end| if end > from { end.since(from) } else { SimDuration::ZERO })
+    }
+
+    /// When job `j`'s measured time starts: the ramp's end, its own restart, or its first I/O
+    /// (after a start delay), whichever is latest.
+    fn job_start(&self, j: usize) -> SimTime {
+        let from = self.job_from.get(j).copied().unwrap_or(self.from).max(self.from);
+        self.job_first.get(j).map_or(from, |&f| if f == SimTime(u64::MAX) { from } else { from.max(f) })
     }
 
     fn summarise_over(&self, s: &OpStats, window: SimDuration) -> OpSummary {
@@ -499,7 +509,7 @@ impl Stats {
                         for (a, b) in ops.iter_mut().zip(stats) {
                             a.add(b);
                         }
-                        let from = self.job_from.get(j).copied().unwrap_or(self.from).max(self.from);
+                        let from = self.job_start(j);
                         first = Some(first.map_or(from, |f| f.min(from)));
                         last = last.max(self.job_last.get(j).copied().unwrap_or(SimTime::ZERO));
                     }
@@ -594,8 +604,10 @@ impl Observer for Stats {
         self.last_completion = self.last_completion.max(rec.completed);
         if j >= self.job_last.len() {
             self.job_last.resize(j + 1, SimTime::ZERO);
+            self.job_first.resize(j + 1, SimTime(u64::MAX));
         }
         self.job_last[j] = self.job_last[j].max(rec.completed);
+        self.job_first[j] = self.job_first[j].min(rec.issued);
         if let Some(log) = &mut self.log {
             log.job.push(rec.job.index() as u32);
             log.tenant.push(rec.tenant.index() as u32);

@@ -221,6 +221,8 @@ fn nand_and_ftl_rules() {
     assert!(has(&f, "ftl.aging_replica_blocks", "at least 1024") && has(&f, "ftl.aging", "one of: auto, simulate, replica"), "{f:?}");
     let f = nand(&[("ftl.precondition_fill", "0"), ("ftl.map_cache_entry", "\"0B\""), ("ftl.map_cache_unit", "\"line\"")]);
     assert!(has(&f, "ftl.precondition_fill", "above 0 and at most 1") && has(&f, "ftl.map_cache_entry", "between 1B and 64B") && has(&f, "ftl.map_cache_unit", "one of: page, entry"), "{f:?}");
+    let f = nand(&[("ftl.precondition_fill", "0.5"), ("ftl.precondition", "\"sequential\""), ("ftl.zone_size", "\"64MiB\"")]);
+    assert!(has(&f, "ftl.precondition_fill", "written zone by zone"), "{f:?}");
     let f = nand(&[("ftl.precondition_fill", "0.5"), ("ftl.precondition", "\"aged\"")]);
     assert!(has(&f, "ftl.precondition_fill", "needs ftl.precondition = \"sequential\""), "{f:?}");
     let f = nand(&[("media.nand.blocks_per_plane", "16"), ("workload.size", "\"1TiB\"")]);

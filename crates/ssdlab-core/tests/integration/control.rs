@@ -41,6 +41,12 @@ fn a_start_delay_shifts_a_job_and_its_runtime() {
     let (early, late) = (&s.jobs[0], &s.jobs[1]);
     assert!((s.sim_time_s - 0.030).abs() < 0.0005, "the late job runs 10..30 ms: {} s", s.sim_time_s);
     assert!((late.ios as f64 / early.ios as f64 - 1.0).abs() < 0.1, "{} vs {}", late.ios, early.ios);
+    // Each job's runtime is its own 20 ms, the start delay left out (fio's per-job runtime), so
+    // the two report about the same IOPS.
+    for j in [early, late] {
+        assert!((j.runtime_s - 0.020).abs() < 0.0005, "{}: {} s", j.name, j.runtime_s);
+    }
+    assert!((late.iops / early.iops - 1.0).abs() < 0.1, "{} vs {} IOPS", late.iops, early.iops);
 }
 
 #[test]

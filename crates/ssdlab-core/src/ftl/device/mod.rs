@@ -113,8 +113,8 @@ pub struct FlashDevice {
     /// Scratch: the page reads of one command.
     page_reads: Vec<PageRead>,
     ahead: ReadAhead,
-    /// Reads waiting for their translation pages (map cache misses): loads outstanding, the
-    /// longest load's media time, and the page reads to issue after.
+    /// Reads waiting for their translation pages (map cache misses): loads outstanding, since
+    /// when they wait, and the page reads to issue after.
     map_wait: FxHashMap<CmdId, MapWait>,
     /// Reads issued after their map loads: how long they waited for them (the breakdown's
     /// `map`) and the page reads still to land.
@@ -461,6 +461,7 @@ impl FlashDevice {
             nand::Output::At(t, e) => ctx.at(t, Out::Wake(Event::Nand(e))),
             nand::Output::ReadReady { cmd, .. } if self.rmw.contains_key(&cmd) => return self.merged(ctx, cmd),
             nand::Output::ReadReady { cmd, bytes, at, service, gc } => {
+                ctx.cmds[cmd].crit_map = SimDuration::ZERO;
                 if let Some((map, left)) = self.map_crit.get_mut(&cmd) {
                     ctx.cmds[cmd].crit_map = *map;
                     *left -= 1;
@@ -598,10 +599,10 @@ impl Medium for FlashDevice {
             at = next;
         }
         ctx.cmds[id].pieces_left = (reads.len() + immediate.len() + waiting) as u64;
-        // Map cache write-backs go to the dies; the loads were queued by `wait_for_map`, and
-        // the page reads wait for them.
+        // Map cache write-backs (and their merge reads) go to the dies; the loads were queued
+        // by `wait_for_map`, and the page reads wait for them.
         for &op in &map_ops {
-            if matches!(op, FlashOp::MapWrite { .. }) {
+            if matches!(op, FlashOp::MapWrite { .. } | FlashOp::MapMerge { .. }) {
                 self.array.submit_flash(op, now, &mut self.out);
             }
         }
@@ -630,6 +631,7 @@ impl Medium for FlashDevice {
                 self.unmapped_reads += 1;
                 ctx.cmds[id].crit_media = SimDuration::ZERO;
                 ctx.cmds[id].crit_gc = SimDuration::ZERO;
+                ctx.cmds[id].crit_map = SimDuration::ZERO;
                 ctx.at(now, Out::Data { cmd: id, len: bytes, at: within });
                 continue;
             }
@@ -714,6 +716,7 @@ impl FlashDevice {
             Event::Buffered { cmd, len, at } => {
                 ctx.cmds[cmd].crit_media = self.buffer_latency;
                 ctx.cmds[cmd].crit_gc = SimDuration::ZERO;
+                ctx.cmds[cmd].crit_map = SimDuration::ZERO;
                 ctx.at(ctx.now, Out::Data { cmd, len, at });
             }
             Event::BackgroundGc => self.background_gc(ctx),

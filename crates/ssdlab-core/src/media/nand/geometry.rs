@@ -77,6 +77,9 @@ pub enum FlashOp {
     Erase { block: BlockId },
     /// Load translation page `tpage` into the map cache (a page read).
     MapRead { tpage: u64 },
+    /// Read translation page `tpage`'s unchanged entries before a write-back of a cache of
+    /// single entries (a page read in the background).
+    MapMerge { tpage: u64 },
     /// Write translation page `tpage` back (a page program).
     MapWrite { tpage: u64 },
 }

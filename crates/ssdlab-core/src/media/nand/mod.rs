@@ -546,7 +546,7 @@ impl NandArray {
                 self.wear[b] += 1;
                 Op::new(Work::Erase, block, 0)
             }
-            FlashOp::MapRead { tpage } => {
+            FlashOp::MapRead { tpage } | FlashOp::MapMerge { tpage } => {
                 let (block, page) = self.map_place(tpage);
                 Op::new(Work::MapLoad { token: None }, block, page)
             }
