@@ -458,11 +458,10 @@ impl Stats {
         self.summarise_over(s, self.window())
     }
 
-    /// Job `j`'s own window: from its start (the ramp's end, or its own restart) to its last
-    /// completion, as fio's per-job runtime.
+    /// Job `j`'s own window: from its start ([`Stats::job_start`]) to its last completion, as
+    /// fio's per-job runtime.
     pub fn job_window(&self, j: usize) -> SimDuration {
-        let from = self.job_start(j);
-        self.job_last.get(j).map_or(SimDuration::ZERO, |&end| if end > from { end.since(from) } else { SimDuration::ZERO })
+        self.job_last.get(j).map_or(SimDuration::ZERO, |end| end.since(self.job_start(j)))
     }
 
     /// When job `j`'s measured time starts: the ramp's end, its own restart, or its first I/O
@@ -514,7 +513,7 @@ impl Stats {
                         last = last.max(self.job_last.get(j).copied().unwrap_or(SimTime::ZERO));
                     }
                 }
-                let window = first.filter(|&f| last > f).map_or(SimDuration::ZERO, |f| last.since(f));
+                let window = first.map_or(SimDuration::ZERO, |f| last.since(f));
                 let (ios, bytes) = OpStats::totals(&ops);
                 let (per_sec, mib_s) = rates(ios, bytes, window.as_secs_f64());
                 TenantSummary {
@@ -591,6 +590,8 @@ impl Observer for Stats {
         if j >= self.per_job.len() {
             let d = self.digits;
             self.per_job.resize_with(j + 1, || OpStats::per_op(d));
+            self.job_first.resize(j + 1, SimTime(u64::MAX));
+            self.job_last.resize(j + 1, SimTime::ZERO);
         }
         let s = &mut self.per_job[j][rec.op as usize];
         s.ios += 1;
@@ -602,10 +603,6 @@ impl Observer for Stats {
             *a += u128::from(*b);
         }
         self.last_completion = self.last_completion.max(rec.completed);
-        if j >= self.job_last.len() {
-            self.job_last.resize(j + 1, SimTime::ZERO);
-            self.job_first.resize(j + 1, SimTime(u64::MAX));
-        }
         self.job_last[j] = self.job_last[j].max(rec.completed);
         self.job_first[j] = self.job_first[j].min(rec.issued);
         if let Some(log) = &mut self.log {
