@@ -10,6 +10,9 @@ import subprocess
 import sys
 import time
 
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import ssdlab
@@ -119,17 +122,24 @@ def test_kill_9_mid_sweep_resumes_to_exactly_one_row_per_point(tmp_path):
     args = [sys.executable, "-m", "ssdlab", "sweep", str(spec), "-j", "2"]
     p = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 120
-    while not (store / "points").is_dir() or len([f for f in os.listdir(store / "points") if f.endswith(".json")]) < 3:
+    while not (store / "points").is_dir() or len([f for f in os.listdir(store / "points") if f.endswith(".parquet")]) < 3:
+        if list(store.glob("points/*.parquet")):
+            assert pd.read_parquet(store / "points")["point_id"].is_unique  # while it writes
         assert time.monotonic() < deadline and p.poll() is None, "no point finished"
         time.sleep(0.05)
-    os.killpg(p.pid, signal.SIGKILL)  # the sweep and its workers, mid-write or not
+    os.kill(p.pid, signal.SIGKILL)  # the sweep alone, mid-write or not: its workers end by themselves
     p.wait()
+    deadline = time.monotonic() + 10
+    while (left := subprocess.run(["pgrep", "-a", "-g", str(p.pid)], capture_output=True, text=True).stdout.strip()):
+        assert time.monotonic() < deadline, f"outlived the sweep: {left}"
+        time.sleep(0.1)
     partial = lab.open_store(str(store))
     assert 3 <= len(partial) < 24 and partial["point_id"].is_unique
+    assert len(pd.read_parquet(store / "points")) == len(partial)
     r = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert f"{24 - len(partial)} run, {len(partial)} already in" in r.stdout, r.stdout
-    done = lab.open_store(str(store))
+    done = pd.read_parquet(store / "points")
     assert len(done) == 24 and done["point_id"].is_unique and sorted(done["workload.iodepth"]) == list(range(1, 25))
     assert not [f for f in os.listdir(store / "points") if f.startswith(".tmp-")]
 
@@ -195,18 +205,111 @@ def test_cli_sweep_and_its_bad_input(cli, tmp_path):
         assert needle in r.stderr, (needle, r.stderr)
 
 
-def test_a_compaction_killed_midway_leaves_one_row_per_point(tmp_path):
-    store = tmp_path / "c.store"
-    ssdlab.sweep(SPEC, store=str(store), executor="serial")
-    st = lab.Store(str(store))
-    (batch,) = os.listdir(store / "points")
-    # As if killed after the batch was renamed in but before its point files were removed:
-    df = lab.open_store(str(store))
-    for _, row in df.iterrows():
-        st.write({k: (None if v != v else v.item() if hasattr(v, "item") else v) for k, v in row.items()}, [])
-    assert len(lab.open_store(str(store))) == 6  # read once per point id
-    again = ssdlab.sweep(SPEC, store=str(store), executor="serial")
-    assert len(again) == 6 and os.listdir(store / "points") == [batch]
+SERIES_SPEC = dict(SPEC, set={**SPEC["set"], "stats.interval": "200us"})
+
+
+def damage(path, how):
+    if how == "truncate":
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 2])
+    elif how == "empty":
+        path.write_bytes(b"")
+
+
+def test_a_torn_or_foreign_file_is_set_aside_and_its_point_runs_again(tmp_path):
+    # Issue 29, item 10: a truncated file made every later sweep fail (ArrowInvalid) until
+    # deleted by hand, and a point file holding no row failed with KeyError.
+    store = tmp_path / "d.store"
+    first = ssdlab.sweep(SERIES_SPEC, store=str(store), executor="serial").drop(columns=["wall_s"])
+    victims = sorted(store.glob("points/*.parquet"))[:2] + sorted(store.glob("series/*.parquet"))[:1]
+    for n, path in enumerate(victims):
+        damage(path, "truncate" if n % 2 == 0 else "empty")
+    (store / "sweep.json").write_text('{"name": "q')  # torn too
+    (store / "points" / "notes.txt").write_text("mine")
+    (store / "points" / ("0" * 20 + ".parquet")).write_bytes((store / "points" / sorted(os.listdir(store / "points"))[-2]).read_bytes())
+    _, _, have = lab.plan(SERIES_SPEC, str(store))  # a dry run reads past them, moving nothing
+    assert len(have) == 4 and len(os.listdir(store / "points")) == 8
+    with pytest.warns(ssdlab.StoreWarning) as caught:
+        again = ssdlab.sweep(SERIES_SPEC, store=str(store), executor="serial").drop(columns=["wall_s"])
+    said = " ".join(str(w.message) for w in caught)
+    assert "does not read as Parquet" in said and "not a point file" in said and "not of 00000" in said, said
+    assert again.equals(first)
+    aside = sorted(os.listdir(store / "set-aside" / "points")) + sorted(os.listdir(store / "set-aside" / "series"))
+    assert len(aside) == 5 and "notes.txt" in aside
+    plain = pd.read_parquet(store / "points")
+    assert len(plain) == 6 and plain["point_id"].is_unique
+    assert set(pd.read_parquet(store / "series")["point_id"]) == set(plain["point_id"])
+    assert json.loads((store / "sweep.json").read_text())["points"] == list(first["point_id"])
+
+
+def test_the_store_of_an_earlier_version_is_converted(tmp_path):
+    store = tmp_path / "old.store"
+    new = ssdlab.sweep(SPEC, store=str(store), executor="serial")
+    rows_ = pd.read_parquet(store / "points").to_dict("records")
+    for f in os.listdir(store / "points"):
+        os.unlink(store / "points" / f)
+    pq.write_table(pa.Table.from_pylist(rows_[:3]), store / "points" / "batch-1.parquet")
+    for r in rows_[3:5]:
+        (store / "points" / f"{r['point_id']}.json").write_text(json.dumps([r]))
+    (store / "points" / "x.json").write_text("[]")  # a point file holding no row
+    with pytest.warns(ssdlab.StoreWarning, match="x.json does not read"):
+        again = ssdlab.sweep(SPEC, store=str(store), executor="serial")
+    assert again.drop(columns=["wall_s"]).equals(new.drop(columns=["wall_s"]))
+    assert len(os.listdir(store / "points")) == 6 and len(pd.read_parquet(store / "points")) == 6
+
+
+def test_columns_widen_so_plain_readers_read_every_step(tmp_path):
+    # Plain readers take a directory's schema from one file: every file keeps one schema.
+    st = lab.Store(str(tmp_path / "s"))
+    st.create({"name": "s"})
+    ids = [f"{i:020x}" for i in range(4)]
+    steps = [{"point_id": ids[0], "x": 1, "n": None}, {"point_id": ids[1], "x": 1.5, "y": "two"},
+             {"point_id": ids[2], "x": 2, "n": 7, "y": None}, {"point_id": ids[3], "x": True, "n": 8}]
+    for k, row in enumerate(steps):
+        st.write(row, [])
+        df = pd.read_parquet(tmp_path / "s" / "points").set_index("point_id")
+        assert len(df) == k + 1 and df["x"].notna().all()
+        schemas = {str(pq.read_schema(p)) for p in (tmp_path / "s" / "points").glob("*.parquet")}
+        assert len(schemas) == 1
+    df = st.read().set_index("point_id")
+    assert list(df["x"]) == ["1", "1.5", "2", "true"] and df.loc[ids[2], "n"] == 7 and df.loc[ids[1], "y"] == "two"
+    assert df["n"].isna()[ids[0]]
+    st.close()
+
+
+def test_columns_carry_their_unit_and_description(tmp_path):
+    ssdlab.sweep(dict(SERIES_SPEC, axes={"workload.iodepth": [2]}), store=str(tmp_path / "m"), executor="serial")
+    t = pq.read_table(tmp_path / "m" / "points")
+    meta = {f.name: f.metadata or {} for f in t.schema}
+    assert all(m.get(b"description") for m in meta.values()), [k for k, m in meta.items() if not m.get(b"description")]
+    assert meta["read.latency_us.p99"][b"unit"] == b"us" and meta["iops"][b"unit"] == b"IO/s"
+    assert meta["metrics.ctrl.busy"][b"unit"] == b"ps" and b"firmware" in meta["metrics.ctrl.busy"][b"description"]
+    assert b"config key workload.iodepth" in meta["workload.iodepth"][b"description"]
+    series = pq.read_table(tmp_path / "m" / "series").schema
+    assert series.field("lat_p99_us").metadata[b"unit"] == b"us"
+
+
+def test_a_plain_script_and_python_c_can_sweep(tmp_path):
+    # Issue 29, item 6: without a __main__ guard the pool re-ran the script (BrokenProcessPool).
+    script = tmp_path / "study.py"
+    script.write_text(
+        "import ssdlab\n"
+        f"df = ssdlab.sweep({SPEC!r}, store={str(tmp_path / 'p.store')!r}, workers=2)\n"
+        "print('rows', len(df))\n"
+    )
+    r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.count("rows 6") == 1, r.stderr[-2000:]
+    r = subprocess.run([sys.executable, "-c", script.read_text().replace("p.store", "c.store")], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.count("rows 6") == 1, r.stderr[-2000:]
+
+
+def test_a_second_sweep_on_a_store_in_use_is_refused(tmp_path):
+    st = lab.Store(str(tmp_path / "busy"))
+    st.create({"name": "busy"})
+    with pytest.raises(InputError, match="another sweep is writing it"):
+        ssdlab.sweep(SPEC, store=str(tmp_path / "busy"), executor="serial")
+    st.close()
+    assert len(ssdlab.sweep(SPEC, store=str(tmp_path / "busy"), executor="serial")) == 6
 
 
 def test_an_axis_over_the_seed_wins_and_repeats_differ(tmp_path):
@@ -244,14 +347,14 @@ def test_ctrl_c_stops_a_sweep_keeps_finished_points_and_leaves_no_worker(tmp_pat
 
 def test_points_with_different_columns_keep_every_column(tmp_path):
     st = lab.Store(str(tmp_path / "s"))
-    st.create(lab.Spec.load({"name": "s"}))
-    st.write({"point_id": "a", "x": 1, "f": 0.1}, [])
-    st.write({"point_id": "b", "y": "two", "f": float("nan")}, [])
-    for _ in range(2):  # loose point files, then the batch that gathers them
-        df = st.read().set_index("point_id")
-        assert df.loc["a", "x"] == 1 and df.loc["b", "y"] == "two" and df.loc["a", "f"] == 0.1
-        assert df["x"].isna()["b"] and df["y"].isna()["a"] and df["f"].isna()["b"]
-        st.compact()
+    st.create({"name": "s"})
+    a, b = "a" * 20, "b" * 20
+    st.write({"point_id": a, "x": 1, "f": 0.1}, [])
+    st.write({"point_id": b, "y": "two", "f": float("nan")}, [])
+    df = st.read().set_index("point_id")
+    assert df.loc[a, "x"] == 1 and df.loc[b, "y"] == "two" and df.loc[a, "f"] == 0.1
+    assert df["x"].isna()[b] and df["y"].isna()[a] and df["f"].isna()[b]
+    st.close()
 
 
 def test_kill_9_of_the_sweep_alone_leaves_no_worker_behind(tmp_path):
@@ -272,3 +375,4 @@ def test_kill_9_of_the_sweep_alone_leaves_no_worker_behind(tmp_path):
     while (left := subprocess.run(["pgrep", "-a", "-g", str(p.pid)], capture_output=True, text=True).stdout.strip()):
         assert time.monotonic() < deadline, f"outlived the sweep: {left}"
         time.sleep(0.1)
+    assert pd.read_parquet(store / "points")["point_id"].is_unique  # readable as the kill left it

@@ -3,6 +3,7 @@ place), the Python API, and bad input."""
 
 import json
 
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
@@ -48,13 +49,16 @@ def test_convert_to_parquet_and_back(cli, tmp_path):
     first = t.slice(0, 1).to_pylist()[0]
     assert first == {"time_ns": 0, "op": "write", "offset": 9056014336, "len": 2048, "dev": "hm_0"}
     meta = json.loads(pq.read_metadata(out).metadata[b"ssdlab.trace"])
+    # Issue 29, item 11: the metadata shows through pyarrow's schema and pandas' attrs.
+    assert json.loads(t.schema.metadata[b"ssdlab.trace"]) == meta
+    assert pd.read_parquet(out).attrs["ssdlab.trace"] == meta
     assert meta["schema_version"] == trace.SCHEMA_VERSION and meta["time_origin_ns"] == 128166385295514663 * 100
     assert meta["format"] == "msr" and meta["devices"] == ["hm_0"] and meta["records"] == 1000
     assert t.to_pandas()["time_ns"].is_monotonic_increasing
     # The Python API reads the same records, from the text and from the Parquet.
     for source in (TRACES / "msr-cambridge1-sample.csv", out):
         r = trace.read(source)
-        assert r.replace_schema_metadata(None).equals(t.replace_schema_metadata(None))
+        assert r.schema.remove_metadata() == trace.schema() and r.to_pydict() == t.to_pydict()
         assert json.loads(r.schema.metadata[b"ssdlab.trace"])["time_origin_ns"] == meta["time_origin_ns"]
 
 

@@ -12,7 +12,7 @@ True
 from ssdlab._core import __version__
 from ssdlab.api import Config, Result, components, load_config, metrics, presets, run
 from ssdlab.decompose import decompose, plot_decomposition
-from ssdlab.exceptions import ConfigError, ConfigWarning, InputError, SimulationError, SsdlabError, TraceError, WorkloadError
+from ssdlab.exceptions import ConfigError, ConfigWarning, InputError, SimulationError, SsdlabError, StoreWarning, TraceError, WorkloadError
 from ssdlab.lab import open_store, sweep
 from ssdlab.series import plot_timeseries
 
@@ -24,6 +24,7 @@ __all__ = [
     "Result",
     "SimulationError",
     "SsdlabError",
+    "StoreWarning",
     "TraceError",
     "WorkloadError",
     "__version__",

@@ -247,10 +247,12 @@ def components() -> list[str]:
 class Result:
     """What a run produced: the summary dict and tables built from it."""
 
-    def __init__(self, config: Config, summary: dict[str, Any], io_log: Optional[dict[str, bytes]] = None) -> None:
+    def __init__(self, config: Config, summary: dict[str, Any], io_log: Optional[dict[str, bytes]] = None, metric_info: Optional[list[tuple[str, str, str, str]]] = None) -> None:
         self.config = config
         self.summary = summary
         self._io_log = io_log
+        # (name, unit, kind, description) of every metric, from the core's registry.
+        self.metric_info = list(metric_info or [])
 
     @property
     def latency(self) -> pd.DataFrame:
@@ -417,7 +419,7 @@ def run(
         raise _arg_error("progress", progress, "must be a function of the fraction done (and the seconds left)")
     sim = _core.Simulation(cfg._native, keep_ios, _memory_limit(max_memory))
     summary = json.loads(sim.run(_with_eta(progress)))
-    return Result(cfg, summary, sim.io_log())
+    return Result(cfg, summary, sim.io_log(), sim.metrics())
 
 
 def _memory_limit(value: Union[None, int, str]) -> Optional[int]:

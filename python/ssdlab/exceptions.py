@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from ssdlab._core import ConfigError, InputError, SimulationError, SsdlabError, TraceError, WorkloadError
 
-__all__ = ["ConfigError", "ConfigWarning", "InputError", "SimulationError", "SsdlabError", "TraceError", "WorkloadError", "issues", "utf8_text"]
+__all__ = ["ConfigError", "ConfigWarning", "InputError", "SimulationError", "SsdlabError", "StoreWarning", "TraceError", "WorkloadError", "issues", "utf8_text"]
 
 
 class ConfigWarning(UserWarning):
     """Advice on a valid config: a setting that does nothing the user likely meant (tenants'
     weights that nothing enforces), as ``path = value: why``."""
+
+
+class StoreWarning(UserWarning):
+    """A sweep store's file set aside (torn, empty or foreign): which, why, and where it went."""
 
 
 def utf8_text(data: bytes, origin: str, error: type[SsdlabError] = InputError) -> str:

@@ -26,16 +26,15 @@ pinning) at every size in ``lines``: its row has the hit rate at each size (``hi
 smallest size reaching 50/80/90/95 % (``lines_90`` ...), and its curve goes to the series table.
 The synthesised stream's seed is the point's seed.
 
-**The store** is a directory: ``points/<id>.json`` holds one point's row as soon as it is
-done, and ``series/<id>.json`` its time series (with ``stats.interval``). A point's id hashes
-everything that decides its result (the resolved base config, the point's settings, its repeat
-and seed), so the file name itself says whether a point is done. Each file is written under a
-temporary name and renamed into place: ``kill -9`` loses at most the points in flight and never
-leaves a partial file where the store reads, and a point written twice lands on the same name
-with the same content. At the end of a run (or of an interrupted one) the point files are
-gathered into a Parquet ``batch-*.parquet`` file per table; a batch is renamed into place before its
-point files go, and rows are read once per point id. Running a spec again runs only the points
-the store does not hold.
+**The store** (:mod:`ssdlab.store`) is a directory of Parquet files, one per finished point
+(``points/<id>.parquet``, and ``series/<id>.parquet`` for its time series or curve), that
+``pd.read_parquet("X.store/points")`` reads at every moment, also after ``kill -9``. A point's id
+hashes everything that decides its result (the resolved base config, the point's settings, its
+repeat and seed), so running a spec again runs only the points the store lacks, and a torn or
+foreign file is set aside and its point run again.
+
+**Workers** of the local executor never import the caller's ``__main__``: ``ssdlab.sweep`` works
+from a script without ``if __name__ == "__main__":``, from ``python -c`` and from Jupyter.
 
 Every point runs in a fresh simulation from its own config and seed, so the executors give the
 same rows bit for bit; only ``wall_s`` (the point's wall-clock time) differs.
@@ -45,6 +44,7 @@ Leaves out: ATC points on a simulated device's own DMA stream (``ssdlab atc --fr
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -52,13 +52,14 @@ import math
 import os
 import sys
 import time
-import uuid
-from collections.abc import Mapping, Sequence
+import types
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ssdlab.exceptions import InputError, utf8_text
 from ssdlab.names import accepts, listing
+from ssdlab.store import Store, describe
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -318,8 +319,9 @@ def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
         out[prefix] = value
 
 
-def execute(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Runs one point (in a worker): its row and its time-series rows."""
+def execute(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, tuple[str, str]]]:
+    """Runs one point (in a worker): its row, its time-series rows, and the unit and
+    description of the columns the metric registry describes."""
     from ssdlab import __version__, api
 
     start = time.perf_counter()
@@ -329,6 +331,7 @@ def execute(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     for k, v in task.params:
         row[k] = v
     series: list[dict[str, Any]] = []
+    meta: dict[str, tuple[str, str]] = {k: describe(k, dict(task.params)) for k, _ in task.params}
     if task.kind == "run":
         # The no-op progress callback lets a worker's Ctrl-C stop its simulation at once.
         result = api.run(task.base, set=settings, progress=lambda _: None)
@@ -345,6 +348,8 @@ def execute(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         _flatten("utilisation", s["utilisation"], row)
         for k, v in s["metrics"].items():
             row[f"metrics.{k}"] = v
+        for name, unit, kind, text in result.metric_info:
+            meta[f"metrics.{name}"] = (unit, f"{text} ({kind})")
         for t in s["tenants"] if len(s.get("tenants") or []) > 1 else []:
             for k in ("iops", "bandwidth_mib_s", "weight", "weight_ratio", "proportionality"):
                 row[f"tenant.{t['name']}.{k}"] = t.get(k)
@@ -390,175 +395,41 @@ def execute(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         row["interleave.period_confidence"] = inter.get("confidence")
     row["version"] = __version__
     row["wall_s"] = time.perf_counter() - start
-    return row, series
+    return row, series, meta
 
 
-# ---------------------------------------------------------------------------------------------
-# The store.
+def open_store(path: str, table: str = "points", every: bool = False) -> pd.DataFrame:
+    """A sweep store's rows: one per point (``table="points"``), or the time series. The rows
+    of the points of the spec that last ran into the store (``sweep.json``), or with ``every``
+    also those of earlier specs the store still holds."""
+    from ssdlab.api import _arg_error, _path_arg
+
+    if table not in ("points", "series"):
+        raise _arg_error("table", table, "must be \"points\" or \"series\"")
+    if not isinstance(every, bool):
+        raise _arg_error("every", every, "must be True or False")
+    st = Store(_path_arg(path, "path"))
+    df = st.read(table)
+    ids = None if every else spec_points(st.path)
+    if ids is not None and "point_id" in df.columns:
+        df = df[df["point_id"].isin(ids)].reset_index(drop=True)
+    return df
 
 
-class Store:
-    """A sweep's results directory (see the module's doc)."""
-
-    def __init__(self, path: str) -> None:
-        self.path = os.path.abspath(path)
-        self.points = os.path.join(self.path, "points")
-        self.series = os.path.join(self.path, "series")
-
-    def create(self, spec: Spec) -> None:
-        if os.path.exists(self.path) and not os.path.isdir(self.path):
-            raise InputError(f"store {self.path}: exists and is not a directory")
-        os.makedirs(self.points, exist_ok=True)
-        os.makedirs(self.series, exist_ok=True)
-        meta = os.path.join(self.path, "sweep.json")
-        if not os.path.exists(meta):
-            doc = {"name": spec.name, "base": spec.base, "kind": spec.kind, "axes": spec.axes, "set": spec.settings, "repeats": spec.repeats, "seed": spec.seed}
-            self._atomic(meta, json.dumps(doc, indent=1, default=str).encode())
-
-    def _files(self, d: str) -> tuple[list[str], list[str]]:
-        """A table's point files (``<id>.json``, one point each) and batch files (Parquet)."""
-        if not os.path.isdir(d):
-            return [], []
-        names = sorted(f for f in os.listdir(d) if not f.startswith("."))
-        return [f for f in names if f.endswith(".json")], [f for f in names if f.startswith("batch-") and f.endswith(".parquet")]
-
-    def _batch_ids(self) -> set[str]:
-        import pyarrow.parquet as pq
-
-        ids: set[str] = set()
-        for f in self._files(self.points)[1]:
-            ids.update(pq.read_table(os.path.join(self.points, f), columns=["point_id"]).column(0).to_pylist())
-        return ids
-
-    def done(self) -> set[str]:
-        """The ids of the points stored."""
-        singles, _ = self._files(self.points)
-        return {f[: -len(".json")] for f in singles} | self._batch_ids()
-
-    @staticmethod
-    def _atomic(path: str, data: bytes) -> None:
-        # Written whole under a temporary name, then renamed: a killed process leaves either
-        # the complete file or none. (No fsync: the kernel keeps a killed process's writes;
-        # after a power loss a file may be empty or torn, and `clean` removes it to run again.)
-        tmp = os.path.join(os.path.dirname(path), f".tmp-{uuid.uuid4().hex}")
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-
-    @staticmethod
-    def _rows(path: str) -> list[dict[str, Any]]:
-        """A point file's rows (JSON keeps ints and floats apart and floats exact, NaN too)."""
-        with open(path, encoding="utf-8") as f:
-            rows = json.load(f)
-        if not isinstance(rows, list):
-            raise ValueError(f"{path}: not a list of rows")
-        return rows
-
-    def write(self, row: dict[str, Any], series: list[dict[str, Any]]) -> None:
-        # A point is a small JSON file (fast to write while workers run); the batches that
-        # gather them at the end are Parquet.
-        pid = row["point_id"]
-        if series:
-            self._atomic(os.path.join(self.series, f"{pid}.json"), json.dumps(series, default=_scalar).encode())
-        # The point's row last: once it is there, the point (and its series) is done.
-        self._atomic(os.path.join(self.points, f"{pid}.json"), json.dumps([row], default=_scalar).encode())
-
-    def clean(self) -> None:
-        """Removes what a killed run can leave: temporary files (never read as results), point
-        files that do not read (torn by a power loss: those points run again), and point files
-        a batch already holds (a compaction killed before it removed them)."""
-        batched = self._batch_ids()
-        for d in (self.points, self.series, self.path):
-            if not os.path.isdir(d):
-                continue
-            for f in os.listdir(d):
-                path = os.path.join(d, f)
-                drop = f.startswith(".tmp-")
-                if not drop and d != self.path and f.endswith(".json"):
-                    drop = d == self.points and f[: -len(".json")] in batched
-                    if not drop:
-                        try:
-                            self._rows(path)
-                        except (OSError, ValueError):  # torn or not ours
-                            drop = True
-                if drop:
-                    try:
-                        os.unlink(path)
-                    except OSError:
-                        pass
-
-    def _singles_table(self, d: str, singles: list[str]) -> Any:
-        import pyarrow as pa
-
-        rows: list[dict[str, Any]] = []
-        for f in singles:
-            try:
-                rows += self._rows(os.path.join(d, f))
-            except (OSError, ValueError):  # a torn file (power loss) is a point not done
-                continue
-        if not rows:
-            return None
-        # Every column of every row: pyarrow takes the schema from the first row alone.
-        keys = list(dict.fromkeys(k for r in rows for k in r))
-        return pa.Table.from_pylist([{k: r.get(k) for k in keys} for r in rows])
-
-    def compact(self) -> None:
-        """Gathers the point files into one Parquet batch per table (written whole and renamed
-        into place before the point files go, so a kill leaves every row readable)."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        for d in (self.series, self.points):  # the points last: their batch marks them done
-            singles, _ = self._files(d)
-            if not singles:
-                continue
-            table = self._singles_table(d, singles)
-            if table is not None:
-                sink = pa.BufferOutputStream()
-                pq.write_table(table, sink)
-                self._atomic(os.path.join(d, f"batch-{uuid.uuid4().hex}.parquet"), bytes(sink.getvalue()))
-            for f in singles:
-                os.unlink(os.path.join(d, f))
-
-    def read(self, table: str = "points") -> pd.DataFrame:
-        import pandas as pd
-
-        d = self.points if table == "points" else self.series
-        if not os.path.isdir(d):
-            raise InputError(f"{self.path}: not a sweep store (no {table}/ directory)")
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        singles, batches = self._files(d)
-        tables = []
-        for f in batches:
-            try:
-                tables.append(pq.read_table(os.path.join(d, f)))
-            except Exception:  # noqa: BLE001 - a torn file (power loss) is a point not done
-                continue
-        loose = self._singles_table(d, singles)
-        if loose is not None:
-            tables.append(loose)
-        if not tables:
-            return pd.DataFrame()
-        df = pa.concat_tables(tables, promote_options="permissive").to_pandas()
-        if table == "points":
-            df = df.drop_duplicates("point_id").sort_values(["point_id"]).reset_index(drop=True)
-        return df
+def spec_doc(spec: Spec, todo: Sequence[Task]) -> dict[str, Any]:
+    """What ``sweep.json`` holds: the spec and its points' ids, in the spec's order."""
+    return {"name": spec.name, "base": spec.base, "kind": spec.kind, "mode": spec.mode, "axes": spec.axes, "set": spec.settings,
+            "repeats": spec.repeats, "seed": spec.seed, "probe": spec.probe, "atc": spec.atc, "points": list(dict.fromkeys(t.point_id for t in todo))}
 
 
-def _scalar(v: Any) -> Any:
-    """A numpy scalar as its Python value (for JSON); anything else is an error."""
-    if hasattr(v, "item"):
-        return v.item()
-    raise TypeError(f"a sweep row holds {type(v).__name__}, which the store cannot keep")
-
-
-def open_store(path: str, table: str = "points") -> pd.DataFrame:
-    """A sweep store's rows: one per point (``table="points"``), or the time series."""
-    from ssdlab.api import _path_arg
-
-    return Store(_path_arg(path, "path")).read(table)
+def spec_points(path: str) -> Optional[set[str]]:
+    """The point ids ``sweep.json`` lists (None without a readable one)."""
+    try:
+        with open(os.path.join(path, "sweep.json"), encoding="utf-8") as f:
+            ids = json.load(f).get("points")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return set(map(str, ids)) if isinstance(ids, list) else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -595,6 +466,21 @@ def _end_with_sweep(sweep: int) -> None:
     threading.Thread(target=watch, name="ssdlab-watch-sweep", daemon=True).start()
 
 
+@contextlib.contextmanager
+def _blank_main() -> Iterator[None]:
+    """While workers start, ``__main__`` is a blank module. multiprocessing primes a spawned or
+    fork-server worker by running the parent's main script (or module) again, which re-runs a
+    script's top-level ``ssdlab.sweep(...)`` without a ``__name__`` guard; the workers need only
+    ``ssdlab.lab.execute``, which they import by name."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
+
+
 def _local(n: int) -> Any:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -610,8 +496,9 @@ def _dask(executor: str, n: int) -> tuple[Any, Any]:
     except ImportError:
         raise InputError(f"--executor {executor}: dask.distributed is not installed (pip install 'dask[distributed]')") from None
     if executor == "dask-local":
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None)
-        return Client(cluster), cluster
+        with _blank_main():  # the nannies start their workers before LocalCluster returns
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None)
+            return Client(cluster), cluster
     address = executor.removeprefix("dask://")
     if not address or ":" not in address:
         raise InputError(f"--executor {executor}: give dask://HOST:PORT of a running scheduler")
@@ -643,9 +530,11 @@ def run_tasks(todo: Sequence[Task], store: Store, executor: str = "local", worke
     if executor == "local":
         from concurrent.futures import as_completed
 
-        pool = _local(n)
+        with _blank_main():  # the workers start as the tasks are submitted
+            pool = _local(n)
         try:
-            futures = [pool.submit(execute, t) for t in todo]
+            with _blank_main():
+                futures = [pool.submit(execute, t) for t in todo]
             for f in as_completed(futures):
                 store.write(*f.result())
                 finished += 1
@@ -696,15 +585,15 @@ def sweep(
     if store is None:
         store = (os.path.splitext(os.fspath(spec))[0] if isinstance(spec, (str, os.PathLike)) else s.name) + ".store"
     st = Store(store)
-    st.create(s)
-    st.clean()
-    have = st.done()
-    todo = [t for t in todo_all if t.point_id not in have]
+    st.create(spec_doc(s, todo_all))
     try:
+        st.clean()
+        have = st.done()
+        todo = [t for t in todo_all if t.point_id not in have]
         run_tasks(todo, st, executor, workers, progress)
+        df = st.read()
     finally:
-        st.compact()
-    df = st.read()
+        st.close()
     order = list(dict.fromkeys(t.point_id for t in todo_all))
     return df.set_index("point_id").loc[order].reset_index()
 
@@ -757,4 +646,4 @@ def print_rows(out: Console, spec: Spec, df: pd.DataFrame) -> None:
         out.print(f"  ... {len(df) - 40} more rows", highlight=False)
 
 
-__all__ = ["Spec", "Store", "Task", "execute", "open_store", "plan", "print_rows", "run_tasks", "sweep"]
+__all__ = ["Spec", "Store", "Task", "execute", "open_store", "plan", "print_rows", "run_tasks", "spec_doc", "sweep"]

@@ -116,8 +116,13 @@ def store_report(path: str, output: str, figures: bool = True) -> list[str]:
     meta_path = os.path.join(path, "sweep.json")
     if not os.path.isfile(meta_path):
         raise InputError(f"{path}: not a sweep store (no sweep.json)")
-    with open(meta_path, encoding="utf-8") as f:
-        meta = json.load(f)
+    try:
+        with open(meta_path, encoding="utf-8") as f:
+            meta = json.load(f)
+        if not isinstance(meta, dict):
+            raise ValueError("not a table")
+    except (OSError, ValueError) as e:
+        raise InputError(f"{meta_path}: does not read ({e}); run the sweep again to rewrite it") from None
     df = lab.open_store(path)
     if df.empty:
         raise InputError(f"{path}: the store holds no points yet")

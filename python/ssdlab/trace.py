@@ -131,14 +131,17 @@ def convert(
     records = 0
     state: dict[str, Any] = {}
     try:
-        with pq.ParquetWriter(tmp, schema(), compression="zstd") as w:
+        # Without the serialized Arrow schema (written before the metadata is known), readers
+        # take the schema's metadata from the footer's key-value pairs: ``ssdlab.trace`` shows
+        # in ``pq.read_table(...).schema.metadata``, and in pandas' ``DataFrame.attrs``.
+        with pq.ParquetWriter(tmp, schema(), compression="zstd", store_schema=False) as w:
             for b in _from_reader(reader, state):
                 w.write_batch(b)
                 records += b.num_rows
                 if progress:
                     progress(records)
             meta = _meta(reader, state, records)
-            w.add_key_value_metadata({"ssdlab.trace": json.dumps(meta)})
+            w.add_key_value_metadata({"ssdlab.trace": json.dumps(meta), "PANDAS_ATTRS": json.dumps({"ssdlab.trace": meta})})
         os.replace(tmp, out)
     finally:
         if os.path.exists(tmp):
