@@ -319,6 +319,8 @@ def test_ioengine_and_its_options_pick_the_hosts_io_engine(tmp_path):
         "ioengine=io_uring\nhipri\n": ("io_uring-hipri", None),
         "ioengine=io_uring\nsqthread_poll=1\n": ("io_uring-sqpoll", None),
         "ioengine=spdk\n": ("spdk", None),
+        "ioengine=null\n": ("null", None),
+        "ioengine=cpp_null\n": ("null", None),
         "ioengine=posixaio\n": (None, None),
     }
     for text, (engine, batch) in cases.items():
@@ -333,6 +335,22 @@ def test_ioengine_and_its_options_pick_the_hosts_io_engine(tmp_path):
         [res] = api.load_jobfile(write(tmp_path, f"[j]\nrw=randread\ndirect=1\nnumber_ios=300\n{text}"), "default").run()
         cpu[text] = res.summary["metrics"]["host.cpu.busy"] / res.summary["read"]["ios"]
     assert cpu["ioengine=io_uring\nhipri\n"] < cpu["ioengine=io_uring\n"]
+
+
+def test_the_null_engine_completes_without_a_device(tmp_path):
+    # Issue 29, item 3: fio's null engine was simulated as device I/O (a QD1 read took the
+    # drive's 70+ us). Each I/O costs host.costs.null on the job's CPU; nothing reaches PCIe,
+    # the controller or the media.
+    for depth in (1, 8):
+        [res] = api.load_jobfile(write(tmp_path, f"[j]\nioengine=null\nrw=randrw\nbs=4k\niodepth={depth}\nnumber_ios=2000\n"), "tlc").run()
+        s = res.summary
+        assert s["read"]["ios"] + s["write"]["ios"] == 2000
+        # Each I/O waits for the ones queued before it on the job's one CPU: at QD1 exactly the cost.
+        mean = s["read"]["latency_us"]["mean"]
+        assert mean == pytest.approx(0.065 * (1 if depth == 1 else depth), rel=0.02 if depth == 1 else 0.2), (depth, mean)
+        m = s["metrics"]
+        assert m["ctrl.busy"] == 0 and m["pcie.down.tlps"] == 0 and m["pcie.up.tlps"] == 0, m
+        assert s["iops"] == pytest.approx(1e12 / 65_000, rel=0.01)
 
 
 def test_rate_is_a_cap_per_direction_in_bytes(tmp_path):

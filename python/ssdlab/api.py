@@ -80,6 +80,19 @@ class Config:
         user likely meant. :func:`run` issues each as a :class:`ConfigWarning`."""
         return [{"path": p, "value": v, "rule": r} for p, v, r in self._native.advisories()]
 
+    def memory(self, keep_ios: bool = False) -> dict[str, int]:
+        """The host memory a run of this config may take at its peak, in bytes by part (with
+        ``keep_ios``: an I/O log), with ``total`` and ``limit`` (the default limit :func:`run`
+        refuses above: the least of half the machine's memory, ``ulimit -v`` and the cgroup's
+        ``memory.max``, less what the process holds)."""
+        if not isinstance(keep_ios, bool):
+            raise _arg_error("keep_ios", keep_ios, "must be True or False")
+        parts, limit = self._native.memory_estimate(keep_ios)
+        out = dict(parts)
+        out["total"] = min(sum(out.values()), (1 << 64) - 1)
+        out["limit"] = limit
+        return out
+
     @property
     def table(self) -> dict[str, Any]:
         """The resolved config as nested dicts (the TOML parsed)."""

@@ -687,6 +687,7 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
 ENGINES = {
     "psync": "psync", "sync": "psync", "pvsync": "psync", "pvsync2": "psync", "vsync": "psync",
     "libaio": "libaio", "io_uring": "io_uring", "io_uring_cmd": "io_uring", "spdk": "spdk",
+    "null": "null", "cpp_null": "null",  # completes in the engine: no device sees the I/O
 }
 
 

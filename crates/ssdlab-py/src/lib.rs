@@ -2,12 +2,17 @@
 //! in the core, every presentation choice in the Python package.
 #![allow(clippy::needless_pass_by_value)] // pyo3 hands extracted arguments over by value
 
+mod alloc;
 mod error;
 mod exceptions;
 mod trace;
 mod units;
 
 use std::io::Write;
+
+/// An allocation the system refuses is a clear error (exit code 2), not an abort.
+#[global_allocator]
+static ALLOCATOR: alloc::ClearOnRefusal = alloc::ClearOnRefusal;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -140,6 +145,13 @@ impl Config {
     /// why) triples.
     fn advisories(&self) -> Vec<(String, String, String)> {
         self.inner.advisories().into_iter().map(|i| (i.path, i.value, i.rule)).collect()
+    }
+
+    /// The host memory a run may take at its peak, by part, in bytes (with an I/O log:
+    /// `io_log`), and the default limit it must stay under.
+    #[pyo3(signature = (io_log=false))]
+    fn memory_estimate(&self, io_log: bool) -> (Vec<(&'static str, u64)>, u64) {
+        (self.inner.memory_estimate(io_log).parts, config::memory::default_limit())
     }
 }
 

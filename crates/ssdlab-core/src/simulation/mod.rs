@@ -398,7 +398,7 @@ fn check(config: &Config, max_memory: u64, io_log: bool) -> Result<()> {
             issues.push(
                 "memory",
                 format!("{total} estimated ({})", need.largest()),
-                format!("exceeds the limit of {} (--max-memory; default half the machine's memory); a smaller drive or fewer I/Os need less", size(max_memory)),
+                format!("exceeds the limit of {} (--max-memory; by default the least of half the machine's memory, ulimit -v and the cgroup's memory.max); a smaller drive, fewer jobs or fewer I/Os need less", size(max_memory)),
             );
         }
     }
