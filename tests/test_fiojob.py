@@ -810,3 +810,86 @@ def test_each_job_reports_its_own_runtime_iops_and_bandwidth(tmp_path, cli):
     assert p.returncode == 0, p.stderr
     lines = p.stdout.strip().splitlines()
     assert [ln.split(";")[8] for ln in lines] == [str(qd1["read"]["runtime"]), str(qd32["read"]["runtime"])]
+
+
+# Every job-ending rule, each job paced by rate_iops so that its runtime follows from the file
+# alone (fio's null engine on the host, the simulated drive here).
+ENDINGS = """[global]
+ioengine=null
+bs=4k
+rw=randread
+size=64m
+{extra}
+[count]
+number_ios=2000
+rate_iops=2000
+
+[bigger]
+number_ios=500
+rate_iops=1000
+bs=16k
+
+[sized]
+{new_group}size=4m
+rate_iops=2000
+
+[timed]
+runtime=1
+time_based
+rate_iops=500
+
+[looped]
+size=1m
+loops=2
+rate_iops=1000
+"""
+
+
+def _fio_and_ours(tmp_path, text):
+    job = tmp_path / "ends.fio"
+    job.write_text(text)
+    real = json.loads(subprocess.run(["fio", "--output-format=json", str(job)], capture_output=True, text=True, check=True).stdout)
+    plan = api.load_jobfile(job, "tlc")
+    return real["jobs"], api.fio_json(plan, plan.run())["jobs"]
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (dev.py setup installs it as root)")
+def test_per_job_numbers_follow_each_jobs_own_runtime_as_real_fio(tmp_path):
+    # Issue 29, item 1, checked against real fio 3.33: each job's runtime, IOPS and bandwidth
+    # (number_ios, size, runtime and loops ending them), as ratios to the first job's.
+    real, ours = _fio_and_ours(tmp_path, ENDINGS.format(extra="", new_group=""))
+    assert [j["jobname"] for j in real] == [j["jobname"] for j in ours]
+    for key in ("runtime", "iops", "bw"):
+        want = [j["read"][key] / real[0]["read"][key] for j in real]
+        got = [j["read"][key] / ours[0]["read"][key] for j in ours]
+        assert got == pytest.approx(want, rel=0.10), (key, want, got)
+    assert [j["read"]["total_ios"] for j in ours] == [j["read"]["total_ios"] for j in real][:3] + [ours[3]["read"]["total_ios"], 512]
+    assert abs(ours[3]["read"]["total_ios"] - real[3]["read"]["total_ios"]) <= 5  # time-based: within a few I/Os
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (dev.py setup installs it as root)")
+def test_group_reporting_merges_each_group_as_real_fio(tmp_path):
+    # Issue 29, item 2: group_reporting was ignored (five entries); fio reports one per group.
+    real, ours = _fio_and_ours(tmp_path, ENDINGS.format(extra="group_reporting", new_group="new_group\n"))
+    assert [(j["jobname"], j["groupid"]) for j in ours] == [(j["jobname"], j["groupid"]) for j in real] == [("count", 0), ("sized", 1)]
+    for r, o in zip(real, ours):
+        assert o["read"]["total_ios"] == pytest.approx(r["read"]["total_ios"], abs=5)
+        assert o["read"]["clat_ns"]["N"] == o["read"]["total_ios"]
+        for key in ("runtime", "iops", "bw", "io_kbytes"):
+            assert o["read"][key] == pytest.approx(r["read"][key], rel=0.10), key
+        assert o["job_runtime"] == pytest.approx(r["job_runtime"], rel=0.10)  # its jobs' runtimes summed
+
+
+def test_a_group_merges_counts_latencies_and_depths(tmp_path):
+    text = "[global]\ngroup_reporting\nrw=randread\nioengine=libaio\ndirect=1\n[a]\niodepth=1\nnumber_ios=2000\n[b]\niodepth=16\nnumber_ios=3000\n"
+    plan = api.load_jobfile(write(tmp_path, text), "tlc")
+    [res] = plan.run()
+    [merged] = res.summary["jobs"]
+    each = api.load_jobfile(write(tmp_path, text.replace("group_reporting\n", "")), "tlc").run()[0].summary["jobs"]
+    assert merged["name"] == "a" and merged["members"] == [0, 1] and merged["ios"] == 5000
+    assert merged["runtime_s"] == max(j["runtime_s"] for j in each)
+    assert merged["jobs_runtime_s"] == pytest.approx(sum(j["runtime_s"] for j in each))
+    r = merged["read"]["latency_us"]
+    assert r["max"] == max(j["read"]["latency_us"]["max"] for j in each)
+    assert r["mean"] == pytest.approx(sum(j["read"]["latency_us"]["mean"] * j["ios"] for j in each) / 5000)
+    assert sum(merged["iodepth_level"]) == 5000

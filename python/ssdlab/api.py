@@ -659,6 +659,9 @@ def fio_json(plan: JobPlan, results: list[Result], plus: bool = False) -> dict[s
         for i, j in enumerate(s["jobs"]):
             # Each job's own time, as fio reports it (its rates are over it too).
             runtime_ms = round(j["runtime_s"] * 1e3)
+            # With group_reporting an entry merges a reporting group's jobs (fio's layout);
+            # its options are its first job's.
+            i = (j.get("members") or [i])[0]
             src = group.sources[i]
             total = sum(int(j[o]["ios"]) for o in OPS)
             bins = [b for o in OPS for b in j[o]["clat_us"].get("bins", [])]
@@ -669,7 +672,7 @@ def fio_json(plan: JobPlan, results: list[Result], plus: bool = False) -> dict[s
                 "job options": {k: (o.value if o.value is not None else "") for k, o in src.options.items()},
                 "read": op(j["read"], runtime_ms), "write": op(j["write"], runtime_ms), "trim": op(j["trim"], runtime_ms),
                 "sync": {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}},
-                "job_runtime": runtime_ms, "usr_cpu": 0.0, "sys_cpu": cpu, "ctx": 0, "majf": 0, "minf": 0,
+                "job_runtime": round(j["jobs_runtime_s"] * 1e3) if j.get("jobs_runtime_s") is not None else runtime_ms, "usr_cpu": 0.0, "sys_cpu": cpu, "ctx": 0, "majf": 0, "minf": 0,
                 "iodepth_level": shares(j.get("iodepth_level", []), _DEPTH_KEYS),
                 "iodepth_submit": {k: (100.0 if k == "4" and total else 0.0) for k in _REAP_KEYS},
                 "iodepth_complete": shares(j.get("iodepth_complete", []), _REAP_KEYS),

@@ -71,7 +71,7 @@ IGNORED = {
     "write_lat_log", "write_bw_log", "write_iops_log", "write_hist_log", "log_avg_msec", "log_offset", "log_prio",
     "log_compression", "per_job_logs", "lat_percentiles", "clat_percentiles", "slat_percentiles", "percentile_list",
     "disable_lat", "disable_clat", "disable_slat", "disable_bw_measurement", "gtod_reduce", "gtod_cpu",
-    "group_reporting", "stats", "description", "name", "thread", "threads", "cpus_allowed", "cpus_allowed_policy", "cpumask",
+    "stats", "description", "name", "thread", "threads", "cpus_allowed", "cpus_allowed_policy", "cpumask",
     "numa_cpu_nodes", "numa_mem_policy", "nice", "prio", "prioclass", "mem", "iomem", "iomem_align", "hugepage-size",
     "exitall", "exitall_on_error", "exit_what", "continue_on_error", "ignore_error", "error_dump", "kb_base",
     "unit_base", "clocksource", "block_error_percentiles", "uid", "gid", "cgroup", "cgroup_weight", "std_redirect",
@@ -95,7 +95,7 @@ MAPPED = {
     "rw", "readwrite", "rwmixread", "rwmixwrite", "bs", "blocksize", "bssplit", "iodepth", "numjobs", "size",
     "offset", "number_ios", "io_size", "runtime", "timeout", "time_based", "ramp_time", "rate_iops",
     "rate_process", "random_distribution", "randseed", "randrepeat", "norandommap", "direct", "ioengine",
-    "stonewall", "wait_for_previous", "new_group", "buffered", "offset_increment", "filesize", "blockalign", "ba",
+    "stonewall", "wait_for_previous", "new_group", "group_reporting", "buffered", "offset_increment", "filesize", "blockalign", "ba",
     "thinktime", "thinktime_blocks", "rate", "bsrange", "blocksize_range", "loops",
     "rate_min", "ratemin", "rate_iops_min", "rate_cycle", "ratecycle", "startdelay",
     "latency_target", "latency_window", "latency_percentile", "latency_run", "exitall", "exitall_on_error", "exit_what", "atomic", "random_sequence_stride",
@@ -675,6 +675,9 @@ def _job_settings(job: Job, notes: list[str]) -> tuple[dict, dict]:
     if "ramp_time" in o:
         group["ramp_time"] = _seconds(o["ramp_time"])
     group.update(_steady_state(o))
+    if "group_reporting" in o and _bool(o["group_reporting"]):
+        # fio merges each reporting group's jobs into one entry (stat.c's sum_thread_stats).
+        group["stats.group_reporting"] = True
     if "randseed" in o:
         group["randseed"] = _int(o["randseed"])
     for key in ("randrepeat", "norandommap"):  # ssdlab is always repeatable; offsets are drawn with replacement

@@ -192,19 +192,7 @@ impl Summary {
             iops: if window > 0.0 { ios as f64 / window } else { 0.0 },
             bandwidth_mib_s: read.bandwidth_mib_s + write.bandwidth_mib_s,
             breakdown_us: stats.breakdown_all(),
-            jobs: {
-                let mut jobs = stats.job_summaries(&x.job_names);
-                let (levels, reaps) = (m.ints(&HOST_IODEPTH_LEVEL), m.ints(&HOST_IODEPTH_COMPLETE));
-                for (j, job) in jobs.iter_mut().enumerate() {
-                    job.iodepth_level = levels.get(7 * j..7 * j + 7).map(<[u64]>::to_vec).unwrap_or_default();
-                    job.iodepth_complete = reaps.get(7 * j..7 * j + 7).map(<[u64]>::to_vec).unwrap_or_default();
-                    if let Some((error, depth)) = x.job_outcomes.get(j) {
-                        job.error.clone_from(error);
-                        job.latency_depth = *depth;
-                    }
-                }
-                jobs
-            },
+            jobs: job_results(stats, x, m),
             tenants: stats.tenant_summaries(x.tenants, &x.job_tenants),
             read,
             write,
@@ -331,4 +319,53 @@ pub fn derived(s: &Summary) -> Vec<(String, &'static str, &'static str, f64)> {
         out.push(("ftl.waf".to_string(), "ratio", "write amplification: flash writes per host write", f.waf));
     }
     out
+}
+
+/// Each job's results with its queue-depth counts and outcome; merged per group with
+/// `stats.group_reporting`.
+fn job_results(stats: &Stats, x: &Inputs<'_>, m: &Metrics) -> Vec<JobSummary> {
+    let mut jobs = stats.job_summaries(&x.job_names);
+    let (levels, reaps) = (m.ints(&HOST_IODEPTH_LEVEL), m.ints(&HOST_IODEPTH_COMPLETE));
+    for (j, job) in jobs.iter_mut().enumerate() {
+        job.iodepth_level = levels.get(7 * j..7 * j + 7).map(<[u64]>::to_vec).unwrap_or_default();
+        job.iodepth_complete = reaps.get(7 * j..7 * j + 7).map(<[u64]>::to_vec).unwrap_or_default();
+        if let Some((error, depth)) = x.job_outcomes.get(j) {
+            job.error.clone_from(error);
+            job.latency_depth = *depth;
+        }
+    }
+    if x.config.stats.group_reporting {
+        jobs = group_jobs(stats, &x.job_names, &x.config.jobs(), &jobs);
+    }
+    jobs
+}
+
+/// fio's `group_reporting`: the jobs merged per `workload.group` (in the order groups first
+/// appear), with their queue-depth counts summed and the first error and settled depth kept.
+fn group_jobs(stats: &Stats, names: &[String], configs: &[(String, String, crate::workload::WorkloadConfig, String)], jobs: &[JobSummary]) -> Vec<JobSummary> {
+    let mut order: Vec<u32> = Vec::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (j, (_, _, w, _)) in configs.iter().enumerate().take(jobs.len()) {
+        let g = order.iter().position(|&x| x == w.group).unwrap_or_else(|| {
+            order.push(w.group);
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(j);
+    }
+    let mut merged = stats.group_summaries(names, &groups);
+    for (m, g) in merged.iter_mut().zip(&groups) {
+        let sum = |pick: fn(&JobSummary) -> &Vec<u64>| {
+            g.iter().map(|&j| pick(&jobs[j])).fold(Vec::new(), |mut acc: Vec<u64>, v| {
+                acc.resize(acc.len().max(v.len()), 0);
+                acc.iter_mut().zip(v).for_each(|(a, b)| *a += b);
+                acc
+            })
+        };
+        m.iodepth_level = sum(|j| &j.iodepth_level);
+        m.iodepth_complete = sum(|j| &j.iodepth_complete);
+        m.error = g.iter().find_map(|&j| jobs[j].error.clone());
+        m.latency_depth = g.iter().find_map(|&j| jobs[j].latency_depth);
+    }
+    merged
 }

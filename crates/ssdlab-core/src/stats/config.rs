@@ -28,6 +28,10 @@ config_struct! {
         /// log-linear buckets, 64 per power of two, as `[ns, count]`; for `--output-format=json+`
         /// and fio's latency buckets). Default: `false`.
         fio_bins: bool = false,
+        /// fio's `group_reporting`: `jobs` reports one entry per group of jobs
+        /// (`workload.group`), named after its first job, its counts and latencies merged and
+        /// its rates over the longest of its jobs' runtimes, as fio sums a group. Default: `false`.
+        group_reporting: bool = false,
         /// Simulated time per time-series row, from the end of the ramp (`"10ms"`); `0` = no
         /// time series. Default: `0`.
         interval: SimDuration = SimDuration::ZERO,

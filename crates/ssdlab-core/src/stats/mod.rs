@@ -535,33 +535,57 @@ impl Stats {
     /// Per-job results; `names[j]` names job `j`.
     pub fn job_summaries(&self, names: &[String]) -> Vec<JobSummary> {
         let empty = OpStats::per_op(self.digits);
-        names
+        names.iter().enumerate().map(|(j, name)| self.job_summary(name, self.per_job.get(j).unwrap_or(&empty), self.job_window(j), Vec::new())).collect()
+    }
+
+    /// fio's `group_reporting`: one result per group (`groups[g]` lists its jobs, named by
+    /// `names`; the group takes its first job's name), counts and latency histograms merged,
+    /// rates over the longest of its jobs' own runtimes (fio's `sum_thread_stats`).
+    pub fn group_summaries(&self, names: &[String], groups: &[Vec<usize>]) -> Vec<JobSummary> {
+        groups
             .iter()
-            .enumerate()
-            .map(|(j, name)| {
-                let ops = self.per_job.get(j).unwrap_or(&empty);
-                let window = self.job_window(j);
-                let (ios, bytes) = OpStats::totals(ops);
-                let lat: u128 = ops.iter().map(|o| o.lat.sum).sum();
-                let (per_sec, mib_s) = rates(ios, bytes, window.as_secs_f64());
-                JobSummary {
-                    name: name.clone(),
-                    ios,
-                    bytes,
-                    iops: per_sec,
-                    bandwidth_mib_s: mib_s,
-                    runtime_s: window.as_secs_f64(),
-                    mean_latency_us: if ios > 0 { lat as f64 / ios as f64 / PS_PER_US as f64 } else { 0.0 },
-                    read: self.summarise_over(&ops[0], window),
-                    write: self.summarise_over(&ops[1], window),
-                    trim: self.summarise_over(&ops[2], window),
-                    iodepth_level: Vec::new(),
-                    iodepth_complete: Vec::new(),
-                    error: None,
-                    latency_depth: None,
+            .filter(|g| !g.is_empty())
+            .map(|g| {
+                let mut ops = OpStats::per_op(self.digits);
+                let (mut window, mut summed) = (SimDuration::ZERO, 0.0);
+                for &j in g {
+                    if let Some(stats) = self.per_job.get(j) {
+                        for (a, b) in ops.iter_mut().zip(stats) {
+                            a.add(b);
+                        }
+                    }
+                    window = window.max(self.job_window(j));
+                    summed += self.job_window(j).as_secs_f64();
                 }
+                let mut s = self.job_summary(names.get(g[0]).map_or("", String::as_str), &ops, window, g.clone());
+                s.jobs_runtime_s = Some(summed);
+                s
             })
             .collect()
+    }
+
+    fn job_summary(&self, name: &str, ops: &[OpStats; 3], window: SimDuration, members: Vec<usize>) -> JobSummary {
+        let (ios, bytes) = OpStats::totals(ops);
+        let lat: u128 = ops.iter().map(|o| o.lat.sum).sum();
+        let (per_sec, mib_s) = rates(ios, bytes, window.as_secs_f64());
+        JobSummary {
+            name: name.to_string(),
+            ios,
+            bytes,
+            iops: per_sec,
+            bandwidth_mib_s: mib_s,
+            runtime_s: window.as_secs_f64(),
+            mean_latency_us: if ios > 0 { lat as f64 / ios as f64 / PS_PER_US as f64 } else { 0.0 },
+            read: self.summarise_over(&ops[0], window),
+            write: self.summarise_over(&ops[1], window),
+            trim: self.summarise_over(&ops[2], window),
+            iodepth_level: Vec::new(),
+            iodepth_complete: Vec::new(),
+            error: None,
+            latency_depth: None,
+            members,
+            jobs_runtime_s: None,
+        }
     }
 
     /// Mean breakdown over reads and writes together.
@@ -773,6 +797,12 @@ pub struct JobSummary {
     pub error: Option<String>,
     /// The depth the job's latency-target search settled on (fio's `latency_depth`).
     pub latency_depth: Option<u32>,
+    /// With `stats.group_reporting`: the jobs (by index) this entry merges; else empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<usize>,
+    /// With `stats.group_reporting`: its jobs' runtimes summed (fio's `job_runtime` of a group).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs_runtime_s: Option<f64>,
 }
 
 /// One tenant's results (its jobs together).
