@@ -262,3 +262,57 @@ def test_lone_surrogates_and_wrong_types_are_ssdlab_errors(tmp_path):
     (issue,) = ssdlab.exceptions.issues(e.value)
     assert issue["path"] == "workload.rw" and issue["value"] == repr(s) and "lone surrogate" in issue["rule"]
     assert not list(tmp_path.glob("s.csv*"))
+
+
+def test_every_public_function_refuses_misuse_with_an_ssdlab_error(tmp_path):
+    # Issue 29, item 8: load_jobfile(settings=[[k, v]]) raised TypeError though run accepts
+    # lists; trace.stats(strict=0), load_jobfile(text=0) and sweep(executor=0) raised TypeError
+    # or AttributeError. Each argument of each public function, given the wrong kind of value.
+    import inspect
+    import warnings
+
+    from ssdlab import ats, trace
+
+    tr = tmp_path / "t.csv"
+    tr.write_text("time,op,offset,len\n0,R,0,4096\n1000,W,4096,4096\n")
+    job = tmp_path / "j.fio"
+    job.write_text("[j]\nrw=randread\nsize=1m\nnumber_ios=10\n")
+    calls = {
+        "run": (ssdlab.run, ("p4800x",), {"workload": {"number_ios": 10}}),
+        "load_config": (ssdlab.load_config, ("p4800x",), {}),
+        "load_jobfile": (ssdlab.api.load_jobfile, (str(job), "tlc"), {}),
+        "metrics": (ssdlab.metrics, ("p4800x",), {}),
+        "decompose": (ssdlab.decompose, ("p4800x",), {"ios": 10}),
+        "sweep": (ssdlab.sweep, ({"name": "q", "base": "p4800x", "set": {"workload.number_ios": 10}},), {"store": str(tmp_path / "s"), "executor": "serial"}),
+        "open_store": (ssdlab.open_store, (str(tmp_path / "s"),), {}),
+        "trace.stats": (trace.stats, (str(tr),), {}),
+        "trace.read": (trace.read, (str(tr),), {}),
+        "trace.convert": (trace.convert, (str(tr), str(tmp_path / "t.parquet")), {}),
+        "trace.batches": (trace.batches, (str(tr),), {}),
+        "ats.study": (ats.study, (str(tr),), {"lines": [1, 2]}),
+    }
+    bad_values = [0, 1.5, True, [], {}, object(), b"x", "\ud800", -1, [[1, 2]]]
+    wrong = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, (fn, args, kw) in calls.items():
+            for i, p in enumerate(inspect.signature(fn).parameters.values()):
+                if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                    continue  # a name no function takes is Python's TypeError
+                for bad in bad_values:
+                    a, k = list(args), dict(kw)
+                    if i < len(a):
+                        a[i] = bad
+                    else:
+                        k[p.name] = bad
+                    try:
+                        fn(*a, **k)
+                    except ssdlab.SsdlabError:
+                        pass
+                    except Exception as e:  # noqa: BLE001 - what the test looks for
+                        wrong.append(f"{name}({p.name}={bad!r}): {type(e).__name__}: {e}")
+    assert not wrong, "\n".join(wrong[:20])
+    # What one function takes, its siblings take: pairs as lists as well as tuples.
+    plan = ssdlab.api.load_jobfile(str(job), "tlc", settings=[["workload.number_ios", "7"]])
+    assert plan.run()[0].summary["ios"] == 7
+    assert {j["ios"] for j in ssdlab.run("p4800x", settings=[["workload.number_ios", "7"]]).summary["jobs"]} == {7}

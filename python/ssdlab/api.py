@@ -189,6 +189,41 @@ def _text_arg(value: object, name: str, optional: bool = False) -> Optional[str]
     return value
 
 
+def _bool_arg(value: object, name: str) -> bool:
+    """True or False (1, 0 and other truthy things are refused: a ConfigError naming it)."""
+    if not isinstance(value, bool):
+        raise _arg_error(name, value, "must be True or False")
+    return value
+
+
+def _callable_arg(value: object, name: str) -> Optional[Callable[..., Any]]:
+    """A callback or None."""
+    if value is not None and not callable(value):
+        raise _arg_error(name, value, "must be a function (or None)")
+    return value
+
+
+def _int_arg(value: object, name: str, low: int, high: int = (1 << 63) - 1, optional: bool = False) -> Optional[int]:
+    """A whole number from ``low`` to ``high`` (None allowed if ``optional``)."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise _arg_error(name, value, f"must be a whole number from {low} to {high}")
+    return value
+
+
+def _mapping_of_text(value: object, name: str) -> Optional[dict[str, str]]:
+    """A mapping of text to text (such as an environment), or None."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise _arg_error(name, value, "must be a mapping of text to text")
+    for k, v in value.items():
+        _check_text(k, name)
+        _check_text(v, f"{name}[{k!r}]")
+    return dict(value)
+
+
 def _check_text(text: str, path: str) -> None:
     """Refuses a string that has no UTF-8 form (a lone surrogate such as '\\ud800')."""
     try:
@@ -426,10 +461,8 @@ def run(
     cfg = load_config(config, workload=workload, seed=seed, set=set, settings=settings)
     for a in cfg.advisories:
         warnings.warn(ConfigWarning(f"{a['path']} = {a['value']}: {a['rule']}"), stacklevel=2)
-    if not isinstance(keep_ios, bool):
-        raise _arg_error("keep_ios", keep_ios, "must be True or False")
-    if progress is not None and not callable(progress):
-        raise _arg_error("progress", progress, "must be a function of the fraction done (and the seconds left)")
+    _bool_arg(keep_ios, "keep_ios")
+    _callable_arg(progress, "progress")
     sim = _core.Simulation(cfg._native, keep_ios, _memory_limit(max_memory))
     summary = json.loads(sim.run(_with_eta(progress)))
     return Result(cfg, summary, sim.io_log(), sim.metrics())
@@ -501,6 +534,12 @@ def load_jobfile(
     from . import fiojob
 
     jobfile = _path_arg(jobfile, "jobfile")
+    settings = _settings(settings)
+    env = _mapping_of_text(env, "env")
+    text = _text_arg(text, "text", optional=True)
+    fio_percentiles = _bool_arg(fio_percentiles, "fio_percentiles")
+    if set is not None and not isinstance(set, Mapping):
+        raise _arg_error("set", set, "must be a mapping of dotted keys to values")
     groups, ignored = fiojob.load(jobfile, env, text)
     dev_settings = [s for s in settings or [] if not s[0].startswith("workload.")]
     if fio_percentiles:

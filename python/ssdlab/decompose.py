@@ -77,6 +77,8 @@ def decompose(
         raise _bad("media", "", "give at least one NAME=READ_LATENCY")
     if isinstance(ios, bool) or not isinstance(ios, int) or ios < 1:
         raise _bad("ios", repr(ios), "must be a whole number >= 1")
+    if progress is not None and not callable(progress):
+        raise _bad("progress", repr(progress), "must be a function (or None)")
     workload = {"numjobs": 1, "iodepth": 1, "rw": "randread", "bs": "4k", "number_ios": int(ios)}
     rows = {}
     label = os.fspath(config) if isinstance(config, (str, os.PathLike)) else None

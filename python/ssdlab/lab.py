@@ -578,8 +578,16 @@ def sweep(
     """Runs a sweep spec (a TOML path or a dict) into ``store`` (default: ``<spec>.store``
     beside a spec file, else ``sweep.store``), skipping the points already there, and returns
     the store's rows for this spec's points."""
-    if executor not in ("local", "serial", "dask-local") and not executor.startswith("dask://"):
+    from ssdlab.api import _callable_arg, _int_arg, _path_arg
+
+    if not isinstance(executor, str) or executor not in ("local", "serial", "dask-local") and not executor.startswith("dask://"):
         raise InputError(f"--executor {executor!r}: local, serial, dask-local or dask://HOST:PORT")
+    _int_arg(workers, "workers", 1, 4096, optional=True)
+    _callable_arg(progress, "progress")
+    if store is not None:
+        store = _path_arg(store, "store")
+    if isinstance(spec, (str, os.PathLike)):
+        spec = _path_arg(spec, "spec")
     s = Spec.load(spec)
     todo_all = tasks(s)
     if store is None:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Optional
 
 from ssdlab import _core
-from ssdlab.api import _arg_error, _path_arg, _text_arg
+from ssdlab.api import _bool_arg, _callable_arg, _int_arg, _path_arg, _text_arg
 from ssdlab.names import names
 from ssdlab.units import format_bytes
 
@@ -33,8 +33,9 @@ BATCH = 1 << 20
 SCHEMA_VERSION = 2
 
 
-def _reader_args(path: object, format: object, blk_action: object) -> tuple[str, Optional[str], str]:  # noqa: A002
+def _reader_args(path: object, format: object, blk_action: object, strict: object) -> tuple[str, Optional[str], str]:  # noqa: A002
     """The arguments every reader takes, checked (an SsdlabError naming a wrong one)."""
+    _bool_arg(strict, "strict")
     return _path_arg(path, "path"), _text_arg(format, "format", optional=True), _text_arg(blk_action, "blk_action")  # type: ignore[return-value]
 
 
@@ -55,9 +56,9 @@ def stats(
     """One pass over a trace: counts, read ratio, size histogram, footprint (distinct 4 KiB
     pages), sequentiality, inter-arrival times, out-of-order records and the busiest devices.
     ``strict=False`` skips malformed lines and counts them."""
-    if isinstance(devices, bool) or not isinstance(devices, int) or devices < 0:
-        raise _arg_error("devices", devices, "must be a whole number >= 0")
-    p, f, b = _reader_args(path, format, blk_action)
+    _int_arg(devices, "devices", 0, 1 << 20)
+    _callable_arg(progress, "progress")
+    p, f, b = _reader_args(path, format, blk_action, strict)
     name, doc = _core.trace_stats(p, f, strict, b, devices, progress)
     out = json.loads(doc)
     out["format"] = name
@@ -68,9 +69,10 @@ def batches(
     path: str | os.PathLike[str], format: Optional[str] = None, *, strict: bool = True, blk_action: str = "D", batch: int = BATCH  # noqa: A002
 ) -> Iterator[pa.RecordBatch]:
     """The trace as Arrow record batches of the canonical schema, streaming (times from the
-    first record; see :func:`read` for the origin)."""
-    p, f, b = _reader_args(path, format, blk_action)
-    yield from _from_reader(_core.TraceBatches(p, f, strict, b), {}, batch)
+    first record; see :func:`read` for the origin). The arguments are checked at the call."""
+    p, f, b = _reader_args(path, format, blk_action, strict)
+    n = _int_arg(batch, "batch", 1, 1 << 26)
+    return _from_reader(_core.TraceBatches(p, f, strict, b), {}, n or BATCH)
 
 
 def schema(meta: Optional[dict[str, Any]] = None) -> pa.Schema:
@@ -94,7 +96,7 @@ def read(path: str | os.PathLike[str], format: Optional[str] = None, *, strict: 
     own clock."""
     import pyarrow as pa
 
-    p, f, b = _reader_args(path, format, blk_action)
+    p, f, b = _reader_args(path, format, blk_action, strict)
     reader = _core.TraceBatches(p, f, strict, b)
     state: dict[str, Any] = {}
     table = pa.Table.from_batches(list(_from_reader(reader, state)), schema=schema())
@@ -125,9 +127,10 @@ def convert(
     format, device names and reader counts in the file's metadata. Returns the counts."""
     import pyarrow.parquet as pq
 
-    p, f, b = _reader_args(path, format, blk_action)
-    reader = _core.TraceBatches(p, f, strict, b)
+    p, f, b = _reader_args(path, format, blk_action, strict)
+    _callable_arg(progress, "progress")
     tmp = _path_arg(out, "out") + ".partial"
+    reader = _core.TraceBatches(p, f, strict, b)
     records = 0
     state: dict[str, Any] = {}
     try:
