@@ -273,8 +273,10 @@ def test_every_public_function_refuses_misuse_with_an_ssdlab_error(tmp_path):
 
     from ssdlab import ats, trace
 
-    tr = tmp_path / "t.csv"
-    tr.write_text("time,op,offset,len\n0,R,0,4096\n1000,W,4096,4096\n")
+    tr = tmp_path / "t.csv"  # MSR Cambridge's format
+    tr.write_text("128166372003061629,hm,0,Read,383496192,32768,1001\n128166372013061629,hm,0,Write,4096,4096,900\n")
+    dma = tmp_path / "dma.txt"
+    dma.write_text("".join(f"{hex(a << 12)}\n" for a in range(50)))
     job = tmp_path / "j.fio"
     job.write_text("[j]\nrw=randread\nsize=1m\nnumber_ios=10\n")
     calls = {
@@ -289,13 +291,16 @@ def test_every_public_function_refuses_misuse_with_an_ssdlab_error(tmp_path):
         "trace.read": (trace.read, (str(tr),), {}),
         "trace.convert": (trace.convert, (str(tr), str(tmp_path / "t.parquet")), {}),
         "trace.batches": (trace.batches, (str(tr),), {}),
-        "ats.study": (ats.study, (str(tr),), {"lines": [1, 2]}),
+        "ats.study": (ats.study, (str(dma),), {"lines": [1, 2]}),
     }
     bad_values = [0, 1.5, True, [], {}, object(), b"x", "\ud800", -1, [[1, 2]]]
     wrong = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name, (fn, args, kw) in calls.items():
+            got = fn(*args, **kw)  # the call as given works: each failure below is the bad value's
+            if name == "trace.batches":
+                assert sum(b.num_rows for b in got) == 2
             for i, p in enumerate(inspect.signature(fn).parameters.values()):
                 if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
                     continue  # a name no function takes is Python's TypeError

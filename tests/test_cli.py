@@ -221,7 +221,7 @@ def test_plot_series_writes_the_gc_time_series(cli, tmp_path):
     p = cli("run", "ops-isolation", "-w", "number_ios=3000", "--set", "stats.interval=50ms", "--plot-series", str(png))
     assert p.returncode == 0, p.stderr
     assert png.stat().st_size > 10_000
-    p = cli("run", "ops-isolation", "--plot-series", str(png))
+    p = cli("run", "ops-isolation", "--plot-series", str(tmp_path / "other.png"))
     assert p.returncode == 2 and "needs intervals" in p.stderr
     no_traceback(p)
     p = cli("run", "ops-isolation", "--set", "stats.interval=50ms", "--plot-series", "gc.pdf")
@@ -421,3 +421,33 @@ def test_a_job_file_that_includes_the_environment_never_prints_it(cli, tmp_path)
     p = cli("run", str(big))
     assert p.returncode == 2 and "a job file is at most 4194304 bytes" in p.stderr, p.stderr
     no_traceback(p)
+
+
+def test_outputs_are_never_replaced_silently(cli, tmp_path):
+    # Issue 29, item 17: every output file option refuses a file that exists unless --force.
+    trace = tmp_path / "t.csv"  # MSR Cambridge's format
+    trace.write_text("128166372003061629,hm,0,Read,383496192,32768,1001\n128166372013061629,hm,0,Write,4096,4096,900\n")
+    run_json = tmp_path / "run.json"
+    run_json.write_text(cli("run", "p4800x", "-w", "number_ios=200", "--json").stdout)
+    cases = [
+        (["trace", "convert", str(trace), "-o"], "t.parquet"),
+        (["decompose", "--ios", "50", "--media", "a=1us", "--plot"], "d.png"),
+        (["report", str(run_json), "--no-figures", "-o"], "r.html"),
+        (["run", "p4800x", "-w", "number_ios=300", "--set", "stats.interval=10us", "--plot-series"], "s.png"),
+        (["atc", "--synth", "linux-direct", "--ios", "200", "--lines", "1,2", "--stu", "4k", "--policy", "lru", "--assoc", "full", "-o"], "a.csv"),
+    ]
+    for args, name in cases:
+        target = tmp_path / name
+        target.write_bytes(b"mine")
+        p = cli(*args, str(target))
+        assert p.returncode == 2 and "exists (give --force to replace it)" in p.stderr, (args, p.stderr)
+        no_traceback(p)
+        assert target.read_bytes() == b"mine", args
+        p = cli(*args, str(target), "--force")
+        assert p.returncode == 0, (args, p.stderr)
+        assert target.read_bytes() != b"mine", args
+    # A probe's directory: its contract files are replaced only with --force.
+    (tmp_path / "probe").mkdir()
+    (tmp_path / "probe" / "contract.json").write_text("{}")
+    p = cli("probe", "p4800x", "-e", "tiny", "--ios", "100", "-o", str(tmp_path / "probe"))
+    assert p.returncode == 2 and "contract.json from an earlier run" in p.stderr, p.stderr

@@ -317,7 +317,7 @@ def _csv(text: str) -> list[str]:
 
 def command(
     out: Console, trace: Optional[str], record_config: Optional[str], synth: Optional[str], synth_opts: dict[str, Any], bs: str, write_trace: Optional[str],
-    output: Optional[str], plot: Optional[str], as_json: bool, stu: str, policy: str, assoc: str, **options: Any,
+    output: Optional[str], plot: Optional[str], as_json: bool, stu: str, policy: str, assoc: str, force: bool = False, **options: Any,
 ) -> None:
     """``ssdlab atc``: ``record CONFIG -o FILE`` writes a simulation's DMA stream; otherwise the
     study of ``trace``, of a stream synthesised for the ``synth`` stack (``synth_opts``: ios,
@@ -328,19 +328,20 @@ def command(
     if trace == "record":
         if not record_config or not output:
             raise UsageError("atc record needs a CONFIG and -o FILE")
-        check_out(output, "-o")
+        check_out(output, "-o", force)
         sim = record(record_config, output)
         out.print(f"wrote {sim.dma_log_len():,} DMA accesses to {output}")
         return
     if record_config is not None:
         raise UsageError(f"unexpected argument {record_config!r} (only `atc record` takes a CONFIG)")
+    check_out(output, "-o", force)
+    check_plot(plot, force=force)
+    check_out(write_trace, "--write-trace", force)
     synth_d = None
     if synth is not None:
         synth_d = {"stack": synth, **synth_opts, "bs": parse_size(bs, "bs"), "seed": options.get("seed", 1)}
         if write_trace:
             write_synth(write_trace, synth_d)
-    check_out(output, "-o")
-    check_plot(plot)
     result = study(trace, synth=synth_d, stu=[s for s in stu.split(",") if s.strip()], policies=_csv(policy), assoc=_csv(assoc), **options)
     if output:
         result.write(output)

@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ssdlab import _core, api, ats, summary
-from ssdlab.cliutil import Bar, Count, UsageError, check_out, check_plot, ctrl_c_exits_130, err, exit_interrupted, fio_values, out, pairs
+from ssdlab.cliutil import FORCE_HELP, Bar, Count, UsageError, check_out, check_out_dir, check_plot, ctrl_c_exits_130, err, exit_interrupted, fio_values, out, pairs
 from ssdlab.decompose import SEED001_MEDIA, decompose as run_decomposition, plot_decomposition, print_table as print_decomposition
 from ssdlab.exceptions import SsdlabError, issues
 from ssdlab.names import names
@@ -70,7 +70,8 @@ def run(
         None, "--until-steady", help="Stop at the SNIA PTS steady state of this metric (iops, bandwidth_mib_s, ftl.waf, ...); each --set stats.interval=T is a round."
     ),
     plot_series: Optional[str] = typer.Option(None, "--plot-series", help="Plot the time series (IOPS, p99, WAF, free blocks, GC moves) to a .png or .svg file; needs --set stats.interval=T."),
-    max_memory: Optional[str] = typer.Option(None, "--max-memory", help="Refuse a run whose estimated memory exceeds this (e.g. 16GiB; default: half the machine's memory)."),
+    max_memory: Optional[str] = typer.Option(None, "--max-memory", help="Refuse a run whose estimated memory exceeds this (e.g. 16GiB; default: half of RAM, or less under ulimit -v or a cgroup)."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Run a simulation and report throughput, latency and where the time went.
 
@@ -83,7 +84,7 @@ def run(
     """
     settings = fio_values(pairs(workload, "--workload", "workload.")) + pairs(set_, "--set")
     if plot_series is not None:
-        check_plot(plot_series, "--plot-series")
+        check_plot(plot_series, "--plot-series", force)
         if not any(k == "stats.interval" for k, _ in settings):
             raise UsageError("--plot-series needs intervals: --set stats.interval=10ms (for example)")
     if until_steady is not None:
@@ -155,6 +156,7 @@ def atc(
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the points to .csv, .json or .parquet."),
     plot: Optional[str] = typer.Option(None, help="Plot hit rate against lines to a .png or .svg file."),
     write_trace: Optional[str] = typer.Option(None, help="Also write the synthesised stream as a text trace."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """ATS/ATC study: hit rate against cache lines per STU, policy, associativity and pinning.
 
@@ -163,7 +165,7 @@ def atc(
     ats.command(
         out, trace, record_config, synth, {"ios": ios, "queues": queues, "vms": vms, "split": split, "reuse": reuse}, bs, write_trace, output, plot, json_,
         stu, policy, assoc, from_sim=from_sim, lines=lines, pins=pin, pin_tagged=pin_tagged, pin_rings=pin_rings, pin_dedicated=pin_dedicated, skip_bad=skip_bad,
-        fmt=format_, seed=seed,
+        fmt=format_, seed=seed, force=force,
     )
 
 
@@ -175,10 +177,11 @@ def decompose(
     ios: int = typer.Option(2000, min=1, help="QD1 4 KiB reads per medium."),
     json_: bool = typer.Option(False, "--json", help="Print the table as JSON."),
     plot: Optional[str] = typer.Option(None, help="Stacked bars of the shares to a .png or .svg file."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Seed 001's latency decomposition: where a QD1 4 KiB read spends its device time, per medium."""
     media_pairs = pairs([m for m in media.split(",") if m.strip()], "--media")
-    check_plot(plot)
+    check_plot(plot, force=force)
     with Bar("simulating") as bar:
         frame = run_decomposition(config, dict(media_pairs), ios, progress=bar)
     if json_:
@@ -196,6 +199,7 @@ def validate(
     output: Optional[str] = typer.Option(None, "-o", "--output", help="Write the tables as Markdown to this file."),
     json_: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
     fit: bool = typer.Option(False, "--fit", help="Fit the drives' calibrated unknowns on their training figures and print them as preset lines."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Compare each drive of the device library with its published performance figures."""
     from ssdlab import validate as v
@@ -209,8 +213,7 @@ def validate(
                 fitted = fitting.fit(d, progress=bar)
             out.file.write(fitting.as_toml(d, fitted) + "\n")
         return
-    if output is not None and not os.path.isdir(os.path.dirname(os.path.abspath(output))):
-        raise UsageError(f"-o {output}: its directory does not exist")
+    check_out(output, "-o", force)
     with Bar("validating") as bar:
         rows = v.validate(devices, progress=bar)
     if output is not None:
@@ -232,11 +235,12 @@ def isolation(
     trace: Optional[str] = typer.Option(None, "--trace", help="Every tenant replays this block trace (closed loop at QD32, scaled onto its namespace) instead of 4 KiB random writes."),
     plot: Optional[str] = typer.Option(None, "--plot", help="Write the proportionality figure to this .png or .svg file."),
     json_: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Seed 003's study: tenants with I/O weights on a clean, aged, isolated and FDP drive."""
     from ssdlab import isolation as iso
 
-    iso.command(out, base, weights, runtime, case, pairs(set_ or [], "--set"), trace, plot, json_)
+    iso.command(out, base, weights, runtime, case, pairs(set_ or [], "--set"), trace, plot, json_, force)
 
 
 @app.command()
@@ -258,6 +262,7 @@ def probe(
     sustain: Optional[str] = typer.Option(None, help="fio targets: total time of the sustained writes (default 30s quick, 5m full)."),
     destroy_data: bool = typer.Option(False, "--destroy-data", help="fio targets: allow writing over a block device or an existing non-empty file."),
     keep_file: bool = typer.Option(False, "--keep-file", help="fio targets: keep the file the probe created."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Seed 004: derive a drive's unwritten contract (seven rules and its interleaving degree)."""
     from ssdlab import probe as pr
@@ -269,8 +274,7 @@ def probe(
     for e in experiment or []:
         if e not in pr.EXPERIMENTS:
             raise UsageError(f"--experiment {e!r}: choose from {', '.join(pr.EXPERIMENTS)}")
-    if output is not None and os.path.exists(output) and not os.path.isdir(output):
-        raise UsageError(f"--output {output}: exists and is not a directory")
+    check_out_dir(output, "--output", ("contract.md", "contract.json", "versus.md"), force)
     settings = pairs(set_, "--set")
     opts = {"size": size, "runtime": runtime, "ramp": ramp, "sustain": sustain, "destroy_data": destroy_data, "keep_file": keep_file, "ios": ios}
     a = pr.load_or_probe(target, profile, experiment, settings, opts, f"probe {target}", repeat)
@@ -292,14 +296,14 @@ def calibrate(
     runtime: str = typer.Option("1s", help="fio targets: time of each point."),
     ramp: str = typer.Option("200ms", help="fio targets: warm-up before each point."),
     destroy_data: bool = typer.Option(False, "--destroy-data", help="fio targets: allow writing over a block device or a non-empty file."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Fit a simulated device to a drive's probe and write it as TOML, with the fit cell by cell."""
     from ssdlab import calibrate as cal, probe as pr
 
     if not output.lower().endswith(".toml"):
         raise UsageError(f"--output {output}: write a .toml file")
-    if not os.path.isdir(os.path.dirname(os.path.abspath(output))):
-        raise UsageError(f"--output {output}: its directory does not exist")
+    check_out(output, "--output", force)
     settings = pairs(set_, "--set")
     opts = {"size": size, "runtime": runtime, "ramp": ramp, "sustain": None, "destroy_data": destroy_data, "keep_file": False, "ios": 3000}
     source = pr.load_or_probe(target, "quick", ["scale", "randseq", "mixed", "interleave"], settings, opts, f"probe {target}")
@@ -330,14 +334,14 @@ def report(
     source: str = typer.Argument(..., help="A sweep store (directory) or a run's JSON (ssdlab run --json > run.json)."),
     output: str = typer.Option(..., "--output", "-o", help="The HTML file to write (its figures go to OUTPUT-figures/ as SVG and PNG)."),
     no_figures: bool = typer.Option(False, "--no-figures", help="Write only the HTML."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """A self-contained HTML report (inline SVG, no external assets) of a sweep or a run."""
     from ssdlab import report as rep
 
     if not output.lower().endswith((".html", ".htm")):
         raise UsageError(f"--output {output}: write an .html file")
-    if not os.path.isdir(os.path.dirname(os.path.abspath(output))):
-        raise UsageError(f"--output {output}: its directory does not exist")
+    check_out(output, "--output", force)
     if not os.path.exists(source):
         raise UsageError(f"{source}: no such file or directory")
     written = rep.report(source, output, figures=not no_figures)
@@ -362,8 +366,12 @@ def reproduce(
     if study != "all" and study not in rp.STUDIES:
         raise UsageError(f"study {study!r}: one of {', '.join([*rp.STUDIES, 'all'])}")
     start = time.monotonic()
+    # A directory of an earlier run resumes its stores; its tables and pages are replaced (said).
+    earlier = os.path.exists(os.path.join(output, "figures.csv"))
     with Bar(f"reproduce {study}") as bar:
         table = rp.reproduce(study, output, profile, executor, workers, progress=bar)
+    if earlier:
+        err.print(f"replaced figures.csv and the study pages of an earlier run in {output}/ (its stores resumed: points already there were not run again)", highlight=False)
     if json_:
         out.file.write(table.to_json(orient="records", indent=1) + "\n")
         return
@@ -444,13 +452,14 @@ def trace_convert(
     format_: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
     lenient: bool = typer.Option(False, help="Skip malformed lines and count them instead of stopping at the first."),
     blk_action: str = typer.Option("D", help="blkparse: the action whose events are I/Os (D issue, Q queue)."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Convert a trace to ssdlab's canonical Parquet (time_ns, op, offset, len, dev)."""
     from . import trace as tr
 
     if not output.lower().endswith(".parquet"):
         raise UsageError(f"-o {output!r}: write a .parquet file")
-    check_out(output, "-o")
+    check_out(output, "-o", force)
     with Count("converting") as count:
         meta = tr.convert(path, output, format_, strict=not lenient, blk_action=blk_action, progress=count)
     c = meta["counts"]

@@ -52,17 +52,39 @@ def ctrl_c_exits_130(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def check_plot(path: Optional[str], flag: str = "--plot") -> None:
-    """A figure to write: a .png or .svg file in a directory that exists."""
+def check_plot(path: Optional[str], flag: str = "--plot", force: bool = False) -> None:
+    """A figure to write: a .png or .svg file, as :func:`check_out` checks it."""
     if path and not path.lower().endswith((".png", ".svg")):
         raise UsageError(f"{flag} {path!r}: write a .png or .svg file")
-    check_out(path, flag)
+    check_out(path, flag, force)
 
 
-def check_out(path: Optional[str], flag: str) -> None:
-    """A file to write must go to a directory that exists (an exit-2 error naming it, before any work)."""
-    if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+def check_out(path: Optional[str], flag: str, force: bool = False) -> None:
+    """A file to write must go to a directory that exists, and replaces a file only with
+    ``--force`` (an exit-2 error naming it, before any work)."""
+    if not path:
+        return
+    if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
         raise UsageError(f"{flag} {path}: its directory {os.path.dirname(os.path.abspath(path))} does not exist")
+    if os.path.isdir(path):
+        raise UsageError(f"{flag} {path}: is a directory")
+    if os.path.lexists(path) and not force:
+        raise UsageError(f"{flag} {path}: exists (give --force to replace it)")
+
+
+def check_out_dir(path: Optional[str], flag: str, files: tuple[str, ...], force: bool = False) -> None:
+    """A directory to write ``files`` into (created if missing): files of an earlier run are
+    replaced only with ``--force``."""
+    if not path:
+        return
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"{flag} {path}: exists and is not a directory")
+    there = [f for f in files if os.path.lexists(os.path.join(path, f))]
+    if there and not force:
+        raise UsageError(f"{flag} {path}: holds {', '.join(there)} from an earlier run (give --force to replace them)")
+
+
+FORCE_HELP = "Replace output files that exist (without it, an existing output is an error)."
 
 
 def pairs(items: list[str], option: str, prefix: str = "") -> list[tuple[str, str]]:

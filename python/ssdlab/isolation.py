@@ -159,12 +159,15 @@ def print_table(out: Console, df: Any, plot_path: Optional[str] = None) -> None:
         out.print(f"  figure: {plot_path}")
 
 
-def command(out: Console, base: str, weights: str, runtime: str, cases: Optional[list[str]], settings: list[tuple[str, str]], trace: Optional[str], plot_path: Optional[str], as_json: bool) -> None:
+def command(
+    out: Console, base: str, weights: str, runtime: str, cases: Optional[list[str]], settings: list[tuple[str, str]], trace: Optional[str], plot_path: Optional[str], as_json: bool,
+    force: bool = False,
+) -> None:
     """``ssdlab isolation``: checks its options (an exit-2 error naming a bad one), runs the
     study, writes the figure and prints the table (or the rows as JSON)."""
     import os
 
-    from ssdlab.cliutil import Bar, UsageError
+    from ssdlab.cliutil import Bar, UsageError, check_out
 
     try:
         w = [int(x) for x in weights.split(",") if x.strip()]
@@ -176,8 +179,7 @@ def command(out: Console, base: str, weights: str, runtime: str, cases: Optional
         raise UsageError(f"--plot {plot_path}: the file must end in .png or .svg")
     if trace is not None and not os.path.isfile(trace):
         raise UsageError(f"--trace {trace}: no such file")
-    if plot_path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(plot_path))):
-        raise UsageError(f"--plot {plot_path}: its directory does not exist")
+    check_out(plot_path, "--plot", force)
     known = [c[0] for c in CASES]
     for c in cases or []:
         if c not in known:
