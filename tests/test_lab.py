@@ -376,3 +376,20 @@ def test_kill_9_of_the_sweep_alone_leaves_no_worker_behind(tmp_path):
         assert time.monotonic() < deadline, f"outlived the sweep: {left}"
         time.sleep(0.1)
     assert pd.read_parquet(store / "points")["point_id"].is_unique  # readable as the kill left it
+
+
+def test_a_spec_reports_every_problem_at_once_with_its_key_path(cli, tmp_path):
+    # Issue 29, item 16: the first problem stopped the check; now all of them, with key paths.
+    spec = tmp_path / "bad.toml"
+    spec.write_text('kind = "sim"\nrepeats = 0\nseeds = 3\n[set]\n"workload.randseed" = 4\n[axes]\n"workload.iodepth" = []\n"workload.bs" = { from = 1 }\n')
+    p = cli("sweep", str(spec), "--dry-run")
+    assert p.returncode == 2, p.stderr
+    no_traceback(p)
+    for needle in ("bad.toml: 6 problems", "kind = 'sim'", "repeats = 0", "seeds = 3: unknown key", 'set."workload.randseed"', 'axes."workload.iodepth" = []', 'axes."workload.bs"'):
+        assert needle in p.stderr, (needle, p.stderr)
+    # Points whose configs do not load: each one, with its problem.
+    with pytest.raises(InputError) as e:
+        lab.tasks(lab.Spec.load({"base": "p4800x", "axes": {"media.nvm.controllers": [0, 4, 99999], "pcie.lanes": [3, 4]}}))
+    text = str(e.value)
+    assert "points of the sweep do not load" in text and text.count("  - sweep point") == 5, text
+    assert "pcie.lanes = 3" in text and "media.nvm.controllers = 0" in text

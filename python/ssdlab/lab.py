@@ -45,6 +45,7 @@ Leaves out: ATC points on a simulated device's own DMA stream (``ssdlab atc --fr
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import itertools
 import json
@@ -164,63 +165,50 @@ class Spec:
 
     @classmethod
     def load(cls, spec: Any) -> Spec:
-        """From a TOML file path or a dict."""
+        """From a TOML file path or a dict; every problem of the spec is reported at once, each
+        with its key path and value (an :class:`InputError`)."""
         where = ""
         if isinstance(spec, (str, os.PathLike)):
             path = os.fspath(spec)
             data = _toml(path)
             where = os.path.dirname(os.path.abspath(path))
             name = os.path.splitext(os.path.basename(path))[0]
+            origin = path
         elif isinstance(spec, Mapping):
-            data, name = dict(spec), str(spec.get("name", "sweep"))
+            data, name, origin = dict(spec), str(spec.get("name", "sweep")), "sweep spec"
         else:
             raise InputError(f"a sweep spec is a TOML file or a dict, not {type(spec).__name__}")
-        known = {"base", "kind", "mode", "repeats", "seed", "set", "axes", "probe", "atc", "name"}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise InputError(f"sweep spec: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-        base = data.get("base", "default")
-        if not isinstance(base, str):
-            raise InputError(f"base = {base!r}: a preset name or a config file")
-        if where and (base.endswith(".toml") or os.sep in base) and not os.path.isabs(base):
-            base = os.path.join(where, base)
-        kind = data.get("kind", "run")
-        if kind not in KINDS:
-            raise InputError(f"kind = {kind!r}: one of {', '.join(KINDS)}")
-        mode = data.get("mode", "grid")
-        if mode not in ("grid", "zip"):
-            raise InputError(f"mode = {mode!r}: grid or zip")
-        repeats, seed = data.get("repeats", 1), data.get("seed", 1)
-        if not isinstance(repeats, int) or not 1 <= repeats <= 10000:
-            raise InputError(f"repeats = {repeats!r}: a whole number from 1 to 10000")
-        if not isinstance(seed, int) or seed < 0:
-            raise InputError(f"seed = {seed!r}: a whole number, 0 or more")
-        settings, axes_spec = data.get("set", {}), data.get("axes", {})
-        if not isinstance(settings, dict) or not isinstance(axes_spec, dict):
-            raise InputError("`set` and `axes` are tables of dotted keys")
-        if "workload.randseed" in settings:
-            raise InputError("set.\"workload.randseed\": the spec's `seed` sets it (repeats derive theirs from it)")
-        axes = {k: _axis(k, v) for k, v in axes_spec.items()}
+        problems: list[str] = []
+        doc = _validated(data, problems)
+        axes: dict[str, list[Any]] = {}
+        for k, v in doc.axes.items():
+            try:
+                axes[k] = _axis(k, v)
+            except InputError as e:
+                problems.append(str(e.args[0]))
         for k, vals in axes.items():
             # A column holds one type: an axis mixing text and numbers (assoc = ["full", 4]) is text.
             kinds = {"num" if isinstance(v, (int, float)) and not isinstance(v, bool) else type(v).__name__ for v in vals}
             if len(kinds) > 1:
                 axes[k] = [str(v) for v in vals]
-        if mode == "zip" and len({len(v) for v in axes.values()}) > 1:
-            raise InputError(f"mode = \"zip\": every axis needs as many values ({', '.join(f'{k}: {len(v)}' for k, v in axes.items())})")
-        probe = data.get("probe", {})
-        if not isinstance(probe, dict):
-            raise InputError("`probe` is a table (profile, experiments)")
-        atc = data.get("atc", {})
-        if not isinstance(atc, dict):
-            raise InputError("`atc` is a table (the stream's and the cache's keys)")
-        if kind == "atc":
+        if "workload.randseed" in doc.set:
+            problems.append("set.\"workload.randseed\": the spec's `seed` sets it (repeats derive theirs from it)")
+        if doc.mode == "zip" and len({len(v) for v in axes.values()}) > 1:
+            problems.append(f"mode = \"zip\": every axis needs as many values ({', '.join(f'{k}: {len(v)}' for k, v in axes.items())})")
+        atc = dict(doc.atc)
+        if doc.kind == "atc":
             for k in [*atc, *(a[4:] for a in axes if a.startswith("atc."))]:
                 if k not in ATC_SYNTH | ATC_CACHE:
-                    raise InputError(f"atc.{k}: unknown key (known: {', '.join(sorted(ATC_SYNTH | ATC_CACHE))})")
+                    problems.append(f"atc.{k}: unknown key (known: {', '.join(sorted(ATC_SYNTH | ATC_CACHE))})")
             if isinstance(atc.get("trace"), str) and where and not os.path.isabs(atc["trace"]):
                 atc["trace"] = os.path.join(where, atc["trace"])
-        return cls(base, kind, dict(settings), axes, mode, repeats, seed, dict(probe), str(data.get("name", name)), dict(atc))
+        if problems:
+            n = len(problems)
+            raise InputError(f"{origin}: {n} problem{'s' if n > 1 else ''}:\n" + "\n".join(f"  - {p}" for p in problems))
+        base = doc.base
+        if where and (base.endswith(".toml") or os.sep in base) and not os.path.isabs(base):
+            base = os.path.join(where, base)
+        return cls(base, doc.kind, dict(doc.set), axes, doc.mode, doc.repeats, doc.seed, dict(doc.probe), str(doc.name or name), atc)
 
     def combinations(self) -> list[dict[str, Any]]:
         keys = list(self.axes)
@@ -229,6 +217,51 @@ class Spec:
         if self.mode == "zip":
             return [dict(zip(keys, vals)) for vals in zip(*(self.axes[k] for k in keys))]
         return [dict(zip(keys, vals)) for vals in itertools.product(*(self.axes[k] for k in keys))]
+
+
+@functools.lru_cache(maxsize=1)
+def _spec_model() -> Any:
+    """The spec's keys and types as a pydantic model (built on first use: only sweeps need it)."""
+    from typing import Literal
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class SpecModel(BaseModel):
+        model_config = ConfigDict(extra="forbid", strict=True)
+        name: Optional[str] = None
+        base: str = "default"
+        kind: Literal["run", "probe", "atc"] = "run"
+        mode: Literal["grid", "zip"] = "grid"
+        repeats: int = Field(1, ge=1, le=10000)
+        seed: int = Field(1, ge=0, lt=1 << 63)
+        set: dict[str, Any] = Field(default_factory=dict)
+        axes: dict[str, Any] = Field(default_factory=dict)
+        probe: dict[str, Any] = Field(default_factory=dict)
+        atc: dict[str, Any] = Field(default_factory=dict)
+
+    return SpecModel
+
+
+_RULES = {"extra_forbidden": "unknown key (known: base, kind, mode, repeats, seed, set, axes, probe, atc, name)"}
+
+
+def _validated(data: dict[str, Any], problems: list[str]) -> Any:
+    """``data`` as the spec model; each problem pydantic finds goes to ``problems`` as
+    ``path = value: rule``, and its key takes its default so that the other checks go on."""
+    from pydantic import ValidationError
+
+    model = _spec_model()
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        bad = set()
+        for err in e.errors():
+            loc = ".".join(json.dumps(p) if isinstance(p, str) and not p.isidentifier() else str(p) for p in err["loc"])
+            shown = repr(err.get("input"))
+            shown = shown if len(shown) <= 80 else shown[:77] + "..."
+            problems.append(f"{loc} = {shown}: {_RULES.get(err['type'], err['msg'])}")
+            bad.add(err["loc"][0])
+        return model.model_validate({k: v for k, v in data.items() if k not in bad})
 
 
 def derived_seed(seed: int, repeat: int) -> int:
@@ -257,6 +290,7 @@ def tasks(spec: Spec) -> list[Task]:
                 pid = hashlib.sha256(key.encode()).hexdigest()[:20]
                 out.append(Task(pid, "atc", spec.base, (), tuple(combo.items()), r, seed, tuple(sorted(opts.items()))))
         return out
+    problems: list[str] = []
     for combo in spec.combinations():
         # An axis named `base` varies the device itself.
         base = str(combo.get("base", spec.base))
@@ -266,12 +300,20 @@ def tasks(spec: Spec) -> list[Task]:
                 hashes[base] = api.load_config(base, set=spec.settings).hash
             api.load_config(base, set={**spec.settings, **params})
         except Exception as e:  # noqa: BLE001 - reported with the point
-            raise InputError(f"sweep point {json.dumps(combo, default=str)}: {_problem(e)}") from None
+            problems.append(f"sweep point {json.dumps(combo, default=str)}: {_problem(e)}")
+            if len(problems) >= 20:
+                break
+            continue
         for r in range(spec.repeats):
             seed = derived_seed(spec.seed, r)
             key = json.dumps([spec.kind, hashes[base], sorted(params.items()), sorted(spec.probe.items()), r, seed], sort_keys=True, default=str)
             pid = hashlib.sha256(key.encode()).hexdigest()[:20]
             out.append(Task(pid, spec.kind, base, tuple(sorted(spec.settings.items())), tuple(combo.items()), r, seed, tuple(sorted(spec.probe.items()))))
+    if len(problems) == 1:
+        raise InputError(problems[0])
+    if problems:
+        more = " (the first 20)" if len(problems) >= 20 else ""
+        raise InputError(f"{len(problems)} points of the sweep do not load{more}:\n" + "\n".join(f"  - {p}" for p in problems))
     return out
 
 
