@@ -453,7 +453,8 @@ def run(
     The run releases the GIL and stops with KeyboardInterrupt on Ctrl-C. ``progress`` is called
     every 100 ms of wall time and once at the end: as ``progress(fraction)``, or, if it takes
     two arguments, ``progress(fraction, eta_s)`` with the seconds left at the pace so far (None
-    until it can tell). Arguments are those of :func:`load_config`; ``keep_ios`` keeps one row
+    until it can tell); on an aged drive, ageing it is the first half of the fraction and the
+    run the second. Arguments are those of :func:`load_config`; ``keep_ios`` keeps one row
     per I/O (``Result.ios``). A run whose estimated memory exceeds ``max_memory`` (bytes, or a
     size such as ``"16GiB"``; default half the machine's memory) is a :class:`ConfigError` before
     anything is allocated.
@@ -463,8 +464,13 @@ def run(
         warnings.warn(ConfigWarning(f"{a['path']} = {a['value']}: {a['rule']}"), stacklevel=2)
     _bool_arg(keep_ios, "keep_ios")
     _callable_arg(progress, "progress")
-    sim = _core.Simulation(cfg._native, keep_ios, _memory_limit(max_memory))
-    summary = json.loads(sim.run(_with_eta(progress)))
+    step = _with_eta(progress)
+    build, simulate = step, step
+    if step is not None and cfg.table.get("ftl", {}).get("precondition") == "aged":
+        # Ageing the drive is the first half of the progress, the run the second.
+        build, simulate = (lambda f: step(f / 2)), (lambda f: step(0.5 + f / 2))
+    sim = _core.Simulation(cfg._native, keep_ios, _memory_limit(max_memory), build)
+    summary = json.loads(sim.run(simulate))
     return Result(cfg, summary, sim.io_log(), sim.metrics())
 
 

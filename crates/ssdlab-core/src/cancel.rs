@@ -4,7 +4,8 @@
 //! A caller that can be interrupted (the Python binding, for Ctrl-C) installs a check for the
 //! duration of one call with [`with_check`]; the long loops call [`checkpoint`] every few
 //! thousand iterations. A checkpoint calls the check at most once per [`EVERY`] of wall time and
-//! returns [`Error::Cancelled`] when it says to stop. Without a check (Rust callers, tests) a
+//! returns [`Error::Cancelled`] when it says to stop. A loop that knows how far it is passes the
+//! fraction done ([`checkpoint_at`]), which the check may report as progress. Without a check (Rust callers, tests) a
 //! checkpoint does nothing, and either way results do not depend on it. The check belongs to
 //! the thread that installed it: loops call checkpoints on their caller's thread.
 
@@ -17,7 +18,7 @@ use crate::error::{Error, Result};
 pub const EVERY: Duration = Duration::from_millis(50);
 
 struct Check {
-    stop: Box<dyn FnMut() -> bool>,
+    stop: Box<dyn FnMut(Option<f64>) -> bool>,
     last: Instant,
 }
 
@@ -26,8 +27,9 @@ thread_local! {
 }
 
 /// Runs `f` with `stop` as this thread's check: checkpoints within `f` stop it with
-/// [`Error::Cancelled`] once `stop` returns true.
-pub fn with_check<T>(stop: impl FnMut() -> bool + 'static, f: impl FnOnce() -> T) -> T {
+/// [`Error::Cancelled`] once `stop` returns true. `stop` gets the fraction of its work the loop
+/// has done, when the loop knows it.
+pub fn with_check<T>(stop: impl FnMut(Option<f64>) -> bool + 'static, f: impl FnOnce() -> T) -> T {
     /// Puts the previous check back, also when `f` unwinds.
     struct Restore(Option<Check>);
     impl Drop for Restore {
@@ -43,12 +45,21 @@ pub fn with_check<T>(stop: impl FnMut() -> bool + 'static, f: impl FnOnce() -> T
 
 /// `Err(Error::Cancelled)` if this thread's check, when its turn has come, says to stop.
 pub fn checkpoint() -> Result<()> {
+    check(None)
+}
+
+/// [`checkpoint`] from a loop `fraction` (0 to 1) of the way through its work.
+pub fn checkpoint_at(fraction: f64) -> Result<()> {
+    check(Some(fraction.clamp(0.0, 1.0)))
+}
+
+fn check(fraction: Option<f64>) -> Result<()> {
     CHECK.with(|c| {
         let Ok(mut c) = c.try_borrow_mut() else { return Ok(()) };
         match c.as_mut() {
             Some(check) if check.last.elapsed() >= EVERY => {
                 check.last = Instant::now();
-                if (check.stop)() {
+                if (check.stop)(fraction) {
                     Err(Error::Cancelled)
                 } else {
                     Ok(())
@@ -67,7 +78,7 @@ mod tests {
     fn a_check_stops_only_the_call_it_was_installed_for() {
         assert!(checkpoint().is_ok());
         let r = with_check(
-            || true,
+            |_| true,
             || loop {
                 if let Err(e) = checkpoint() {
                     break e;

@@ -30,7 +30,31 @@ const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(100
 /// Runs core work without the GIL; Ctrl-C stops it within a fraction of a second (the core's
 /// long loops check for it, see `ssdlab_core::cancel`) and raises KeyboardInterrupt.
 fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce() -> ssdlab_core::Result<T> + Send) -> PyResult<T> {
-    py.detach(|| ssdlab_core::cancel::with_check(|| Python::attach(|py| py.check_signals().is_err()), work)).map_err(|e| PyCoreError(e).into())
+    py.detach(|| ssdlab_core::cancel::with_check(|_| Python::attach(|py| py.check_signals().is_err()), work)).map_err(|e| PyCoreError(e).into())
+}
+
+/// [`interruptible`], calling `progress(fraction)` as the long loops report how far they are;
+/// an exception the callback raises stops the work and is raised.
+fn with_progress<T: Send>(py: Python<'_>, progress: Option<Py<PyAny>>, work: impl FnOnce() -> ssdlab_core::Result<T> + Send) -> PyResult<T> {
+    let Some(cb) = progress else { return interruptible(py, work) };
+    let failed: std::sync::Arc<std::sync::Mutex<Option<PyErr>>> = std::sync::Arc::default();
+    let raised = failed.clone();
+    let check = move |fraction: Option<f64>| {
+        Python::attach(|py| {
+            if let Some(f) = fraction {
+                if let Err(e) = cb.call1(py, (f,)) {
+                    *raised.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
+                    return true;
+                }
+            }
+            py.check_signals().is_err()
+        })
+    };
+    let out = py.detach(|| ssdlab_core::cancel::with_check(check, work));
+    if let Some(e) = failed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
+        return Err(e);
+    }
+    out.map_err(|e| PyCoreError(e).into())
 }
 
 /// Writes `path` through `write` into a temporary file beside it, renamed over `path` only on
@@ -164,12 +188,13 @@ struct Simulation {
 #[pymethods]
 impl Simulation {
     #[new]
-    #[pyo3(signature = (config, keep_io_log=false, max_memory=None))]
-    fn new(py: Python<'_>, config: &Config, keep_io_log: bool, max_memory: Option<u64>) -> PyResult<Self> {
+    #[pyo3(signature = (config, keep_io_log=false, max_memory=None, progress=None))]
+    fn new(py: Python<'_>, config: &Config, keep_io_log: bool, max_memory: Option<u64>, progress: Option<Py<PyAny>>) -> PyResult<Self> {
         let limit = max_memory.unwrap_or_else(ssdlab_core::config::memory::default_limit);
-        // Building may age a drive, which takes a while: without the GIL, and Ctrl-C stops it.
+        // Building may age a drive, which takes a while: without the GIL, Ctrl-C stops it, and
+        // `progress(fraction)` hears how far the ageing is.
         let config = config.inner.clone();
-        let mut inner = interruptible(py, move || ssdlab_core::Simulation::with_memory_limit(config, limit, keep_io_log))?;
+        let mut inner = with_progress(py, progress, move || ssdlab_core::Simulation::with_memory_limit(config, limit, keep_io_log))?;
         if keep_io_log {
             inner.keep_io_log();
         }

@@ -11,7 +11,7 @@ use ssdlab_core::{Error, Simulation};
 /// ran past that.
 fn stopped<T>(after: Duration, work: impl FnOnce() -> ssdlab_core::Result<T>) -> (Option<Error>, Duration) {
     let t0 = Instant::now();
-    let r = with_check(move || t0.elapsed() >= after, work);
+    let r = with_check(move |_| t0.elapsed() >= after, work);
     (r.err(), t0.elapsed().saturating_sub(after))
 }
 
