@@ -76,6 +76,35 @@ def test_a_run_report_and_bad_sources(cli, tmp_path):
         assert needle in r.stderr, (needle, r.stderr)
 
 
+def test_the_run_page_names_the_run_and_draws_it_honestly(cli, tmp_path):
+    # Issue 29, item 13: the run page named neither device nor workload, drew GC in the host's
+    # colour under a legend over the bar, and plotted the idle intervals after the last I/O.
+    from ssdlab import components, report
+
+    run = cli("run", "tlc-aged", "--json", "-w", "number_ios=3000", "--set", "stats.interval=1ms", "--seed", "3")
+    assert run.returncode == 0, run.stderr
+    (tmp_path / "run.json").write_text(run.stdout)
+    assert cli("report", str(tmp_path / "run.json"), "-o", str(tmp_path / "run.html")).returncode == 0
+    text = (tmp_path / "run.html").read_text()
+    self_contained(text)
+    for needle in ("Run on tlc-aged", "aged to steady state", "<h2>Workload</h2>", "randwrite", "Set over tlc-aged", "workload.number_ios", "stats.interval",
+                   "the resolved config", "the largest: "):
+        assert needle in text, needle
+    # One colour per component.
+    colours = {report.component_colour(c) for c in components()}
+    assert len(colours) == len(components())
+    # The legend has a band of its own below the bars.
+    fig = report._breakdown_figure([{c: 1.0 for c in components()}], components())
+    fig.canvas.draw()
+    legend, axes = fig.legends[0].get_window_extent(), fig.axes[0].get_tightbbox()
+    assert legend.y1 <= axes.y0 + 1, (legend, axes)
+    # Series end at the last interval with an I/O.
+    import pandas as pd
+
+    rows = pd.DataFrame({"end_s": [1, 2, 3, 4, 5], "ios": [5, 0, 7, 0, 0]})
+    assert list(report._until_last_io(rows)["end_s"]) == [1, 2, 3]
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed: apt-get install chromium (python3 dev.py setup installs it as root)")
 def test_headless_chromium_renders_the_report(store, tmp_path):
     out = tmp_path / "r.html"

@@ -413,6 +413,32 @@ class Result:
         return f"<ssdlab.Result {s['ios']} I/Os, {s['iops']:.0f} IOPS, {s['bandwidth_mib_s']:.1f} MiB/s>"
 
 
+def _flat(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested table as ``{dotted key: value}``."""
+    out: dict[str, Any] = {}
+    for k, v in table.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if isinstance(v, Mapping):
+            out.update(_flat(v, key))
+        else:
+            out[key] = v
+    return out
+
+
+def config_record(config: ConfigLike, cfg: Config) -> dict[str, Any]:
+    """What a report needs to name a run's device and workload: the preset or file it came from
+    (``base``), its description, the resolved config as TOML, and every key whose value
+    differs from the base's (``diff``: key, the base's value, the run's)."""
+    base_name = "default" if config is None else os.fspath(config) if isinstance(config, (str, os.PathLike)) else "(a Config)"
+    try:
+        base = _flat(load_config(config).table) if isinstance(config, (str, os.PathLike)) or config is None else {}
+    except (ConfigError, InputError):
+        base = {}
+    run = _flat(cfg.table)
+    diff = [{"key": k, "base": base.get(k), "value": v} for k, v in run.items() if base and base.get(k) != v]
+    return {"base": base_name, "description": cfg.description, "hash": cfg.hash, "diff": diff, "toml": cfg.toml}
+
+
 def _with_eta(progress: Optional[Callable[..., Any]]) -> Optional[Callable[[float], Any]]:
     """``progress`` as the core calls it (with the fraction), adding the ETA when it takes it."""
     if progress is None:

@@ -123,7 +123,8 @@ def run(
     if plot_series is not None:
         plot_timeseries(result, plot_series)
     if json_:
-        out.file.write(json.dumps(result.summary, indent=2) + "\n")
+        # With the config (its base, the keys set, the TOML), so a report can name the run.
+        out.file.write(json.dumps({**result.summary, "config": api.config_record(config, cfg)}, indent=2) + "\n")
     else:
         summary.print_result(out, result, settings)
 

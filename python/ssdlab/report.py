@@ -12,7 +12,9 @@ For a store it shows:
 - the time series of the points that have one;
 - every point's parameters and its resolved config (the TOML, folded).
 
-For one run's JSON (``ssdlab run --json``): its latency table, breakdown and time series.
+For one run's JSON (``ssdlab run --json``): its device and workload, the keys set over its
+preset, its latency table, breakdown (one colour per component, on every page) and time series
+(up to its last I/O), and its resolved config.
 
 Leaves out: interactive figures (a script would break the one-file, offline rule).
 """
@@ -23,6 +25,7 @@ import html
 import io
 import json
 import os
+import sys
 from typing import TYPE_CHECKING, Any, Optional
 
 from ssdlab.exceptions import InputError, utf8_text
@@ -74,6 +77,51 @@ class _Figures:
 
 def _figure(w: float = 6.4, h: float = 3.4) -> Any:
     return figure(w, h)
+
+
+def component_colour(name: str) -> Any:
+    """One distinct colour per component of the breakdown, the same on every page (matplotlib's
+    tab20, in the path's order)."""
+    from matplotlib import colormaps
+
+    from ssdlab import components
+
+    names = components()
+    return colormaps["tab20"](names.index(name) % 20 if name in names else 19)
+
+
+def _breakdown_figure(rows: list[dict[str, float]], comps: list[str], labels: Optional[list[str]] = None) -> Any:
+    """Stacked horizontal bars, one per row, one colour per component, the legend in a band of
+    its own below the axes (never over a bar)."""
+    import math
+
+    legend_rows = math.ceil(len(comps) / 5)
+    height = 1.5 + 0.22 * len(rows) + 0.22 * legend_rows
+    fig = _figure(7.0, height)
+    ax = fig.add_subplot()
+    left = [0.0] * len(rows)
+    for c in comps:
+        vals = [float(r.get(c) or 0.0) for r in rows]
+        ax.barh(range(len(rows)), vals, left=left, label=c, color=component_colour(c))
+        left = [a + b for a, b in zip(left, vals)]
+    ax.set_xlabel("mean latency per I/O (us)")
+    if labels is None:
+        ax.set_yticks([])
+    else:
+        ax.set_yticks(range(len(rows)), labels, fontsize=7)
+        ax.invert_yaxis()
+    fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncols=min(5, len(comps)), fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, (0.22 * legend_rows + 0.1) / height, 1, 1))
+    return fig
+
+
+def _until_last_io(rows: pd.DataFrame) -> pd.DataFrame:
+    """A point's series up to its last interval with an I/O (the intervals after it are the
+    drive going idle, not the workload)."""
+    if "ios" not in rows or rows.empty:
+        return rows
+    busy = [i for i, n in enumerate(rows["ios"]) if n and n > 0]
+    return rows.iloc[: busy[-1] + 1] if busy else rows
 
 
 def _slug(text: str) -> str:
@@ -213,18 +261,7 @@ def _breakdown(df: pd.DataFrame, axes: list[str], figs: _Figures) -> str:
         return ""
     sub = df.head(40)
     labels = [", ".join(f"{r[a]}" for a in axes) + (f" #{int(r['repeat'])}" if "repeat" in r and r["repeat"] else "") if axes else str(r["point_id"])[:8] for _, r in sub.iterrows()]
-    fig = _figure(7.0, 1.4 + 0.22 * len(sub))
-    ax = fig.add_subplot()
-    left = [0.0] * len(sub)
-    for c in cols:
-        vals = list(sub[c].fillna(0.0))
-        ax.barh(range(len(sub)), vals, left=left, label=c.removeprefix("breakdown_us."))
-        left = [a + b for a, b in zip(left, vals)]
-    ax.set_yticks(range(len(sub)), labels, fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xlabel("mean latency per I/O (us)")
-    ax.legend(fontsize=6, ncols=3, loc="lower right")
-    fig.tight_layout()
+    fig = _breakdown_figure([{c.removeprefix("breakdown_us."): r[c] for c in cols} for _, r in sub.iterrows()], [c.removeprefix("breakdown_us.") for c in cols], labels)
     note = f' <span class="muted">(the first 40 of {len(df)} points)</span>' if len(df) > 40 else ""
     return f"<h2>Where the time goes</h2><p>Mean microseconds per I/O in each component of the path{note}.</p>" + figs.add(fig, "breakdown")
 
@@ -256,7 +293,7 @@ def _series(series: pd.DataFrame, df: pd.DataFrame, axes: list[str], figs: _Figu
         fig = _figure()
         ax = fig.add_subplot()
         for pid in ids:
-            r = rows[rows["point_id"] == pid]
+            r = _until_last_io(rows[rows["point_id"] == pid])
             ax.plot(r["end_s"], r[metric], label=names.get(pid, pid[:8]), lw=1)
         ax.set_xlabel("simulated time (s)")
         ax.set_ylabel(label)
@@ -284,15 +321,54 @@ def _configs(meta: dict[str, Any], df: pd.DataFrame, axes: list[str]) -> str:
     return "".join(out)
 
 
+def _workload(table: dict[str, Any]) -> str:
+    """The run's workload in fio's words: one line per job kind (or the tenants')."""
+    w = table.get("workload") or {}
+    def line(j: dict[str, Any]) -> str:
+        ends = [f"{k}={j[k]}" for k in ("number_ios", "size", "runtime", "loops") if j.get(k) not in (None, 0, "0ps", 1) or (k == "number_ios" and j.get(k))]
+        return " ".join(f"{k}={j[k]}" for k in ("rw", "bs", "iodepth", "numjobs", "ioengine") if j.get(k) is not None) + (" " + " ".join(ends) if ends else "")
+    if (w.get("replay") or {}).get("trace"):
+        return f"replays {w['replay']['trace']} ({w['replay'].get('mode', 'timed')})"
+    tenants = table.get("tenants") or []
+    if tenants:
+        return "; ".join(f"tenant {t.get('name')}: " + line({**w, **(t.get('workload') or {})}) for t in tenants)
+    jobs = w.get("jobs") or []
+    return "; ".join(f"{j.get('name', 'job')}: " + line({**w, **j}) for j in jobs) if jobs else line(w)
+
+
 def result_report(summary: dict[str, Any], output: str, figures: bool = True) -> list[str]:
-    """Writes the report of one run's summary (``ssdlab run --json``) to ``output``."""
+    """Writes the report of one run's summary (``ssdlab run --json``) to ``output``: the device
+    and workload, the keys set over the base preset, throughput and latency, where the time
+    went, the time series up to the last I/O and the resolved config."""
     import pandas as pd
 
     from ssdlab import api, components
 
     figs = _Figures(os.path.splitext(output)[0] + "-figures" if figures else None)
-    parts = [f"<h1>Run {html.escape(str(summary.get('config_hash')))}</h1>",
-             f"<p class='muted'>seed {summary.get('seed')}, {summary.get('ios')} I/Os in {summary.get('sim_time_s', 0) * 1e3:,.3f} ms simulated, ssdlab {html.escape(str(summary.get('version')))}</p>"]
+    cfg = summary.get("config") or {}
+    table: dict[str, Any] = {}
+    if cfg.get("toml"):
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:
+            import tomli as tomllib
+        try:
+            table = tomllib.loads(cfg["toml"])
+        except tomllib.TOMLDecodeError:
+            table = {}
+    device = cfg.get("description") or cfg.get("base") or "(a run without its config: ssdlab run --json writes it)"
+    parts = [f"<h1>Run on {html.escape(str(cfg.get('base', '?')))}</h1>",
+             f"<p>{html.escape(str(device))}</p>",
+             f"<p class='muted'>config {html.escape(str(summary.get('config_hash')))}, seed {summary.get('seed')}, {summary.get('ios'):,} I/Os in "
+             f"{summary.get('sim_time_s', 0) * 1e3:,.3f} ms simulated, ssdlab {html.escape(str(summary.get('version')))}</p>"]
+    if table:
+        parts.append(f"<h2>Workload</h2><p>{html.escape(_workload(table))}</p>")
+    diff = cfg.get("diff") or []
+    if diff:
+        rows_d = pd.DataFrame([{"key": d["key"], f"{cfg.get('base')}": json.dumps(d["base"]), "this run": json.dumps(d["value"])} for d in diff])
+        parts.append(f"<h2>Set over {html.escape(str(cfg.get('base')))}</h2>" + _table(rows_d, left=tuple(rows_d.columns)))
+    elif cfg:
+        parts.append(f"<p class='muted'>The config is {html.escape(str(cfg.get('base')))} as it is.</p>")
     rows = []
     for op in api.OPS:
         o = summary.get(op) or {}
@@ -303,22 +379,16 @@ def result_report(summary: dict[str, Any], output: str, figures: bool = True) ->
     bd = summary.get("breakdown_us") or {}
     comps = [c for c in components() if c != "total" and bd.get(c)]
     if comps:
-        fig = _figure(7.0, 1.8)
-        ax = fig.add_subplot()
-        left = 0.0
-        for c in comps:
-            ax.barh([0], [bd[c]], left=left, label=c)
-            left += bd[c]
-        ax.set_yticks([])
-        ax.set_xlabel("mean latency per I/O (us)")
-        ax.legend(fontsize=6, ncols=4)
-        fig.tight_layout()
-        parts.append("<h2>Where the time goes</h2>" + figs.add(fig, "breakdown"))
+        fig = _breakdown_figure([bd], comps)
+        shares = ", ".join(f"{c} {100 * bd[c] / sum(bd[x] for x in comps):.0f} %" for c in sorted(comps, key=lambda c: -bd[c])[:3])
+        parts.append(f"<h2>Where the time goes</h2><p>Mean microseconds per I/O in each component; the largest: {html.escape(shares)}.</p>" + figs.add(fig, "breakdown"))
     ts = (summary.get("timeseries") or {}).get("rows")
     if ts:
         df = pd.DataFrame(ts).assign(point_id="run")
         parts.append(_series(df, pd.DataFrame([{"point_id": "run"}]), [], figs))
-    return _write(output, f"ssdlab run {summary.get('config_hash')}", parts, figs)
+    if cfg.get("toml"):
+        parts.append(f"<h2>Config</h2><details><summary>the resolved config (TOML)</summary><pre>{html.escape(cfg['toml'])}</pre></details>")
+    return _write(output, f"ssdlab run on {cfg.get('base', summary.get('config_hash'))}", parts, figs)
 
 
 def _write(output: str, title: str, parts: list[str], figs: _Figures) -> list[str]:
