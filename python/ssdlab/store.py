@@ -35,6 +35,7 @@ the store's lock); files damaged in ways Parquet's footer and decoding do not no
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import os
 import re
@@ -115,6 +116,8 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
 def describe(column: str, axes: Optional[Mapping[str, Any]] = None) -> tuple[str, str]:
     """A store column's ``(unit, description)``; ``metrics.*`` columns are described by the
     metric registry at write time (:func:`ssdlab.metrics`)."""
+    if axes is None:
+        return _described(column)
     if column in _FIXED:
         return _FIXED[column]
     if axes is not None and column in axes or column == "base":
@@ -130,6 +133,11 @@ def describe(column: str, axes: Optional[Mapping[str, Any]] = None) -> tuple[str
 
 # ---------------------------------------------------------------------------------------------
 # Types that only widen.
+
+
+@functools.lru_cache(maxsize=8192)
+def _described(column: str) -> tuple[str, str]:
+    return describe(column, {})
 
 
 def _arrow_type(v: Any) -> pa.DataType:
@@ -174,18 +182,59 @@ def _table(rows: list[dict[str, Any]], meta: Mapping[str, tuple[str, str]]) -> p
     import pyarrow as pa
 
     keys = list(dict.fromkeys(k for r in rows for k in r))
-    columns = {k: [_plain(r.get(k)) for r in rows] for k in keys}
-    fields = []
-    for k, vals in columns.items():
-        t = pa.null()
-        for v in vals:
-            t = _wider(t, _arrow_type(v))
-        if t == pa.string():
-            columns[k] = [None if v is None else v if isinstance(v, str) else json.dumps(v) for v in vals]
+    try:  # every column at once (pyarrow infers as _wider does), when nothing needs more care
+        fast = pa.Table.from_pydict({k: [r.get(k) for r in rows] for k in keys})
+        if all(t in _plain_types() for t in fast.schema.types):
+            fields = [pa.field(k, t, metadata=dict(zip(("unit", "description"), meta.get(k) or describe(k)))) for k, t in zip(keys, fast.schema.types)]
+            return pa.Table.from_arrays(fast.columns, schema=pa.schema(fields))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        pass
+    arrays, fields = [], []
+    for k in keys:
+        vals = [r.get(k) for r in rows]
+        arr = _fast_array(vals)
+        if arr is None:  # mixed kinds, numpy scalars, huge ints: value by value
+            vals = [_plain(v) for v in vals]
+            t = pa.null()
+            for v in vals:
+                t = _wider(t, _arrow_type(v))
+            if t == pa.string():
+                vals = [None if v is None else v if isinstance(v, str) else json.dumps(v) for v in vals]
+            arr = pa.array(vals, type=t)
         unit, text = meta.get(k) or describe(k)
-        fields.append(pa.field(k, t, metadata={"unit": unit, "description": text}))
-    schema = pa.schema(fields)
-    return pa.table({k: pa.array(columns[k], type=f.type) for k, f in zip(keys, schema)}, schema=schema)
+        arrays.append(arr)
+        fields.append(pa.field(k, arr.type, metadata={"unit": unit, "description": text}))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+_FAST = {bool: "bool", int: "int64", float: "double", str: "string"}
+_PLAIN: set[Any] = set()  # the Arrow types of _FAST and null, filled on first use
+
+
+def _plain_types() -> set[Any]:
+    import pyarrow as pa
+
+    if not _PLAIN:
+        _PLAIN.update({pa.null(), pa.bool_(), pa.int64(), pa.float64(), pa.string()})
+    return _PLAIN
+
+
+def _fast_array(vals: list[Any]) -> Optional[pa.Array]:
+    """``vals`` as an array when they are all of one plain kind (or None), as :func:`_wider`
+    types them (whole numbers with floats are floats); else None."""
+    import pyarrow as pa
+
+    kinds = {type(v) for v in vals if v is not None}
+    if kinds == {int, float}:
+        kinds = {float}
+    if len(kinds) > 1 or not kinds <= set(_FAST):
+        return None
+    if not kinds:
+        return pa.nulls(len(vals))
+    try:
+        return pa.array(vals, type=_FAST[next(iter(kinds))])
+    except (pa.ArrowInvalid, OverflowError):  # a whole number beyond int64
+        return None
 
 
 def _union(a: Optional[pa.Schema], b: pa.Schema) -> pa.Schema:
@@ -210,10 +259,13 @@ def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if table.schema.equals(schema):
+        return table.replace_schema_metadata(schema.metadata)
+    have = {name: i for i, name in enumerate(table.column_names)}
     cols = []
     for f in schema:
-        if f.name in table.column_names:
-            c = table.column(f.name)
+        if f.name in have:
+            c = table.column(have[f.name])
             if c.type != f.type:
                 c = pc.cast(c, f.type)
             cols.append(c)
@@ -417,14 +469,26 @@ class Store:
         d = self.dir(table)
         if not os.path.isdir(d):
             raise InputError(f"{self.path}: not a sweep store (no {table}/ directory)")
+        names = self._names(d)
+        files = [os.path.join(d, n) for n in names if not n.startswith(".") and n.endswith(".parquet")]
         tables = []
-        for name in self._names(d):
-            if not name.startswith(".") and name.endswith(".parquet"):
+        try:  # one dataset of files that share a schema (the store keeps them so): read at once
+            import pyarrow.dataset as ds
+
+            if files:
+                # The union of the files' schemas: a file a widening has not reached yet (a
+                # writer killed midway) is cast up, and no column is dropped.
+                self._schemas.pop(d, None)
+                tables.append(ds.dataset(files, format="parquet", schema=self.schema(table)).to_table())
+        except Exception:  # noqa: BLE001 - a damaged or foreign file: read file by file, skipping it
+            tables = []
+            for path in files:
                 try:
-                    tables.append(pq.read_table(os.path.join(d, name)))
+                    tables.append(pq.read_table(path))
                 except Exception:  # noqa: BLE001 - damaged: clean() sets it aside
                     continue
-            elif name.endswith(".json") and not name.startswith("."):
+        for name in names:
+            if name.endswith(".json") and not name.startswith("."):
                 try:
                     with open(os.path.join(d, name), encoding="utf-8") as f:
                         tables.append(_table(json.load(f), {}))
