@@ -637,7 +637,7 @@ def sweep(
     st = Store(store)
     st.create(spec_doc(s, todo_all))
     try:
-        st.clean()
+        st.clean(keep={t.point_id for t in todo_all})
         have = st.done()
         todo = [t for t in todo_all if t.point_id not in have]
         run_tasks(todo, st, executor, workers, progress)

@@ -6,6 +6,7 @@ Layout::
     X.store/points/<id>.parquet     one point's row, written when the point finishes
     X.store/series/<id>.parquet     its time series (stats.interval) or hit-rate curve
     X.store/set-aside/...           files the store found torn or foreign, moved here, never deleted
+    X.store/set-aside/other-specs/  points of other specs (back in the tables when a spec names them)
 
 ``pd.read_parquet("X.store/points")``, ``pq.read_table`` and duckdb's ``read_parquet`` read a
 table directory as it is, also while a sweep writes it and after ``kill -9``:
@@ -25,7 +26,9 @@ A point's id hashes everything that decides its result, so a file's name says wh
 done. Before a sweep runs, :meth:`Store.clean` checks every file: a temporary file is removed (a
 killed writer's), a file that does not read, has no rows, or holds rows of another id than its
 name, and anything that is not ours, is moved to ``set-aside/`` with a :class:`StoreWarning`
-naming it, and its point runs again. Stores written by ssdlab 0.x before this layout (JSON point
+naming it, and its point runs again. The points of an earlier spec move aside too, so a table
+holds exactly the points of the spec that last ran; they come back when a spec names them again.
+Stores written by ssdlab 0.x before this layout (JSON point
 files and ``batch-*.parquet``) are converted in place.
 
 Leaves out: two sweeps writing one store at once (the second is refused while the first holds
@@ -52,6 +55,7 @@ if TYPE_CHECKING:
 
 TABLES = ("points", "series")
 ASIDE = "set-aside"
+OTHER = "other-specs"
 _ID = re.compile(r"^[0-9a-f]{20}$")
 
 
@@ -352,9 +356,11 @@ class Store:
         os.replace(os.path.join(d, name), target)
         warnings.warn(StoreWarning(f"{os.path.join(d, name)} {why}: set aside as {target}; its point runs again"), stacklevel=3)
 
-    def clean(self) -> None:
+    def clean(self, keep: Optional[set[str]] = None) -> None:
         """Checks every file (see the module's doc): removes temporary files, converts the
-        layout of earlier versions, sets aside what is damaged or foreign."""
+        layout of earlier versions, sets aside what is damaged or foreign. With ``keep`` (the
+        spec's point ids), the points of other specs move to ``set-aside/other-specs/``, and
+        those there that ``keep`` names come back (so the tables hold the spec's points)."""
         for d in (self.points, self.series):
             for name in self._names(d):
                 path = os.path.join(d, name)
@@ -367,6 +373,37 @@ class Store:
                 elif (why := self._check(d, name)) is not None:
                     self._set_aside(d, name, why)
         self._schemas.clear()
+        if keep is not None:
+            self._follow_spec(keep)
+
+    def _follow_spec(self, keep: set[str]) -> None:
+        import pyarrow.parquet as pq
+
+        moved = back = 0
+        for table in TABLES:  # the points first: a point without its row is not done
+            d, other = self.dir(table), os.path.join(self.path, ASIDE, OTHER, table)
+            for name in self._names(d):
+                pid = name[: -len(".parquet")]
+                if name.endswith(".parquet") and _ID.match(pid) and pid not in keep:
+                    os.makedirs(other, exist_ok=True)
+                    os.replace(os.path.join(d, name), os.path.join(other, name))
+                    moved += table == "points"
+        self._schemas.clear()
+        for table in reversed(TABLES):  # the series first: a point's row marks it done
+            d, other = self.dir(table), os.path.join(self.path, ASIDE, OTHER, table)
+            for name in self._names(other):
+                pid = name[: -len(".parquet")]
+                if name.endswith(".parquet") and pid in keep and not os.path.exists(os.path.join(d, name)):
+                    try:
+                        self._put(d, pid, pq.read_table(os.path.join(other, name)))  # widened to the table's schema
+                    except Exception:  # noqa: BLE001 - damaged while aside: its point runs again
+                        continue
+                    _unlink(os.path.join(other, name))
+                    back += table == "points"
+        if moved:
+            warnings.warn(StoreWarning(f"{moved} point(s) of another spec moved to {os.path.join(self.path, ASIDE, OTHER)} (a spec that names them brings them back)"), stacklevel=3)
+        if back:
+            warnings.warn(StoreWarning(f"{back} point(s) this spec names came back from {os.path.join(self.path, ASIDE, OTHER)}"), stacklevel=3)
 
     def _convert(self, d: str, name: str) -> None:
         """A point file (JSON) or batch of an earlier layout, as one file per point."""
