@@ -5,7 +5,10 @@
     python3 dev.py test            set up, then the lints, then every test: cargo test and pytest
     python3 dev.py lint            set up, then cargo fmt --check, cargo clippy (-D warnings), ruff and
                                    mypy, in that order, stopping at the first that fails
-    python3 dev.py bench [ARGS...] set up, then `ssdlab bench ARGS`
+    python3 dev.py bench [ARGS...] set up, then `ssdlab bench ARGS`; with --against REV, every
+                                   scenario beside REV's build, alternating, CPU time, ratio per
+                                   scenario; with --record, HEAD's rows into bench/history.jsonl
+                                   (tools/bench_against.py)
     python3 dev.py docs            set up, then build the documentation site into site/
     python3 dev.py setup           create .venv and build the native module (when sources changed)
     python3 dev.py help            this text
@@ -113,7 +116,7 @@ def lint() -> None:
     exit code. ruff and mypy are the venv's (the test extra), configured in pyproject.toml."""
     sh("cargo", "fmt", "--all", "--", "--check")
     sh("cargo", "clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings")
-    sh(PY, "-m", "ruff", "check", "python", "tests")
+    sh(PY, "-m", "ruff", "check", "python", "tests", "tools", "dev.py")
     sh(PY, "-m", "mypy", "python/ssdlab")
 
 
@@ -158,7 +161,10 @@ def main(argv: list[str]) -> None:
         return
     if cmd == "bench":
         setup()
-        sh(BIN / "ssdlab", "bench", *rest)
+        if "--against" in rest or "--record" in rest:
+            sh(PY, ROOT / "tools" / "bench_against.py", *rest)
+        else:
+            sh(BIN / "ssdlab", "bench", *rest)
         return
     if cmd == "lint":
         setup()

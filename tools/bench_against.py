@@ -1,0 +1,147 @@
+"""``python3 dev.py bench --against REV``: every bench scenario of HEAD beside the same scenario
+built from REV, run alternately in fresh processes, CPU seconds of each run, and the ratio
+HEAD / REV per scenario (median and spread over the rounds). ``--record`` appends HEAD's
+``ssdlab bench --json`` rows to ``bench/history.jsonl`` (one line per landing).
+
+REV is checked out in a git worktree under ``target/against/`` and its native module built with
+cargo there (its own target directory: HEAD's build is not touched); both modules are loaded
+straight from their shared objects, so REV's Python code plays no part. Scenarios that only one
+side has are listed, not compared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HISTORY = ROOT / "bench" / "history.jsonl"
+
+# Runs in a fresh process: loads a native module from its file, runs one scenario, prints its
+# row with the CPU seconds the scenario took.
+CHILD = """
+import importlib.util, json, sys, time
+spec = importlib.util.spec_from_file_location("_core", sys.argv[1])
+core = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(core)
+if sys.argv[2] == "--list":
+    print(json.dumps(list(core.bench_scenarios())))
+else:
+    t0 = time.process_time()
+    row = json.loads(core.bench_run(sys.argv[2], float(sys.argv[3])))
+    row["cpu_s"] = time.process_time() - t0
+    print(json.dumps(row))
+"""
+
+
+def say(msg: str) -> None:
+    print(f"[bench] {msg}", file=sys.stderr, flush=True)
+
+
+def git(*args: str, cwd: Path = ROOT) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def head_module() -> Path:
+    found = sorted((ROOT / "python" / "ssdlab").glob("_core*.so"))
+    if not found:
+        sys.exit("[bench] no native module in python/ssdlab: run python3 dev.py setup")
+    return found[0]
+
+
+def build(rev: str) -> Path:
+    """REV's native module, built in a worktree of its own (reused when it is there)."""
+    sha = git("rev-parse", "--verify", f"{rev}^{{commit}}")
+    tree = ROOT / "target" / "against" / sha[:12]
+    if not tree.exists():
+        say(f"checking out {sha[:12]} in {tree}")
+        subprocess.run(["git", "worktree", "add", "--detach", str(tree), sha], cwd=ROOT, check=True, capture_output=True)
+    target = ROOT / "target" / "against" / f"{sha[:12]}-build"
+    say(f"building {sha[:12]}'s native module (cargo build --release -p ssdlab-py)")
+    subprocess.run(["cargo", "build", "--release", "--locked", "-p", "ssdlab-py", "--target-dir", str(target)], cwd=tree, check=True)
+    lib = target / "release" / ("lib_core.dylib" if platform.system() == "Darwin" else "lib_core.so")
+    if not lib.exists():
+        sys.exit(f"[bench] {lib}: not built")
+    return lib
+
+
+def child(module: Path, *args: str) -> object:
+    out = subprocess.run([sys.executable, "-c", CHILD, str(module), *args], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def against(rev: str, rounds: int, scale: float, only: list[str]) -> int:
+    head, base = head_module(), build(rev)
+    ours, theirs = child(head, "--list"), child(base, "--list")
+    assert isinstance(ours, list) and isinstance(theirs, list)
+    names = [n for n in ours if n in theirs and (not only or any(o in n for o in only))]
+    for n in sorted(set(ours) ^ set(theirs)):
+        say(f"{n}: only in {'HEAD' if n in ours else rev}, not compared")
+    cpu: dict[str, dict[str, list[float]]] = {n: {"head": [], "rev": []} for n in names}
+    events: dict[str, dict[str, int]] = {n: {} for n in names}
+    for r in range(rounds):
+        for n in names:
+            # Alternate which side goes first, so a drift in the machine's speed falls on both.
+            order = [("head", head), ("rev", base)] if r % 2 == 0 else [("rev", base), ("head", head)]
+            for side, module in order:
+                row = child(module, n, str(scale))
+                assert isinstance(row, dict)
+                cpu[n][side].append(float(row["cpu_s"]))
+                events[n][side] = int(row.get("events", 0))
+        say(f"round {r + 1} of {rounds} done")
+    print(f"HEAD {git('rev-parse', '--short', 'HEAD')} against {rev}: CPU seconds per scenario, {rounds} rounds, scale {scale}")
+    # Events per run, HEAD over REV: 1.00 when the model did the same work; otherwise the
+    # scenario's model changed and the time ratio mixes speed with the change.
+    print(f"{'scenario':<34} {'HEAD s':>8} {rev + ' s':>12} {'ratio':>7} {'spread':>13} {'events':>7}")
+    worst = 0.0
+    for n in names:
+        ratios = [h / b for h, b in zip(cpu[n]["head"], cpu[n]["rev"]) if b > 0]
+        med = statistics.median(ratios) if ratios else float("nan")
+        worst = max(worst, med)
+        ev = f"{events[n]['head'] / events[n]['rev']:>6.2f}x" if events[n].get("rev") else f"{'-':>7}"
+        print(f"{n:<34} {statistics.median(cpu[n]['head']):>8.3f} {statistics.median(cpu[n]['rev']):>12.3f} {med:>6.2f}x {min(ratios):>6.2f}-{max(ratios):.2f} {ev}")
+    print(f"slowest ratio: {worst:.2f}x (below 1.0: HEAD is faster)")
+    return 0
+
+
+def record(scale: float) -> int:
+    head = head_module()
+    names = child(head, "--list")
+    assert isinstance(names, list)
+    rows = [child(head, n, str(scale)) for n in names]
+    entry = {"commit": git("rev-parse", "HEAD"), "date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+             "scale": scale, "rows": rows}
+    HISTORY.parent.mkdir(exist_ok=True)
+    with open(HISTORY, "a", encoding="utf-8") as f:
+        f.write(json.dumps(entry, separators=(",", ":")) + "\n")
+    say(f"appended {len(rows)} scenarios of {entry['commit'][:12]} to {HISTORY.relative_to(ROOT)}")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="dev.py bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--against", metavar="REV", help="compare HEAD with this git revision")
+    p.add_argument("--record", action="store_true", help="append HEAD's rows to bench/history.jsonl")
+    p.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
+    p.add_argument("--scale", type=float, default=0.3, help="each scenario's I/O count times this (default 0.3)")
+    p.add_argument("--only", action="append", default=[], help="scenarios whose name holds this (repeatable)")
+    a = p.parse_args(argv)
+    if a.rounds < 1 or not 0 < a.scale <= 10:
+        p.error("--rounds is at least 1 and --scale in (0, 10]")
+    if a.record:
+        return record(a.scale)
+    if a.against:
+        return against(a.against, a.rounds, a.scale, a.only)
+    p.error("give --against REV or --record")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
