@@ -85,9 +85,7 @@ class Config:
         ``keep_ios``: an I/O log), with ``total`` and ``limit`` (the default limit :func:`run`
         refuses above: the least of half the machine's memory, ``ulimit -v`` and the cgroup's
         ``memory.max``, less what the process holds)."""
-        if not isinstance(keep_ios, bool):
-            raise _arg_error("keep_ios", keep_ios, "must be True or False")
-        parts, limit = self._native.memory_estimate(keep_ios)
+        parts, limit = self._native.memory_estimate(_bool_arg(keep_ios, "keep_ios"))
         out = dict(parts)
         out["total"] = min(sum(out.values()), (1 << 64) - 1)
         out["limit"] = limit

@@ -353,14 +353,6 @@ def _problem(e: BaseException) -> str:
     return str(e.args[0] if e.args else e)
 
 
-def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
-    elif isinstance(value, (int, float, str, bool)) or value is None:
-        out[prefix] = value
-
-
 def execute(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, tuple[str, str]]]:
     """Runs one point (in a worker): its row, its time-series rows, and the unit and
     description of the columns the metric registry describes."""
@@ -386,8 +378,8 @@ def execute(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str,
             row[f"{op}.ios"], row[f"{op}.iops"], row[f"{op}.bandwidth_mib_s"] = o["ios"], o["iops"], o["bandwidth_mib_s"]
             for q in ("mean", "p50", "p99", "p999", "max"):
                 row[f"{op}.latency_us.{q}"] = o["latency_us"][q]
-        _flatten("breakdown_us", s["breakdown_us"], row)
-        _flatten("utilisation", s["utilisation"], row)
+        flat = api._flat({"breakdown_us": s["breakdown_us"], "utilisation": s["utilisation"]})
+        row.update({k: v for k, v in flat.items() if isinstance(v, (int, float, str, bool)) or v is None})
         for k, v in s["metrics"].items():
             row[f"metrics.{k}"] = v
         for name, unit, kind, text in result.metric_info:
@@ -440,38 +432,20 @@ def execute(task: Task) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str,
     return row, series, meta
 
 
-def open_store(path: str, table: str = "points", every: bool = False) -> pd.DataFrame:
-    """A sweep store's rows: one per point (``table="points"``), or the time series. The rows
-    of the points of the spec that last ran into the store (``sweep.json``), or with ``every``
-    also those of earlier specs the store still holds."""
+def open_store(path: str, table: str = "points") -> pd.DataFrame:
+    """A sweep store's rows: one per point (``table="points"``), or the time series. The tables
+    hold the points of the spec that last ran into the store (the others are set aside)."""
     from ssdlab.api import _arg_error, _path_arg
 
     if table not in ("points", "series"):
         raise _arg_error("table", table, "must be \"points\" or \"series\"")
-    if not isinstance(every, bool):
-        raise _arg_error("every", every, "must be True or False")
-    st = Store(_path_arg(path, "path"))
-    df = st.read(table)
-    ids = None if every else spec_points(st.path)
-    if ids is not None and "point_id" in df.columns:
-        df = df[df["point_id"].isin(ids)].reset_index(drop=True)
-    return df
+    return Store(_path_arg(path, "path")).read(table)
 
 
 def spec_doc(spec: Spec, todo: Sequence[Task]) -> dict[str, Any]:
     """What ``sweep.json`` holds: the spec and its points' ids, in the spec's order."""
     return {"name": spec.name, "base": spec.base, "kind": spec.kind, "mode": spec.mode, "axes": spec.axes, "set": spec.settings,
             "repeats": spec.repeats, "seed": spec.seed, "probe": spec.probe, "atc": spec.atc, "points": list(dict.fromkeys(t.point_id for t in todo))}
-
-
-def spec_points(path: str) -> Optional[set[str]]:
-    """The point ids ``sweep.json`` lists (None without a readable one)."""
-    try:
-        with open(os.path.join(path, "sweep.json"), encoding="utf-8") as f:
-            ids = json.load(f).get("points")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return set(map(str, ids)) if isinstance(ids, list) else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -638,7 +612,7 @@ def sweep(
     st.create(spec_doc(s, todo_all))
     try:
         st.clean(keep={t.point_id for t in todo_all})
-        have = st.done()
+        have = st.done(cleaned=True)
         todo = [t for t in todo_all if t.point_id not in have]
         run_tasks(todo, st, executor, workers, progress)
         df = st.read()

@@ -188,57 +188,28 @@ def _table(rows: list[dict[str, Any]], meta: Mapping[str, tuple[str, str]]) -> p
     keys = list(dict.fromkeys(k for r in rows for k in r))
     try:  # every column at once (pyarrow infers as _wider does), when nothing needs more care
         fast = pa.Table.from_pydict({k: [r.get(k) for r in rows] for k in keys})
-        if all(t in _plain_types() for t in fast.schema.types):
+        if all(str(t) in _PLAIN for t in fast.schema.types):
             fields = [pa.field(k, t, metadata=dict(zip(("unit", "description"), meta.get(k) or describe(k)))) for k, t in zip(keys, fast.schema.types)]
             return pa.Table.from_arrays(fast.columns, schema=pa.schema(fields))
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
         pass
-    arrays, fields = [], []
+    arrays, fields = [], []  # a column of mixed kinds, numpy scalars or huge ints: value by value
     for k in keys:
-        vals = [r.get(k) for r in rows]
-        arr = _fast_array(vals)
-        if arr is None:  # mixed kinds, numpy scalars, huge ints: value by value
-            vals = [_plain(v) for v in vals]
-            t = pa.null()
-            for v in vals:
-                t = _wider(t, _arrow_type(v))
-            if t == pa.string():
-                vals = [None if v is None else v if isinstance(v, str) else json.dumps(v) for v in vals]
-            arr = pa.array(vals, type=t)
+        vals = [_plain(r.get(k)) for r in rows]
+        t = pa.null()
+        for v in vals:
+            t = _wider(t, _arrow_type(v))
+        if t == pa.string():
+            vals = [None if v is None else v if isinstance(v, str) else json.dumps(v) for v in vals]
+        arr = pa.array(vals, type=t)
         unit, text = meta.get(k) or describe(k)
         arrays.append(arr)
         fields.append(pa.field(k, arr.type, metadata={"unit": unit, "description": text}))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
-_FAST = {bool: "bool", int: "int64", float: "double", str: "string"}
-_PLAIN: set[Any] = set()  # the Arrow types of _FAST and null, filled on first use
-
-
-def _plain_types() -> set[Any]:
-    import pyarrow as pa
-
-    if not _PLAIN:
-        _PLAIN.update({pa.null(), pa.bool_(), pa.int64(), pa.float64(), pa.string()})
-    return _PLAIN
-
-
-def _fast_array(vals: list[Any]) -> Optional[pa.Array]:
-    """``vals`` as an array when they are all of one plain kind (or None), as :func:`_wider`
-    types them (whole numbers with floats are floats); else None."""
-    import pyarrow as pa
-
-    kinds = {type(v) for v in vals if v is not None}
-    if kinds == {int, float}:
-        kinds = {float}
-    if len(kinds) > 1 or not kinds <= set(_FAST):
-        return None
-    if not kinds:
-        return pa.nulls(len(vals))
-    try:
-        return pa.array(vals, type=_FAST[next(iter(kinds))])
-    except (pa.ArrowInvalid, OverflowError):  # a whole number beyond int64
-        return None
+# The Arrow types _arrow_type gives, by name: a table pyarrow infers with only these needs no care.
+_PLAIN = {"null", "bool", "int64", "double", "string"}
 
 
 def _union(a: Optional[pa.Schema], b: pa.Schema) -> pa.Schema:
@@ -493,9 +464,11 @@ class Store:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def done(self) -> set[str]:
-        """The ids of the points stored whole (without moving anything)."""
-        return {n[: -len(".parquet")] for n in self._names(self.points) if self._check(self.points, n) is None}
+    def done(self, cleaned: bool = False) -> set[str]:
+        """The ids of the points stored whole, without moving anything: each file read and
+        checked, or, right after :meth:`clean` (``cleaned``), by the names of its files."""
+        names = [n for n in self._names(self.points) if n.endswith(".parquet") and _ID.match(n[: -len(".parquet")])]
+        return {n[: -len(".parquet")] for n in names if cleaned or self._check(self.points, n) is None}
 
     def read(self, table: str = "points") -> pd.DataFrame:
         """A table's rows (``points``: one per point id, by id), skipping damaged files."""
@@ -546,14 +519,4 @@ def _unlink(path: str) -> None:
         pass
 
 
-def field_meta(table: pa.Table | pa.Schema) -> dict[str, tuple[str, str]]:
-    """``{column: (unit, description)}`` from a store table's Arrow field metadata."""
-    schema = table.schema if hasattr(table, "schema") else table
-    out = {}
-    for f in schema:
-        m = f.metadata or {}
-        out[f.name] = (m.get(b"unit", b"").decode(), m.get(b"description", b"").decode())
-    return out
-
-
-__all__ = ["ASIDE", "Store", "StoreWarning", "describe", "field_meta"]
+__all__ = ["ASIDE", "OTHER", "Store", "StoreWarning", "describe"]

@@ -475,7 +475,8 @@ impl Host {
         let c = &mut ctx.cmds[id];
         let job = c.job.index();
         c.queue = QueueId(self.queue_of[job]);
-        if self.engines.of(job) == Engine::Null {
+        let engine = self.engines.of(job);
+        if engine == Engine::Null {
             // fio's null engine: the I/O completes in the engine; no device sees it.
             let g = self.cpus[job].reserve(ctx.now, self.engines.submit(job, ctx.now, false).app);
             Self::account(ctx, id, g);
@@ -528,7 +529,6 @@ impl Host {
         if let Some(m) = &mut self.memory {
             m.assign(job, c);
         }
-        let engine = self.engines.of(job);
         let (mut cost, sq) = if engine == Engine::Kernel {
             (self.submit_cost, SimDuration::ZERO)
         } else {
