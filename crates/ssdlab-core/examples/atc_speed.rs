@@ -21,4 +21,33 @@ fn main() {
     }
     let dt = t.elapsed().as_secs_f64();
     println!("FA LRU curve, all sizes to 64Ki lines: {:.1} ns/address (hit rate at 64Ki {:.3})", dt * 1e9 / n as f64, c.hits(65_536) as f64 / n as f64);
+    // A raw trace file of `path` (argument), if given: read alone, then the 4-way study.
+    if let Some(path) = std::env::args().nth(1) {
+        let path = std::path::PathBuf::from(path);
+        let start = std::time::Instant::now();
+        let mut sum = 0u64;
+        let mut count = 0u64;
+        for a in ssdlab_core::ats::trace::RawReader::open(&path).unwrap() {
+            sum = sum.wrapping_add(a.unwrap().addr);
+            count += 1;
+        }
+        let dt = start.elapsed().as_secs_f64();
+        println!("raw read alone: {:.0} M addresses/s ({sum:x})", count as f64 / dt / 1e6);
+        let study = ssdlab_core::ats::Study {
+            stus: vec![0],
+            policies: vec![Policy::Lru],
+            assocs: vec![ssdlab_core::ats::Assoc::Ways(4)],
+            lines: vec![64],
+            pin_ranges: vec![],
+            pin_tagged: false,
+            pin_dedicated: false,
+            seed: 1,
+        };
+        for _ in 0..3 {
+            let start = std::time::Instant::now();
+            let points = ssdlab_core::ats::run_study(&study, || ssdlab_core::ats::trace::RawReader::open(&path).map(ssdlab_core::ats::trace::RawReader::blocks)).unwrap();
+            let dt = start.elapsed().as_secs_f64();
+            println!("4-way study from the file: {:.0} M addresses/s (hit rate {:.3})", count as f64 / dt / 1e6, points[0].hit_rate);
+        }
+    }
 }

@@ -185,7 +185,7 @@ fn run_atc_file(n: usize) -> Result<BenchResult> {
         seed: 1,
     };
     let t0 = Instant::now();
-    let points = crate::ats::run_study(&study, || crate::ats::trace::RawReader::open(&path));
+    let points = crate::ats::run_study(&study, || crate::ats::trace::RawReader::open(&path).map(crate::ats::trace::RawReader::blocks));
     let wall = t0.elapsed().as_secs_f64();
     let _ = std::fs::remove_file(&path);
     std::hint::black_box(points?);

@@ -471,17 +471,16 @@ fn atc_study(
     let skipped = std::sync::atomic::AtomicU64::new(0);
     let log: Option<&[Access]> = sim.as_ref().and_then(|s| s.inner.dma_log());
     let points = interruptible(py, || -> ssdlab_core::Result<Vec<ats::Point>> {
+        // Each source runs its own instance of the study, so reading an access is a direct
+        // (inlined) call rather than a dynamic one per address.
         if let Some(log) = log {
-            return ats::run_study(&study, || Ok(Box::new(log.iter().copied().map(Ok)) as Box<dyn Iterator<Item = ssdlab_core::Result<Access>>>));
+            return ats::run_study(&study, || Ok(log.iter().copied().map(Ok)));
         }
         if let Some(s) = &synth {
-            return ats::run_study(&study, || Ok(Box::new(ats::synth::stream(s).map(Ok)) as Box<dyn Iterator<Item = ssdlab_core::Result<Access>>>));
+            return ats::run_study(&study, || Ok(ats::synth::stream(s).map(Ok)));
         }
         if let Some(bytes) = &addresses {
-            return ats::run_study(&study, || {
-                Ok(Box::new(bytes.chunks_exact(8).map(|c| Ok(Access { addr: u64::from_le_bytes(c.try_into().unwrap_or_default()), ..Access::default() })))
-                    as Box<dyn Iterator<Item = ssdlab_core::Result<Access>>>)
-            });
+            return ats::run_study(&study, || Ok(bytes.chunks_exact(8).map(|c| Ok(Access { addr: u64::from_le_bytes(c.try_into().unwrap_or_default()), ..Access::default() }))));
         }
         let path = std::path::PathBuf::from(trace.clone().unwrap_or_default());
         let format = match raw {
@@ -489,15 +488,10 @@ fn atc_study(
             Some(false) => tr::Format::Text,
             None => tr::Format::detect(&path),
         };
-        ats::run_study(&study, || -> ssdlab_core::Result<Box<dyn Iterator<Item = ssdlab_core::Result<Access>>>> {
-            Ok(match format {
-                tr::Format::Raw => Box::new(tr::RawReader::open(&path)?),
-                tr::Format::Text => {
-                    let r = tr::TextReader::open(&path, skip_bad)?;
-                    Box::new(CountSkips { inner: r, total: &skipped })
-                }
-            })
-        })
+        match format {
+            tr::Format::Raw => ats::run_study(&study, || tr::RawReader::open(&path).map(tr::RawReader::blocks)),
+            tr::Format::Text => ats::run_study(&study, || Ok(CountSkips { inner: tr::TextReader::open(&path, skip_bad)?, total: &skipped })),
+        }
     })?;
     let json = serde_json::to_string(&points).map_err(|e| exceptions::SimulationError::new_err(e.to_string()))?;
     Ok((json, skipped.load(std::sync::atomic::Ordering::Relaxed)))

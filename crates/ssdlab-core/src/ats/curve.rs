@@ -148,6 +148,56 @@ impl SetLruCurve {
         SetLruCurve { sets, max_ways, stacks: vec![u32::MAX; sets * max_ways], fill: vec![0; sets], pinned, hist: vec![0; max_ways + 1], accesses: 0 }
     }
 
+    /// Feeds a run of lookups: `keys[i]` in set `set_keys[i] mod sets`. Common way counts get
+    /// a loop the compiler unrolls (the associativity is then a constant).
+    pub fn feed(&mut self, keys: &[u32], set_keys: &[u64], skip: impl Fn(u32) -> bool) {
+        macro_rules! run {
+            ($access:expr) => {
+                for (&key, &set_key) in keys.iter().zip(set_keys) {
+                    if !skip(key) {
+                        $access(self, key, set_key);
+                    }
+                }
+            };
+        }
+        match self.max_ways {
+            2 => run!(Self::access_ways::<2>),
+            4 => run!(Self::access_ways::<4>),
+            8 => run!(Self::access_ways::<8>),
+            16 => run!(Self::access_ways::<16>),
+            _ => run!(Self::access),
+        }
+    }
+
+    #[inline]
+    fn access_ways<const W: usize>(&mut self, key: u32, set_key: u64) {
+        self.accesses += 1;
+        let set = (set_key as usize) & (self.sets - 1);
+        let n = self.fill[set] as usize;
+        let Some(stack) = self.stacks.get_mut(set * W..set * W + W).and_then(|s| <&mut [u32; W]>::try_from(s).ok()) else { return };
+        let mut carried = key;
+        let mut depth = W;
+        for (d, slot) in stack.iter_mut().enumerate() {
+            if d >= n {
+                break;
+            }
+            let k = std::mem::replace(slot, carried);
+            if k == key {
+                depth = d;
+                break;
+            }
+            carried = k;
+        }
+        if depth == W && n < W {
+            stack[n] = carried;
+            self.fill[set] = (n + 1) as u16;
+        }
+        let need = depth + usize::from(self.pinned.get(set).copied().unwrap_or(0));
+        if depth < W && need < W {
+            self.hist[need] += 1;
+        }
+    }
+
     #[inline]
     pub fn access(&mut self, key: u32, set_key: u64) {
         self.accesses += 1;
@@ -155,17 +205,23 @@ impl SetLruCurve {
         let base = set * self.max_ways;
         let n = self.fill[set] as usize;
         let stack = &mut self.stacks[base..base + self.max_ways];
-        let found = stack[..n].iter().position(|&k| k == key);
-        let depth = if let Some(d) = found {
-            stack.copy_within(0..d, 1);
-            d
-        } else {
-            let keep = n.min(self.max_ways - 1);
-            stack.copy_within(0..keep, 1);
-            self.fill[set] = (keep + 1) as u16;
-            self.max_ways
-        };
-        stack[0] = key;
+        // Find the key and shift the keys above it down one place in the same pass (a set holds
+        // a handful of ways: a loop beats a call to memmove).
+        let mut carried = key;
+        let mut depth = self.max_ways;
+        for (d, slot) in stack[..n].iter_mut().enumerate() {
+            let k = std::mem::replace(slot, carried);
+            if k == key {
+                depth = d;
+                break;
+            }
+            carried = k;
+        }
+        if depth == self.max_ways && n < self.max_ways {
+            // A miss in a set with room: the oldest key moves into the free way.
+            stack[n] = carried;
+            self.fill[set] = (n + 1) as u16;
+        }
         // With p ways pinned in this set, depth d needs d + p + 1 ways.
         let need = depth + usize::from(self.pinned.get(set).copied().unwrap_or(0));
         if depth < self.max_ways && need < self.max_ways {

@@ -74,9 +74,7 @@ impl Atc {
         if cfg.pin_rings {
             for &(pasid, s, e) in pins {
                 for page in (s >> keys.shift)..=((e - 1) >> keys.shift) {
-                    let id = keys.id(pasid, page);
-                    if !keys.pinned[id as usize] {
-                        keys.pinned[id as usize] = true;
+                    if keys.pin(pasid, page) {
                         pinned.push((pasid, page));
                     }
                 }
@@ -114,7 +112,7 @@ impl Atc {
         for page in pages(&a, self.keys.shift) {
             self.lookups += 1;
             let id = self.keys.id(pasid, page);
-            if self.keys.pinned[id as usize] {
+            if self.keys.is_pinned(id) {
                 self.hits += 1;
                 self.pinned_hits += 1;
                 continue;

@@ -26,18 +26,19 @@
 mod config;
 pub mod curve;
 mod device;
+mod keys;
 pub mod metrics;
 pub mod sim;
 pub mod synth;
 pub mod trace;
 
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
 pub use config::AtsConfig;
 pub use device::{Atc, Translator};
+use keys::Keys;
 pub use sim::Policy;
 
 /// One DMA access of a trace.
@@ -50,6 +51,26 @@ pub struct Access {
     pub pasid: u32,
     /// Tagged in the trace as a pinned translation (SQ/CQ).
     pub pinned: bool,
+}
+
+/// A source of accesses read a block at a time, so that a study makes one call per block rather
+/// than one per access. Every iterator of accesses is one; [`trace::RawReader::blocks`] decodes
+/// its buffer in place.
+pub trait Blocks {
+    /// Appends the next block of accesses (at most [`BLOCK`]) to `out`; false at the end.
+    fn next_block(&mut self, out: &mut Vec<Access>) -> Result<bool>;
+}
+
+/// Accesses per block (24 KiB: a block stays in the L1 cache while it is keyed).
+pub const BLOCK: usize = 1024;
+
+impl<I: Iterator<Item = Result<Access>>> Blocks for I {
+    fn next_block(&mut self, out: &mut Vec<Access>) -> Result<bool> {
+        for a in self.by_ref().take(BLOCK) {
+            out.push(a?);
+        }
+        Ok(!out.is_empty())
+    }
 }
 
 /// Cache organisation: fully associative, or `ways`-way set associative.
@@ -130,29 +151,6 @@ impl Study {
     }
 }
 
-/// Interns (PASID, page) keys of one STU into dense ids.
-struct Keys {
-    shift: u32,
-    ids: FxHashMap<(u32, u64), u32>,
-    pinned: Vec<bool>,
-}
-
-impl Keys {
-    fn new(stu: u32) -> Self {
-        Keys { shift: 12 + stu, ids: FxHashMap::default(), pinned: Vec::new() }
-    }
-
-    #[inline]
-    fn id(&mut self, pasid: u32, page: u64) -> u32 {
-        let next = self.ids.len() as u32;
-        let id = *self.ids.entry((pasid, page)).or_insert(next);
-        if id == next {
-            self.pinned.push(false);
-        }
-        id
-    }
-}
-
 /// The key stream of one STU, in chunks: dense id and set-index bits of each lookup.
 struct Chunk {
     ids: Vec<u32>,
@@ -175,10 +173,10 @@ enum Model {
 /// Runs a study over `source`, which must yield the same accesses each time it is called
 /// (it is read once, or twice when pinned translations are tagged in the trace or OPT is
 /// asked for). `pin_count` reports the pinned lines per STU for the caller's tables.
-pub fn run_study<F, I>(study: &Study, mut source: F) -> Result<Vec<Point>>
+pub fn run_study<F, S>(study: &Study, mut source: F) -> Result<Vec<Point>>
 where
-    F: FnMut() -> Result<I>,
-    I: Iterator<Item = Result<Access>>,
+    F: FnMut() -> Result<S>,
+    S: Blocks,
 {
     study.validate()?;
     let mut points = Vec::new();
@@ -188,18 +186,18 @@ where
     Ok(points)
 }
 
-const CHUNK: usize = 1 << 16;
+/// Lookups handed to the models at once (12 bytes each: the chunks stay in the cores' L2).
+const CHUNK: usize = 1 << 14;
 
-fn run_stu<F, I>(study: &Study, stu: u32, source: &mut F) -> Result<Vec<Point>>
+fn run_stu<F, S>(study: &Study, stu: u32, source: &mut F) -> Result<Vec<Point>>
 where
-    F: FnMut() -> Result<I>,
-    I: Iterator<Item = Result<Access>>,
+    F: FnMut() -> Result<S>,
+    S: Blocks,
 {
     let mut keys = Keys::new(stu);
     let pinning = !study.pin_ranges.is_empty() || study.pin_tagged;
     pin(study, &mut keys, source)?;
-    let mut pinned_keys: Vec<(u32, u64)> = keys.ids.iter().filter(|(_, &id)| keys.pinned[id as usize]).map(|(&k, _)| k).collect();
-    pinned_keys.sort_unstable();
+    let pinned_keys = keys.pinned_keys();
     let pin_total = pinned_keys.len() as u32;
     // Dedicated pins take no lines of the cache studied.
     let pinned_keys = if study.pin_dedicated { Vec::new() } else { pinned_keys };
@@ -257,27 +255,29 @@ where
 
 /// Marks the pinned keys first: the pinned ranges, and the accesses the trace tags as pinned
 /// (a pass over the source).
-fn pin<F, I>(study: &Study, keys: &mut Keys, source: &mut F) -> Result<()>
+fn pin<F, S>(study: &Study, keys: &mut Keys, source: &mut F) -> Result<()>
 where
-    F: FnMut() -> Result<I>,
-    I: Iterator<Item = Result<Access>>,
+    F: FnMut() -> Result<S>,
+    S: Blocks,
 {
     for &(s, e) in &study.pin_ranges {
         for page in (s >> keys.shift)..=((e - 1) >> keys.shift) {
-            let id = keys.id(0, page);
-            keys.pinned[id as usize] = true;
+            keys.pin(0, page);
         }
     }
     if study.pin_tagged {
-        for (i, a) in source()?.enumerate() {
-            if i % CHUNK == 0 {
+        let mut src = source()?;
+        let mut block = Vec::with_capacity(BLOCK);
+        let mut since_check = 0;
+        while src.next_block(&mut block)? {
+            since_check += block.len();
+            if since_check >= CHUNK {
+                since_check = 0;
                 crate::cancel::checkpoint()?;
             }
-            let a = a?;
-            if a.pinned {
+            for a in block.drain(..).filter(|a| a.pinned) {
                 for page in pages(&a, keys.shift) {
-                    let id = keys.id(a.pasid, page);
-                    keys.pinned[id as usize] = true;
+                    keys.pin(a.pasid, page);
                 }
             }
         }
@@ -328,12 +328,12 @@ fn models(study: &Study, pinned_keys: &[(u32, u64)], variants: &[bool]) -> Vec<M
 /// and maps pages to keys while another feeds the previous chunk to the models (in parallel
 /// across models). Keys found during the stream are never pinned. Returns the lookups, and
 /// for OPT (`keep`) every key and its set bits in stream order.
-fn stream<F, I>(keys: &mut Keys, models: &mut [Model], keep: bool, source: &mut F) -> Result<(u64, Vec<u32>, Vec<u64>)>
+fn stream<F, S>(keys: &mut Keys, models: &mut [Model], keep: bool, source: &mut F) -> Result<(u64, Vec<u32>, Vec<u64>)>
 where
-    F: FnMut() -> Result<I>,
-    I: Iterator<Item = Result<Access>>,
+    F: FnMut() -> Result<S>,
+    S: Blocks,
 {
-    let pinned_flags = keys.pinned.clone();
+    let pinned_flags = keys.pinned_flags().to_vec();
     let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(2);
     let (back_tx, back_rx) = std::sync::mpsc::channel::<Chunk>();
     let mut lookups = 0u64;
@@ -356,13 +356,18 @@ where
         let fresh = || Chunk { ids: Vec::with_capacity(CHUNK), set_bits: Vec::with_capacity(CHUNK) };
         let mut chunk = fresh();
         let streamed = (|| -> Result<()> {
-            for a in source()? {
-                let a = a?;
-                for page in pages(&a, keys.shift) {
-                    let id = keys.id(a.pasid, page);
-                    chunk.ids.push(id);
-                    chunk.set_bits.push(set_bits(a.pasid, page));
+            let mut src = source()?;
+            let mut block = Vec::with_capacity(BLOCK);
+            let mut lookups_of_block: Vec<(u32, u64)> = Vec::with_capacity(BLOCK);
+            while src.next_block(&mut block)? {
+                for a in &block {
+                    let (first, last) = page_span(a, keys.shift);
+                    lookups_of_block.extend((first..=last).map(|page| (a.pasid, page)));
                 }
+                block.clear();
+                keys.ids_into(&lookups_of_block, &mut chunk.ids);
+                chunk.set_bits.extend(lookups_of_block.iter().map(|&(pasid, page)| set_bits(pasid, page)));
+                lookups_of_block.clear();
                 if chunk.ids.len() >= CHUNK {
                     crate::cancel::checkpoint()?;
                     lookups += chunk.ids.len() as u64;
@@ -387,7 +392,7 @@ where
 /// backward pass, then the stream a chunk at a time through every simulator, in parallel.
 fn belady(study: &Study, keys: &Keys, pinned_keys: &[(u32, u64)], variants: &[bool], ids: &[u32], bits: &[u64]) -> Result<Vec<(sim::CacheSim, u32, u32, bool)>> {
     let mut next = vec![u64::MAX; ids.len()];
-    let mut seen = vec![u64::MAX; keys.pinned.len()];
+    let mut seen = vec![u64::MAX; keys.len()];
     for i in (0..ids.len()).rev() {
         let k = ids[i] as usize;
         next[i] = seen[k];
@@ -411,7 +416,7 @@ fn belady(study: &Study, keys: &Keys, pinned_keys: &[(u32, u64)], variants: &[bo
         sims.par_iter_mut().for_each(|(sim, _, _, pinned)| {
             for i in start..end {
                 let id = ids[i];
-                if *pinned && keys.pinned[id as usize] {
+                if *pinned && keys.is_pinned(id) {
                     sim.pinned_hit();
                 } else {
                     sim.access(id, bits[i], next[i]);
@@ -474,10 +479,10 @@ fn feed(models: &mut [Model], chunk: &Chunk, pinned: &[bool]) {
             }
         }
         Model::SetLru { curve, pinned: on, .. } => {
-            for (i, &id) in chunk.ids.iter().enumerate() {
-                if !(*on && is_pinned(pinned, id)) {
-                    curve.access(id, chunk.set_bits[i]);
-                }
+            if *on {
+                curve.feed(&chunk.ids, &chunk.set_bits, |id| is_pinned(pinned, id));
+            } else {
+                curve.feed(&chunk.ids, &chunk.set_bits, |_| false);
             }
         }
         Model::Sim { sim, pinned: on, .. } => {
@@ -494,7 +499,12 @@ fn feed(models: &mut [Model], chunk: &Chunk, pinned: &[bool]) {
 
 /// The STU pages an access touches.
 fn pages(a: &Access, shift: u32) -> std::ops::RangeInclusive<u64> {
-    let first = a.addr >> shift;
-    let last = a.addr.saturating_add(u64::from(a.size.max(1)) - 1) >> shift;
+    let (first, last) = page_span(a, shift);
     first..=last
+}
+
+/// The first and last STU page an access touches.
+#[inline]
+fn page_span(a: &Access, shift: u32) -> (u64, u64) {
+    (a.addr >> shift, a.addr.saturating_add(u64::from(a.size.max(1)) - 1) >> shift)
 }

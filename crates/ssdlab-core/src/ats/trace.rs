@@ -45,11 +45,10 @@ pub struct RawReader {
     buf: Vec<u8>,
     pos: usize,
     len: usize,
-    index: u64,
 }
 
 /// Bytes a raw reader reads at once.
-const RAW_BLOCK: usize = 8 << 20;
+const RAW_BLOCK: usize = 256 << 10;
 
 impl RawReader {
     pub fn open(path: &Path) -> Result<Self> {
@@ -62,7 +61,7 @@ impl RawReader {
                 reason: "a raw trace is a sequence of 8-byte little-endian addresses".into(),
             });
         }
-        Ok(RawReader { path: path.display().to_string(), f, buf: vec![0; RAW_BLOCK], pos: 0, len: 0, index: 0 })
+        Ok(RawReader { path: path.display().to_string(), f, buf: vec![0; RAW_BLOCK], pos: 0, len: 0 })
     }
 
     /// Reads the next block (whole addresses); false at the end of the file.
@@ -83,6 +82,29 @@ impl RawReader {
     }
 }
 
+impl RawReader {
+    /// The same accesses, a block at a time (decoded straight from the read buffer).
+    pub fn blocks(self) -> RawBlocks {
+        RawBlocks(self)
+    }
+}
+
+/// A raw trace read a block at a time: see [`RawReader::blocks`].
+pub struct RawBlocks(RawReader);
+
+impl super::Blocks for RawBlocks {
+    fn next_block(&mut self, out: &mut Vec<Access>) -> Result<bool> {
+        let r = &mut self.0;
+        if r.pos + 8 > r.len && !r.refill().map_err(|e| Error::Io { path: r.path.clone(), message: e.to_string() })? {
+            return Ok(false);
+        }
+        let end = r.len.min(r.pos + 8 * super::BLOCK);
+        out.extend(r.buf[r.pos..end].chunks_exact(8).map(|c| Access { addr: u64::from_le_bytes(c.try_into().unwrap_or_default()), size: 0, pasid: 0, pinned: false }));
+        r.pos = end;
+        Ok(true)
+    }
+}
+
 impl Iterator for RawReader {
     type Item = Result<Access>;
     #[inline]
@@ -97,7 +119,6 @@ impl Iterator for RawReader {
         let mut b = [0u8; 8];
         b.copy_from_slice(&self.buf[self.pos..self.pos + 8]);
         self.pos += 8;
-        self.index += 1;
         Some(Ok(Access { addr: u64::from_le_bytes(b), size: 0, pasid: 0, pinned: false }))
     }
 }

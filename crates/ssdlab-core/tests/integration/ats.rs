@@ -96,13 +96,22 @@ fn fenwick_compaction_keeps_distances_exact() {
 #[test]
 fn set_associative_lru_curve_equals_per_size_simulation() {
     for t in traces() {
+        let set_keys: Vec<u64> = t.iter().map(|&k| u64::from(k)).collect();
         for sets in [1usize, 4, 16, 64] {
+            // Access by access (any associativity), and fed as a run (unrolled for 2-16 ways).
             let mut c = curve::SetLruCurve::new(sets, 16, vec![0; sets]);
             for &k in &t {
                 c.access(k, u64::from(k));
             }
             for ways in [1usize, 2, 4, 8, 16] {
                 assert_eq!(c.hits(ways), sim_hits(Policy::Lru, sets, ways, &t, None), "{sets} sets x {ways} ways");
+            }
+            for max_ways in [2usize, 3, 4, 8, 16] {
+                let mut fed = curve::SetLruCurve::new(sets, max_ways, vec![0; sets]);
+                fed.feed(&t, &set_keys, |_| false);
+                for ways in 1..=max_ways {
+                    assert_eq!(fed.hits(ways), sim_hits(Policy::Lru, sets, ways, &t, None), "fed: {sets} sets x {ways} of {max_ways} ways");
+                }
             }
         }
     }
