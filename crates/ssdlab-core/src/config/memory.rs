@@ -22,9 +22,12 @@ use crate::media::MediaKind;
 /// programmed-page count, generation and wear (12), the reverse map's index (4) and the aged
 /// layout's start (8).
 const PER_BLOCK: u64 = 52;
-/// Bytes of a reverse-map entry (a slot of a block the run writes) and of a forward-map entry
-/// (a unit of a written map leaf).
+/// Bytes of a reverse-map entry (a slot of a block the run writes) and of a dense forward-map
+/// entry.
 const PER_ENTRY: u64 = 8;
+/// Bytes a forward-map update may bring at most: a sparse leaf of its own (its list of four
+/// entries, header and allocation), or an eighth of a dense leaf.
+const PER_MAP_UPDATE: u64 = 72;
 /// Integrity mode: two hash-map entries (unit → version, slot → version) per mapped unit,
 /// with the table's overhead.
 const PER_SHADOW_UNIT: u64 = 80;
@@ -120,11 +123,15 @@ impl Config {
                 crate::ftl::Aging::Replica => true,
                 crate::ftl::Aging::Auto => blocks > u64::from(self.ftl.aging_replica_blocks),
             };
-            // The forward map's leaves (1024 entries each: a random write may bring a leaf of its
-            // own) and the reverse map's entries for the blocks written: the whole map once every
+            // Map updates: each unit written, and the GC moves it may cost on a full drive (greedy
+            // GC's write amplification under uniform random writes, (1 + op) / (2 op), bounds
+            // them). Each update costs the forward map a sparse entry (or a leaf of its own) and
+            // the reverse map an entry of the block written: the whole map, dense, once every
             // unit has been written during the run or by simulated ageing.
+            let op = self.ftl.op_ratio.max(0.01);
+            let updates = (written as f64 * (1.0 + (1.0 + op) / (2.0 * op))).min(u64::MAX as f64) as u64;
             let entries = slots.saturating_mul(PER_ENTRY);
-            let maps = if aged && !replica { entries.saturating_mul(2) } else { written.saturating_mul(1024 * PER_ENTRY).min(entries).saturating_add(written.saturating_mul(PER_ENTRY).min(entries)) };
+            let maps = if aged && !replica { entries.saturating_mul(2) } else { updates.saturating_mul(PER_MAP_UPDATE).min(entries).saturating_add(updates.saturating_mul(PER_ENTRY).min(entries)) };
             parts.push(("maps", maps));
             if aged && replica {
                 let rep = u64::from(self.ftl.aging_replica_blocks).saturating_mul(slots_per_block);

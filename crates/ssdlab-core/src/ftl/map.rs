@@ -4,10 +4,15 @@
 //! stored: a [`Layout`] says where a sequential fill (striped over the planes) or replica aging
 //! (a keyed permutation over the valid slots of each block) put every unit. Only what the run
 //! writes afterwards is stored:
-//! - [`L2p`], logical page → physical slot, is a directory of fixed-size leaves allocated on the
-//!   first write into their range; an entry holds the slot, "unmapped", or "where the layout put
-//!   it". A 16 TiB drive costs 8 B of directory per 4 MiB of logical space (at 4 KiB units)
-//!   plus 8 KiB per written leaf.
+//! - [`L2p`], logical page → physical slot, is a directory of leaves of 1024 units, made on the
+//!   first write into their range. On a map of up to [`DENSE_UNITS`] units a leaf is a dense
+//!   array of 8 KiB from the start (256 MiB at most). On a larger one a leaf starts sparse, a
+//!   sorted list of the entries written (8 B each: the offset packed above the slot), and
+//!   becomes dense once it holds an eighth of its units; an entry holds the slot, "unmapped", or (dense leaves, and
+//!   units absent from a sparse one) "where the layout put it". Random writes and GC moves over
+//!   an aged 1 TiB drive touch nearly every leaf but few units of each, so they cost bytes per
+//!   unit written, not 8 KiB per leaf touched. A 16 TiB drive costs 4 B of directory per 4 MiB
+//!   of logical space (at 4 KiB units).
 //! - [`P2l`], physical slot → logical page, keeps one chunk of entries per block written during
 //!   the run, recycled when the block is erased. A block the layout filled keeps only a bit per
 //!   slot (still valid or not) until it is written again or erased.
@@ -260,19 +265,53 @@ fn select(bits: &[u64], mut r: u64) -> u64 {
 
 /// Logical page → physical slot.
 pub struct L2p {
-    leaves: Vec<Option<Box<[u64; LEAF]>>>,
+    /// Per leaf: [`NO_LEAF`] (every unit where the layout put it), `SPARSE | i` (`sparse[i]`) or
+    /// `i` (`dense[i]`).
+    dir: Vec<u32>,
+    dense: Vec<Box<[u64; LEAF]>>,
+    /// Sparse leaves: entries `offset << VALUE_BITS | value`, sorted (so by offset).
+    sparse: Vec<Vec<u64>>,
+    /// Sparse leaves emptied by becoming dense, for reuse.
+    spare_sparse: Vec<u32>,
+    /// New leaves are dense (a map of at most [`DENSE_UNITS`] units).
+    dense_only: bool,
     units: u64,
     mapped: u64,
     layout: Option<Arc<Layout>>,
+}
+
+/// Maps of up to this many units (128 GiB at 4 KiB) make every leaf dense: their leaves fill
+/// quickly under random writes, and a list's searches and inserts would cost time for no
+/// memory saved.
+pub const DENSE_UNITS: u64 = 1 << 25;
+const NO_LEAF: u32 = u32::MAX;
+const SPARSE: u32 = 1 << 31;
+/// Bits of a sparse entry's value; the offset in its leaf sits above them.
+const VALUE_BITS: u32 = 64 - LEAF_BITS;
+const VALUE_MASK: u64 = (1 << VALUE_BITS) - 1;
+/// A sparse leaf becomes dense past this many entries (then 8 B each either way, give or take
+/// the list's slack).
+const SPARSE_MAX: usize = LEAF / 8;
+
+/// A slot as a sparse entry's value ("unmapped" as the all-ones value).
+#[inline]
+fn pack(off: usize, slot: u64) -> u64 {
+    ((off as u64) << VALUE_BITS) | (slot & VALUE_MASK)
+}
+
+#[inline]
+fn unpack(entry: u64) -> u64 {
+    match entry & VALUE_MASK {
+        VALUE_MASK => UNMAPPED,
+        v => v,
+    }
 }
 
 impl L2p {
     /// A map for `units` logical pages, all unmapped.
     pub fn new(units: u64) -> Self {
         let n = units.div_ceil(LEAF as u64) as usize;
-        let mut leaves = Vec::with_capacity(n);
-        leaves.resize_with(n, || None);
-        L2p { leaves, units, mapped: 0, layout: None }
+        L2p { dir: vec![NO_LEAF; n], dense: Vec::new(), sparse: Vec::new(), spare_sparse: Vec::new(), dense_only: units <= DENSE_UNITS, units, mapped: 0, layout: None }
     }
 
     /// Maps every unit as `layout` places it (on a map with nothing mapped).
@@ -287,24 +326,70 @@ impl L2p {
         self.layout.as_ref().map_or(UNMAPPED, |l| l.slot_of(lpn))
     }
 
+    /// The stored entry of `lpn`: its slot, UNMAPPED, or BASE.
+    #[inline]
+    fn entry(&self, lpn: u64) -> u64 {
+        let off = (lpn as usize) & (LEAF - 1);
+        match self.dir[(lpn >> LEAF_BITS) as usize] {
+            NO_LEAF => BASE,
+            d if d & SPARSE == 0 => self.dense[d as usize][off],
+            d => {
+                let leaf = &self.sparse[(d & !SPARSE) as usize];
+                leaf.binary_search_by_key(&(off as u64), |e| e >> VALUE_BITS).map_or(BASE, |i| unpack(leaf[i]))
+            }
+        }
+    }
+
     #[inline]
     pub fn get(&self, lpn: u64) -> u64 {
-        let s = match &self.leaves[(lpn >> LEAF_BITS) as usize] {
-            Some(leaf) => leaf[(lpn as usize) & (LEAF - 1)],
-            None => BASE,
-        };
-        if s == BASE {
-            self.base(lpn)
-        } else {
-            s
+        match self.entry(lpn) {
+            BASE => self.base(lpn),
+            s => s,
         }
     }
 
     /// Sets the slot of `lpn` and returns the previous one.
     #[inline]
     pub fn set(&mut self, lpn: u64, slot: u64) -> u64 {
-        let leaf = self.leaves[(lpn >> LEAF_BITS) as usize].get_or_insert_with(new_leaf);
-        let mut old = std::mem::replace(&mut leaf[(lpn as usize) & (LEAF - 1)], slot);
+        debug_assert!(slot == UNMAPPED || slot < VALUE_MASK, "slot {slot} beyond a sparse entry");
+        let leaf = (lpn >> LEAF_BITS) as usize;
+        let off = (lpn as usize) & (LEAF - 1);
+        let d = match self.dir[leaf] {
+            NO_LEAF if self.dense_only => {
+                self.dense.push(new_leaf());
+                self.dir[leaf] = (self.dense.len() - 1) as u32;
+                self.dir[leaf]
+            }
+            NO_LEAF => {
+                let i = self.spare_sparse.pop().unwrap_or_else(|| {
+                    self.sparse.push(Vec::new());
+                    (self.sparse.len() - 1) as u32
+                });
+                self.dir[leaf] = SPARSE | i;
+                SPARSE | i
+            }
+            d => d,
+        };
+        let mut old = if d & SPARSE == 0 {
+            std::mem::replace(&mut self.dense[d as usize][off], slot)
+        } else {
+            let i = (d & !SPARSE) as usize;
+            let entries = &mut self.sparse[i];
+            match entries.binary_search_by_key(&(off as u64), |e| e >> VALUE_BITS) {
+                Ok(at) => unpack(std::mem::replace(&mut entries[at], pack(off, slot))),
+                Err(at) => {
+                    if entries.len() == entries.capacity() {
+                        // Grow by half: a sparse leaf's slack stays small.
+                        entries.reserve_exact((entries.len() / 2).max(4));
+                    }
+                    entries.insert(at, pack(off, slot));
+                    if entries.len() > SPARSE_MAX {
+                        self.densify(leaf, i);
+                    }
+                    BASE
+                }
+            }
+        };
         if old == BASE {
             old = self.base(lpn);
         }
@@ -316,14 +401,26 @@ impl L2p {
         old
     }
 
+    /// Turns sparse leaf `i` (of directory entry `leaf`) into a dense one.
+    fn densify(&mut self, leaf: usize, i: usize) {
+        let mut dense = new_leaf();
+        for &e in &self.sparse[i] {
+            dense[(e >> VALUE_BITS) as usize] = unpack(e);
+        }
+        self.sparse[i] = Vec::new();
+        self.spare_sparse.push(i as u32);
+        self.dense.push(dense);
+        self.dir[leaf] = (self.dense.len() - 1) as u32;
+    }
+
     /// Logical pages currently mapped.
     pub fn mapped(&self) -> u64 {
         self.mapped
     }
 
-    /// Bytes held by allocated leaves, the directory and the layout.
+    /// Bytes held by the directory, the leaves and the layout.
     pub fn heap_bytes(&self) -> usize {
-        self.leaves.len() * 8 + self.leaves.iter().filter(|l| l.is_some()).count() * LEAF * 8 + self.layout.as_ref().map_or(0, |l| l.heap_bytes())
+        self.dir.len() * 4 + self.dense.len() * (LEAF * 8 + 8) + self.sparse.iter().map(|l| l.capacity() * 8 + 24).sum::<usize>() + self.layout.as_ref().map_or(0, |l| l.heap_bytes())
     }
 
     /// Every mapped `(lpn, slot)` (for integrity checks).
@@ -336,18 +433,27 @@ impl L2p {
 }
 
 /// Physical slot → logical page: a chunk of `slots_per_block` entries for each block written
-/// during the run (recycled when it is erased), and for each block the layout filled a bit per
-/// slot that says whether the unit placed there is still valid.
+/// during the run (recycled when it is erased), and for each block the layout filled whose
+/// units have started to be overwritten, a bit per slot that says whether the unit placed there
+/// is still valid (until then the layout answers: a filled 16 TiB drive would need 512 MiB of
+/// bits at 4 KiB units).
 pub struct P2l {
     chunk: usize,
     index: Vec<u32>,
     pool: Vec<u64>,
     spare: Vec<u32>,
     layout: Option<Arc<Layout>>,
-    /// Per layout block: its valid placed slots, `words` words each.
+    /// Per layout block: the number of its bitmap in `valid`, or [`NO_BITMAP`] while every
+    /// unit placed in it is still valid.
+    bitmap_of: Vec<u32>,
+    /// Bitmaps of valid placed slots, `words` words each.
     valid: Vec<u64>,
+    /// Bitmaps of erased blocks, for reuse.
+    spare_bitmaps: Vec<u32>,
     words: usize,
 }
+
+const NO_BITMAP: u32 = u32::MAX;
 
 const NO_CHUNK: u32 = u32::MAX;
 /// Marks an index entry as a layout block's (its bitmap number in the low bits).
@@ -355,16 +461,24 @@ const LAID: u32 = 1 << 31;
 
 impl P2l {
     pub fn new(blocks: usize, slots_per_block: usize) -> Self {
-        P2l { chunk: slots_per_block, index: vec![NO_CHUNK; blocks], pool: Vec::new(), spare: Vec::new(), layout: None, valid: Vec::new(), words: slots_per_block.div_ceil(64) }
+        P2l {
+            chunk: slots_per_block,
+            index: vec![NO_CHUNK; blocks],
+            pool: Vec::new(),
+            spare: Vec::new(),
+            layout: None,
+            bitmap_of: Vec::new(),
+            valid: Vec::new(),
+            spare_bitmaps: Vec::new(),
+            words: slots_per_block.div_ceil(64),
+        }
     }
 
     /// Takes the layout's blocks as filled as it says (they must hold nothing yet).
     pub fn install(&mut self, layout: Arc<Layout>) {
-        let n = layout.blocks().len();
-        self.valid = vec![0; n * self.words];
+        self.bitmap_of = vec![NO_BITMAP; layout.blocks().len()];
         for (i, &b) in layout.blocks().iter().enumerate() {
             debug_assert_eq!(self.index[b as usize], NO_CHUNK);
-            layout.placed_bits(i, &mut self.valid[i * self.words..(i + 1) * self.words]);
             self.index[b as usize] = LAID | i as u32;
         }
         self.layout = Some(layout);
@@ -392,13 +506,18 @@ impl P2l {
         let c = std::mem::replace(&mut self.index[block as usize], NO_CHUNK);
         if c != NO_CHUNK && c & LAID == 0 {
             self.spare.push(c);
+        } else if c != NO_CHUNK {
+            let b = std::mem::replace(&mut self.bitmap_of[(c & !LAID) as usize], NO_BITMAP);
+            if b != NO_BITMAP {
+                self.spare_bitmaps.push(b);
+            }
         }
     }
 
     #[inline]
     fn laid(&self, i: usize, block: u32, offset: u32) -> u64 {
-        let o = offset as usize;
-        if self.valid[i * self.words + o / 64] >> (o % 64) & 1 == 0 {
+        let (o, b) = (offset as usize, self.bitmap_of[i]);
+        if b != NO_BITMAP && self.valid[b as usize * self.words + o / 64] >> (o % 64) & 1 == 0 {
             return UNMAPPED;
         }
         self.layout.as_ref().map_or(UNMAPPED, |l| l.unit_at(i, block, offset))
@@ -422,8 +541,9 @@ impl P2l {
         if c & LAID != 0 && c != NO_CHUNK {
             let i = (c & !LAID) as usize;
             if lpn == UNMAPPED {
+                let b = self.bitmap(i) as usize;
                 let o = offset as usize;
-                self.valid[i * self.words + o / 64] &= !(1 << (o % 64));
+                self.valid[b * self.words + o / 64] &= !(1 << (o % 64));
                 return;
             }
             // A layout block written again (the open block a fill left): give it a chunk.
@@ -437,8 +557,26 @@ impl P2l {
         self.pool[c as usize * self.chunk + offset as usize] = lpn;
     }
 
+    /// The bitmap of layout block `i`, made from the layout the first time one of its units
+    /// is overwritten.
+    fn bitmap(&mut self, i: usize) -> u32 {
+        if self.bitmap_of[i] != NO_BITMAP {
+            return self.bitmap_of[i];
+        }
+        let w = self.words;
+        let b = self.spare_bitmaps.pop().unwrap_or_else(|| {
+            self.valid.resize(self.valid.len() + w, 0);
+            (self.valid.len() / w - 1) as u32
+        });
+        if let Some(l) = &self.layout {
+            l.placed_bits(i, &mut self.valid[b as usize * w..(b as usize + 1) * w]);
+        }
+        self.bitmap_of[i] = b;
+        b
+    }
+
     pub fn heap_bytes(&self) -> usize {
-        self.index.len() * 4 + self.pool.capacity() * 8 + self.spare.capacity() * 4 + self.valid.capacity() * 8
+        self.index.len() * 4 + self.pool.capacity() * 8 + self.spare.capacity() * 4 + self.bitmap_of.capacity() * 4 + self.valid.capacity() * 8 + self.spare_bitmaps.capacity() * 4
     }
 }
 
@@ -517,7 +655,7 @@ mod tests {
     #[test]
     fn sparse_map_allocates_only_touched_leaves() {
         let mut m = L2p::new(1 << 32); // 16 TiB of 4 KiB pages
-        assert!(m.heap_bytes() <= 32 << 20, "a directory entry per 1024 units");
+        assert!(m.heap_bytes() <= 16 << 20, "a directory entry per 1024 units");
         assert_eq!(m.get(123_456_789), UNMAPPED);
         assert_eq!(m.set(123_456_789, 7), UNMAPPED);
         assert_eq!(m.set(123_456_789, 8), 7);
@@ -526,6 +664,37 @@ mod tests {
         assert_eq!(m.iter().collect::<Vec<_>>(), vec![(123_456_789, 8)]);
         m.set(123_456_789, UNMAPPED);
         assert_eq!(m.mapped(), 0);
+    }
+
+    /// Sparse leaves, their promotion to dense ones and the reuse of emptied lists agree with
+    /// a plain map, and scattered writes cost bytes per entry rather than a leaf each.
+    #[test]
+    fn sparse_and_dense_leaves_agree_with_a_plain_map() {
+        let mut m = L2p::new(1 << 30);
+        let mut want = std::collections::HashMap::new();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for step in 0..300_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // A hot range whose leaves fill and turn dense, and scattered units that stay sparse.
+            let lpn = if x.is_multiple_of(3) { (x >> 8) % 20_000 } else { (x >> 8) % (1 << 30) };
+            let slot = if x.is_multiple_of(17) { UNMAPPED } else { step };
+            let old = m.set(lpn, slot);
+            assert_eq!(old, want.insert(lpn, slot).unwrap_or(UNMAPPED), "lpn {lpn} at step {step}");
+        }
+        for (&lpn, &slot) in &want {
+            assert_eq!(m.get(lpn), slot);
+        }
+        assert_eq!(m.mapped(), want.values().filter(|&&s| s != UNMAPPED).count() as u64);
+        assert!(!m.dense.is_empty() && m.dense.len() < 40, "{} dense leaves", m.dense.len());
+        // A small map makes every leaf dense at once.
+        let mut small = L2p::new(DENSE_UNITS);
+        small.set(5, 1);
+        assert!(small.sparse.is_empty() && small.dense.len() == 1 && small.get(5) == 1 && small.get(6) == UNMAPPED);
+        // ~200k scattered entries in ~200k leaves: tens of bytes each, not 8 KiB.
+        let entries_bytes = m.heap_bytes() - m.dir.len() * 4;
+        assert!(entries_bytes < 200_000 * 80 + 40 * 8200, "{entries_bytes} B");
     }
 
     #[test]
