@@ -19,9 +19,9 @@ use super::Config;
 use crate::media::MediaKind;
 
 /// Bytes of per-block state: a block record (16), its victim-list links (12), the array's
-/// programmed-page count, generation and wear (12), the reverse map's index (4) and the aged
-/// layout's start (8).
-const PER_BLOCK: u64 = 52;
+/// programmed-page count, generation and wear (12), the reverse map's index (4), the name of
+/// a filled block's valid bitmap (4) and the aged layout's start (8).
+const PER_BLOCK: u64 = 56;
 /// Bytes of a reverse-map entry (a slot of a block the run writes) and of a dense forward-map
 /// entry.
 const PER_ENTRY: u64 = 8;
