@@ -6,13 +6,13 @@
 //! writes afterwards is stored:
 //! - [`L2p`], logical page → physical slot, is a directory of leaves of 1024 units, made on the
 //!   first write into their range. On a map of up to [`DENSE_UNITS`] units a leaf is a dense
-//!   array of 8 KiB from the start (256 MiB at most). On a larger one a leaf starts sparse, a
-//!   sorted list of the entries written (8 B each: the offset packed above the slot), and
-//!   becomes dense once it holds an eighth of its units; an entry holds the slot, "unmapped", or (dense leaves, and
-//!   units absent from a sparse one) "where the layout put it". Random writes and GC moves over
-//!   an aged 1 TiB drive touch nearly every leaf but few units of each, so they cost bytes per
-//!   unit written, not 8 KiB per leaf touched. A 16 TiB drive costs 4 B of directory per 4 MiB
-//!   of logical space (at 4 KiB units).
+//!   array of 8 KiB from the start (256 MiB at most). On a larger one a leaf starts as a sorted
+//!   list of the entries written (8 B each: the offset packed above the slot) and becomes dense
+//!   once it holds an eighth of its units. An entry holds the slot, "unmapped", or (in a dense
+//!   leaf; in a list, by its absence) "where the layout put it". Random writes and GC moves
+//!   over an aged 1 TiB drive touch nearly every leaf but few units of each, so they cost bytes
+//!   per unit written, not 8 KiB per leaf touched. A 16 TiB drive costs 12 B of directory per
+//!   4 MiB of logical space (at 4 KiB units).
 //! - [`P2l`], physical slot → logical page, keeps one chunk of entries per block written during
 //!   the run, recycled when the block is erased. A block the layout filled keeps only a bit per
 //!   slot (still valid or not) until it is written again or erased.
@@ -265,16 +265,15 @@ fn select(bits: &[u64], mut r: u64) -> u64 {
 
 /// Logical page → physical slot.
 pub struct L2p {
-    /// Per leaf: [`NO_LEAF`] (every unit where the layout put it), `SPARSE | i` (`sparse[i]`) or
-    /// `i` (`dense[i]`).
-    dir: Vec<u32>,
-    dense: Vec<Box<[u64; LEAF]>>,
+    /// Per leaf: its dense array, if it has one.
+    dense: Vec<Option<Box<[u64; LEAF]>>>,
+    /// Per leaf of a map over [`DENSE_UNITS`] (empty otherwise): [`NO_LIST`] or the number of
+    /// its sparse list in `lists`.
+    sparse: Vec<u32>,
     /// Sparse leaves: entries `offset << VALUE_BITS | value`, sorted (so by offset).
-    sparse: Vec<Vec<u64>>,
-    /// Sparse leaves emptied by becoming dense, for reuse.
-    spare_sparse: Vec<u32>,
-    /// New leaves are dense (a map of at most [`DENSE_UNITS`] units).
-    dense_only: bool,
+    lists: Vec<Vec<u64>>,
+    /// Lists emptied by their leaf becoming dense, for reuse.
+    spare_lists: Vec<u32>,
     units: u64,
     mapped: u64,
     layout: Option<Arc<Layout>>,
@@ -284,8 +283,7 @@ pub struct L2p {
 /// quickly under random writes, and a list's searches and inserts would cost time for no
 /// memory saved.
 pub const DENSE_UNITS: u64 = 1 << 25;
-const NO_LEAF: u32 = u32::MAX;
-const SPARSE: u32 = 1 << 31;
+const NO_LIST: u32 = u32::MAX;
 /// Bits of a sparse entry's value; the offset in its leaf sits above them.
 const VALUE_BITS: u32 = 64 - LEAF_BITS;
 const VALUE_MASK: u64 = (1 << VALUE_BITS) - 1;
@@ -311,7 +309,10 @@ impl L2p {
     /// A map for `units` logical pages, all unmapped.
     pub fn new(units: u64) -> Self {
         let n = units.div_ceil(LEAF as u64) as usize;
-        L2p { dir: vec![NO_LEAF; n], dense: Vec::new(), sparse: Vec::new(), spare_sparse: Vec::new(), dense_only: units <= DENSE_UNITS, units, mapped: 0, layout: None }
+        let mut dense = Vec::with_capacity(n);
+        dense.resize_with(n, || None);
+        let sparse = if units > DENSE_UNITS { vec![NO_LIST; n] } else { Vec::new() };
+        L2p { dense, sparse, lists: Vec::new(), spare_lists: Vec::new(), units, mapped: 0, layout: None }
     }
 
     /// Maps every unit as `layout` places it (on a map with nothing mapped).
@@ -326,25 +327,29 @@ impl L2p {
         self.layout.as_ref().map_or(UNMAPPED, |l| l.slot_of(lpn))
     }
 
-    /// The stored entry of `lpn`: its slot, UNMAPPED, or BASE.
-    #[inline]
-    fn entry(&self, lpn: u64) -> u64 {
-        let off = (lpn as usize) & (LEAF - 1);
-        match self.dir[(lpn >> LEAF_BITS) as usize] {
-            NO_LEAF => BASE,
-            d if d & SPARSE == 0 => self.dense[d as usize][off],
-            d => {
-                let leaf = &self.sparse[(d & !SPARSE) as usize];
-                leaf.binary_search_by_key(&(off as u64), |e| e >> VALUE_BITS).map_or(BASE, |i| unpack(leaf[i]))
+    /// The entry of `lpn` in a sparse list (BASE when absent or the leaf has none).
+    #[inline(never)]
+    fn listed(&self, leaf: usize, off: usize) -> u64 {
+        match self.sparse.get(leaf) {
+            None | Some(&NO_LIST) => BASE,
+            Some(&i) => {
+                let list = &self.lists[i as usize];
+                list.binary_search_by_key(&(off as u64), |e| e >> VALUE_BITS).map_or(BASE, |at| unpack(list[at]))
             }
         }
     }
 
     #[inline]
     pub fn get(&self, lpn: u64) -> u64 {
-        match self.entry(lpn) {
-            BASE => self.base(lpn),
-            s => s,
+        let (leaf, off) = ((lpn >> LEAF_BITS) as usize, (lpn as usize) & (LEAF - 1));
+        let s = match &self.dense[leaf] {
+            Some(l) => l[off],
+            None => self.listed(leaf, off),
+        };
+        if s == BASE {
+            self.base(lpn)
+        } else {
+            s
         }
     }
 
@@ -352,43 +357,11 @@ impl L2p {
     #[inline]
     pub fn set(&mut self, lpn: u64, slot: u64) -> u64 {
         debug_assert!(slot == UNMAPPED || slot < VALUE_MASK, "slot {slot} beyond a sparse entry");
-        let leaf = (lpn >> LEAF_BITS) as usize;
-        let off = (lpn as usize) & (LEAF - 1);
-        let d = match self.dir[leaf] {
-            NO_LEAF if self.dense_only => {
-                self.dense.push(new_leaf());
-                self.dir[leaf] = (self.dense.len() - 1) as u32;
-                self.dir[leaf]
-            }
-            NO_LEAF => {
-                let i = self.spare_sparse.pop().unwrap_or_else(|| {
-                    self.sparse.push(Vec::new());
-                    (self.sparse.len() - 1) as u32
-                });
-                self.dir[leaf] = SPARSE | i;
-                SPARSE | i
-            }
-            d => d,
-        };
-        let mut old = if d & SPARSE == 0 {
-            std::mem::replace(&mut self.dense[d as usize][off], slot)
-        } else {
-            let i = (d & !SPARSE) as usize;
-            let entries = &mut self.sparse[i];
-            match entries.binary_search_by_key(&(off as u64), |e| e >> VALUE_BITS) {
-                Ok(at) => unpack(std::mem::replace(&mut entries[at], pack(off, slot))),
-                Err(at) => {
-                    if entries.len() == entries.capacity() {
-                        // Grow by half: a sparse leaf's slack stays small.
-                        entries.reserve_exact((entries.len() / 2).max(4));
-                    }
-                    entries.insert(at, pack(off, slot));
-                    if entries.len() > SPARSE_MAX {
-                        self.densify(leaf, i);
-                    }
-                    BASE
-                }
-            }
+        let (leaf, off) = ((lpn >> LEAF_BITS) as usize, (lpn as usize) & (LEAF - 1));
+        let mut old = match &mut self.dense[leaf] {
+            Some(l) => std::mem::replace(&mut l[off], slot),
+            None if self.sparse.is_empty() => std::mem::replace(&mut self.dense[leaf].insert(new_leaf())[off], slot),
+            None => self.set_listed(leaf, off, slot),
         };
         if old == BASE {
             old = self.base(lpn);
@@ -401,16 +374,40 @@ impl L2p {
         old
     }
 
-    /// Turns sparse leaf `i` (of directory entry `leaf`) into a dense one.
-    fn densify(&mut self, leaf: usize, i: usize) {
-        let mut dense = new_leaf();
-        for &e in &self.sparse[i] {
-            dense[(e >> VALUE_BITS) as usize] = unpack(e);
+    /// Sets an entry of a leaf without a dense array: in its list (made if need be), which
+    /// turns into a dense array once it holds more than [`SPARSE_MAX`] entries. Returns the
+    /// previous entry (BASE if none).
+    #[inline(never)]
+    fn set_listed(&mut self, leaf: usize, off: usize, slot: u64) -> u64 {
+        if self.sparse[leaf] == NO_LIST {
+            self.sparse[leaf] = self.spare_lists.pop().unwrap_or_else(|| {
+                self.lists.push(Vec::new());
+                (self.lists.len() - 1) as u32
+            });
         }
-        self.sparse[i] = Vec::new();
-        self.spare_sparse.push(i as u32);
-        self.dense.push(dense);
-        self.dir[leaf] = (self.dense.len() - 1) as u32;
+        let i = self.sparse[leaf] as usize;
+        let list = &mut self.lists[i];
+        match list.binary_search_by_key(&(off as u64), |e| e >> VALUE_BITS) {
+            Ok(at) => unpack(std::mem::replace(&mut list[at], pack(off, slot))),
+            Err(at) => {
+                if list.len() == list.capacity() {
+                    // Grow by half: a list's slack stays small.
+                    list.reserve_exact((list.len() / 2).max(4));
+                }
+                list.insert(at, pack(off, slot));
+                if list.len() > SPARSE_MAX {
+                    let mut dense = new_leaf();
+                    for &e in list.iter() {
+                        dense[(e >> VALUE_BITS) as usize] = unpack(e);
+                    }
+                    self.lists[i] = Vec::new();
+                    self.spare_lists.push(i as u32);
+                    self.sparse[leaf] = NO_LIST;
+                    self.dense[leaf] = Some(dense);
+                }
+                BASE
+            }
+        }
     }
 
     /// Logical pages currently mapped.
@@ -420,7 +417,11 @@ impl L2p {
 
     /// Bytes held by the directory, the leaves and the layout.
     pub fn heap_bytes(&self) -> usize {
-        self.dir.len() * 4 + self.dense.len() * (LEAF * 8 + 8) + self.sparse.iter().map(|l| l.capacity() * 8 + 24).sum::<usize>() + self.layout.as_ref().map_or(0, |l| l.heap_bytes())
+        self.dense.len() * 8
+            + self.sparse.len() * 4
+            + self.dense.iter().filter(|l| l.is_some()).count() * LEAF * 8
+            + self.lists.iter().map(|l| l.capacity() * 8 + 24).sum::<usize>()
+            + self.layout.as_ref().map_or(0, |l| l.heap_bytes())
     }
 
     /// Every mapped `(lpn, slot)` (for integrity checks).
@@ -433,18 +434,20 @@ impl L2p {
 }
 
 /// Physical slot → logical page: a chunk of `slots_per_block` entries for each block written
-/// during the run (recycled when it is erased), and for each block the layout filled whose
-/// units have started to be overwritten, a bit per slot that says whether the unit placed there
-/// is still valid (until then the layout answers: a filled 16 TiB drive would need 512 MiB of
-/// bits at 4 KiB units).
+/// during the run (recycled when it is erased), and for each block the layout filled a bit per
+/// slot that says whether the unit placed there is still valid. Above [`EAGER_BITMAPS`] bytes
+/// of bits, a block gets its bits only once its units start to be overwritten (until then the
+/// layout answers: a filled 16 TiB drive would need 512 MiB of bits at 4 KiB units).
 pub struct P2l {
     chunk: usize,
     index: Vec<u32>,
     pool: Vec<u64>,
     spare: Vec<u32>,
     layout: Option<Arc<Layout>>,
-    /// Per layout block: the number of its bitmap in `valid`, or [`NO_BITMAP`] while every
-    /// unit placed in it is still valid.
+    /// Every layout block has its bitmap, the `i`-th in `valid`.
+    eager: bool,
+    /// Otherwise, per layout block: the number of its bitmap in `valid`, or [`NO_BITMAP`] while
+    /// every unit placed in it is still valid.
     bitmap_of: Vec<u32>,
     /// Bitmaps of valid placed slots, `words` words each.
     valid: Vec<u64>,
@@ -454,6 +457,9 @@ pub struct P2l {
 }
 
 const NO_BITMAP: u32 = u32::MAX;
+/// Layouts whose valid bits take at most this many bytes (a 1 TiB drive's 32 MiB) hold them all
+/// from the start: a lookup then needs no indirection.
+pub const EAGER_BITMAPS: usize = 64 << 20;
 
 const NO_CHUNK: u32 = u32::MAX;
 /// Marks an index entry as a layout block's (its bitmap number in the low bits).
@@ -467,6 +473,7 @@ impl P2l {
             pool: Vec::new(),
             spare: Vec::new(),
             layout: None,
+            eager: false,
             bitmap_of: Vec::new(),
             valid: Vec::new(),
             spare_bitmaps: Vec::new(),
@@ -476,9 +483,18 @@ impl P2l {
 
     /// Takes the layout's blocks as filled as it says (they must hold nothing yet).
     pub fn install(&mut self, layout: Arc<Layout>) {
-        self.bitmap_of = vec![NO_BITMAP; layout.blocks().len()];
+        let n = layout.blocks().len();
+        self.eager = n * self.words * 8 <= EAGER_BITMAPS;
+        if self.eager {
+            self.valid = vec![0; n * self.words];
+        } else {
+            self.bitmap_of = vec![NO_BITMAP; n];
+        }
         for (i, &b) in layout.blocks().iter().enumerate() {
             debug_assert_eq!(self.index[b as usize], NO_CHUNK);
+            if self.eager {
+                layout.placed_bits(i, &mut self.valid[i * self.words..(i + 1) * self.words]);
+            }
             self.index[b as usize] = LAID | i as u32;
         }
         self.layout = Some(layout);
@@ -506,7 +522,7 @@ impl P2l {
         let c = std::mem::replace(&mut self.index[block as usize], NO_CHUNK);
         if c != NO_CHUNK && c & LAID == 0 {
             self.spare.push(c);
-        } else if c != NO_CHUNK {
+        } else if c != NO_CHUNK && !self.eager {
             let b = std::mem::replace(&mut self.bitmap_of[(c & !LAID) as usize], NO_BITMAP);
             if b != NO_BITMAP {
                 self.spare_bitmaps.push(b);
@@ -516,7 +532,7 @@ impl P2l {
 
     #[inline]
     fn laid(&self, i: usize, block: u32, offset: u32) -> u64 {
-        let (o, b) = (offset as usize, self.bitmap_of[i]);
+        let (o, b) = (offset as usize, if self.eager { i as u32 } else { self.bitmap_of[i] });
         if b != NO_BITMAP && self.valid[b as usize * self.words + o / 64] >> (o % 64) & 1 == 0 {
             return UNMAPPED;
         }
@@ -560,6 +576,9 @@ impl P2l {
     /// The bitmap of layout block `i`, made from the layout the first time one of its units
     /// is overwritten.
     fn bitmap(&mut self, i: usize) -> u32 {
+        if self.eager {
+            return i as u32;
+        }
         if self.bitmap_of[i] != NO_BITMAP {
             return self.bitmap_of[i];
         }
@@ -655,7 +674,7 @@ mod tests {
     #[test]
     fn sparse_map_allocates_only_touched_leaves() {
         let mut m = L2p::new(1 << 32); // 16 TiB of 4 KiB pages
-        assert!(m.heap_bytes() <= 16 << 20, "a directory entry per 1024 units");
+        assert!(m.heap_bytes() <= 48 << 20, "12 B of directory per 1024 units");
         assert_eq!(m.get(123_456_789), UNMAPPED);
         assert_eq!(m.set(123_456_789, 7), UNMAPPED);
         assert_eq!(m.set(123_456_789, 8), 7);
@@ -687,13 +706,14 @@ mod tests {
             assert_eq!(m.get(lpn), slot);
         }
         assert_eq!(m.mapped(), want.values().filter(|&&s| s != UNMAPPED).count() as u64);
-        assert!(!m.dense.is_empty() && m.dense.len() < 40, "{} dense leaves", m.dense.len());
+        let dense = m.dense.iter().filter(|l| l.is_some()).count();
+        assert!(dense > 0 && dense < 40, "{dense} dense leaves");
         // A small map makes every leaf dense at once.
         let mut small = L2p::new(DENSE_UNITS);
         small.set(5, 1);
-        assert!(small.sparse.is_empty() && small.dense.len() == 1 && small.get(5) == 1 && small.get(6) == UNMAPPED);
+        assert!(small.lists.is_empty() && small.dense[0].is_some() && small.get(5) == 1 && small.get(6) == UNMAPPED);
         // ~200k scattered entries in ~200k leaves: tens of bytes each, not 8 KiB.
-        let entries_bytes = m.heap_bytes() - m.dir.len() * 4;
+        let entries_bytes = m.heap_bytes() - m.dense.len() * 12;
         assert!(entries_bytes < 200_000 * 80 + 40 * 8200, "{entries_bytes} B");
     }
 
