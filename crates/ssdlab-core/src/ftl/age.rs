@@ -4,7 +4,7 @@
 
 use rand::{RngExt, SeedableRng};
 
-use super::{stream_seed, Aging, Error, Ftl, Layout, Lpn, Rng, Segment, State, BATCH, HOST, UNMAPPED};
+use super::{stream_seed, Aging, Error, Ftl, Layout, Lpn, Rng, Segment, State, BATCH, HOST};
 use crate::error::Result;
 
 impl Ftl {
@@ -131,14 +131,15 @@ impl Ftl {
                 // and reverse-map entries: independent loads whose misses overlap.
                 batch.clear();
                 batch.extend((0..left.min(BATCH as u64)).map(|_| rng.random_range(0..exported)));
+                // No branch depends on a loaded value (a slot still where the layout put it, or
+                // none, touches block 0), so the misses of the batch overlap.
                 let spb = u64::from(self.g.slots_per_block());
+                let slots = self.blocks.len() as u64 * spb;
                 let touched = batch.iter().fold(0u64, |a, &lpn| {
-                    let slot = self.l2p.get(lpn);
-                    if slot == UNMAPPED {
-                        return a;
-                    }
+                    let entry = self.l2p.peek(lpn);
+                    let slot = if entry < slots { entry } else { 0 };
                     let block = (slot / spb) as u32;
-                    a ^ u64::from(self.blocks[block as usize].valid) ^ self.p2l.get(block, (slot % spb) as u32)
+                    a ^ u64::from(self.blocks[block as usize].valid) ^ self.p2l.peek(block, (slot % spb) as u32)
                 });
                 std::hint::black_box(touched);
                 for &lpn in &batch {

@@ -127,11 +127,7 @@ impl Ftl {
         // misses overlap, where the moves one by one would take them in turn.
         let touched = (0..spb).fold(0u64, |a, offset| {
             let lpn = self.p2l.get(victim, offset);
-            if lpn == UNMAPPED {
-                a
-            } else {
-                a ^ self.l2p.get(lpn)
-            }
+            a ^ self.l2p.peek(if lpn == UNMAPPED { 0 } else { lpn })
         });
         std::hint::black_box(touched);
         let pace = f64::from(valid) / f64::from(spb.saturating_sub(valid).max(1));
@@ -227,7 +223,7 @@ impl Ftl {
         }));
         // Touch every map entry to be rewritten before rewriting any: the loads are independent,
         // so their cache misses overlap instead of queueing one by one.
-        std::hint::black_box(moving.iter().fold(0u64, |a, &(_, lpn)| a ^ self.l2p.get(lpn)));
+        std::hint::black_box(moving.iter().fold(0u64, |a, &(_, lpn)| a ^ self.l2p.peek(lpn)));
         let mut page_read = NIL;
         for &(offset, lpn) in &moving {
             let page = offset / spp;
