@@ -458,7 +458,7 @@ fn atc_study(
     trace: Option<String>,
     raw: Option<bool>,
     skip_bad: bool,
-    addresses: Option<Vec<u8>>,
+    addresses: Option<&[u8]>,
     synth: Option<&Bound<'_, PyDict>>,
     sim: Option<PyRef<'_, Simulation>>,
 ) -> PyResult<(String, u64)> {
@@ -479,8 +479,8 @@ fn atc_study(
         if let Some(s) = &synth {
             return ats::run_study(&study, || Ok(ats::synth::stream(s).map(Ok)));
         }
-        if let Some(bytes) = &addresses {
-            return ats::run_study(&study, || Ok(bytes.chunks_exact(8).map(|c| Ok(Access { addr: u64::from_le_bytes(c.try_into().unwrap_or_default()), ..Access::default() }))));
+        if let Some(bytes) = addresses {
+            return ats::run_study(&study, || Ok(tr::AddressBlocks::new(bytes)));
         }
         let path = std::path::PathBuf::from(trace.clone().unwrap_or_default());
         let format = match raw {

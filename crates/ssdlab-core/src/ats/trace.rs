@@ -105,6 +105,32 @@ impl super::Blocks for RawBlocks {
     }
 }
 
+/// Addresses held in memory as little-endian u64s (a Parquet or Arrow column), handed over a
+/// block at a time; a trailing partial address is ignored.
+pub struct AddressBlocks<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> AddressBlocks<'a> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        AddressBlocks { bytes, pos: 0 }
+    }
+}
+
+impl super::Blocks for AddressBlocks<'_> {
+    fn next_block(&mut self, out: &mut Vec<Access>) -> Result<bool> {
+        let whole = self.bytes.len() - self.bytes.len() % 8;
+        let end = whole.min(self.pos + 8 * super::BLOCK);
+        if self.pos >= end {
+            return Ok(false);
+        }
+        out.extend(self.bytes[self.pos..end].chunks_exact(8).map(|c| Access { addr: u64::from_le_bytes(c.try_into().unwrap_or_default()), size: 0, pasid: 0, pinned: false }));
+        self.pos = end;
+        Ok(true)
+    }
+}
+
 impl Iterator for RawReader {
     type Item = Result<Access>;
     #[inline]
@@ -244,6 +270,23 @@ mod tests {
         let mut r = TextReader::new("t.csv".into(), text.as_bytes(), skip);
         let v: Vec<_> = r.by_ref().collect();
         (v, r.skipped)
+    }
+
+    #[test]
+    fn addresses_in_memory_come_in_blocks() {
+        use crate::ats::Blocks as _;
+        let n = crate::ats::BLOCK * 2 + 3;
+        let mut bytes: Vec<u8> = (0..n as u64).flat_map(|a| (a << 12).to_le_bytes()).collect();
+        bytes.push(7); // a torn last address is left out
+        let mut src = AddressBlocks::new(&bytes);
+        let (mut all, mut block, mut calls) = (Vec::new(), Vec::new(), 0);
+        while src.next_block(&mut block).unwrap() {
+            calls += 1;
+            all.append(&mut block);
+        }
+        assert_eq!(calls, 3);
+        assert_eq!(all.len(), n);
+        assert!(all.iter().enumerate().all(|(i, a)| a.addr == (i as u64) << 12 && a.size == 0 && a.pasid == 0));
     }
 
     #[test]
