@@ -89,6 +89,11 @@ impl RawReader {
     }
 }
 
+/// Appends the accesses of whole little-endian u64 addresses in `bytes` to `out`.
+fn decode(bytes: &[u8], out: &mut Vec<Access>) {
+    out.extend(bytes.chunks_exact(8).map(|c| Access { addr: u64::from_le_bytes(c.try_into().unwrap_or_default()), size: 0, pasid: 0, pinned: false }));
+}
+
 /// A raw trace read a block at a time: see [`RawReader::blocks`].
 pub struct RawBlocks(RawReader);
 
@@ -99,7 +104,7 @@ impl super::Blocks for RawBlocks {
             return Ok(false);
         }
         let end = r.len.min(r.pos + 8 * super::BLOCK);
-        out.extend(r.buf[r.pos..end].chunks_exact(8).map(|c| Access { addr: u64::from_le_bytes(c.try_into().unwrap_or_default()), size: 0, pasid: 0, pinned: false }));
+        decode(&r.buf[r.pos..end], out);
         r.pos = end;
         Ok(true)
     }
@@ -125,7 +130,7 @@ impl super::Blocks for AddressBlocks<'_> {
         if self.pos >= end {
             return Ok(false);
         }
-        out.extend(self.bytes[self.pos..end].chunks_exact(8).map(|c| Access { addr: u64::from_le_bytes(c.try_into().unwrap_or_default()), size: 0, pasid: 0, pinned: false }));
+        decode(&self.bytes[self.pos..end], out);
         self.pos = end;
         Ok(true)
     }
