@@ -145,6 +145,10 @@ struct Die {
     /// ops of `other` that joined a multi-plane program already (skipped when they come up).
     programs: FxHashMap<u32, VecDeque<Op>>,
     taken: FxHashSet<u64>,
+    /// Emptied queues of `programs` and lists of `in_array`, kept for reuse: a program's
+    /// queue and list cost no allocation once the die has seen a few.
+    spare_queues: Vec<VecDeque<Op>>,
+    spare_lists: Vec<Vec<Op>>,
     running: Option<Running>,
     suspended: Option<(Running, SimDuration)>,
     /// Bumped when a pending array-done event must be ignored (suspend).
@@ -620,7 +624,7 @@ impl NandArray {
             }
             d.other.push_back(op);
             if self.multiplane && matches!(op.work, Work::Program { .. }) {
-                d.programs.entry(op.page).or_default().push_back(op);
+                d.programs.entry(op.page).or_insert_with(|| d.spare_queues.pop().unwrap_or_default()).push_back(op);
             }
         }
         die
@@ -757,10 +761,12 @@ impl NandArray {
             }
             Event::ProgramDone { die } => {
                 self.release_power(die, now, out);
-                let ops = self.dies[die.index()].in_array.pop_front().unwrap_or_default();
-                for o in ops {
+                let mut ops = self.dies[die.index()].in_array.pop_front().unwrap_or_default();
+                for &o in &ops {
                     self.finish_program(o, out);
                 }
+                ops.clear();
+                self.dies[die.index()].spare_lists.push(ops);
             }
         }
     }

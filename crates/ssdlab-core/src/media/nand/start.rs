@@ -104,7 +104,7 @@ impl NandArray {
                         q.remove(i);
                     }
                     if q.is_empty() {
-                        d.programs.remove(&op.page);
+                        d.spare_queues.extend(d.programs.remove(&op.page));
                     }
                 }
             }
@@ -129,12 +129,13 @@ impl NandArray {
         if self.multiplane && self.read_first && !self.cache_read && matches!(op.work, Work::HostRead { .. }) && self.dies[die.index()].merged.is_empty() {
             let d = &mut self.dies[die.index()];
             let plane = |o: &Op| o.block.0 / self.g.blocks_per_plane % self.g.planes;
-            let mut taken = vec![plane(op)];
+            // The planes taken, as bits (at most 16 planes).
+            let mut taken = 1u32 << plane(op);
             let mut i = 0;
             while i < d.reads.len() && planes < self.g.planes {
                 let mut o = d.reads[i];
-                if o.page == op.page && matches!(o.work, Work::HostRead { .. }) && !taken.contains(&plane(&o)) {
-                    taken.push(plane(&o));
+                if o.page == op.page && matches!(o.work, Work::HostRead { .. }) && taken & (1 << plane(&o)) == 0 {
+                    taken |= 1 << plane(&o);
                     planes += 1;
                     d.reads.remove(i);
                     d.gc_wait(&mut o, now);
@@ -175,7 +176,8 @@ impl NandArray {
         }
         let d = &mut self.dies[die.index()];
         let plane = op.block.0 / self.g.blocks_per_plane % self.g.planes;
-        let mut taken = vec![plane];
+        // The planes taken, as bits (at most 16 planes).
+        let mut taken = 1u32 << plane;
         let mut planes = 1;
         if let Some(q) = d.programs.get_mut(&op.page) {
             // The queued programs of this page offset, oldest first: O(planes).
@@ -183,18 +185,18 @@ impl NandArray {
             while i < q.len() && planes < self.g.planes {
                 let o = q[i];
                 let p = o.block.0 / self.g.blocks_per_plane % self.g.planes;
-                if taken.contains(&p) {
+                if taken & (1 << p) != 0 {
                     i += 1;
                     continue;
                 }
-                taken.push(p);
+                taken |= 1 << p;
                 planes += 1;
                 q.remove(i);
                 d.taken.insert(o.seq);
                 d.merged.push(o);
             }
             if q.is_empty() {
-                d.programs.remove(&op.page);
+                d.spare_queues.extend(d.programs.remove(&op.page));
             }
         }
         planes
@@ -213,7 +215,8 @@ impl NandArray {
             let end = array_start + plan.array;
             d.occupy(&mut self.totals, op.work, now.max(d.array_free), end);
             d.array_free = end;
-            let mut ops = std::mem::take(&mut d.merged);
+            let spare = d.spare_lists.pop().unwrap_or_default();
+            let mut ops = std::mem::replace(&mut d.merged, spare);
             ops.push(op);
             d.in_array.push_back(ops);
             if plan.planes > 1 {
