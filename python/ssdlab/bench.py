@@ -4,7 +4,7 @@ scenarios (one core each)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
 from ssdlab import _core
@@ -13,11 +13,22 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-def bench(scale: float = 1.0, progress: Optional[Callable[[float], None]] = None) -> list[dict[str, Any]]:
-    """Runs every scenario with its I/O count times ``scale``; one dict per scenario (name,
-    ios, events, wall_s, sim_ios_per_sec, precondition_s)."""
+def scenarios() -> list[str]:
+    """The scenarios' names, in the order ``ssdlab bench`` runs them."""
+    return list(_core.bench_scenarios())
+
+
+def bench(scale: float = 1.0, progress: Optional[Callable[[float], None]] = None, only: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Runs every scenario (or those named in ``only``, in the bench's order) with its I/O
+    count times ``scale``; one dict per scenario (name, ios, events, wall_s, sim_ios_per_sec,
+    precondition_s). An unknown name raises ``ValueError`` naming it and the known ones."""
     rows = []
-    names = _core.bench_scenarios()
+    names = scenarios()
+    unknown = [n for n in only if n not in names]
+    if unknown:
+        raise ValueError(f"no bench scenario {', '.join(repr(n) for n in unknown)}; the scenarios are: {', '.join(names)}")
+    if only:
+        names = [n for n in names if n in only]
     for i, name in enumerate(names):
         rows.append(json.loads(_core.bench_run(name, scale)))
         if progress is not None:

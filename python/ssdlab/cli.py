@@ -407,12 +407,20 @@ def config_show(
 def bench(
     json_: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
     scale: float = typer.Option(1.0, min=0.001, max=100.0, help="Scale the I/O count of every scenario."),
+    only: list[str] = typer.Option([], "--only", help="Run only this scenario (repeatable; --list names them)."),
+    list_: bool = typer.Option(False, "--list", help="List the scenarios and exit."),
 ) -> None:
     """Measure simulation speed: simulated I/Os per wall-clock second on fixed scenarios."""
     from ssdlab import bench as b
 
+    if list_:
+        out.file.write("".join(f"{n}\n" for n in b.scenarios()))
+        return
+    unknown = [n for n in only if n not in b.scenarios()]
+    if unknown:
+        raise UsageError(f"--only: no scenario {', '.join(repr(n) for n in unknown)} (ssdlab bench --list names them)")
     with Bar("benchmarking") as bar:
-        rows = b.bench(scale, progress=bar)
+        rows = b.bench(scale, progress=bar, only=only)
     if json_:
         out.file.write(json.dumps({"scenarios": rows}, indent=2) + "\n")
         return
