@@ -217,10 +217,7 @@ impl Ftl {
         let spp = self.pg.slots_per_page;
         let mut moving = std::mem::take(&mut self.moving);
         moving.clear();
-        moving.extend((0..spb).filter_map(|offset| {
-            let lpn = self.p2l.get(victim, offset);
-            (lpn != UNMAPPED).then_some((offset, lpn))
-        }));
+        self.p2l.valid_into(victim, spb, &mut moving);
         // Touch every map entry to be rewritten before rewriting any: the loads are independent,
         // so their cache misses overlap instead of queueing one by one.
         std::hint::black_box(moving.iter().fold(0u64, |a, &(_, lpn)| a ^ self.l2p.peek(lpn)));

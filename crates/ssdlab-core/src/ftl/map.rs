@@ -560,6 +560,20 @@ impl P2l {
         }
     }
 
+    /// Appends `(offset, unit)` for every valid slot of `block` among its first `slots`, in
+    /// slot order: what [`P2l::get`] answers slot by slot, read from the block's chunk in one
+    /// pass when it has one.
+    pub fn valid_into(&self, block: u32, slots: u32, out: &mut Vec<(u32, u64)>) {
+        let c = self.index[block as usize];
+        if c == NO_CHUNK || c & LAID != 0 {
+            out.extend((0..slots).filter_map(|o| Some((o, self.get(block, o))).filter(|&(_, u)| u != UNMAPPED)));
+            return;
+        }
+        let start = c as usize * self.chunk;
+        let units = &self.pool[start..start + self.chunk.min(slots as usize)];
+        out.extend(units.iter().enumerate().filter(|&(_, &u)| u != UNMAPPED).map(|(o, &u)| (o as u32, u)));
+    }
+
     #[inline]
     pub fn set(&mut self, block: u32, offset: u32, lpn: u64) {
         let mut c = self.index[block as usize];

@@ -911,6 +911,31 @@ mod tests {
     }
 
     #[test]
+    fn a_blocks_valid_units_in_one_pass_are_what_slot_by_slot_reads_find() {
+        // Blocks the fill laid out (answered by the layout and its valid bits), blocks written
+        // since (chunks), partly invalidated ones and erased ones.
+        let nand = small(2, 64, 8, 16384);
+        let mut f = Ftl::new(&nand, &FtlConfig::default(), 1).unwrap();
+        f.fill_sequential().unwrap();
+        let units = f.exported_units();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..units / 8 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            f.write(Lpn(x % units), &mut |_| {}).unwrap();
+        }
+        let spb = f.g.slots_per_block();
+        let mut got = Vec::new();
+        for b in 0..f.blocks.len() as u32 {
+            got.clear();
+            f.p2l.valid_into(b, spb, &mut got);
+            let want: Vec<(u32, u64)> = (0..spb).map(|o| (o, f.p2l.get(b, o))).filter(|&(_, u)| u != UNMAPPED).collect();
+            assert_eq!(got, want, "block {b}");
+        }
+    }
+
+    #[test]
     fn too_little_spare_space_is_a_config_error() {
         let nand = small(1, 16, 8, 4096);
         let err = Ftl::new(&nand, &FtlConfig { op_ratio: 0.01, ..FtlConfig::default() }, 1).err().unwrap();
