@@ -18,15 +18,21 @@ def scenarios() -> list[str]:
     return list(_core.bench_scenarios())
 
 
+def unknown(only: Sequence[str]) -> list[str]:
+    """The names in ``only`` that are no scenario."""
+    names = scenarios()
+    return [n for n in only if n not in names]
+
+
 def bench(scale: float = 1.0, progress: Optional[Callable[[float], None]] = None, only: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Runs every scenario (or those named in ``only``, in the bench's order) with its I/O
     count times ``scale``; one dict per scenario (name, ios, events, wall_s, sim_ios_per_sec,
     precondition_s). An unknown name raises ``ValueError`` naming it and the known ones."""
     rows = []
     names = scenarios()
-    unknown = [n for n in only if n not in names]
-    if unknown:
-        raise ValueError(f"no bench scenario {', '.join(repr(n) for n in unknown)}; the scenarios are: {', '.join(names)}")
+    bad = unknown(only)
+    if bad:
+        raise ValueError(f"no bench scenario {', '.join(repr(n) for n in bad)}; the scenarios are: {', '.join(names)}")
     if only:
         names = [n for n in names if n in only]
     for i, name in enumerate(names):

@@ -416,9 +416,9 @@ def bench(
     if list_:
         out.file.write("".join(f"{n}\n" for n in b.scenarios()))
         return
-    unknown = [n for n in only if n not in b.scenarios()]
-    if unknown:
-        raise UsageError(f"--only: no scenario {', '.join(repr(n) for n in unknown)} (ssdlab bench --list names them)")
+    bad = b.unknown(only)
+    if bad:
+        raise UsageError(f"--only: no scenario {', '.join(repr(n) for n in bad)} (ssdlab bench --list names them)")
     with Bar("benchmarking") as bar:
         rows = b.bench(scale, progress=bar, only=only)
     if json_:

@@ -7,7 +7,13 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let exact = args.iter().any(|a| a == "--exact");
-    let scale = args.iter().find_map(|a| a.strip_prefix("--scale=")).map_or(1.0, |s| s.parse::<f64>().expect("--scale=S takes a number"));
+    let scale = match args.iter().find_map(|a| a.strip_prefix("--scale=")).map_or(Ok(1.0), str::parse::<f64>) {
+        Ok(s) if s > 0.0 && s.is_finite() => s,
+        _ => {
+            eprintln!("error: --scale=S takes a positive number");
+            std::process::exit(2);
+        }
+    };
     let wanted = |name: &str| filters.is_empty() || filters.iter().any(|f| if exact { name == f.as_str() } else { name.contains(f.as_str()) });
     println!("{:<22} {:>10} {:>12} {:>9} {:>16}", "scenario", "ios", "events", "wall_s", "sim_ios/s");
     for s in ssdlab_core::bench::SCENARIOS.iter().filter(|s| wanted(s.name)) {

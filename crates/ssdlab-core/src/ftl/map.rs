@@ -566,7 +566,7 @@ impl P2l {
     pub fn valid_into(&self, block: u32, slots: u32, out: &mut Vec<(u32, u64)>) {
         let c = self.index[block as usize];
         if c == NO_CHUNK || c & LAID != 0 {
-            out.extend((0..slots).filter_map(|o| Some((o, self.get(block, o))).filter(|&(_, u)| u != UNMAPPED)));
+            out.extend((0..slots).map(|o| (o, self.get(block, o))).filter(|&(_, u)| u != UNMAPPED));
             return;
         }
         let start = c as usize * self.chunk;
