@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable, Optional
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
@@ -80,10 +81,12 @@ def make_venv() -> None:
         sh(sys.executable, "-m", "pip", "--python", PY, "install", "pip")
 
 
-def ensure_tool(command: str, package: str, why: str) -> None:
-    """Install Debian's `package` for `command` when it is missing and we may (root, apt-get
-    present); otherwise say how, and go on: only `why` needs it (its tests skip, saying so)."""
-    if shutil.which(command):
+def ensure_tool(command: str, package: str, why: str, present: Optional[Callable[[], bool]] = None) -> None:
+    """Install Debian's `package` for `command` when it is missing (or `present()` says so)
+    and we may (root, apt-get present); otherwise say how, and go on: only `why` needs it (its
+    tests skip, saying so)."""
+    here = present or (lambda: shutil.which(command) is not None)
+    if here():
         return
     if os.name == "posix" and hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
         say(f"installing {package} (apt-get install {package}) for {why}")
@@ -92,14 +95,24 @@ def ensure_tool(command: str, package: str, why: str) -> None:
         if not ok:
             subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True)
             ok = subprocess.run(["apt-get", "install", "-y", "-q", package], env=env, capture_output=True).returncode == 0
-        if ok and shutil.which(command):
+        if ok and here():
             return
     say(f"{command} is not installed: {why} needs it (Debian/Ubuntu: apt-get install {package})")
+
+
+def nbdkit_python() -> bool:
+    """Whether nbdkit has its Python plugin (Debian's nbdkit-plugin-python)."""
+    return shutil.which("nbdkit") is not None and subprocess.run(["nbdkit", "python", "--version"], capture_output=True).returncode == 0
 
 
 def setup(force: bool = False) -> None:
     ensure_tool("fio", "fio", "`ssdlab probe fio:PATH` and the tests that check ssdlab's fio output against real fio")
     ensure_tool("chromium", "chromium", "the test that renders `ssdlab report` in a headless browser")
+    serve = "`ssdlab serve` (the simulated drive over NBD) and its tests"
+    ensure_tool("nbdkit", "nbdkit", serve)
+    ensure_tool("nbdkit", "nbdkit-plugin-python", serve, present=nbdkit_python)
+    ensure_tool("nbdsh", "libnbd-bin", "the `ssdlab serve` tests (nbdsh, a client)")
+    ensure_tool("qemu-io", "qemu-utils", "the `ssdlab serve` tests (qemu-io, a client)")
     make_venv()
     digest = sources_hash()
     if not force and STAMP.exists() and STAMP.read_text().strip() == digest and (ROOT / "python/ssdlab").exists():

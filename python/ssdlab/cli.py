@@ -129,6 +129,66 @@ def run(
         summary.print_result(out, result, settings)
 
 
+@app.command(name="serve")
+def serve_cmd(
+    config: Optional[str] = typer.Argument(None, help="Preset name or TOML file (default: the embedded 'default' preset)."),
+    set_: list[str] = typer.Option([], "--set", "-s", help="Any dotted key, e.g. --set ftl.write_buffer=16MiB."),
+    seed: Optional[int] = typer.Option(None, help="Master random seed (workload.randseed)."),
+    port: int = typer.Option(10809, "--port", "-p", help="TCP port on 127.0.0.1 (NBD's own is 10809)."),
+    unix: Optional[str] = typer.Option(None, "--unix", "-U", help="Serve on this Unix socket instead of TCP."),
+    time_scale: float = typer.Option(1.0, "--time-scale", help="Simulated time runs K times slower than wall time (use when the simulation cannot keep up); latencies are reported in simulated time."),
+    queues: int = typer.Option(4, "--queues", help="NVMe queue pairs (jobs); NBD connections take them round robin. With [[tenants]] each tenant keeps its own numjobs."),
+    once: bool = typer.Option(False, "--once", help="Stop when the last client disconnects."),
+    store_memory: str = typer.Option("1GiB", "--store-memory", help="Data kept in memory before the store spills to a file."),
+    spill_dir: Optional[str] = typer.Option(None, "--spill-dir", help="Directory of the spill file (default: a temporary one)."),
+    integrity: bool = typer.Option(False, "--integrity", help="Check every read: the FTL's shadow map (ftl.integrity) and a checksum of every stored chunk."),
+    json_: bool = typer.Option(False, "--json", help="At the end, print one JSON document (the run's summary plus an `emulation` object) instead of tables."),
+    max_memory: Optional[str] = typer.Option(None, "--max-memory", help="Refuse a drive whose estimated memory exceeds this (default: half of RAM)."),
+) -> None:
+    """Serve the simulated drive over NBD, in real time, to real software.
+
+    Clients: fio (`ioengine=nbd`, `uri=nbd://127.0.0.1:10809`), qemu (`-drive
+    file=nbd://127.0.0.1:10809,format=raw`), nbdsh/nbdcopy, or the kernel's nbd-client. A request
+    enters the simulation when it arrives and is answered when the wall clock reaches its
+    simulated completion; the real host replaces the simulated host stack. Ctrl-C (or the last
+    client leaving, with --once) stops the server and prints the same summary as `ssdlab run`,
+    with the emulation's lag percentiles. Needs nbdkit and nbdkit-plugin-python.
+    """
+    from ssdlab import emulate
+
+    settings = pairs(set_, "--set")
+    try:
+        try:
+            memory = int(_core.parse_size(store_memory))
+        except ValueError as e:
+            raise UsageError(f"--store-memory {store_memory!r}: {e}") from None
+        cfg = emulate.load(config, settings, seed, queues, integrity)
+        if unix is None and not 1 <= port <= 65535:
+            raise UsageError(f"--port {port}: must be between 1 and 65535")
+        if spill_dir is not None and not os.path.isdir(spill_dir):
+            raise UsageError(f"--spill-dir {spill_dir!r}: not a directory")
+        del max_memory  # the plugin builds the drive under the core's default limit
+
+        def ready(s: emulate.Serving) -> None:
+            names = ", ".join(repr(e) for e in s.exports)
+            err.print(f"serving {escape(cfg.description)} at {s.uri} (exports: {escape(names)}); Ctrl-C stops", highlight=False)
+
+        last = {"t": 0.0}
+
+        def status(st: dict[str, Any]) -> None:
+            if time.monotonic() - last["t"] < 5.0 or json_:
+                return
+            last["t"] = time.monotonic()
+            n = sum(st["requests"])
+            lag = st["lag_ns"]
+            err.print(f"  {n:,} requests  simulated {st['simulated_s']:.3f} s  lag p50 {lag[0] / 1e3:.1f} us  p99 {lag[2] / 1e3:.1f} us  max {lag[4] / 1e3:.1f} us", highlight=False)
+
+        result = emulate.serve(cfg, port=port, unix=unix, time_scale=time_scale, once=once, store_memory=memory, spill_dir=spill_dir, integrity=integrity, on_ready=ready, on_status=status)
+    except emulate.ServeError as e:
+        raise UsageError(str(e)) from None
+    summary.print_served(out, result, cfg.description, settings, json_)
+
+
 @app.command()
 @ctrl_c_exits_130
 def atc(

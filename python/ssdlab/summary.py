@@ -465,3 +465,30 @@ def run_jobs(name: str, args: list[str], device: Optional[str], settings: list[t
         s = RunSummary.from_json(result.summary)
         out.print(f"[bold]group {gid}[/bold]: {', '.join(j.name for j in s.jobs)}")
         print_summary(out, s, result.config.description)
+
+
+def print_served(out: Console, result: dict[str, Any], description: str, overrides: Sequence[tuple[str, str]], as_json: bool) -> None:
+    """What ``ssdlab serve`` prints at the end: the run's tables (as ``ssdlab run``'s) and the
+    emulation's figures, or one JSON document with both."""
+    from ssdlab.emulate import keeps_up
+
+    em = result["emulation"]
+    s = result["summary"]
+    ios = max(1, s["read"]["ios"] + s["write"]["ios"])
+    mean = (s["read"]["latency_us"]["mean"] * s["read"]["ios"] + s["write"]["latency_us"]["mean"] * s["write"]["ios"]) / ios
+    ok, why = keeps_up(em, mean)
+    em = {**em, "kept_up": ok, "verdict": why}
+    if as_json:
+        out.file.write(json.dumps({**s, "emulation": em}, indent=2) + "\n")
+        return
+    print_summary(out, RunSummary.from_json(s), description, overrides)
+    table = Table(title="Emulation (requests through NBD; lag: how far behind the wall clock a completion was processed, simulated us)", title_justify="left")
+    for col in ("read", "write", "trim", "zero", "flush", "refused", "lag p50", "p90", "p99", "p99.9", "max", "server overhead"):
+        table.add_column(col, justify="right")
+    lag = [f"{v / 1e3:,.1f}" for v in em["lag_ns"]]
+    table.add_row(*[f"{n:,}" for n in em["requests"]], f"{em['refused']:,}", *lag, f"{em['server_overhead_us']:,.1f} us")
+    out.print(table)
+    st = em["store"]
+    out.print(f"time scale {em['time_scale']:g}: {em['simulated_s']:.3f} s simulated in {em['wall_s']:.3f} s wall; {why}", highlight=False)
+    checked = f"; {st['checked']:,} chunk reads checked, {st['corrupt']:,} corrupt" if st["checked"] else ""
+    out.print(f"data store: {st['chunks_in_memory']:,} chunks in memory, {st['chunks_in_file']:,} in the spill file{checked}", highlight=False)

@@ -31,7 +31,7 @@ impl fmt::Display for ConfigIssue {
 }
 
 /// Everything that can go wrong in the core.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum Error {
     /// The configuration is invalid; each issue names a key, its value and the rule.
     #[error("invalid configuration ({} problem{}):\n{}", .0.len(), if .0.len() == 1 { "" } else { "s" }, list(.0))]

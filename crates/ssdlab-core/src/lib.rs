@@ -18,7 +18,7 @@
 //! [`media`] ([`media::nvm`], [`media::nand`]), [`ftl`]; then [`workload`] (fio's job runner,
 //! generators and replay), [`trace`] (block-trace readers), [`tenant`], [`stats`] (the
 //! observer, metric registry, time series), [`cmd`] (the command table), [`sim`] (time, event
-//! queue, timelines, rng), [`simulation`], [`config`], [`schema`] and [`units`] (reading
+//! queue, timelines, rng), [`simulation`], [`emulate`] (the drive served in real time), [`config`], [`schema`] and [`units`] (reading
 //! configs), [`ids`], [`io`], [`error`] and [`mod@bench`].
 //!
 //! Blocks never schedule each other's events: each writes typed outputs, and the router in
@@ -39,7 +39,7 @@
 //! | the command table | `cmd` |
 //! | blocks, each owning its config type | `trace`, `nvme`, `pcie`, `ctrl`, `media`, `ftl`, `ats`, `host`, `workload`, `tenant` |
 //! | assembly and validation of a whole config | `config` |
-//! | the simulation and studies over it | `simulation`, `bench` |
+//! | the simulation and studies over it | `simulation`, `bench`, `emulate` |
 
 pub mod ats;
 pub mod bench;
@@ -47,6 +47,7 @@ pub mod cancel;
 pub mod cmd;
 pub mod config;
 pub mod ctrl;
+pub mod emulate;
 pub mod error;
 pub mod ftl;
 pub mod host;

@@ -3,6 +3,7 @@
 #![allow(clippy::needless_pass_by_value)] // pyo3 hands extracted arguments over by value
 
 mod alloc;
+mod emulate;
 mod error;
 mod exceptions;
 mod trace;
@@ -113,8 +114,8 @@ fn to_toml(path: &str, v: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
 
 /// A validated, fully resolved configuration.
 #[pyclass(module = "ssdlab._core", frozen)]
-struct Config {
-    inner: ssdlab_core::Config,
+pub(crate) struct Config {
+    pub(crate) inner: ssdlab_core::Config,
 }
 
 #[pymethods]
@@ -520,6 +521,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", ssdlab_core::VERSION)?;
     m.add_class::<Config>()?;
     m.add_class::<Simulation>()?;
+    m.add_class::<emulate::Emulator>()?;
     m.add_function(wrap_pyfunction!(presets_list, m)?)?;
     m.add_function(wrap_pyfunction!(preset_text, m)?)?;
     m.add_function(wrap_pyfunction!(components, m)?)?;

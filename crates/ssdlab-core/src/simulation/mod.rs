@@ -8,6 +8,7 @@
 //! components of every I/O add up to its latency exactly.
 
 mod drive;
+mod external;
 mod route;
 mod summary;
 
@@ -24,7 +25,7 @@ use crate::host::{self, Host};
 use crate::media::{self, nvm};
 use crate::nvme::{self, Nvme};
 use crate::pcie::{self, Link};
-use crate::sim::{time, EventQueue, SimDuration, SimTime};
+use crate::sim::{EventQueue, SimDuration, SimTime};
 use crate::stats::series::{Series, DEFAULT_TRACKED, IO_COLUMNS, MAX_INTERVALS};
 use crate::stats::steady;
 use crate::stats::{IoLog, Kind, MetricInfo, Metrics, Stats};
@@ -246,21 +247,7 @@ impl Simulation {
         let mut left = budget;
         while left > 0 && self.failure.is_none() && !self.halted {
             let Some((t, ev)) = self.queue.pop() else { break };
-            if t >= time::LIMIT {
-                return Err(Error::TimeOverflow {
-                    detail: format!(
-                        "an event falls past {:.0} days of simulated time, after {:.6} s: a time, cycle count or rate of the config is too large for this run",
-                        time::LIMIT.as_secs_f64() / 86_400.0,
-                        self.now.as_secs_f64()
-                    ),
-                });
-            }
-            if t >= self.observe_at {
-                self.observe(t);
-            }
-            self.now = t;
-            self.events += 1;
-            self.handle(ev);
+            self.step(t, ev)?;
             left -= 1;
         }
         self.wall += t0.elapsed().as_secs_f64();

@@ -97,6 +97,11 @@ impl Simulation {
         medium!(self, |m, ctx, _x| m.start(ctx));
     }
 
+    /// Emulation: `job` issues `io` now (see [`Simulation::inject`]).
+    pub(super) fn inject_io(&mut self, job: usize, io: crate::workload::Io, kind: Kind) -> crate::ids::CmdId {
+        call!(self, runner, runner, route_runner, |r, ctx| r.inject(ctx, job, io, kind))
+    }
+
     /// Delivers one event to its block.
     pub(super) fn handle(&mut self, ev: Event) {
         match ev {

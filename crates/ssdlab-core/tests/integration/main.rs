@@ -11,6 +11,7 @@ mod config_rules;
 mod control;
 mod ctrl_limits;
 mod determinism;
+mod emulate;
 mod engines;
 mod ftl;
 mod golden;

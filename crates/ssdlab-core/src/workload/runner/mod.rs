@@ -215,6 +215,10 @@ pub struct Runner {
     /// lock (job, I/O, arrival), oldest first.
     zones: Option<Box<ZoneView>>,
     zone_waits: FxHashMap<usize, VecDeque<(usize, Io, SimTime)>>,
+    /// Emulation (`ssdlab serve`): the jobs issue nothing of their own; each I/O comes from
+    /// outside ([`Runner::inject`]), and each that completes is kept for the caller
+    /// ([`Runner::take_done`]) with the instant the application sees it complete.
+    external: Option<Vec<(CmdId, SimTime)>>,
 }
 
 impl Runner {
@@ -279,7 +283,18 @@ impl Runner {
         let groups = flow::shares(&mut jobs);
         let (sources, job_source) = sources::open(&plan.replays, n)?;
         let zones = zoned::zone_view(plan.zones.as_ref(), &jobs);
-        Ok(Runner { depth_level: vec![[0; 7]; n], jobs, tenants, rate_iops: plan.rate_iops, flow_issued: vec![0; groups], sources, job_source, zones, zone_waits: FxHashMap::default() })
+        Ok(Runner {
+            depth_level: vec![[0; 7]; n],
+            jobs,
+            tenants,
+            rate_iops: plan.rate_iops,
+            flow_issued: vec![0; groups],
+            sources,
+            job_source,
+            zones,
+            zone_waits: FxHashMap::default(),
+            external: None,
+        })
     }
 
     /// What the host needs to know of each job's thread.
@@ -337,13 +352,15 @@ impl Runner {
     /// Whether any job still has I/O in flight or to issue (the cgroup controller's QoS
     /// period goes on while one has).
     pub fn active(&self, now: SimTime) -> bool {
-        (0..self.jobs.len()).any(|j| {
-            self.jobs[j].inflight > 0
-                || match self.job_source[j] {
-                    Some(s) => self.sources[s].replay.may_issue(now),
-                    None => self.jobs[j].gen.may_issue(now),
-                }
-        })
+        // An emulated drive's host may always send more.
+        self.external.is_some()
+            || (0..self.jobs.len()).any(|j| {
+                self.jobs[j].inflight > 0
+                    || match self.job_source[j] {
+                        Some(s) => self.sources[s].replay.may_issue(now),
+                        None => self.jobs[j].gen.may_issue(now),
+                    }
+            })
     }
 
     /// fio's `iodepth_level`, for statistics.
@@ -355,6 +372,9 @@ impl Runner {
     /// Starts every job: closed-loop jobs fill their queue depth, open-loop jobs arm arrivals
     /// (jobs that replay a trace take its records; jobs that wait for others, later).
     pub fn start(&mut self, ctx: &mut Ctx) {
+        if self.external.is_some() {
+            return;
+        }
         for source in 0..self.sources.len() {
             self.start_replay(ctx, source);
         }
@@ -487,6 +507,7 @@ impl Runner {
                 || j.gen.open_loop()
                 || !j.gen.may_issue(now)
                 || self.job_source[job].is_some()
+                || self.external.is_some()
             {
                 return;
             }
@@ -571,6 +592,9 @@ impl Runner {
         let c = &ctx.cmds[cmd];
         let (job, origin, op, len, offset, latency) = (c.job.index(), c.origin, c.op, c.len, c.offset, now.since(c.issued));
         ctx.cmds.remove(cmd);
+        if let Some(done) = &mut self.external {
+            done.push((cmd, now));
+        }
         if origin == Origin::ZoneMgmt {
             // A zone reset the job sent for itself: no I/O of the job.
             self.zone_reset_done(ctx, job, offset);
@@ -650,6 +674,32 @@ impl Runner {
             }
         }
         self.check_end(ctx, job);
+    }
+
+    /// Emulation: from now on the jobs issue only what [`Runner::inject`] hands them.
+    pub fn serve_externally(&mut self) {
+        self.external.get_or_insert_with(Vec::new);
+    }
+
+    /// Emulation: `job` issues `io` now, as NVMe command `kind` (a write's or a trim's: a
+    /// trim deallocates the I/O's one range). The command enters the host like any of the job's.
+    pub fn inject(&mut self, ctx: &mut Ctx, job: usize, io: Io, kind: Kind) -> CmdId {
+        let state = &mut self.jobs[job];
+        state.inflight += 1;
+        self.depth_level[job][fio_bucket(u64::from(state.inflight), &DEPTH_STARTS)] += 1;
+        let mut c = Command::new(state.tenant, JobId(job as u32), io.op, io.offset, io.len, ctx.now);
+        c.kind = kind;
+        let cmd = ctx.cmds.insert(c);
+        ctx.at(ctx.now, Out::Submit { cmd });
+        cmd
+    }
+
+    /// Emulation: the injected commands that completed since the last call, each with the
+    /// instant the host saw it complete, in that order.
+    pub fn take_done(&mut self, into: &mut Vec<(CmdId, SimTime)>) {
+        if let Some(done) = &mut self.external {
+            into.append(done);
+        }
     }
 
     /// If `job` has ended (nothing in flight, nothing more to issue), fio's `exitall` stops the

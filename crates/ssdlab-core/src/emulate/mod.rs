@@ -1,0 +1,474 @@
+//! Emulation (`ssdlab serve`): the simulated drive in real time, for real software. A request
+//! from outside enters the simulation at the simulated instant of its wall-clock arrival, and
+//! its reply is released once wall-clock time reaches its simulated completion.
+//!
+//! One engine thread owns the [`Simulation`] and keeps its clock on the wall clock (scaled by
+//! `time_scale`: simulated time runs that many times slower): it injects arrivals in order,
+//! processes every event that wall-clock time has reached, and releases completed requests to
+//! the threads waiting for them. It never runs ahead of the wall clock, so a request that
+//! arrives later can still contend with one in flight, as in the simulation; how far behind
+//! the wall clock each completion was processed is the emulation's lag, kept as a histogram.
+//!
+//! Data lives in a sparse [`store::Store`]; a read returns what was written before its
+//! completion. The host stack is the real one: the caller configures the simulated host with
+//! no software costs and polled completion (see `python/ssdlab/emulate.py`).
+//!
+//! Leaves out: NVMe Flush and FUA reaching the drive's write buffer. A flush completes when
+//! every write before it has completed (its data is in the drive's buffer), and a FUA write
+//! completes like any write; the drive's buffer is not drained for them.
+
+pub mod store;
+
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Result};
+use crate::ids::CmdId;
+use crate::io::{Kind, Op};
+use crate::sim::{SimDuration, SimTime};
+use crate::simulation::{Simulation, Summary};
+use store::{Store, StoreStats};
+
+/// Below this much wall time to the next event the engine yields instead of sleeping: a timed
+/// sleep wakes a few microseconds late even with a timer slack of 1 ns (the caller sets it;
+/// Linux's default of 50 µs would make every reply that late), and a spin costs a core.
+const SPIN: Duration = Duration::from_micros(20);
+
+/// What an emulated drive is asked to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Request {
+    Read {
+        offset: u64,
+        len: u64,
+    },
+    /// A write (its data is stored by [`Emulator::write`]).
+    Write {
+        offset: u64,
+        len: u64,
+    },
+    /// Deallocate (NBD trim): the range reads back zeroes.
+    Trim {
+        offset: u64,
+        len: u64,
+    },
+    /// Write Zeroes.
+    Zero {
+        offset: u64,
+        len: u64,
+    },
+    /// Completes once every write before it has.
+    Flush,
+}
+
+impl Request {
+    fn range(self) -> Option<(u64, u64)> {
+        match self {
+            Request::Read { offset, len } | Request::Write { offset, len } | Request::Trim { offset, len } | Request::Zero { offset, len } => Some((offset, len)),
+            Request::Flush => None,
+        }
+    }
+}
+
+/// How a request fared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Done {
+    /// Simulated time from its arrival to its completion.
+    pub latency: SimDuration,
+    /// How far behind the (scaled) wall clock its completion was processed.
+    pub lag: SimDuration,
+}
+
+/// Options of an emulated drive.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Simulated time runs this many times slower than wall-clock time (1 = real time).
+    pub time_scale: f64,
+    /// Bytes of data kept in memory before the store spills to a file in `spill_dir`.
+    pub store_memory: u64,
+    pub spill_dir: std::path::PathBuf,
+    /// Checksum every stored chunk and check it on each read.
+    pub checksums: bool,
+    /// Bytes per logical block: requests must be aligned to it.
+    pub block: u64,
+}
+
+/// The emulation's own figures.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct EmulationStats {
+    /// Requests completed, by kind: read, write, trim, zero, flush.
+    pub requests: [u64; 5],
+    /// Requests refused (out of range, misaligned) before they reached the drive.
+    pub refused: u64,
+    /// Lag percentiles (p50, p90, p99, p99.9, max) in nanoseconds of simulated time.
+    pub lag_ns: [u64; 5],
+    pub lag_mean_ns: f64,
+    /// Simulated time elapsed, and the wall-clock seconds it took.
+    pub simulated_s: f64,
+    pub wall_s: f64,
+    pub time_scale: f64,
+    pub store: StoreStats,
+}
+
+struct Pending {
+    arrived: SimTime,
+    reply: SyncSender<Result<Done>>,
+    /// A write's sequence number (flushes wait for writes below theirs).
+    write_seq: Option<u64>,
+    kind: usize,
+}
+
+struct Arrival {
+    at: SimTime,
+    job: usize,
+    req: Request,
+    reply: SyncSender<Result<Done>>,
+}
+
+struct Flush {
+    arrived: SimTime,
+    /// Completes when no write with a smaller sequence number is in flight.
+    after: u64,
+    reply: SyncSender<Result<Done>>,
+}
+
+struct State {
+    sim: Simulation,
+    arrivals: VecDeque<Arrival>,
+    inflight: FxHashMap<CmdId, Pending>,
+    writes_inflight: BTreeSet<u64>,
+    next_write: u64,
+    flushes: Vec<Flush>,
+    done: Vec<(CmdId, SimTime)>,
+    lag: Histogram<u64>,
+    requests: [u64; 5],
+    refused: u64,
+    stop: bool,
+    failure: Option<Error>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    wake: Condvar,
+    t0: Instant,
+    scale: f64,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The simulated instant of wall-clock instant `wall`.
+    fn sim_at(&self, wall: Instant) -> SimTime {
+        let ns = wall.saturating_duration_since(self.t0).as_nanos() as f64;
+        SimTime((ns * 1000.0 / self.scale) as u64)
+    }
+
+    /// The wall-clock instant of simulated instant `t`.
+    fn wall_at(&self, t: SimTime) -> Instant {
+        self.t0 + Duration::from_nanos((t.0 as f64 * self.scale / 1000.0) as u64)
+    }
+}
+
+/// A simulated drive served in real time.
+pub struct Emulator {
+    shared: Arc<Shared>,
+    engine: Mutex<Option<JoinHandle<()>>>,
+    store: Mutex<Store>,
+    /// Each tenant's name and jobs (its NVMe queue pairs).
+    queues: Vec<(String, Vec<usize>)>,
+    block: u64,
+}
+
+impl Emulator {
+    /// Starts serving `sim` (built from a config whose host has the emulation's settings) as a
+    /// drive of `capacity` bytes: each tenant's requests go to its jobs' queues.
+    pub fn start(mut sim: Simulation, capacity: u64, opts: &Options) -> Result<Self> {
+        let queues = sim.tenant_jobs();
+        if !(opts.time_scale.is_finite() && opts.time_scale >= 1e-3 && opts.time_scale <= 1e6) {
+            return Err(Error::config("time_scale", opts.time_scale.to_string(), "must be between 0.001 and 1e6"));
+        }
+        if queues.is_empty() || queues.iter().any(|q| q.1.is_empty()) {
+            return Err(Error::config("workload.numjobs", "0", "every tenant needs at least one job to serve its queues"));
+        }
+        sim.serve_externally();
+        sim.advance_to(SimTime::ZERO)?;
+        let lag = Histogram::new(3).map_err(|e| Error::config("emulate", "histogram", e.to_string()))?;
+        let state = State {
+            sim,
+            arrivals: VecDeque::new(),
+            inflight: FxHashMap::default(),
+            writes_inflight: BTreeSet::new(),
+            next_write: 0,
+            flushes: Vec::new(),
+            done: Vec::new(),
+            lag,
+            requests: [0; 5],
+            refused: 0,
+            stop: false,
+            failure: None,
+        };
+        let shared = Arc::new(Shared { state: Mutex::new(state), wake: Condvar::new(), t0: Instant::now(), scale: opts.time_scale });
+        let engine_shared = Arc::clone(&shared);
+        let engine = std::thread::Builder::new().name("ssdlab-emulate".into()).spawn(move || run_engine(&engine_shared)).map_err(|e| Error::config("emulate", "engine thread", e.to_string()))?;
+        Ok(Emulator { shared, engine: Mutex::new(Some(engine)), store: Mutex::new(Store::new(capacity, opts.store_memory, &opts.spill_dir, opts.checksums)), queues, block: opts.block.max(1) })
+    }
+
+    /// The tenants' names (one export each), by tenant.
+    pub fn tenants(&self) -> Vec<String> {
+        self.queues.iter().map(|q| q.0.clone()).collect()
+    }
+
+    /// Bytes the drive exports.
+    pub fn capacity(&self) -> u64 {
+        self.store().capacity()
+    }
+
+    fn store(&self) -> MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Checks a request's range against the drive; counts a refusal.
+    fn check(&self, req: Request) -> Result<()> {
+        let Some((offset, len)) = req.range() else { return Ok(()) };
+        let problem = if len == 0 {
+            Some("is empty".to_string())
+        } else if !self.store().contains(offset, len) {
+            Some(format!("goes past the end of the drive ({} bytes)", self.capacity()))
+        } else if offset % self.block != 0 || len % self.block != 0 {
+            Some(format!("is not aligned to the drive's {}-byte blocks", self.block))
+        } else {
+            None
+        };
+        match problem {
+            None => Ok(()),
+            Some(p) => {
+                self.shared.lock().refused += 1;
+                Err(Error::workload("emulate.request", format!("{len} bytes at {offset}"), p))
+            }
+        }
+    }
+
+    /// Sends `req` to queue `queue` of tenant `tenant` now and waits until its reply is due.
+    fn submit(&self, tenant: usize, queue: usize, req: Request) -> Result<Done> {
+        self.check(req)?;
+        let Some((_, jobs)) = self.queues.get(tenant) else {
+            return Err(Error::workload("emulate.export", tenant.to_string(), format!("no such tenant (the drive has {})", self.queues.len())));
+        };
+        let job = jobs[queue % jobs.len()];
+        let rx: Receiver<Result<Done>>;
+        {
+            let mut st = self.shared.lock();
+            if let Some(e) = &st.failure {
+                return Err(e.clone());
+            }
+            if st.stop {
+                return Err(Error::Cancelled);
+            }
+            let (tx, r) = sync_channel(1);
+            rx = r;
+            let at = self.shared.sim_at(Instant::now());
+            st.arrivals.push_back(Arrival { at, job, req, reply: tx });
+        }
+        self.shared.wake.notify_one();
+        rx.recv().unwrap_or(Err(Error::Cancelled))
+    }
+
+    /// Reads into `buf` at `offset`.
+    pub fn read(&self, tenant: usize, queue: usize, offset: u64, buf: &mut [u8]) -> Result<Done> {
+        let done = self.submit(tenant, queue, Request::Read { offset, len: buf.len() as u64 })?;
+        self.store().read(offset, buf)?;
+        Ok(done)
+    }
+
+    /// Writes `data` at `offset`.
+    pub fn write(&self, tenant: usize, queue: usize, offset: u64, data: &[u8]) -> Result<Done> {
+        let req = Request::Write { offset, len: data.len() as u64 };
+        self.check(req)?;
+        self.store().write(offset, data)?;
+        self.submit(tenant, queue, req)
+    }
+
+    /// Trims (`zero = false`) or writes zeroes over `len` bytes at `offset`.
+    pub fn zero(&self, tenant: usize, queue: usize, offset: u64, len: u64, trim: bool) -> Result<Done> {
+        let req = if trim { Request::Trim { offset, len } } else { Request::Zero { offset, len } };
+        self.check(req)?;
+        self.store().zero(offset, len)?;
+        self.submit(tenant, queue, req)
+    }
+
+    /// Completes once every write sent before it has.
+    pub fn flush(&self, tenant: usize, queue: usize) -> Result<Done> {
+        self.submit(tenant, queue, Request::Flush)
+    }
+
+    /// Stops serving: requests in flight complete without waiting for the wall clock, then the
+    /// engine ends. Later requests are refused.
+    pub fn stop(&self) {
+        self.shared.lock().stop = true;
+        self.shared.wake.notify_all();
+        let handle = self.engine.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        if let Some(h) = handle {
+            let _ = h.join();
+        }
+    }
+
+    /// The run's summary so far (the same as `ssdlab run`'s).
+    pub fn summary(&self) -> Summary {
+        self.shared.lock().sim.summary()
+    }
+
+    /// The emulation's own figures so far.
+    pub fn stats(&self) -> EmulationStats {
+        let st = self.shared.lock();
+        let h = &st.lag;
+        let q = |p: f64| if h.is_empty() { 0 } else { h.value_at_quantile(p) };
+        EmulationStats {
+            requests: st.requests,
+            refused: st.refused,
+            lag_ns: [q(0.5), q(0.9), q(0.99), q(0.999), h.max()],
+            lag_mean_ns: if h.is_empty() { 0.0 } else { h.mean() },
+            simulated_s: st.sim.now().as_secs_f64(),
+            wall_s: self.shared.t0.elapsed().as_secs_f64(),
+            time_scale: self.shared.scale,
+            store: self.store().stats(),
+        }
+    }
+
+    /// The first error that stopped the simulation, if one did.
+    pub fn failure(&self) -> Option<Error> {
+        self.shared.lock().failure.clone()
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The engine: keeps the simulation on the wall clock until stopped and drained.
+fn run_engine(shared: &Shared) {
+    let mut st = shared.lock();
+    loop {
+        let draining = st.stop;
+        if draining && st.arrivals.is_empty() && st.inflight.is_empty() && st.flushes.is_empty() {
+            return;
+        }
+        let wall_now = shared.sim_at(Instant::now());
+        if let Err(e) = step(&mut st, wall_now, draining) {
+            fail_all(&mut st, e);
+            if draining {
+                return;
+            }
+        }
+        if !st.arrivals.is_empty() {
+            continue;
+        }
+        // Wait for the next event's instant, or a new arrival.
+        match st.sim.next_event() {
+            _ if st.failure.is_some() && !draining => st = shared.wake.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner),
+            Some(_) if draining => {}
+            Some(t) => {
+                let wait = shared.wall_at(t).saturating_duration_since(Instant::now());
+                if wait > SPIN {
+                    st = shared.wake.wait_timeout(st, wait.saturating_sub(SPIN)).unwrap_or_else(std::sync::PoisonError::into_inner).0;
+                } else if !wait.is_zero() {
+                    drop(st);
+                    std::thread::yield_now();
+                    st = shared.lock();
+                }
+            }
+            None if draining => return,
+            None => st = shared.wake.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner),
+        }
+    }
+}
+
+/// One round of the engine: arrivals go in at their instants, the simulation moves to `now`
+/// (when draining, to its next event whatever the wall clock says), and completed requests
+/// are released.
+fn step(st: &mut State, now: SimTime, draining: bool) -> Result<()> {
+    if st.failure.is_some() {
+        return Ok(());
+    }
+    while let Some(a) = st.arrivals.pop_front() {
+        let at = a.at.max(st.sim.now());
+        // What completes before the arrival is released first: its command's id may be reused.
+        st.sim.advance_to(at)?;
+        release(st, now);
+        let (op, kind, offset, len, slot) = match a.req {
+            Request::Read { offset, len } => (Op::Read, Kind::Write, offset, len, 0),
+            Request::Write { offset, len } => (Op::Write, Kind::Write, offset, len, 1),
+            Request::Trim { offset, len } => (Op::Trim, Kind::Deallocate, offset, len, 2),
+            Request::Zero { offset, len } => (Op::Write, Kind::Zeroes, offset, len, 3),
+            Request::Flush => {
+                st.flushes.push(Flush { arrived: at, after: st.next_write, reply: a.reply });
+                continue;
+            }
+        };
+        let id = st.sim.inject(at, a.job, op, kind, offset, len)?;
+        let write_seq = (op == Op::Write).then(|| {
+            st.next_write += 1;
+            st.writes_inflight.insert(st.next_write - 1);
+            st.next_write - 1
+        });
+        st.inflight.insert(id, Pending { arrived: at, reply: a.reply, write_seq, kind: slot });
+    }
+    let until = if draining { st.sim.next_event().unwrap_or(now).max(now) } else { now };
+    st.sim.advance_to(until)?;
+    release(st, now);
+    Ok(())
+}
+
+/// Replies to the requests that completed (at wall-clock instant `now`, simulated), and to
+/// the flushes whose writes have all completed.
+fn release(st: &mut State, now: SimTime) {
+    st.sim.take_done(&mut st.done);
+    let done = std::mem::take(&mut st.done);
+    for &(id, t) in &done {
+        let Some(p) = st.inflight.remove(&id) else { continue };
+        if let Some(seq) = p.write_seq {
+            st.writes_inflight.remove(&seq);
+        }
+        let lag = now.since(t);
+        st.lag.saturating_record(lag.as_ps() / 1000);
+        st.requests[p.kind] += 1;
+        let _ = p.reply.send(Ok(Done { latency: t.since(p.arrived), lag }));
+    }
+    st.done = done;
+    st.done.clear();
+    // Flushes whose writes have all completed.
+    let oldest = st.writes_inflight.first().copied().unwrap_or(u64::MAX);
+    let sim_now = st.sim.now();
+    let mut i = 0;
+    while i < st.flushes.len() {
+        if st.flushes[i].after <= oldest {
+            let f = st.flushes.swap_remove(i);
+            st.requests[4] += 1;
+            let _ = f.reply.send(Ok(Done { latency: sim_now.since(f.arrived), lag: SimDuration::ZERO }));
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// The simulation failed: every waiting request gets the error, and so will later ones.
+fn fail_all(st: &mut State, e: Error) {
+    for (_, p) in st.inflight.drain() {
+        let _ = p.reply.send(Err(e.clone()));
+    }
+    for a in st.arrivals.drain(..) {
+        let _ = a.reply.send(Err(e.clone()));
+    }
+    for f in st.flushes.drain(..) {
+        let _ = f.reply.send(Err(e.clone()));
+    }
+    st.failure.get_or_insert(e);
+}
