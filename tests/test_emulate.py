@@ -160,6 +160,26 @@ def test_an_aged_drive_at_qd32_keeps_up_or_says_so_and_time_scale_serves_it_corr
     assert served["emulation"]["simulated_s"] * 4 == pytest.approx(served["emulation"]["wall_s"], rel=0.2)
 
 
+def test_flush_and_fua_wait_for_the_drives_write_cache(serve: list[Server]) -> None:
+    # 4 KiB writes land in a 16 KiB page: a flush pads it and waits for its program (TLC: at
+    # least 820.5 us); FUA is a write and a flush (nbdkit emulates it).
+    s = start(serve, "tlc", "--once", "--json")
+    r = nbdsh(s.uri, "h.pwrite(b'\\x11' * 4096, 1 << 20)\nh.flush()\nh.pwrite(b'\\x22' * 4096, 2 << 20, nbd.CMD_FLAG_FUA)\nassert h.pread(4096, 2 << 20) == b'\\x22' * 4096")
+    assert r.returncode == 0, r.stderr
+    code, out, err = s.stop()
+    assert code == 0, err
+    em = json.loads(out)["emulation"]
+    assert em["requests"][1] == 2 and em["requests"][4] == 2, em["requests"]
+    assert em["flush_padding_units"] > 0
+    assert em["flush_mean_us"] >= 820.5, em["flush_mean_us"]
+    # Without a volatile write cache a flush has nothing to wait for.
+    s = start(serve, "tlc", "--once", "--json", "-s", "ftl.write_cache=false", "-s", "ftl.mapping_unit=16KiB")
+    r = nbdsh(s.uri, "h.pwrite(b'\\x11' * 16384, 1 << 20)\nh.flush()")
+    assert r.returncode == 0, r.stderr
+    em = json.loads(s.stop()[1])["emulation"]
+    assert em["requests"][4] == 1 and em["flush_padding_units"] == 0 and em["flush_mean_us"] < 100, em
+
+
 def test_bad_requests_get_nbd_errors_and_the_server_keeps_serving(serve: list[Server]) -> None:
     s = start(serve, "default")
     size = int(nbdsh(s.uri, "print(h.get_size())").stdout)

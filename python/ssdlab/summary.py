@@ -490,5 +490,7 @@ def print_served(out: Console, result: dict[str, Any], description: str, overrid
     out.print(table)
     st = em["store"]
     out.print(f"time scale {em['time_scale']:g}: {em['simulated_s']:.3f} s simulated in {em['wall_s']:.3f} s wall; {why}", highlight=False)
+    if em["requests"][4]:
+        out.print(f"flushes: mean {em['flush_mean_us']:,.1f} us simulated; {em['flush_padding_units']:,} units of padding closed partly filled pages", highlight=False)
     checked = f"; {st['checked']:,} chunk reads checked, {st['corrupt']:,} corrupt" if st["checked"] else ""
     out.print(f"data store: {st['chunks_in_memory']:,} chunks in memory, {st['chunks_in_file']:,} in the spill file{checked}", highlight=False)

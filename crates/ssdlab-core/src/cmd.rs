@@ -24,6 +24,9 @@ pub enum Origin {
     /// fio's zone management: a zbd job resets a zone before it writes it again (the kernel's
     /// BLKRESETZONE, a Zone Management Send); no I/O of the job.
     ZoneMgmt,
+    /// An NVMe Flush (an emulated drive's host asked for one): the job waits for it, but the
+    /// I/O statistics do not count it.
+    Flush,
 }
 
 /// A write that names no FDP placement identifier.

@@ -46,6 +46,9 @@ pub enum Kind {
     /// Zone Management Send, Reset Zone (fio's zbd trims): no data moves; the drive unmaps
     /// the zone and moves its write pointer back to its start.
     ZoneReset,
+    /// Flush: no data moves; the drive completes it once what its volatile write cache held
+    /// when the flush arrived is on the media.
+    Flush,
 }
 
 impl Kind {
@@ -65,6 +68,7 @@ impl Kind {
         match self {
             Kind::Deallocate => return "dsm",
             Kind::ZoneReset => return "zone-reset",
+            Kind::Flush => return "flush",
             _ => {}
         }
         Self::NAMES.iter().find(|(k, _)| *k == self).map_or("write", |(_, n)| n)

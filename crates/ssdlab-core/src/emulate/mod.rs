@@ -13,13 +13,15 @@
 //! completion. The host stack is the real one: the caller configures the simulated host with
 //! no software costs and polled completion (see `python/ssdlab/emulate.py`).
 //!
-//! Leaves out: NVMe Flush and FUA reaching the drive's write buffer. A flush completes when
-//! every write before it has completed (its data is in the drive's buffer), and a FUA write
-//! completes like any write; the drive's buffer is not drained for them.
+//! A flush is an NVMe Flush through the whole path: on flash with a volatile write cache it
+//! waits until the buffer's data is programmed (see `ftl/device/flush.rs`). A FUA write is a
+//! write followed by a flush (the NBD server emulates it so).
+//!
+//! Leaves out: NVMe's per-command FUA bit (a write that alone waits for its own pages).
 
 pub mod store;
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -39,6 +41,9 @@ use store::{Store, StoreStats};
 /// sleep wakes a few microseconds late even with a timer slack of 1 ns (the caller sets it;
 /// Linux's default of 50 µs would make every reply that late), and a spin costs a core.
 const SPIN: Duration = Duration::from_micros(20);
+
+/// The index of flushes in [`EmulationStats::requests`].
+const FLUSH: usize = 4;
 
 /// What an emulated drive is asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +67,7 @@ pub enum Request {
         offset: u64,
         len: u64,
     },
-    /// Completes once every write before it has.
+    /// NVMe Flush: completes once what the drive's volatile write cache held is on the media.
     Flush,
 }
 
@@ -113,13 +118,16 @@ pub struct EmulationStats {
     pub wall_s: f64,
     pub time_scale: f64,
     pub store: StoreStats,
+    /// Host units of padding flushes wrote to close partly filled flash pages.
+    pub flush_padding_units: u64,
+    /// Mean simulated latency of the flushes, in microseconds (flushes are not I/Os of the
+    /// run's statistics).
+    pub flush_mean_us: f64,
 }
 
 struct Pending {
     arrived: SimTime,
     reply: SyncSender<Result<Done>>,
-    /// A write's sequence number (flushes wait for writes below theirs).
-    write_seq: Option<u64>,
     kind: usize,
 }
 
@@ -130,23 +138,15 @@ struct Arrival {
     reply: SyncSender<Result<Done>>,
 }
 
-struct Flush {
-    arrived: SimTime,
-    /// Completes when no write with a smaller sequence number is in flight.
-    after: u64,
-    reply: SyncSender<Result<Done>>,
-}
-
 struct State {
     sim: Simulation,
     arrivals: VecDeque<Arrival>,
     inflight: FxHashMap<CmdId, Pending>,
-    writes_inflight: BTreeSet<u64>,
-    next_write: u64,
-    flushes: Vec<Flush>,
     done: Vec<(CmdId, SimTime)>,
     lag: Histogram<u64>,
     requests: [u64; 5],
+    /// Simulated time of all flushes, summed.
+    flush_time: SimDuration,
     refused: u64,
     stop: bool,
     failure: Option<Error>,
@@ -200,20 +200,8 @@ impl Emulator {
         sim.serve_externally();
         sim.advance_to(SimTime::ZERO)?;
         let lag = Histogram::new(3).map_err(|e| Error::config("emulate", "histogram", e.to_string()))?;
-        let state = State {
-            sim,
-            arrivals: VecDeque::new(),
-            inflight: FxHashMap::default(),
-            writes_inflight: BTreeSet::new(),
-            next_write: 0,
-            flushes: Vec::new(),
-            done: Vec::new(),
-            lag,
-            requests: [0; 5],
-            refused: 0,
-            stop: false,
-            failure: None,
-        };
+        let state =
+            State { sim, arrivals: VecDeque::new(), inflight: FxHashMap::default(), done: Vec::new(), lag, requests: [0; 5], flush_time: SimDuration::ZERO, refused: 0, stop: false, failure: None };
         let shared = Arc::new(Shared { state: Mutex::new(state), wake: Condvar::new(), t0: Instant::now(), scale: opts.time_scale });
         let engine_shared = Arc::clone(&shared);
         let engine = std::thread::Builder::new().name("ssdlab-emulate".into()).spawn(move || run_engine(&engine_shared)).map_err(|e| Error::config("emulate", "engine thread", e.to_string()))?;
@@ -303,7 +291,7 @@ impl Emulator {
         self.submit(tenant, queue, req)
     }
 
-    /// Completes once every write sent before it has.
+    /// An NVMe Flush: completes once what the drive's write cache held is on the media.
     pub fn flush(&self, tenant: usize, queue: usize) -> Result<Done> {
         self.submit(tenant, queue, Request::Flush)
     }
@@ -334,10 +322,12 @@ impl Emulator {
             refused: st.refused,
             lag_ns: [q(0.5), q(0.9), q(0.99), q(0.999), h.max()],
             lag_mean_ns: if h.is_empty() { 0.0 } else { h.mean() },
-            simulated_s: st.sim.now().as_secs_f64(),
+            simulated_s: self.shared.sim_at(Instant::now()).as_secs_f64(),
             wall_s: self.shared.t0.elapsed().as_secs_f64(),
             time_scale: self.shared.scale,
             store: self.store().stats(),
+            flush_padding_units: st.sim.flush_padding(),
+            flush_mean_us: if st.requests[FLUSH] == 0 { 0.0 } else { st.flush_time.as_ns_f64() / 1000.0 / st.requests[FLUSH] as f64 },
         }
     }
 
@@ -358,7 +348,7 @@ fn run_engine(shared: &Shared) {
     let mut st = shared.lock();
     loop {
         let draining = st.stop;
-        if draining && st.arrivals.is_empty() && st.inflight.is_empty() && st.flushes.is_empty() {
+        if draining && st.arrivals.is_empty() && st.inflight.is_empty() {
             return;
         }
         let wall_now = shared.sim_at(Instant::now());
@@ -408,18 +398,10 @@ fn step(st: &mut State, now: SimTime, draining: bool) -> Result<()> {
             Request::Write { offset, len } => (Op::Write, Kind::Write, offset, len, 1),
             Request::Trim { offset, len } => (Op::Trim, Kind::Deallocate, offset, len, 2),
             Request::Zero { offset, len } => (Op::Write, Kind::Zeroes, offset, len, 3),
-            Request::Flush => {
-                st.flushes.push(Flush { arrived: at, after: st.next_write, reply: a.reply });
-                continue;
-            }
+            Request::Flush => (Op::Write, Kind::Flush, 0, 0, FLUSH),
         };
         let id = st.sim.inject(at, a.job, op, kind, offset, len)?;
-        let write_seq = (op == Op::Write).then(|| {
-            st.next_write += 1;
-            st.writes_inflight.insert(st.next_write - 1);
-            st.next_write - 1
-        });
-        st.inflight.insert(id, Pending { arrived: at, reply: a.reply, write_seq, kind: slot });
+        st.inflight.insert(id, Pending { arrived: at, reply: a.reply, kind: slot });
     }
     let until = if draining { st.sim.next_event().unwrap_or(now).max(now) } else { now };
     st.sim.advance_to(until)?;
@@ -427,36 +409,22 @@ fn step(st: &mut State, now: SimTime, draining: bool) -> Result<()> {
     Ok(())
 }
 
-/// Replies to the requests that completed (at wall-clock instant `now`, simulated), and to
-/// the flushes whose writes have all completed.
+/// Replies to the requests that completed (at wall-clock instant `now`, simulated).
 fn release(st: &mut State, now: SimTime) {
     st.sim.take_done(&mut st.done);
     let done = std::mem::take(&mut st.done);
     for &(id, t) in &done {
         let Some(p) = st.inflight.remove(&id) else { continue };
-        if let Some(seq) = p.write_seq {
-            st.writes_inflight.remove(&seq);
-        }
         let lag = now.since(t);
         st.lag.saturating_record(lag.as_ps() / 1000);
         st.requests[p.kind] += 1;
+        if p.kind == FLUSH {
+            st.flush_time += t.since(p.arrived);
+        }
         let _ = p.reply.send(Ok(Done { latency: t.since(p.arrived), lag }));
     }
     st.done = done;
     st.done.clear();
-    // Flushes whose writes have all completed.
-    let oldest = st.writes_inflight.first().copied().unwrap_or(u64::MAX);
-    let sim_now = st.sim.now();
-    let mut i = 0;
-    while i < st.flushes.len() {
-        if st.flushes[i].after <= oldest {
-            let f = st.flushes.swap_remove(i);
-            st.requests[4] += 1;
-            let _ = f.reply.send(Ok(Done { latency: sim_now.since(f.arrived), lag: SimDuration::ZERO }));
-        } else {
-            i += 1;
-        }
-    }
 }
 
 /// The simulation failed: every waiting request gets the error, and so will later ones.
@@ -466,9 +434,6 @@ fn fail_all(st: &mut State, e: Error) {
     }
     for a in st.arrivals.drain(..) {
         let _ = a.reply.send(Err(e.clone()));
-    }
-    for f in st.flushes.drain(..) {
-        let _ = f.reply.send(Err(e.clone()));
     }
     st.failure.get_or_insert(e);
 }

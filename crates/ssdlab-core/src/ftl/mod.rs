@@ -49,6 +49,7 @@
 mod age;
 mod config;
 mod device;
+mod flush;
 mod gc;
 mod integrity;
 pub mod map;

@@ -58,6 +58,14 @@ impl Device {
         each!(self, d => d.utilisation(m, window))
     }
 
+    /// Host units of padding that flushes wrote to close partly filled pages (flash only).
+    pub fn flush_padding(&self) -> u64 {
+        match self {
+            Device::Nvm(_) => 0,
+            Device::Flash(f) => f.flush_padding(),
+        }
+    }
+
     /// The flash section of the results (flash media only).
     pub fn flash_summary(&self, m: &Metrics, window: SimDuration) -> Option<FlashSummary> {
         match self {

@@ -24,6 +24,11 @@ impl Simulation {
         names.iter().enumerate().map(|(t, n)| (n.clone(), (0..of.len()).filter(|&j| of[j].index() == t).collect())).collect()
     }
 
+    /// Host units of padding that flushes wrote to close partly filled flash pages.
+    pub fn flush_padding(&self) -> u64 {
+        self.medium.flush_padding()
+    }
+
     /// The instant of the next pending event, if any.
     pub fn next_event(&self) -> Option<SimTime> {
         self.queue.peek_time()

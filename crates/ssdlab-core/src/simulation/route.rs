@@ -382,8 +382,8 @@ impl Simulation {
             let Some((_, id)) = self.nvme.arbitrate() else { break };
             self.ctrl.admit();
             let c = &mut self.cmds[id];
-            // A zone reset is one state change, whatever the zone's size.
-            c.pieces = if c.kind == Kind::ZoneReset { 1 } else { self.medium.pieces(c.offset, c.len) };
+            // A zone reset is one state change, whatever the zone's size; a flush is one too.
+            c.pieces = if matches!(c.kind, Kind::ZoneReset | Kind::Flush) { 1 } else { self.medium.pieces(c.offset, c.len) };
             let (t, o) = self.ctrl.run_steps(self.now, &mut self.cmds, id, Step::Fetch);
             self.route_ctrl(t, o);
         }

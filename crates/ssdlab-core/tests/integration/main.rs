@@ -13,6 +13,7 @@ mod ctrl_limits;
 mod determinism;
 mod emulate;
 mod engines;
+mod flush;
 mod ftl;
 mod golden;
 mod layers;

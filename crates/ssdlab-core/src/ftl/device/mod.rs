@@ -34,6 +34,7 @@ use std::time::Instant;
 use rustc_hash::FxHashMap;
 
 mod background;
+mod flush;
 mod summary;
 mod write_buffer;
 
@@ -94,6 +95,9 @@ pub struct FlashDevice {
     /// Write cache off: the writes waiting for each page's program, and each write's pages
     /// still to be programmed.
     uncached: Option<Box<Uncached>>,
+    /// Flushes waiting for programs, and the host units of padding flushes wrote.
+    flushes: Vec<flush::PendingFlush>,
+    padded_units: u64,
     /// Background GC: idle time that starts it (zero = off), its target, the last host
     /// activity, and whether a check is pending.
     bg_idle: SimDuration,
@@ -286,6 +290,8 @@ impl FlashDevice {
             ops_armed: false,
             tenant_ios: vec![0; layout.names.len()],
             uncached: (!cfg.write_cache).then(Box::default),
+            flushes: Vec::new(),
+            padded_units: 0,
             ftl,
             array,
             unit,
@@ -449,6 +455,9 @@ impl FlashDevice {
         // Both are empty now: keep the buffer that has grown.
         if out.capacity() > self.out.capacity() {
             self.out = out;
+        }
+        if !self.flushes.is_empty() {
+            self.flushes_progress(ctx);
         }
         if freed {
             self.admit_writes(ctx);
@@ -648,6 +657,7 @@ impl Medium for FlashDevice {
     fn write(&mut self, ctx: &mut Ctx, id: CmdId) {
         match ctx.cmds[id].kind {
             crate::io::Kind::Deallocate => return self.deallocate(ctx, id),
+            crate::io::Kind::Flush => return self.flush(ctx, id),
             crate::io::Kind::ZoneReset => {
                 // Done once the controller has updated the zone's state (the reset latency).
                 let zone = self.ftl.zone_geometry().map_or(0, |(_, units)| ctx.cmds[id].offset / self.unit / units.max(1));

@@ -457,6 +457,12 @@ impl NandArray {
     }
 
     /// Whether page `page` of `block` holds programmed data (else it is still in the buffer).
+    /// How many times `block` has been erased here (a program queued before an erase is
+    /// dropped, and never marks its page programmed).
+    pub fn erasures(&self, block: BlockId) -> u64 {
+        u64::from(self.gen[block.index()])
+    }
+
     pub fn is_programmed(&self, block: BlockId, page: u32) -> bool {
         page < u32::from(self.programmed[block.index()])
     }

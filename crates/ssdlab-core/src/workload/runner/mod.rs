@@ -681,14 +681,17 @@ impl Runner {
         self.external.get_or_insert_with(Vec::new);
     }
 
-    /// Emulation: `job` issues `io` now, as NVMe command `kind` (a write's or a trim's: a
-    /// trim deallocates the I/O's one range). The command enters the host like any of the job's.
+    /// Emulation: `job` issues `io` now, as NVMe command `kind` (a write's, a trim's (which
+    /// deallocates the I/O's one range) or a Flush, sent as a write of nothing). The command enters the host like any of the job's.
     pub fn inject(&mut self, ctx: &mut Ctx, job: usize, io: Io, kind: Kind) -> CmdId {
         let state = &mut self.jobs[job];
         state.inflight += 1;
         self.depth_level[job][fio_bucket(u64::from(state.inflight), &DEPTH_STARTS)] += 1;
         let mut c = Command::new(state.tenant, JobId(job as u32), io.op, io.offset, io.len, ctx.now);
         c.kind = kind;
+        if kind == Kind::Flush {
+            c.origin = Origin::Flush;
+        }
         let cmd = ctx.cmds.insert(c);
         ctx.at(ctx.now, Out::Submit { cmd });
         cmd
