@@ -48,7 +48,10 @@ class Server:
         )
         assert self.proc.stderr is not None
         line = self.proc.stderr.readline()
-        assert "serving" in line, line + self.proc.stderr.read()
+        if "serving" not in line:
+            self.proc.kill()
+            _, rest = self.proc.communicate()
+            raise AssertionError(line + rest)
 
     def stop(self, timeout: float = 60) -> tuple[int, str, str]:
         """Ctrl-C, then what the server printed: (exit code, stdout, stderr)."""
@@ -201,6 +204,25 @@ def test_bad_requests_get_nbd_errors_and_the_server_keeps_serving(serve: list[Se
     code, out, err = s.stop()
     assert code == 0
     assert "Emulation" in out
+
+
+def test_each_tenant_is_an_export_of_its_own_namespace(serve: list[Server], tmp_path: Path) -> None:
+    cfg = tmp_path / "two.toml"
+    cfg.write_text('extends = "default"\n[[tenants]]\nname = "alpha"\n[[tenants]]\nname = "beta"\nshare = 0.25\n', encoding="utf-8")
+    s = start(serve, str(cfg), "--once", "--json")
+    sizes = nbdsh(s.uri + "/alpha", "print(h.get_size())"), nbdsh(s.uri + "/beta", "print(h.get_size())")
+    alpha, beta = (int(r.stdout) for r in sizes)
+    assert beta < alpha, (alpha, beta)
+    r = nbdsh(s.uri + "/beta", "h.pwrite(b'\\x33' * 4096, 0)")
+    assert r.returncode == 0, r.stderr
+    # Offset 0 of alpha is elsewhere on the drive; the unnamed export is the first tenant's.
+    r = nbdsh(s.uri, "assert h.pread(4096, 0) == bytes(4096)")
+    assert r.returncode == 0, r.stderr
+    r = nbdsh(s.uri + "/beta", "assert h.pread(4096, 0) == b'\\x33' * 4096")
+    assert r.returncode == 0, r.stderr
+    code, out, err = s.stop()
+    tenants = {t["name"]: (t["read"]["ios"], t["write"]["ios"]) for t in json.loads(out)["tenants"]}
+    assert tenants == {"alpha": (1, 0), "beta": (1, 1)}, tenants
 
 
 def test_ctrl_c_stops_the_server_and_prints_the_summary(serve: list[Server]) -> None:

@@ -54,7 +54,8 @@ class ServeError(Exception):
 @dataclass
 class Serving:
     """Where the drive is served: ``uri`` for clients (``nbd://127.0.0.1:10809`` or
-    ``nbd+unix:///?socket=PATH``), and the exports (tenants; ``[""]`` without tenants)."""
+    ``nbd+unix:///?socket=PATH``), and the exports (the tenants' names; ``default`` without
+    tenants; the first is also the unnamed export)."""
 
     uri: str
     exports: list[str]
@@ -147,7 +148,7 @@ def serve(
             try:
                 _wait_ready(proc, pidfile, log)
                 if on_ready is not None:
-                    on_ready(Serving(uri, [str(t.get("name", "")) for t in table.get("tenants", [])] or [""]))
+                    on_ready(Serving(uri, [str(t.get("name", f"tenant{i}")) for i, t in enumerate(table.get("tenants", []))] or ["default"]))
                 while proc.poll() is None:
                     time.sleep(min(status_every, 0.2))
                     if on_status is not None and status.exists():

@@ -89,10 +89,17 @@ def get_ready() -> None:
     cfg = _core.Config(None, None, [], text)
     emu = _core.Emulator(cfg, float(_params["time_scale"]), int(_params["store_memory"]), _params["spill_dir"], _params.get("checksums") == "1")
     _state["emu"] = emu
-    _state["tenants"] = emu.tenants()
+    exports = emu.exports()
+    _state["tenants"] = [name for name, _ in exports]
+    _state["sizes"] = [size for _, size in exports]
     _state["scale"] = float(_params["time_scale"])
     _state["next_queue"] = 0
     _state["started"] = time.monotonic()
+
+
+def after_fork() -> None:
+    """nbdkit has set up its file descriptors (it reopens 0 as /dev/null and fails if another
+    thread took that number meanwhile): files may be opened from other threads now."""
     every = float(_params.get("status_every", "1"))
     t = threading.Thread(target=_status_loop, args=(every,), name="ssdlab-status", daemon=True)
     t.start()
@@ -134,12 +141,12 @@ def cleanup() -> None:
 
 
 def list_exports(readonly: bool, is_tls: bool) -> list[str]:
-    return list(_state.get("tenants") or [""])
+    # One tenant ("default" without [[tenants]]): its export is also the unnamed one.
+    return list(_state["tenants"])
 
 
 def default_export(readonly: bool, is_tls: bool) -> str:
-    tenants = _state.get("tenants") or [""]
-    return str(tenants[0])
+    return str(_state["tenants"][0])
 
 
 def open(readonly: bool) -> dict[str, int]:  # noqa: A001 - nbdkit's callback name
@@ -180,7 +187,7 @@ def _stop_if_still_idle() -> None:
 
 
 def get_size(h: dict[str, int]) -> int:
-    return int(_state["emu"].capacity)
+    return int(_state["sizes"][h["tenant"]])
 
 
 def block_size(h: dict[str, int]) -> tuple[int, int, int]:

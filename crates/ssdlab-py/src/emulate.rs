@@ -27,28 +27,22 @@ impl Emulator {
     fn new(py: Python<'_>, config: &crate::Config, time_scale: f64, store_memory: u64, spill_dir: &str, checksums: bool, max_memory: Option<u64>) -> PyResult<Self> {
         let limit = max_memory.unwrap_or_else(ssdlab_core::config::memory::default_limit);
         let config = config.inner.clone();
-        let capacity = config.exported_capacity();
         let block = config.nvme.lba_size.0;
         let opts = Options { time_scale, store_memory, spill_dir: spill_dir.into(), checksums, block };
         let inner = crate::interruptible(py, move || {
             let sim = ssdlab_core::Simulation::with_memory_limit(config, limit, false)?;
-            emulate::Emulator::start(sim, capacity, &opts)
+            emulate::Emulator::start(sim, &opts)
         })?;
         Ok(Emulator { inner })
     }
 
-    /// Bytes the drive exports.
-    #[getter]
-    fn capacity(&self) -> u64 {
-        self.inner.capacity()
+    /// The exports, one per tenant (its namespace): (name, bytes).
+    fn exports(&self) -> Vec<(String, u64)> {
+        self.inner.exports()
     }
 
-    /// The tenants' names, one export each.
-    fn tenants(&self) -> Vec<String> {
-        self.inner.tenants()
-    }
-
-    /// Reads `length` bytes at `offset` on queue `queue` of `tenant`: (data, latency us, lag us).
+    /// Reads `length` bytes at `offset` of export `tenant`, on its queue `queue`: (data,
+    /// latency us, lag us).
     fn read<'py>(&self, py: Python<'py>, tenant: usize, queue: usize, offset: u64, length: usize) -> PyResult<(Bound<'py, PyBytes>, f64, f64)> {
         let mut buf = vec![0u8; length];
         let done = py.detach(|| self.inner.read(tenant, queue, offset, &mut buf)).map_err(PyCoreError)?;

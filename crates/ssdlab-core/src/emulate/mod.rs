@@ -181,21 +181,37 @@ pub struct Emulator {
     shared: Arc<Shared>,
     engine: Mutex<Option<JoinHandle<()>>>,
     store: Mutex<Store>,
-    /// Each tenant's name and jobs (its NVMe queue pairs).
-    queues: Vec<(String, Vec<usize>)>,
+    exports: Vec<Export>,
     block: u64,
 }
 
+/// What a tenant sees: its namespace (a range of the drive's bytes) on its jobs' queues.
+struct Export {
+    name: String,
+    jobs: Vec<usize>,
+    start: u64,
+    size: u64,
+}
+
 impl Emulator {
-    /// Starts serving `sim` (built from a config whose host has the emulation's settings) as a
-    /// drive of `capacity` bytes: each tenant's requests go to its jobs' queues.
-    pub fn start(mut sim: Simulation, capacity: u64, opts: &Options) -> Result<Self> {
-        let queues = sim.tenant_jobs();
+    /// Starts serving `sim` (built from a config whose host has the emulation's settings):
+    /// each tenant's namespace is an export, its requests going to its jobs' queues.
+    pub fn start(mut sim: Simulation, opts: &Options) -> Result<Self> {
         if !(opts.time_scale.is_finite() && opts.time_scale >= 1e-3 && opts.time_scale <= 1e6) {
             return Err(Error::config("time_scale", opts.time_scale.to_string(), "must be between 0.001 and 1e6"));
         }
-        if queues.is_empty() || queues.iter().any(|q| q.1.is_empty()) {
-            return Err(Error::config("workload.numjobs", "0", "every tenant needs at least one job to serve its queues"));
+        let layout = sim.config().tenant_layout().map_err(|i| Error::Config(vec![i]))?;
+        let capacity = sim.config().exported_capacity();
+        let mut exports = Vec::new();
+        for (name, jobs) in sim.tenant_jobs() {
+            let range = layout.names.iter().position(|n| *n == name).and_then(|i| layout.ranges.get(i)).cloned().unwrap_or(0..capacity);
+            if jobs.is_empty() {
+                return Err(Error::config("workload.numjobs", "0", format!("tenant {name:?} needs at least one job to serve its queues")));
+            }
+            exports.push(Export { name, jobs, start: range.start, size: range.end - range.start });
+        }
+        if exports.is_empty() {
+            return Err(Error::config("workload.numjobs", "0", "the drive needs at least one job to serve its queues"));
         }
         sim.serve_externally();
         sim.advance_to(SimTime::ZERO)?;
@@ -205,51 +221,60 @@ impl Emulator {
         let shared = Arc::new(Shared { state: Mutex::new(state), wake: Condvar::new(), t0: Instant::now(), scale: opts.time_scale });
         let engine_shared = Arc::clone(&shared);
         let engine = std::thread::Builder::new().name("ssdlab-emulate".into()).spawn(move || run_engine(&engine_shared)).map_err(|e| Error::config("emulate", "engine thread", e.to_string()))?;
-        Ok(Emulator { shared, engine: Mutex::new(Some(engine)), store: Mutex::new(Store::new(capacity, opts.store_memory, &opts.spill_dir, opts.checksums)), queues, block: opts.block.max(1) })
+        let store = Store::new(capacity, opts.store_memory, &opts.spill_dir, opts.checksums);
+        Ok(Emulator { shared, engine: Mutex::new(Some(engine)), store: Mutex::new(store), exports, block: opts.block.max(1) })
     }
 
-    /// The tenants' names (one export each), by tenant.
-    pub fn tenants(&self) -> Vec<String> {
-        self.queues.iter().map(|q| q.0.clone()).collect()
-    }
-
-    /// Bytes the drive exports.
-    pub fn capacity(&self) -> u64 {
-        self.store().capacity()
+    /// The exports, one per tenant: its name and size in bytes.
+    pub fn exports(&self) -> Vec<(String, u64)> {
+        self.exports.iter().map(|e| (e.name.clone(), e.size)).collect()
     }
 
     fn store(&self) -> MutexGuard<'_, Store> {
         self.store.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Checks a request's range against the drive; counts a refusal.
-    fn check(&self, req: Request) -> Result<()> {
-        let Some((offset, len)) = req.range() else { return Ok(()) };
+    /// Checks a request of export `tenant` (offsets within it) and places it on the drive:
+    /// the job of queue `queue` and the request at the drive's offsets; a refusal is counted.
+    fn resolve(&self, tenant: usize, queue: usize, req: Request) -> Result<(usize, Request)> {
+        let Some(export) = self.exports.get(tenant) else {
+            self.shared.lock().refused += 1;
+            return Err(Error::workload("emulate.export", tenant.to_string(), format!("no such export (the drive has {})", self.exports.len())));
+        };
+        let job = export.jobs[queue % export.jobs.len()];
+        let Some((offset, len)) = req.range() else { return Ok((job, req)) };
+        let past_end = match offset.checked_add(len) {
+            Some(end) => end > export.size,
+            None => true,
+        };
         let problem = if len == 0 {
             Some("is empty".to_string())
-        } else if !self.store().contains(offset, len) {
-            Some(format!("goes past the end of the drive ({} bytes)", self.capacity()))
+        } else if past_end {
+            Some(format!("goes past the end of export {:?} ({} bytes)", export.name, export.size))
         } else if offset % self.block != 0 || len % self.block != 0 {
             Some(format!("is not aligned to the drive's {}-byte blocks", self.block))
         } else {
             None
         };
-        match problem {
-            None => Ok(()),
-            Some(p) => {
-                self.shared.lock().refused += 1;
-                Err(Error::workload("emulate.request", format!("{len} bytes at {offset}"), p))
-            }
+        if let Some(p) = problem {
+            self.shared.lock().refused += 1;
+            return Err(Error::workload("emulate.request", format!("{len} bytes at {offset}"), p));
         }
+        let at = offset + export.start;
+        Ok((
+            job,
+            match req {
+                Request::Read { .. } => Request::Read { offset: at, len },
+                Request::Write { .. } => Request::Write { offset: at, len },
+                Request::Trim { .. } => Request::Trim { offset: at, len },
+                Request::Zero { .. } => Request::Zero { offset: at, len },
+                Request::Flush => Request::Flush,
+            },
+        ))
     }
 
-    /// Sends `req` to queue `queue` of tenant `tenant` now and waits until its reply is due.
-    fn submit(&self, tenant: usize, queue: usize, req: Request) -> Result<Done> {
-        self.check(req)?;
-        let Some((_, jobs)) = self.queues.get(tenant) else {
-            return Err(Error::workload("emulate.export", tenant.to_string(), format!("no such tenant (the drive has {})", self.queues.len())));
-        };
-        let job = jobs[queue % jobs.len()];
+    /// Sends `req` (at the drive's offsets) to `job` now and waits until its reply is due.
+    fn submit(&self, job: usize, req: Request) -> Result<Done> {
         let rx: Receiver<Result<Done>>;
         {
             let mut st = self.shared.lock();
@@ -268,32 +293,39 @@ impl Emulator {
         rx.recv().unwrap_or(Err(Error::Cancelled))
     }
 
-    /// Reads into `buf` at `offset`.
+    /// Reads into `buf` at `offset` of export `tenant`, on its queue `queue`.
     pub fn read(&self, tenant: usize, queue: usize, offset: u64, buf: &mut [u8]) -> Result<Done> {
-        let done = self.submit(tenant, queue, Request::Read { offset, len: buf.len() as u64 })?;
-        self.store().read(offset, buf)?;
+        let (job, req) = self.resolve(tenant, queue, Request::Read { offset, len: buf.len() as u64 })?;
+        let done = self.submit(job, req)?;
+        if let Some((at, _)) = req.range() {
+            self.store().read(at, buf)?;
+        }
         Ok(done)
     }
 
     /// Writes `data` at `offset`.
     pub fn write(&self, tenant: usize, queue: usize, offset: u64, data: &[u8]) -> Result<Done> {
-        let req = Request::Write { offset, len: data.len() as u64 };
-        self.check(req)?;
-        self.store().write(offset, data)?;
-        self.submit(tenant, queue, req)
+        let (job, req) = self.resolve(tenant, queue, Request::Write { offset, len: data.len() as u64 })?;
+        if let Some((at, _)) = req.range() {
+            self.store().write(at, data)?;
+        }
+        self.submit(job, req)
     }
 
-    /// Trims (`zero = false`) or writes zeroes over `len` bytes at `offset`.
+    /// Trims (`trim`) or writes zeroes over `len` bytes at `offset`.
     pub fn zero(&self, tenant: usize, queue: usize, offset: u64, len: u64, trim: bool) -> Result<Done> {
         let req = if trim { Request::Trim { offset, len } } else { Request::Zero { offset, len } };
-        self.check(req)?;
-        self.store().zero(offset, len)?;
-        self.submit(tenant, queue, req)
+        let (job, req) = self.resolve(tenant, queue, req)?;
+        if let Some((at, len)) = req.range() {
+            self.store().zero(at, len)?;
+        }
+        self.submit(job, req)
     }
 
     /// An NVMe Flush: completes once what the drive's write cache held is on the media.
     pub fn flush(&self, tenant: usize, queue: usize) -> Result<Done> {
-        self.submit(tenant, queue, Request::Flush)
+        let (job, req) = self.resolve(tenant, queue, Request::Flush)?;
+        self.submit(job, req)
     }
 
     /// Stops serving: requests in flight complete without waiting for the wall clock, then the

@@ -61,10 +61,6 @@ impl Store {
         Store { capacity, chunks: FxHashMap::default(), memory_chunks: memory_limit / CHUNK, spill_dir: spill_dir.to_path_buf(), spill: None, checksums, stats: StoreStats::default() }
     }
 
-    pub fn capacity(&self) -> u64 {
-        self.capacity
-    }
-
     pub fn stats(&self) -> StoreStats {
         self.stats
     }

@@ -18,10 +18,9 @@ fn emulator(base: Option<&str>, extra: &[(&str, &str)], scale: f64) -> Emulator 
     let mut s: Vec<(&str, &str)> = HOST.to_vec();
     s.extend_from_slice(extra);
     let config = config_from(base, &s);
-    let capacity = config.exported_capacity();
     let sim = Simulation::new(config).expect("simulation");
     let opts = Options { time_scale: scale, store_memory: 32 << 10, spill_dir: scratch_dir("emulate"), checksums: true, block: 512 };
-    Emulator::start(sim, capacity, &opts).expect("emulator")
+    Emulator::start(sim, &opts).expect("emulator")
 }
 
 fn pattern(seed: u64, n: usize) -> Vec<u8> {
@@ -84,17 +83,17 @@ fn each_replys_latency_is_the_simulations_and_an_idle_drive_serves_like_a_run() 
 #[test]
 fn bad_requests_are_refused_and_the_drive_keeps_serving() {
     let e = emulator(None, &[], 0.05);
-    let cap = e.capacity();
+    let cap = e.exports()[0].1;
     let mut buf = vec![0u8; 4096];
     assert!(e.read(0, 0, cap - 2048, &mut buf).is_err(), "past the end");
     assert!(e.read(0, 0, 100, &mut buf).is_err(), "misaligned");
     assert!(e.write(0, 0, 0, &[]).is_err(), "empty");
-    assert!(e.read(3, 0, 0, &mut buf).is_err(), "no such tenant");
+    assert!(e.read(3, 0, 0, &mut buf).is_err(), "no such export");
     e.write(0, 0, 0, &pattern(5, 4096)).unwrap();
     e.read(0, 0, 0, &mut buf).unwrap();
     assert_eq!(buf, pattern(5, 4096));
     e.stop();
-    assert_eq!(e.stats().refused, 3);
+    assert_eq!(e.stats().refused, 4);
     assert!(e.read(0, 0, 0, &mut buf).is_err(), "stopped");
 }
 
@@ -120,4 +119,30 @@ fn concurrent_writers_contend_in_simulated_time() {
         e.read(0, 0, (t * 20 + 19) * 65536, &mut buf).unwrap();
         assert_eq!(buf, pattern(t, 65536));
     }
+}
+
+#[test]
+fn each_tenant_is_an_export_of_its_namespace_on_its_own_queues() {
+    let text = "[[tenants]]\nname = \"alpha\"\n[[tenants]]\nname = \"beta\"\nshare = 0.25\n";
+    let s: Vec<(String, String)> = HOST[..5].iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect();
+    let config = ssdlab_core::config::build_on_text(&format!("extends = \"default\"\n{text}"), "test", None, &s).expect("config");
+    let layout = config.tenant_layout().unwrap();
+    let sim = Simulation::new(config).expect("simulation");
+    let opts = Options { time_scale: 0.05, store_memory: 1 << 20, spill_dir: scratch_dir("emulate"), checksums: false, block: 512 };
+    let e = Emulator::start(sim, &opts).expect("emulator");
+    let exports = e.exports();
+    assert_eq!(exports.iter().map(|x| x.0.as_str()).collect::<Vec<_>>(), ["alpha", "beta"]);
+    assert_eq!(exports[1].1, layout.ranges[1].end - layout.ranges[1].start);
+    e.write(1, 0, 0, &pattern(9, 4096)).unwrap();
+    let mut buf = vec![1u8; 4096];
+    // Offset 0 of alpha is another place on the drive: never written.
+    e.read(0, 0, 0, &mut buf).unwrap();
+    assert!(buf.iter().all(|&b| b == 0));
+    e.read(1, 0, 0, &mut buf).unwrap();
+    assert_eq!(buf, pattern(9, 4096));
+    assert!(e.read(1, 0, exports[1].1, &mut buf).is_err(), "past the end of beta's namespace");
+    e.stop();
+    let sum = e.summary();
+    let by = |n: &str| sum.tenants.iter().find(|t| t.name == n).map(|t| (t.read.ios, t.write.ios));
+    assert_eq!((by("alpha"), by("beta")), (Some((1, 0)), Some((1, 1))));
 }
