@@ -173,10 +173,20 @@ def serve_cmd(
             names = ", ".join(repr(e) for e in s.exports)
             err.print(f"serving {escape(cfg.description)} at {s.uri} (exports: {escape(names)}); Ctrl-C stops", highlight=False)
 
-        last = {"t": 0.0}
+        last = {"t": 0.0, "end": 0.0}
 
         def status(st: dict[str, Any]) -> None:
-            if time.monotonic() - last["t"] < 5.0 or json_:
+            if json_:
+                return
+            # The time series' intervals that saw I/O, every 5 s (--set stats.interval=T) ...
+            for r in st.get("intervals", []):
+                if r["end_s"] > last["end"]:
+                    last["end"] = r["end_s"]
+                    if r["ios"] == 0:
+                        continue
+                    err.print(f"  [{r['start_s']:.3f}-{r['end_s']:.3f} s]  {r['ios']:,} I/Os  {r['iops']:,.0f} IOPS  mean {r['lat_mean_us']:,.1f} us  p99 {r['lat_p99_us']:,.1f} us", highlight=False)
+            # ... and every 5 s the requests served and the lag.
+            if time.monotonic() - last["t"] < 5.0:
                 return
             last["t"] = time.monotonic()
             n = sum(st["requests"])

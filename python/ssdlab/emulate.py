@@ -138,6 +138,7 @@ def serve(
             f"result={result}",
             f"block={block}",
             f"once={1 if once else 0}",
+            f"series={1 if _picoseconds(table.get('stats', {}).get('interval', 0)) else 0}",
         ]
         # nbdkit gets Ctrl-C from the terminal with us; it stops, unloads the plugin (which
         # writes the result) and exits.
@@ -165,6 +166,13 @@ def serve(
         if not result.exists():
             raise ServeError(f"nbdkit ended (exit {proc.returncode}) without a result: {errors.strip()[-2000:]}")
         return dict(json.loads(result.read_text(encoding="utf-8")))
+
+
+def _picoseconds(v: Any) -> int:
+    """A duration from the resolved TOML (``"10ms"``, or a number), in picoseconds; 0 if unset."""
+    if isinstance(v, (int, float)):
+        return int(v)
+    return int(_core.parse_time(str(v))) if v else 0
 
 
 def _size(v: Any) -> int:

@@ -37,6 +37,9 @@ use crate::sim::{SimDuration, SimTime};
 use crate::simulation::{Simulation, Summary};
 use store::{Store, StoreStats};
 
+/// How long an idle engine looks for the next arrival before it sleeps until one comes.
+const IDLE_SPIN: Duration = Duration::from_micros(50);
+
 /// Below this much wall time to the next event the engine yields instead of sleeping: a timed
 /// sleep wakes a few microseconds late even with a timer slack of 1 ns (the caller sets it;
 /// Linux's default of 50 µs would make every reply that late), and a spin costs a core.
@@ -215,7 +218,8 @@ impl Emulator {
         }
         sim.serve_externally();
         sim.advance_to(SimTime::ZERO)?;
-        let lag = Histogram::new(3).map_err(|e| Error::config("emulate", "histogram", e.to_string()))?;
+        // Lags from 1 ns to an hour, to 3 significant digits (a larger one counts as an hour).
+        let lag = Histogram::new_with_bounds(1, 3_600_000_000_000, 3).map_err(|e| Error::config("emulate", "histogram", e.to_string()))?;
         let state =
             State { sim, arrivals: VecDeque::new(), inflight: FxHashMap::default(), done: Vec::new(), lag, requests: [0; 5], flush_time: SimDuration::ZERO, refused: 0, stop: false, failure: None };
         let shared = Arc::new(Shared { state: Mutex::new(state), wake: Condvar::new(), t0: Instant::now(), scale: opts.time_scale });
@@ -383,8 +387,7 @@ fn run_engine(shared: &Shared) {
         if draining && st.arrivals.is_empty() && st.inflight.is_empty() {
             return;
         }
-        let wall_now = shared.sim_at(Instant::now());
-        if let Err(e) = step(&mut st, wall_now, draining) {
+        if let Err(e) = step(&mut st, shared, draining) {
             fail_all(&mut st, e);
             if draining {
                 return;
@@ -408,7 +411,19 @@ fn run_engine(shared: &Shared) {
                 }
             }
             None if draining => return,
-            None => st = shared.wake.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner),
+            None => {
+                // Idle: look for an arrival a while (a request often follows a reply at once)
+                // before sleeping until one comes.
+                let idle = Instant::now();
+                while st.arrivals.is_empty() && !st.stop && idle.elapsed() < IDLE_SPIN {
+                    drop(st);
+                    std::thread::yield_now();
+                    st = shared.lock();
+                }
+                if st.arrivals.is_empty() && !st.stop {
+                    st = shared.wake.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+            }
         }
     }
 }
@@ -416,15 +431,16 @@ fn run_engine(shared: &Shared) {
 /// One round of the engine: arrivals go in at their instants, the simulation moves to `now`
 /// (when draining, to its next event whatever the wall clock says), and completed requests
 /// are released.
-fn step(st: &mut State, now: SimTime, draining: bool) -> Result<()> {
+fn step(st: &mut State, shared: &Shared, draining: bool) -> Result<()> {
     if st.failure.is_some() {
         return Ok(());
     }
+    let now = shared.sim_at(Instant::now());
     while let Some(a) = st.arrivals.pop_front() {
         let at = a.at.max(st.sim.now());
         // What completes before the arrival is released first: its command's id may be reused.
         st.sim.advance_to(at)?;
-        release(st, now);
+        release(st, shared);
         let (op, kind, offset, len, slot) = match a.req {
             Request::Read { offset, len } => (Op::Read, Kind::Write, offset, len, 0),
             Request::Write { offset, len } => (Op::Write, Kind::Write, offset, len, 1),
@@ -437,13 +453,18 @@ fn step(st: &mut State, now: SimTime, draining: bool) -> Result<()> {
     }
     let until = if draining { st.sim.next_event().unwrap_or(now).max(now) } else { now };
     st.sim.advance_to(until)?;
-    release(st, now);
+    release(st, shared);
     Ok(())
 }
 
-/// Replies to the requests that completed (at wall-clock instant `now`, simulated).
-fn release(st: &mut State, now: SimTime) {
+/// Replies to the requests that completed; the lag of each is how far the wall clock has
+/// passed its simulated completion now.
+fn release(st: &mut State, shared: &Shared) {
     st.sim.take_done(&mut st.done);
+    if st.done.is_empty() {
+        return;
+    }
+    let now = shared.sim_at(Instant::now());
     let done = std::mem::take(&mut st.done);
     for &(id, t) in &done {
         let Some(p) = st.inflight.remove(&id) else { continue };
