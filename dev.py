@@ -111,7 +111,7 @@ def setup(force: bool = False) -> None:
     serve = "`ssdlab serve` (the simulated drive over NBD) and its tests"
     ensure_tool("nbdkit", "nbdkit", serve)
     ensure_tool("nbdkit", "nbdkit-plugin-python", serve, present=nbdkit_python)
-    ensure_tool("nbdsh", "libnbd-bin", "the `ssdlab serve` tests (nbdsh, a client)")
+    ensure_tool("nbdsh", "python3-libnbd", "the `ssdlab serve` tests (nbdsh, a client)")
     ensure_tool("qemu-io", "qemu-utils", "the `ssdlab serve` tests (qemu-io, a client)")
     make_venv()
     digest = sources_hash()

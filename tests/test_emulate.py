@@ -25,7 +25,7 @@ missing = [c for c in CLIENTS if shutil.which(c) is None]
 plugin = subprocess.run(["nbdkit", "python", "--version"], capture_output=True).returncode == 0 if shutil.which("nbdkit") else False
 pytestmark = pytest.mark.skipif(
     bool(missing) or not plugin,
-    reason=f"needs {', '.join(missing) or 'nbdkit-plugin-python'} (python3 dev.py setup installs nbdkit, nbdkit-plugin-python, libnbd-bin, qemu-utils and fio as root)",
+    reason=f"needs {', '.join(missing) or 'nbdkit-plugin-python'} (python3 dev.py setup installs nbdkit, nbdkit-plugin-python, python3-libnbd (nbdsh), qemu-utils and fio as root)",
 )
 
 
