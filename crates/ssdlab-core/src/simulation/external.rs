@@ -3,7 +3,7 @@
 //! choosing, and collects what completed. The runner's jobs issue nothing of their own; each
 //! injected I/O enters its job's host path, so the rest of its path is the same as in a run.
 
-use super::{Event, Simulation};
+use super::{overflow, Simulation};
 use crate::error::{Error, Result};
 use crate::ids::CmdId;
 use crate::io::{Kind, Op};
@@ -40,10 +40,7 @@ impl Simulation {
             self.started = true;
             self.start();
         }
-        while self.failure.is_none() && self.queue.peek_time().is_some_and(|t| t <= until) {
-            let Some((t, ev)) = self.queue.pop() else { break };
-            self.step(t, ev)?;
-        }
+        self.run_loop(Some(until), u64::MAX)?;
         if let Some(e) = self.failure.take() {
             return Err(e);
         }
@@ -78,30 +75,5 @@ impl Simulation {
     /// host saw it complete.
     pub fn take_done(&mut self, into: &mut Vec<(CmdId, SimTime)>) {
         self.runner.take_done(into);
-    }
-
-    /// Handles one popped event: the observer looks first if it is due.
-    pub(super) fn step(&mut self, t: SimTime, ev: Event) -> Result<()> {
-        if t >= time::LIMIT {
-            return Err(overflow(self.now));
-        }
-        if t >= self.observe_at {
-            self.observe(t);
-        }
-        self.now = t;
-        self.events += 1;
-        self.handle(ev);
-        Ok(())
-    }
-}
-
-/// An instant past what the clock can count, reached at `now`.
-fn overflow(now: SimTime) -> Error {
-    Error::TimeOverflow {
-        detail: format!(
-            "an event falls past {:.0} days of simulated time, after {:.6} s: a time, cycle count or rate of the config is too large for this run",
-            time::LIMIT.as_secs_f64() / 86_400.0,
-            now.as_secs_f64()
-        ),
     }
 }

@@ -25,7 +25,7 @@ use crate::host::{self, Host};
 use crate::media::{self, nvm};
 use crate::nvme::{self, Nvme};
 use crate::pcie::{self, Link};
-use crate::sim::{EventQueue, SimDuration, SimTime};
+use crate::sim::{time, EventQueue, SimDuration, SimTime};
 use crate::stats::series::{Series, DEFAULT_TRACKED, IO_COLUMNS, MAX_INTERVALS};
 use crate::stats::steady;
 use crate::stats::{IoLog, Kind, MetricInfo, Metrics, Stats};
@@ -244,17 +244,38 @@ impl Simulation {
             self.started = true;
             self.start();
         }
-        let mut left = budget;
-        while left > 0 && self.failure.is_none() && !self.halted {
-            let Some((t, ev)) = self.queue.pop() else { break };
-            self.step(t, ev)?;
-            left -= 1;
-        }
+        self.run_loop(None, budget)?;
         self.wall += t0.elapsed().as_secs_f64();
         match self.failure.take() {
             Some(e) => Err(e),
             None => Ok(self.halted || self.queue.is_empty()),
         }
+    }
+
+    /// The event loop, the one place events are handled: up to `budget` events, those due at
+    /// or before `until` if given; stops early on a failure or when the run halts.
+    fn run_loop(&mut self, until: Option<SimTime>, budget: u64) -> Result<()> {
+        let mut left = budget;
+        while left > 0 && self.failure.is_none() && !self.halted {
+            if let Some(u) = until {
+                match self.queue.peek_time() {
+                    Some(t) if t <= u => {}
+                    _ => break,
+                }
+            }
+            let Some((t, ev)) = self.queue.pop() else { break };
+            if t >= time::LIMIT {
+                return Err(overflow(self.now));
+            }
+            if t >= self.observe_at {
+                self.observe(t);
+            }
+            self.now = t;
+            self.events += 1;
+            self.handle(ev);
+            left -= 1;
+        }
+        Ok(())
     }
 
     /// Fraction of the work done, 0 to 1.
@@ -369,6 +390,18 @@ impl Simulation {
         all.sort_by(|a, b| a.name.cmp(&b.name));
         all.dedup_by(|a, b| a.name == b.name);
         all
+    }
+}
+
+/// An instant past what the clock can count, reached at `now`.
+#[cold]
+fn overflow(now: SimTime) -> Error {
+    Error::TimeOverflow {
+        detail: format!(
+            "an event falls past {:.0} days of simulated time, after {:.6} s: a time, cycle count or rate of the config is too large for this run",
+            time::LIMIT.as_secs_f64() / 86_400.0,
+            now.as_secs_f64()
+        ),
     }
 }
 
