@@ -123,7 +123,7 @@ def serve(
             cmd += ["--ipaddr", "127.0.0.1", "--port", str(port)]
             uri = f"nbd://127.0.0.1:{port}"
         table = cfg.table
-        block = _size(table.get("nvme", {}).get("lba_size", 512))
+        block = api._parse_bytes(table.get("nvme", {}).get("lba_size")) or 512
         cmd += [
             "python",
             str(Path(__file__).with_name("nbdkit_plugin.py")),
@@ -173,13 +173,6 @@ def _picoseconds(v: Any) -> int:
     if isinstance(v, (int, float)):
         return int(v)
     return int(_core.parse_time(str(v))) if v else 0
-
-
-def _size(v: Any) -> int:
-    """A size from the resolved TOML: bytes, or a string with a unit (``"512B"``)."""
-    from ssdlab import _core
-
-    return int(v) if isinstance(v, int) else int(_core.parse_size(str(v)))
 
 
 def _wait_ready(proc: subprocess.Popen[str], pidfile: Path, log: Path) -> None:

@@ -524,9 +524,8 @@ impl Runner {
     /// the host as a system call (a write with its placement identifier and NVMe command, a
     /// trim with its ranges).
     fn issue_io(&mut self, ctx: &mut Ctx, job: usize, io: Io, arrival: SimTime) {
+        self.count_in_flight(job);
         let state = &mut self.jobs[job];
-        state.inflight += 1;
-        self.depth_level[job][fio_bucket(u64::from(state.inflight), &DEPTH_STARTS)] += 1;
         if io.op == Op::Write && state.fsync_every > 0 {
             // fio's fsync=N: after the N-th write is issued, an fsync once the writes are done.
             state.writes_since_sync += 1;
@@ -553,6 +552,14 @@ impl Runner {
         }
         let cmd = ctx.cmds.insert(c);
         ctx.at(ctx.now, Out::Submit { cmd });
+    }
+
+    /// One more I/O of `job` is in flight (fio's `iodepth_level` counts the depth it found).
+    #[inline]
+    fn count_in_flight(&mut self, job: usize) {
+        let state = &mut self.jobs[job];
+        state.inflight += 1;
+        self.depth_level[job][fio_bucket(u64::from(state.inflight), &DEPTH_STARTS)] += 1;
     }
 
     /// `job` calls fsync: it issues nothing until the dirty pages are on the device.
@@ -684,9 +691,8 @@ impl Runner {
     /// Emulation: `job` issues `io` now, as NVMe command `kind` (a write's, a trim's (which
     /// deallocates the I/O's one range) or a Flush, sent as a write of nothing). The command enters the host like any of the job's.
     pub fn inject(&mut self, ctx: &mut Ctx, job: usize, io: Io, kind: Kind) -> CmdId {
-        let state = &mut self.jobs[job];
-        state.inflight += 1;
-        self.depth_level[job][fio_bucket(u64::from(state.inflight), &DEPTH_STARTS)] += 1;
+        self.count_in_flight(job);
+        let state = &self.jobs[job];
         let mut c = Command::new(state.tenant, JobId(job as u32), io.op, io.offset, io.len, ctx.now);
         c.kind = kind;
         if kind == Kind::Flush {
