@@ -159,7 +159,8 @@ config_struct! {
         gc_policy: Victim = Victim::Greedy,
         /// Random candidates that `cost-benefit` compares. Default: `32`.
         gc_window: u32 = 32,
-        /// GC starts when free blocks fall below this fraction of all blocks. Default: `0.005`.
+        /// GC starts when free blocks fall below this fraction of all blocks (and below two
+        /// blocks at least, three with grouped blocks). Default: `0.005`.
         gc_trigger: f64 = 0.005,
         /// GC stops once free blocks are back above this fraction. Default: `0.01`.
         gc_reclaim: f64 = 0.01,

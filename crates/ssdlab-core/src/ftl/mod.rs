@@ -99,13 +99,16 @@ fn array_block(bpp: u32, group: u32, block: u32, plane: u32) -> u32 {
     ((block / bpp) * group + plane) * bpp + block % bpp
 }
 
-/// The fewest free blocks below which GC starts. Grouped blocks are few and large: GC starts
-/// while a free one is left for its own stream and one for the host's.
+/// The fewest free blocks below which GC starts. A host write takes its slot before GC runs,
+/// so GC must start while a free block is left for its own stream, whatever the fraction
+/// rounds to on a small pool (at 1, the host could take the last one first). Grouped blocks
+/// are few and large: GC starts while a free one is left for its own stream and one for the
+/// host's.
 fn min_trigger(group: u32) -> u32 {
     if group > 1 {
         3
     } else {
-        1
+        2
     }
 }
 

@@ -52,6 +52,38 @@ fn shadow_map_holds_over_a_million_random_operations_with_gc() {
     }
 }
 
+#[test]
+fn gc_keeps_a_free_block_for_itself_on_small_drives() {
+    // Under 200 blocks, the presets' 0.5 % trigger rounds to one free block: GC used to start
+    // only once the host had taken the last one, and then had nowhere to move a victim's units
+    // ("no free block in any plane"). It now starts at two at least. Every geometry here
+    // passes the spare-space check, and each writes three times its capacity at random.
+    for (planes, blocks, pages, op) in [(1, 24, 64, 0.25), (2, 16, 64, 0.25), (2, 32, 16, 0.12), (4, 32, 64, 0.25), (4, 24, 64, 0.15), (8, 24, 16, 0.12)] {
+        let g = NandConfig {
+            channels: planes.min(2),
+            ways: 1,
+            dies_per_chip: 1,
+            planes: planes / planes.min(2),
+            blocks_per_plane: blocks,
+            pages_per_block: pages,
+            page_size: Bytes(16384),
+            ..NandConfig::default()
+        };
+        let cfg = FtlConfig { op_ratio: op, ..FtlConfig::default() };
+        let mut ftl = Ftl::new(&g, &cfg, 3).unwrap();
+        ftl.enable_integrity();
+        let n = ftl.exported_units();
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
+        for i in 0..3 * n {
+            let r = ftl.write(Lpn(rng.random_range(0..n)), &mut |_| {});
+            assert!(r.is_ok(), "{planes} planes x {blocks} blocks x {pages} pages, op {op}: write {i} of {}: {r:?}", 3 * n);
+        }
+        ftl.verify().unwrap_or_else(|e| panic!("{planes} planes x {blocks} blocks: {e}"));
+        let c = ftl.counters();
+        assert!(c.gc_victims > 0 && ftl.free_blocks() >= 1, "{planes} planes x {blocks} blocks: {c:?}");
+    }
+}
+
 /// Desnoyers, "Analytic modeling of SSD write performance", SYSTOR 2012: under uniform random
 /// writes with LRW (FIFO) cleaning, a victim's valid fraction x solves x = exp(-α(1 - x)),
 /// α = physical / user space, and WAF = 1 / (1 - x). Bux & Iliadis, "Performance of greedy
