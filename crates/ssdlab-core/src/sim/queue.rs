@@ -3,16 +3,28 @@
 //! Events are ordered by the key `(time, seq)`, where `seq` is a counter that increases with
 //! every insertion. Two events at the same picosecond therefore run in the order they were
 //! scheduled (FIFO), which makes every run a pure function of its config and seed: no tie is
-//! ever broken by heap layout or hashing. The list is a binary min-heap with the earliest event
-//! held beside it when it arrived after the heap's: a step that schedules the next step of a
-//! command sooner than anything pending (a TLP's hop, a controller step) hands it straight to
-//! the next pop, and the heap never sees it. Cancellation is not needed by any model yet (timers
-//! that may become stale carry a generation number that the handler checks instead).
+//! ever broken by heap layout or hashing.
+//!
+//! The list is in two parts: the earliest events in key order in a ring (`near`, at most
+//! [`NEAR`] of them), and the rest in a binary min-heap, no entry of which precedes an entry of
+//! the ring. A simulation schedules most events either sooner than everything pending (a
+//! TLP's hop, a controller step: about three in four at QD32) or later than everything (the
+//! command's next step after a long wait): both are an insert at an end of the ring, found by
+//! a short scan, and a pop is the ring's front. Only an event later than the heap's earliest,
+//! or one that overflows a full ring, goes to the heap, so many pending events (thousands of
+//! timers) cost what a heap costs. Cancellation is not needed by any model yet (timers that
+//! may become stale carry a generation number that the handler checks instead).
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use super::time::SimTime;
+
+/// The most events the ring holds; the latest of a full ring moves to the heap.
+const NEAR: usize = 256;
+
+/// Ring positions a push scans from the front before it searches by bisection.
+const SCAN: usize = 8;
 
 struct Entry<E> {
     time: SimTime,
@@ -40,9 +52,9 @@ impl<E> Ord for Entry<E> {
 
 /// A deterministic priority queue of timed events.
 pub struct EventQueue<E> {
+    /// The earliest events in `(time, seq)` order; none follows an entry of `heap`.
+    near: VecDeque<Entry<E>>,
     heap: BinaryHeap<Entry<E>>,
-    /// When set, the earliest event of all: it precedes every entry of `heap`.
-    next: Option<Entry<E>>,
     seq: u64,
 }
 
@@ -54,7 +66,7 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), next: None, seq: 0 }
+        EventQueue { near: VecDeque::with_capacity(NEAR + 1), heap: BinaryHeap::with_capacity(1024), seq: 0 }
     }
 
     /// Schedules `event` at `time`. Among events at the same time, earlier calls run first.
@@ -63,40 +75,52 @@ impl<E> EventQueue<E> {
         let seq = self.seq;
         self.seq += 1;
         let entry = Entry { time, seq, event };
-        // The new entry has the largest `seq` yet, so it precedes another only by time.
-        match self.next.take() {
-            Some(next) if time < next.time => {
-                self.next = Some(entry);
-                self.heap.push(next);
+        // The new entry has the largest `seq` yet, so it follows every entry at its time or
+        // earlier and precedes every later one: its place is found by time alone.
+        if matches!(self.heap.peek(), Some(first) if first.time <= time) {
+            self.heap.push(entry);
+            return;
+        }
+        let n = self.near.len();
+        match self.near.back() {
+            Some(last) if last.time > time => {
+                let mut at = 0;
+                while at < n.min(SCAN) && self.near[at].time <= time {
+                    at += 1;
+                }
+                if at == SCAN {
+                    at = self.near.partition_point(|e| e.time <= time);
+                }
+                self.near.insert(at, entry);
+                if n == NEAR {
+                    // It precedes every entry of the heap, as the whole ring does.
+                    if let Some(last) = self.near.pop_back() {
+                        self.heap.push(last);
+                    }
+                }
             }
-            Some(next) => {
-                self.next = Some(next);
-                self.heap.push(entry);
-            }
-            None => match self.heap.peek() {
-                Some(first) if first.time <= time => self.heap.push(entry),
-                _ => self.next = Some(entry),
-            },
+            _ if n == NEAR => self.heap.push(entry),
+            _ => self.near.push_back(entry),
         }
     }
 
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        self.next.take().or_else(|| self.heap.pop()).map(|e| (e.time, e.event))
+        self.near.pop_front().or_else(|| self.heap.pop()).map(|e| (e.time, e.event))
     }
 
     /// The time of the earliest event, if any.
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.next.as_ref().or_else(|| self.heap.peek()).map(|e| e.time)
+        self.near.front().or_else(|| self.heap.peek()).map(|e| e.time)
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() + usize::from(self.next.is_some())
+        self.near.len() + self.heap.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.next.is_none() && self.heap.is_empty()
+        self.near.is_empty() && self.heap.is_empty()
     }
 }
 
@@ -115,6 +139,26 @@ mod tests {
         q.push(SimTime(5), 'z');
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['z', 'a', 'b', 'c', 'd']);
+    }
+
+    #[test]
+    fn ties_keep_their_order_across_a_full_ring_and_the_heap() {
+        // More events at one instant than the ring holds: the later ones go to the heap, an
+        // earlier event then pushes the ring's last into the heap too, and all still come out
+        // in the order they were scheduled.
+        let mut q = EventQueue::new();
+        let n = NEAR as u32 + 40;
+        for i in 0..n {
+            q.push(SimTime(5), i);
+        }
+        q.push(SimTime(3), u32::MAX);
+        q.push(SimTime(5), n);
+        assert_eq!(q.len(), n as usize + 2);
+        assert_eq!(q.pop(), Some((SimTime(3), u32::MAX)));
+        for i in 0..=n {
+            assert_eq!(q.pop(), Some((SimTime(5), i)));
+        }
+        assert!(q.is_empty());
     }
 
     #[test]
