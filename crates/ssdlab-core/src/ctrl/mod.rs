@@ -33,7 +33,7 @@ use crate::cmd::{Command, Commands};
 use crate::ids::CmdId;
 use crate::io::Op;
 use crate::pcie::Tlp;
-use crate::sim::{ServerPool, SimDuration, SimTime, Timeline};
+use crate::sim::{Clock, ServerPool, SimDuration, SimTime, Timeline};
 use crate::stats::{Component, Metrics};
 use metrics::{CTRL_BUSY, CTRL_FETCH_WAITS, CTRL_OVERLAP_WAITS, CTRL_UNITS};
 
@@ -72,7 +72,7 @@ pub struct Ctrl {
     engines: [Timeline; STEPS],
     /// Per-step (base cycles, cycles per item).
     cycles: [(u64, u64); STEPS],
-    clock: u64,
+    clock: Clock,
     issue_interval: u64,
     max_inflight: u32,
     inflight: u32,
@@ -137,7 +137,7 @@ impl Ctrl {
             cores: ServerPool::new(c.firmware.cores as usize),
             engines: Default::default(),
             cycles,
-            clock,
+            clock: Clock::new(clock),
             issue_interval: c.hardware.issue_interval,
             max_inflight: c.max_inflight,
             inflight: 0,
@@ -237,14 +237,14 @@ impl Ctrl {
         }
         let opens = self.extent_cycles > 0 && self.journal.log(c.offset, c.len);
         let cycles = self.write_cycles.saturating_mul(c.pieces).saturating_add(if opens { self.extent_cycles } else { 0 });
-        SimDuration::cycles(cycles, self.clock)
+        self.clock.cycles(cycles)
     }
 
     /// Firmware work beside the command path (`units` moved by GC), on the same cores, from
     /// `now`.
     pub fn background(&mut self, now: SimTime, units: u64) {
         if self.gc_move_cycles > 0 {
-            self.cores.reserve(now, SimDuration::cycles(self.gc_move_cycles.saturating_mul(units), self.clock));
+            self.cores.reserve(now, self.clock.cycles(self.gc_move_cycles.saturating_mul(units)));
         }
     }
 
@@ -269,7 +269,7 @@ impl Ctrl {
     pub fn cost(&self, step: Step, items: u64) -> SimDuration {
         let (base, per) = self.cycles[step as usize];
         // Saturating: an overflow shows as a time past `time::LIMIT`, which stops the run.
-        SimDuration::cycles(base.saturating_add(per.saturating_mul(items)), self.clock)
+        self.clock.cycles(base.saturating_add(per.saturating_mul(items)))
     }
 
     /// Runs consecutive steps of one command, arriving at `now`. In firmware mode they run
@@ -292,7 +292,7 @@ impl Ctrl {
                 let (step, items) = steps[0];
                 let latency = self.cost(step, items);
                 // A pipelined engine accepts one item every `issue_interval` cycles.
-                let occupancy = SimDuration::cycles(self.issue_interval.saturating_mul(items.max(1)), self.clock);
+                let occupancy = self.clock.cycles(self.issue_interval.saturating_mul(items.max(1)));
                 let g = self.engines[step as usize].reserve(now, occupancy);
                 Service { start: g.start, end: g.start + latency.max(occupancy) }
             }

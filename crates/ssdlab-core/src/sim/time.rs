@@ -86,6 +86,33 @@ impl SimDuration {
     }
 }
 
+/// A clock rate, for turning cycle counts into durations on a hot path: where a cycle is a
+/// whole number of picoseconds (1 GHz, 250 MHz, ...) the conversion is a multiplication, not
+/// [`SimDuration::cycles`]'s division; the results are the same.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Clock {
+    hz: u64,
+    /// Picoseconds per cycle when exact, else 0.
+    ps_per_cycle: u64,
+}
+
+impl Clock {
+    pub fn new(hz: u64) -> Self {
+        let exact = hz > 0 && PS_PER_S % hz == 0;
+        Clock { hz, ps_per_cycle: if exact { PS_PER_S / hz } else { 0 } }
+    }
+
+    /// `n` cycles of this clock (as [`SimDuration::cycles`]).
+    #[inline]
+    pub fn cycles(self, n: u64) -> SimDuration {
+        if self.ps_per_cycle > 0 {
+            SimDuration(n.saturating_mul(self.ps_per_cycle))
+        } else {
+            SimDuration::cycles(n, self.hz)
+        }
+    }
+}
+
 impl Add<SimDuration> for SimTime {
     type Output = SimTime;
     #[inline]
@@ -186,6 +213,12 @@ mod tests {
         assert_eq!(SimTime(u64::MAX) + SimDuration(5), SimTime(u64::MAX));
         assert!(SimTime(u64::MAX) >= LIMIT);
         assert_eq!(SimDuration::cycles(u64::MAX, 1), SimDuration(u64::MAX));
+        // A clock's conversion is the same, exact or not.
+        for hz in [0, 1, 250_000_000, 1_000_000_000, 1_200_000_000, 3_000_000_000, PS_PER_S, 2 * PS_PER_S] {
+            for n in [0, 1, 3, 10, 1_000_003, u64::MAX / 1000, u64::MAX] {
+                assert_eq!(Clock::new(hz).cycles(n), SimDuration::cycles(n, hz), "{n} cycles at {hz} Hz");
+            }
+        }
         assert_eq!(SimTime(5).since(SimTime(9)), SimDuration::ZERO);
     }
 }
