@@ -98,7 +98,7 @@ pub struct Clock {
 
 impl Clock {
     pub fn new(hz: u64) -> Self {
-        let exact = hz > 0 && PS_PER_S % hz == 0;
+        let exact = hz > 0 && PS_PER_S.is_multiple_of(hz);
         Clock { hz, ps_per_cycle: if exact { PS_PER_S / hz } else { 0 } }
     }
 
