@@ -363,7 +363,8 @@ impl L2p {
     }
 
     /// Sets the slot of `lpn` and returns the previous one.
-    #[inline]
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub fn set(&mut self, lpn: u64, slot: u64) -> u64 {
         debug_assert!(slot == UNMAPPED || slot < VALUE_MASK, "slot {slot} beyond a sparse entry");
         let (leaf, off) = ((lpn >> LEAF_BITS) as usize, (lpn as usize) & (LEAF - 1));
@@ -574,7 +575,8 @@ impl P2l {
         out.extend(units.iter().enumerate().filter(|&(_, &u)| u != UNMAPPED).map(|(o, &u)| (o as u32, u)));
     }
 
-    #[inline]
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub fn set(&mut self, block: u32, offset: u32, lpn: u64) {
         let mut c = self.index[block as usize];
         if c & LAID != 0 && c != NO_CHUNK {
