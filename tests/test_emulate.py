@@ -78,7 +78,9 @@ def start(serve: list[Server], *args: str) -> Server:
 
 
 def fio(uri: str, *args: str) -> dict:
-    r = subprocess.run(["fio", "--name=job", "--ioengine=nbd", f"--uri={uri}", "--output-format=json", *args], capture_output=True, text=True, timeout=300)
+    # No verify state file: fio would leave one in the working directory (the repository).
+    cmd = ["fio", "--name=job", "--ioengine=nbd", f"--uri={uri}", "--output-format=json", "--verify_state_save=0", *args]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr + r.stdout
     return dict(json.loads(r.stdout[r.stdout.index("{") :]))
 

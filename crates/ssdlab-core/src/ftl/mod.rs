@@ -662,7 +662,14 @@ impl Ftl {
     /// The block index of a slot.
     #[inline]
     fn block_of_slot(&self, slot: u64) -> u32 {
-        div_rem(slot, u64::from(self.g.slots_per_block())).0 as u32
+        self.place_of_slot(slot).0
+    }
+
+    /// The block and the offset in it of a slot.
+    #[inline]
+    fn place_of_slot(&self, slot: u64) -> (u32, u32) {
+        let (block, offset) = div_rem(slot, u64::from(self.g.slots_per_block()));
+        (block as u32, offset as u32)
     }
 
     /// Writes `lpn` (host stream of its pool), then runs GC if the pool's free blocks fell
@@ -734,8 +741,7 @@ impl Ftl {
     }
 
     fn invalidate(&mut self, slot: u64) {
-        let (block, offset) = div_rem(slot, u64::from(self.g.slots_per_block()));
-        let (block, offset) = (block as u32, offset as u32);
+        let (block, offset) = self.place_of_slot(slot);
         self.p2l.set(block, offset, UNMAPPED);
         if let Some(s) = &mut self.shadow {
             s.slot_version.remove(&slot);
@@ -762,8 +768,7 @@ impl Ftl {
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn record(&mut self, lpn: u64, slot: u64, version: Option<u64>) {
-        let (block, offset) = div_rem(slot, u64::from(self.g.slots_per_block()));
-        let (block, offset) = (block as u32, offset as u32);
+        let (block, offset) = self.place_of_slot(slot);
         self.p2l.set(block, offset, lpn);
         // The slot that fills a block closes it (and buckets it) before it is counted here.
         self.count_valid(block, true);

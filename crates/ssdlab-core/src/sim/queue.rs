@@ -10,7 +10,7 @@
 //! the ring. A simulation schedules most events either sooner than everything pending (a
 //! TLP's hop, a controller step: about three in four at QD32) or later than everything (the
 //! command's next step after a long wait): both are an insert at an end of the ring, found by
-//! a short scan, and a pop is the ring's front. Only an event later than the heap's earliest,
+//! a short scan, and a pop is the ring's front. Only an event no earlier than the heap's first,
 //! or one that overflows a full ring, goes to the heap, so many pending events (thousands of
 //! timers) cost what a heap costs. Cancellation is not needed by any model yet (timers that
 //! may become stale carry a generation number that the handler checks instead).
