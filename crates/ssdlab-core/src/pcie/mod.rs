@@ -63,6 +63,21 @@ pub struct LinkParams {
     pub completion_piece: u64,
     pub dllps_per_tlp: f64,
     pub propagation: SimDuration,
+    /// The fixed-size TLP groups every NVMe command sends, cut once: the SQ doorbell write, the
+    /// SQE's read request and completion, the CQE write and the MSI-X.
+    fixed: Fixed,
+    /// How long a read request slipped between data TLPs waits at most: one MPS-sized write.
+    one_tlp: SimDuration,
+}
+
+/// See [`LinkParams::fixed`].
+#[derive(Clone, Copy, Debug)]
+struct Fixed {
+    doorbell: Tlps,
+    sqe_request: Tlps,
+    sqe_completion: Tlps,
+    cqe: Tlps,
+    msi: Tlps,
 }
 
 impl LinkParams {
@@ -77,7 +92,7 @@ impl LinkParams {
         };
         let rate = c.lane_rate.map_or(default_rate, |r| r.0);
         let bytes_per_sec = rate * f64::from(c.lanes) * efficiency / 8.0;
-        LinkParams {
+        let mut p = LinkParams {
             ps_per_byte: 1e12 / bytes_per_sec,
             tlp_extra: framing + if c.ecrc { 4 } else { 0 },
             req_header: if c.addr64 { HDR_4DW } else { HDR_3DW },
@@ -89,7 +104,24 @@ impl LinkParams {
             },
             dllps_per_tlp: c.dllps_per_tlp,
             propagation: c.propagation,
-        }
+            fixed: Fixed {
+                doorbell: Tlps { count: 0, wire_bytes: 0 },
+                sqe_request: Tlps { count: 0, wire_bytes: 0 },
+                sqe_completion: Tlps { count: 0, wire_bytes: 0 },
+                cqe: Tlps { count: 0, wire_bytes: 0 },
+                msi: Tlps { count: 0, wire_bytes: 0 },
+            },
+            one_tlp: SimDuration::ZERO,
+        };
+        p.fixed = Fixed {
+            doorbell: p.writes(DOORBELL_BYTES),
+            sqe_request: p.read_requests(SQE_BYTES),
+            sqe_completion: p.completions(SQE_BYTES),
+            cqe: p.writes(CQE_BYTES),
+            msi: p.writes(crate::nvme::MSI_BYTES),
+        };
+        p.one_tlp = p.serialise((p.mps + p.req_header + p.tlp_extra) as f64);
+        p
     }
 
     /// TLP bytes one direction carries per second.
@@ -209,16 +241,18 @@ impl Link {
             Dir::Up => (&mut self.up, &mut self.down),
         };
         // DLLPs owed to this direction went out in its idle time before `now`, if there was any.
-        let idle = now.since(this.wire.free_at()).as_ps() as f64;
-        this.dllp_debt = (this.dllp_debt - idle / p.ps_per_byte).max(0.0);
+        // (Skipped when nothing is owed or there was no idle time: the result is the same.)
+        let idle = now.since(this.wire.free_at());
+        if this.dllp_debt > 0.0 && idle > SimDuration::ZERO {
+            this.dllp_debt = (this.dllp_debt - idle.as_ps() as f64 / p.ps_per_byte).max(0.0);
+        }
         let bytes = tlps.wire_bytes as f64 + this.dllp_debt;
         this.dllp_debt = 0.0;
         this.tlps += tlps.count;
         this.wire_bytes += tlps.wire_bytes;
         other.dllp_debt += tlps.count as f64 * p.dllps_per_tlp * DLLP_BYTES;
         if cut_in {
-            let one_tlp = p.serialise((p.mps + p.req_header + p.tlp_extra) as f64);
-            return this.wire.cut_in(now, p.serialise(bytes), one_tlp);
+            return this.wire.cut_in(now, p.serialise(bytes), p.one_tlp);
         }
         this.wire.reserve(now, p.serialise(bytes))
     }
@@ -236,24 +270,7 @@ impl Link {
         }
         let p = &self.params;
         let prop = p.propagation;
-        let (dir, tlps) = match tlp {
-            Tlp::SqDoorbell => (Dir::Down, p.writes(DOORBELL_BYTES)),
-            Tlp::SqeRead => (Dir::Up, p.read_requests(self.fetch_bytes(c.fetch_stage))),
-            Tlp::SqeData => (Dir::Down, p.completions(self.fetch_bytes(c.fetch_stage))),
-            Tlp::PrpRead => (Dir::Up, p.read_requests(c.prp_entries * PRP_ENTRY_BYTES)),
-            Tlp::PrpData => (Dir::Down, p.completions(c.prp_entries * PRP_ENTRY_BYTES)),
-            // Metadata (protection information) crosses the link with the data.
-            Tlp::DataRead => (Dir::Up, p.read_requests(c.data_len() + c.md)),
-            Tlp::DataIn => (Dir::Down, p.completions(c.data_len() + c.md)),
-            Tlp::DataOut { len, .. } => (Dir::Up, p.writes(u64::from(len) + c.md * u64::from(len) / c.len.max(1))),
-            Tlp::Cqe if self.virtio => {
-                let all: Vec<Tlps> = VIRTIO_COMPLETION_BYTES.iter().map(|&b| p.writes(b)).collect();
-                (Dir::Up, Tlps { count: all.iter().map(|t| t.count).sum(), wire_bytes: all.iter().map(|t| t.wire_bytes).sum() })
-            }
-            Tlp::Cqe => (Dir::Up, p.writes(CQE_BYTES)),
-        };
-        // The first request of a batch leaves one request's time after the batch starts.
-        let one_request = p.serialise((tlps.wire_bytes / tlps.count.max(1)) as f64);
+        let (dir, tlps) = self.tlps(c, tlp);
         let g = match mover {
             Some(m) => {
                 let start = now.max(m.line.free_at());
@@ -299,6 +316,8 @@ impl Link {
             }
             Tlp::DataRead => {
                 c.account(Component::Queueing, g.start);
+                // The first request of a batch leaves one request's time after the batch starts.
+                let one_request = self.params.serialise((tlps.wire_bytes / tlps.count.max(1)) as f64);
                 // Completions start once the first request has reached host memory; the rest
                 // of the requests are smaller than their data and keep the stream busy.
                 let back = g.start + one_request + prop + mem;
@@ -340,13 +359,39 @@ impl Link {
         }
     }
 
+    /// The direction and TLPs of `tlp` for command `c`.
+    #[inline]
+    fn tlps(&self, c: &Command, tlp: Tlp) -> (Dir, Tlps) {
+        let p = &self.params;
+        match tlp {
+            Tlp::SqDoorbell => (Dir::Down, p.fixed.doorbell),
+            Tlp::SqeRead if !self.virtio => (Dir::Up, p.fixed.sqe_request),
+            Tlp::SqeData if !self.virtio => (Dir::Down, p.fixed.sqe_completion),
+            Tlp::SqeRead => (Dir::Up, p.read_requests(self.fetch_bytes(c.fetch_stage))),
+            Tlp::SqeData => (Dir::Down, p.completions(self.fetch_bytes(c.fetch_stage))),
+            Tlp::PrpRead => (Dir::Up, p.read_requests(c.prp_entries * PRP_ENTRY_BYTES)),
+            Tlp::PrpData => (Dir::Down, p.completions(c.prp_entries * PRP_ENTRY_BYTES)),
+            // Metadata (protection information) crosses the link with the data.
+            Tlp::DataRead => (Dir::Up, p.read_requests(c.data_len() + c.md)),
+            Tlp::DataIn => (Dir::Down, p.completions(c.data_len() + c.md)),
+            Tlp::DataOut { len, .. } => {
+                let md = if c.md == 0 { 0 } else { c.md * u64::from(len) / c.len.max(1) };
+                (Dir::Up, p.writes(u64::from(len) + md))
+            }
+            Tlp::Cqe if self.virtio => {
+                let all: Vec<Tlps> = VIRTIO_COMPLETION_BYTES.iter().map(|&b| p.writes(b)).collect();
+                (Dir::Up, Tlps { count: all.iter().map(|t| t.count).sum(), wire_bytes: all.iter().map(|t| t.wire_bytes).sum() })
+            }
+            Tlp::Cqe => (Dir::Up, p.fixed.cqe),
+        }
+    }
+
     /// An MSI-X goes up at `now`; returns when it reaches the host.
     pub fn interrupt(&mut self, now: SimTime) -> SimTime {
-        let t = self.params.writes(crate::nvme::MSI_BYTES);
+        let t = self.params.fixed.msi;
         self.send(Dir::Up, now, t).end + self.params.propagation
     }
 
-    /// The host's CQ head doorbell goes down at `now` (nothing waits for it; it uses the link).
     /// The bytes of a command's fetch read at `stage`.
     fn fetch_bytes(&self, stage: u8) -> u64 {
         if self.virtio {
@@ -356,11 +401,12 @@ impl Link {
         }
     }
 
+    /// The host's CQ head doorbell goes down at `now` (nothing waits for it; it uses the link).
     pub fn cq_doorbell(&mut self, now: SimTime) {
         if self.virtio {
             return; // virtio-blk drivers update the used event index in memory, not a register
         }
-        let t = self.params.writes(DOORBELL_BYTES);
+        let t = self.params.fixed.doorbell;
         self.send(Dir::Down, now, t);
     }
 
@@ -422,6 +468,19 @@ mod tests {
         assert_eq!(p.completions(4096), Tlps { count: 64, wire_bytes: 4096 + 64 * 20 });
         let mps = LinkParams::new(&PcieConfig { completion_split: CompletionSplit::Mps, mps: Bytes(512), ..PcieConfig::default() });
         assert_eq!(mps.completions(4096).count, 8);
+    }
+
+    #[test]
+    fn fixed_groups_are_cut_as_any_other() {
+        for (gen, mps, ecrc, addr64) in [(3, 128, false, true), (4, 256, true, false), (6, 512, false, true)] {
+            let p = LinkParams::new(&PcieConfig { gen, mps: Bytes(mps), ecrc, addr64, ..PcieConfig::default() });
+            assert_eq!(p.fixed.doorbell, p.writes(DOORBELL_BYTES));
+            assert_eq!(p.fixed.sqe_request, p.read_requests(SQE_BYTES));
+            assert_eq!(p.fixed.sqe_completion, p.completions(SQE_BYTES));
+            assert_eq!(p.fixed.cqe, p.writes(CQE_BYTES));
+            assert_eq!(p.fixed.msi, p.writes(crate::nvme::MSI_BYTES));
+            assert_eq!(p.one_tlp, p.serialise((mps + p.req_header + p.tlp_extra) as f64));
+        }
     }
 
     #[test]
