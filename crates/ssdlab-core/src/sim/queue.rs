@@ -5,27 +5,33 @@
 //! scheduled (FIFO), which makes every run a pure function of its config and seed: no tie is
 //! ever broken by heap layout or hashing.
 //!
-//! The list is in two parts: the earliest events in key order in a ring (`near`, at most
-//! [`NEAR`] of them), and the rest in a binary min-heap, no entry of which precedes an entry of
-//! the ring. A simulation schedules most events either sooner than everything pending (a
+//! The list is in two parts: the earliest events in key order in a ring (at most [`NEAR`] of
+//! them, in a fixed array indexed modulo a power of two), and the rest in a binary min-heap,
+//! no entry of which precedes an entry of the ring. A simulation schedules most events either sooner than everything pending (a
 //! TLP's hop, a controller step: about three in four at QD32) or later than everything (the
 //! command's next step after a long wait): both are an insert at an end of the ring, found by
-//! a short scan, and a pop is the ring's front. Only an event no earlier than the heap's first,
+//! a short scan, and a pop is the ring's front. A push into the middle moves the shorter side
+//! of the ring by one place. Only an event no earlier than the heap's first,
 //! or one that overflows a full ring, goes to the heap, so many pending events (thousands of
 //! timers) cost what a heap costs. Cancellation is not needed by any model yet (timers that
 //! may become stale carry a generation number that the handler checks instead).
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 use super::time::SimTime;
 
 /// The most events the ring holds; the latest of a full ring moves to the heap.
 const NEAR: usize = 256;
 
+/// The ring's storage: a power of two above `NEAR`, so that a position wraps by a mask.
+const CAP: usize = 512;
+const MASK: usize = CAP - 1;
+
 /// Ring positions a push scans from the front before it searches by bisection.
 const SCAN: usize = 8;
 
+#[derive(Clone, Copy)]
 struct Entry<E> {
     time: SimTime,
     seq: u64,
@@ -52,21 +58,25 @@ impl<E> Ord for Entry<E> {
 
 /// A deterministic priority queue of timed events.
 pub struct EventQueue<E> {
-    /// The earliest events in `(time, seq)` order; none follows an entry of `heap`.
-    near: VecDeque<Entry<E>>,
+    /// The ring's storage, `CAP` entries (empty until the first push fills it with copies of
+    /// that event, so that `E` needs no default); the ring is `len` entries from `head`, in
+    /// `(time, seq)` order, and none follows an entry of `heap`.
+    ring: Vec<Entry<E>>,
+    head: usize,
+    len: usize,
     heap: BinaryHeap<Entry<E>>,
     seq: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { near: VecDeque::with_capacity(NEAR + 1), heap: BinaryHeap::with_capacity(1024), seq: 0 }
+        EventQueue { ring: Vec::new(), head: 0, len: 0, heap: BinaryHeap::with_capacity(1024), seq: 0 }
     }
 
     /// Schedules `event` at `time`. Among events at the same time, earlier calls run first.
@@ -81,46 +91,88 @@ impl<E> EventQueue<E> {
             self.heap.push(entry);
             return;
         }
-        let n = self.near.len();
-        match self.near.back() {
-            Some(last) if last.time > time => {
-                let mut at = 0;
-                while at < n.min(SCAN) && self.near[at].time <= time {
-                    at += 1;
-                }
-                if at == SCAN {
-                    at = self.near.partition_point(|e| e.time <= time);
-                }
-                self.near.insert(at, entry);
-                if n == NEAR {
-                    // It precedes every entry of the heap, as the whole ring does.
-                    if let Some(last) = self.near.pop_back() {
-                        self.heap.push(last);
-                    }
+        let n = self.len;
+        let head = self.head;
+        if self.ring.is_empty() {
+            self.ring = vec![entry; CAP];
+        }
+        // (Sliced to its length, so that the masked positions need no bounds checks.)
+        let ring = &mut self.ring[..CAP];
+        let at = |i: usize| ring[(head + i) & MASK].time;
+        if n == 0 || at(n - 1) <= time {
+            if n == NEAR {
+                self.heap.push(entry);
+            } else {
+                ring[(head + n) & MASK] = entry;
+                self.len = n + 1;
+            }
+            return;
+        }
+        let mut i = 0;
+        while i < n.min(SCAN) && at(i) <= time {
+            i += 1;
+        }
+        if i == SCAN {
+            // The first position whose entry is later than `time`, by bisection.
+            let (mut lo, mut hi) = (SCAN, n);
+            while lo < hi {
+                let mid = usize::midpoint(lo, hi);
+                if at(mid) <= time {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
                 }
             }
-            _ if n == NEAR => self.heap.push(entry),
-            _ => self.near.push_back(entry),
+            i = lo;
+        }
+        // Make room at `i` by moving the shorter side by one place.
+        if i <= n / 2 {
+            self.head = (head + MASK) & MASK;
+            for j in 0..i {
+                ring[(self.head + j) & MASK] = ring[(self.head + j + 1) & MASK];
+            }
+        } else {
+            for j in (i..n).rev() {
+                ring[(head + j + 1) & MASK] = ring[(head + j) & MASK];
+            }
+        }
+        ring[(self.head + i) & MASK] = entry;
+        if n == NEAR {
+            // The ring's last moves to the heap: it precedes every entry there, as the whole
+            // ring does.
+            self.heap.push(ring[(self.head + NEAR) & MASK]);
+        } else {
+            self.len = n + 1;
         }
     }
 
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        self.near.pop_front().or_else(|| self.heap.pop()).map(|e| (e.time, e.event))
+        match self.ring.get(self.head) {
+            Some(&e) if self.len > 0 => {
+                self.head = (self.head + 1) & MASK;
+                self.len -= 1;
+                Some((e.time, e.event))
+            }
+            _ => self.heap.pop().map(|e| (e.time, e.event)),
+        }
     }
 
     /// The time of the earliest event, if any.
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.near.front().or_else(|| self.heap.peek()).map(|e| e.time)
+        match self.ring.get(self.head) {
+            Some(e) if self.len > 0 => Some(e.time),
+            _ => self.heap.peek().map(|e| e.time),
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.near.len() + self.heap.len()
+        self.len + self.heap.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.near.is_empty() && self.heap.is_empty()
+        self.len == 0 && self.heap.is_empty()
     }
 }
 
