@@ -138,7 +138,7 @@ impl Ftl {
                 let touched = batch.iter().fold(0u64, |a, &lpn| {
                     let entry = self.l2p.peek(lpn);
                     let slot = if entry < slots { entry } else { 0 };
-                    let (block, offset) = super::div_rem(slot, spb);
+                    let (block, offset) = crate::sim::div_rem(slot, spb);
                     a ^ u64::from(self.blocks[block as usize].valid) ^ self.p2l.peek(block as u32, offset as u32)
                 });
                 std::hint::black_box(touched);

@@ -152,7 +152,7 @@ impl Ftl {
         let offset = c.next;
         let lpn = self.p2l.get(victim, offset);
         // GC reads each of the array's pages once for all its valid units.
-        let page = super::div_rem(u64::from(offset), u64::from(self.pg.slots_per_page)).0 as u32;
+        let page = crate::sim::div_rem(u64::from(offset), u64::from(self.pg.slots_per_page)).0 as u32;
         if page != c.page_read {
             self.gc_read(victim, offset, sink);
             c.page_read = page;
@@ -223,7 +223,7 @@ impl Ftl {
         std::hint::black_box(moving.iter().fold(0u64, |a, &(_, lpn)| a ^ self.l2p.peek(lpn)));
         let mut page_read = NIL;
         for &(offset, lpn) in &moving {
-            let page = super::div_rem(u64::from(offset), u64::from(spp)).0 as u32;
+            let page = crate::sim::div_rem(u64::from(offset), u64::from(spp)).0 as u32;
             if page != page_read {
                 self.gc_read(victim, offset, sink);
                 page_read = page;

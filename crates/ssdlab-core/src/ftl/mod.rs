@@ -77,7 +77,7 @@ use crate::error::{ConfigIssue, Error, Result};
 use crate::ids::{BlockId, Lpn};
 use crate::media::nand::{FlashOp, Geometry};
 use crate::media::NandConfig;
-use crate::sim::{stream_seed, Rng};
+use crate::sim::{div_rem, divides, stream_seed, Rng};
 
 /// The geometry the FTL manages for `ftl.block_group`: with `die`, one plane per die whose
 /// pages are a page of every plane of the die and whose block `k` is block `k` of each; with
@@ -97,28 +97,6 @@ pub fn grouped(g: &Geometry, group: BlockGroup) -> Geometry {
 #[inline]
 fn array_block(bpp: u32, group: u32, block: u32, plane: u32) -> u32 {
     ((block / bpp) * group + plane) * bpp + block % bpp
-}
-
-/// `x / d` and `x % d` for a divisor the geometry fixes: a shift and a mask when `d` is a power
-/// of two (as units per page and per block usually are), else a division. The same results
-/// either way; a division costs tens of cycles on the FTL's hottest paths.
-#[inline]
-fn div_rem(x: u64, d: u64) -> (u64, u64) {
-    if d.is_power_of_two() {
-        (x >> d.trailing_zeros(), x & (d - 1))
-    } else {
-        (x / d, x % d)
-    }
-}
-
-/// Whether `d` divides `x` (as [`div_rem`]).
-#[inline]
-fn divides(d: u32, x: u32) -> bool {
-    if d.is_power_of_two() {
-        x & (d - 1) == 0
-    } else {
-        x.is_multiple_of(d)
-    }
 }
 
 /// The fewest free blocks below which GC starts. A host write takes its slot before GC runs,
@@ -878,18 +856,6 @@ mod tests {
 
     fn small(planes: u32, blocks: u32, pages: u32, page: u64) -> NandConfig {
         NandConfig { channels: 2, ways: 2, dies_per_chip: 1, planes, blocks_per_plane: blocks, pages_per_block: pages, page_size: Bytes(page), ..NandConfig::default() }
-    }
-
-    #[test]
-    fn geometry_division_matches_plain_division() {
-        for d in [1u64, 2, 3, 4, 6, 64, 96, 1024, 1536, 4096, 1 << 31] {
-            for x in [0u64, 1, 2, 3, 5, 63, 64, 65, 1023, 1024, 1025, 4095, 123_456_789, u64::from(u32::MAX), u64::MAX] {
-                assert_eq!(div_rem(x, d), (x / d, x % d), "{x} / {d}");
-                if let (Ok(d32), Ok(x32)) = (u32::try_from(d), u32::try_from(x)) {
-                    assert_eq!(divides(d32, x32), x32.is_multiple_of(d32), "{d} divides {x}");
-                }
-            }
-        }
     }
 
     #[test]

@@ -47,7 +47,7 @@ use super::{Interconnect, MediaConfig, Medium, Out};
 use crate::ctrl::transfer::Transfer;
 use crate::ids::CmdId;
 use crate::io::Kind;
-use crate::sim::{Grant, SimDuration, SimTime, Timeline};
+use crate::sim::{div_rem, Grant, SimDuration, SimTime, Timeline};
 use crate::stats::{Component, Metrics};
 
 /// The array's view of the simulation while it handles an input.
@@ -142,10 +142,11 @@ impl NvmArray {
     /// Controller and bank of the chunk holding byte `addr`.
     #[inline]
     fn place(&self, addr: u64) -> (u32, u32) {
-        let group = addr / self.group_bytes;
-        let k = (addr % self.group_bytes) / self.chunk;
-        let controller = group * self.degree + k % self.degree;
-        let bank = (k / self.degree) % u64::from(self.banks_per_controller);
+        let (group, within) = div_rem(addr, self.group_bytes);
+        let k = div_rem(within, self.chunk).0;
+        let (k_hi, k_lo) = div_rem(k, self.degree);
+        let controller = group * self.degree + k_lo;
+        let bank = div_rem(k_hi, u64::from(self.banks_per_controller)).1;
         (controller as u32, bank as u32)
     }
 
@@ -173,7 +174,7 @@ impl NvmArray {
             if at >= end {
                 return None;
             }
-            let next = ((at / self.chunk + 1) * self.chunk).min(end);
+            let next = ((div_rem(at, self.chunk).0 + 1) * self.chunk).min(end);
             let (c, b) = self.place(at);
             let piece = Piece { unit: c * self.banks_per_controller + b, len: (next - at) as u32, partial: next - at < self.chunk };
             at = next;
@@ -186,7 +187,7 @@ impl NvmArray {
         if len == 0 {
             return 0;
         }
-        (offset + len - 1) / self.chunk - offset / self.chunk + 1
+        div_rem(offset + len - 1, self.chunk).0 - div_rem(offset, self.chunk).0 + 1
     }
 
     /// Occupies bank `unit` for a chunk read, or a write (read-modify-write if `partial`); every
@@ -532,13 +533,14 @@ impl Medium for NvmArray {
             Event::ReadBus { cmd, unit, len, at } => {
                 // The decoder in the controller needs whole codewords: the bytes the piece
                 // needs, widened to codeword boundaries, cross the interconnect.
-                let within = (ctx.cmds[cmd].offset + u64::from(at)) % self.chunk;
+                let within = div_rem(ctx.cmds[cmd].offset + u64::from(at), self.chunk).1;
                 let (first, last) = if self.cut_through {
                     // The bank streams its whole chunk out; the decoder takes it codeword by
                     // codeword as it arrives.
                     (0, self.chunk)
                 } else {
-                    (within / self.codeword * self.codeword, ((within + u64::from(len)).div_ceil(self.codeword) * self.codeword).min(self.chunk))
+                    let (cw, end) = (div_rem(within, self.codeword), div_rem(within + u64::from(len), self.codeword));
+                    (cw.0 * self.codeword, ((end.0 + u64::from(end.1 > 0)) * self.codeword).min(self.chunk))
                 };
                 let g = self.transfer(unit, ctx.now, last - first);
                 // The whole chunk is read and decoded, whatever part of it the piece needs.
