@@ -209,8 +209,20 @@ fn run_trace_stats(n: u64) -> Result<BenchResult> {
     let t0 = Instant::now();
     let mut r = crate::trace::TraceReader::from_reader("bench", Box::new(std::io::Cursor::new(text.into_bytes())), crate::trace::Format::Mqsim, true);
     let mut s = crate::trace::stats::TraceStats::default();
-    while let Some(rec) = r.next_record()? {
-        s.add(&rec);
+    // Batches of records, as `ssdlab trace stats` hands them from its reading thread.
+    let mut batch = Vec::with_capacity(8192);
+    loop {
+        batch.clear();
+        while batch.len() < 8192 {
+            match r.next_record()? {
+                Some(rec) => batch.push(rec),
+                None => break,
+            }
+        }
+        s.add_all(&batch);
+        if batch.len() < 8192 {
+            break;
+        }
     }
     let wall = t0.elapsed().as_secs_f64();
     std::hint::black_box(s.summary(&r.counts, 1));
