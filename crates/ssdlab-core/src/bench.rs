@@ -210,17 +210,11 @@ fn run_trace_stats(n: u64) -> Result<BenchResult> {
     let mut r = crate::trace::TraceReader::from_reader("bench", Box::new(std::io::Cursor::new(text.into_bytes())), crate::trace::Format::Mqsim, true);
     let mut s = crate::trace::stats::TraceStats::default();
     // Batches of records, as `ssdlab trace stats` hands them from its reading thread.
-    let mut batch = Vec::with_capacity(8192);
+    let mut batch = Vec::with_capacity(crate::trace::stats::BATCH);
     loop {
-        batch.clear();
-        while batch.len() < 8192 {
-            match r.next_record()? {
-                Some(rec) => batch.push(rec),
-                None => break,
-            }
-        }
+        let more = crate::trace::stats::read_batch(&mut r, &mut batch)?;
         s.add_all(&batch);
-        if batch.len() < 8192 {
+        if !more {
             break;
         }
     }

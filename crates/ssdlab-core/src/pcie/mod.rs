@@ -42,7 +42,7 @@ pub enum Dir {
 }
 
 /// The cost of a group of TLPs: how many, and how many bytes on the wire.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tlps {
     pub count: u64,
     pub wire_bytes: u64,
@@ -71,7 +71,7 @@ pub struct LinkParams {
 }
 
 /// See [`LinkParams::fixed`].
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Fixed {
     doorbell: Tlps,
     sqe_request: Tlps,
@@ -104,13 +104,8 @@ impl LinkParams {
             },
             dllps_per_tlp: c.dllps_per_tlp,
             propagation: c.propagation,
-            fixed: Fixed {
-                doorbell: Tlps { count: 0, wire_bytes: 0 },
-                sqe_request: Tlps { count: 0, wire_bytes: 0 },
-                sqe_completion: Tlps { count: 0, wire_bytes: 0 },
-                cqe: Tlps { count: 0, wire_bytes: 0 },
-                msi: Tlps { count: 0, wire_bytes: 0 },
-            },
+            // (Cut below, by the methods these parameters give.)
+            fixed: Fixed::default(),
             one_tlp: SimDuration::ZERO,
         };
         p.fixed = Fixed {

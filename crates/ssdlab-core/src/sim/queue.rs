@@ -7,14 +7,15 @@
 //!
 //! The list is in two parts: the earliest events in key order in a ring (at most [`NEAR`] of
 //! them, in a fixed array indexed modulo a power of two), and the rest in a binary min-heap,
-//! no entry of which precedes an entry of the ring. A simulation schedules most events either sooner than everything pending (a
-//! TLP's hop, a controller step: about three in four at QD32) or later than everything (the
-//! command's next step after a long wait): both are an insert at an end of the ring, found by
-//! a short scan, and a pop is the ring's front. A push into the middle moves the shorter side
-//! of the ring by one place. Only an event no earlier than the heap's first,
-//! or one that overflows a full ring, goes to the heap, so many pending events (thousands of
-//! timers) cost what a heap costs. Cancellation is not needed by any model yet (timers that
-//! may become stale carry a generation number that the handler checks instead).
+//! no entry of which precedes an entry of the ring. A simulation schedules most events either
+//! sooner than everything pending (a TLP's hop, a controller step: about three in four at
+//! QD32) or later than everything (the command's next step after a long wait): both are an
+//! insert at an end of the ring, found by a short scan, and a pop is the ring's front. A push
+//! into the middle moves the shorter side of the ring by one place. Only an event no earlier
+//! than the heap's first, or one that overflows a full ring, goes to the heap, so many pending
+//! events (thousands of timers) cost what a heap costs. Cancellation is not needed by any
+//! model yet (timers that may become stale carry a generation number that the handler checks
+//! instead).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;

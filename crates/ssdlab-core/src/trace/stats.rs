@@ -350,7 +350,21 @@ pub struct StatsSummary {
 }
 
 /// Records handed from the reading thread to the counting thread at a time.
-const BATCH: usize = 8192;
+pub const BATCH: usize = 8192;
+
+/// Clears `batch` and fills it with up to [`BATCH`] records; returns whether the trace has more
+/// (the batch is full).
+#[inline]
+pub fn read_batch(reader: &mut super::TraceReader, batch: &mut Vec<Record>) -> crate::error::Result<bool> {
+    batch.clear();
+    while batch.len() < BATCH {
+        match reader.next_record()? {
+            Some(r) => batch.push(r),
+            None => return Ok(false),
+        }
+    }
+    Ok(true)
+}
 
 /// One pass over a trace file: one thread reads and parses, the calling thread counts.
 /// `progress` is called with the lines read so far, now and then; it returns `false` to stop.
@@ -361,14 +375,8 @@ pub fn stats_file(path: &std::path::Path, opts: &super::ReadOptions, devices_sho
     let handle = std::thread::spawn(move || -> crate::error::Result<super::TraceReader> {
         loop {
             let mut batch = Vec::with_capacity(BATCH);
-            while batch.len() < BATCH {
-                match reader.next_record()? {
-                    Some(r) => batch.push(r),
-                    None => break,
-                }
-            }
-            let done = batch.len() < BATCH;
-            if tx.send(batch).is_err() || done {
+            let more = read_batch(&mut reader, &mut batch)?;
+            if tx.send(batch).is_err() || !more {
                 return Ok(reader);
             }
         }
