@@ -289,8 +289,8 @@ impl Ftl {
             }
         }
         Ok(Ftl {
-            l2p: L2p::new(lpn),
-            p2l: P2l::new(blocks.len(), spb as usize),
+            l2p: L2p::new(lpn, blocks.len() as u64 * u64::from(spb)),
+            p2l: P2l::new(blocks.len(), spb as usize, lpn),
             links: Links::new(blocks.len()),
             blocks,
             pools,

@@ -1,0 +1,277 @@
+//! The logical-to-physical map and its reverse, with memory that follows what was written.
+//!
+//! Preconditioning places logical units by rule, so their places are computed rather than
+//! stored: a [`Layout`] says where a sequential fill (striped over the planes) or replica aging
+//! (a keyed permutation over the valid slots of each block) put every unit. Only what the run
+//! writes afterwards is stored:
+//! - [`L2p`], logical page → physical slot, is a directory of leaves of 1024 units, made on the
+//!   first write into their range. On a map of up to [`DENSE_UNITS`] units a leaf is a dense
+//!   array from the start (128 MiB at most). On a larger one a leaf starts as a sorted list of
+//!   the entries written (8 B each: the offset packed above the slot) and becomes dense once it
+//!   holds an eighth of its units. An entry holds the slot, "unmapped", or (in a dense leaf; in
+//!   a list, by its absence) "where the layout put it". Random writes and GC moves over an
+//!   aged 1 TiB drive touch nearly every leaf but few units of each, so they cost bytes per
+//!   unit written, not a leaf per leaf touched. A 16 TiB drive costs 12 B of directory per
+//!   4 MiB of logical space (at 4 KiB units).
+//! - [`P2l`], physical slot → logical page, keeps one chunk of entries per block written during
+//!   the run, recycled when the block is erased. A block the layout filled keeps only a bit per
+//!   slot (still valid or not) until it is written again or erased.
+//!
+//! Dense leaves and chunks store 4 B entries where every value fits below 32 bits' two
+//! markers (drives of up to 16 TiB at 4 KiB units), else 8 B ([`width`]): a dense leaf is then
+//! 4 KiB, a page.
+
+mod layout;
+mod p2l;
+mod width;
+
+use std::sync::Arc;
+
+pub use layout::{Layout, Segment};
+pub use p2l::P2l;
+use width::Leaves;
+
+/// A slot value meaning "not mapped".
+pub const UNMAPPED: u64 = u64::MAX;
+/// A leaf entry meaning "where the layout put it".
+const BASE: u64 = u64::MAX - 1;
+
+const LEAF_BITS: u32 = 10;
+const LEAF: usize = 1 << LEAF_BITS;
+
+/// Logical page → physical slot.
+pub struct L2p {
+    /// Per leaf: its dense array, if it has one (4 B entries where every slot fits, else 8 B).
+    dense: Leaves,
+    /// Per leaf of a map over [`DENSE_UNITS`] (empty otherwise): [`NO_LIST`] or the number of
+    /// its sparse list in `lists`.
+    sparse: Vec<u32>,
+    /// Sparse leaves: entries `offset << VALUE_BITS | value`, sorted (so by offset).
+    lists: Vec<Vec<u64>>,
+    /// Lists emptied by their leaf becoming dense, for reuse.
+    spare_lists: Vec<u32>,
+    units: u64,
+    mapped: u64,
+    layout: Option<Arc<Layout>>,
+}
+
+/// Maps of up to this many units (128 GiB at 4 KiB) make every leaf dense: their leaves fill
+/// quickly under random writes, and a list's searches and inserts would cost time for no
+/// memory saved.
+pub const DENSE_UNITS: u64 = 1 << 25;
+const NO_LIST: u32 = u32::MAX;
+/// Bits of a sparse entry's value; the offset in its leaf sits above them.
+const VALUE_BITS: u32 = 64 - LEAF_BITS;
+const VALUE_MASK: u64 = (1 << VALUE_BITS) - 1;
+/// A sparse leaf becomes dense past this many entries (then 8 B each either way, give or take
+/// the list's slack).
+const SPARSE_MAX: usize = LEAF / 8;
+
+/// A slot as a sparse entry's value ("unmapped" as the all-ones value).
+#[inline]
+fn pack(off: usize, slot: u64) -> u64 {
+    ((off as u64) << VALUE_BITS) | (slot & VALUE_MASK)
+}
+
+#[inline]
+fn unpack(entry: u64) -> u64 {
+    match entry & VALUE_MASK {
+        VALUE_MASK => UNMAPPED,
+        v => v,
+    }
+}
+
+impl L2p {
+    /// A map for `units` logical pages onto slots below `slots`, all unmapped.
+    pub fn new(units: u64, slots: u64) -> Self {
+        let n = units.div_ceil(LEAF as u64) as usize;
+        let dense = Leaves::new(n, slots);
+        let sparse = if units > DENSE_UNITS { vec![NO_LIST; n] } else { Vec::new() };
+        L2p { dense, sparse, lists: Vec::new(), spare_lists: Vec::new(), units, mapped: 0, layout: None }
+    }
+
+    /// Maps every unit as `layout` places it (on a map with nothing mapped).
+    pub fn install(&mut self, layout: Arc<Layout>) {
+        debug_assert_eq!(self.mapped, 0);
+        self.mapped = layout.placed();
+        self.layout = Some(layout);
+    }
+
+    #[inline]
+    fn base(&self, lpn: u64) -> u64 {
+        self.layout.as_ref().map_or(UNMAPPED, |l| l.slot_of(lpn))
+    }
+
+    /// The entry of `lpn` in a sparse list (BASE when absent or the leaf has none).
+    #[inline(never)]
+    fn listed(&self, leaf: usize, off: usize) -> u64 {
+        match self.sparse.get(leaf) {
+            None | Some(&NO_LIST) => BASE,
+            Some(&i) => {
+                let list = &self.lists[i as usize];
+                list.binary_search_by_key(&(off as u64), |e| e >> VALUE_BITS).map_or(BASE, |at| unpack(list[at]))
+            }
+        }
+    }
+
+    #[inline]
+    pub fn get(&self, lpn: u64) -> u64 {
+        let (leaf, off) = ((lpn >> LEAF_BITS) as usize, (lpn as usize) & (LEAF - 1));
+        let s = match self.dense.get(leaf, off) {
+            Some(s) => s,
+            None => self.listed(leaf, off),
+        };
+        if s == BASE {
+            self.base(lpn)
+        } else {
+            s
+        }
+    }
+
+    /// The entry of `lpn` as a dense leaf stores it (a slot or a marker; 0 without a dense
+    /// leaf), to bring its cache line in ahead of use: no branch depends on what it loads, so
+    /// the loads of a run of calls overlap.
+    #[inline]
+    pub fn peek(&self, lpn: u64) -> u64 {
+        let (leaf, off) = ((lpn >> LEAF_BITS) as usize, (lpn as usize) & (LEAF - 1));
+        self.dense.peek(leaf, off)
+    }
+
+    /// Sets the slot of `lpn` and returns the previous one.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub fn set(&mut self, lpn: u64, slot: u64) -> u64 {
+        debug_assert!(slot == UNMAPPED || slot < VALUE_MASK, "slot {slot} beyond a sparse entry");
+        let (leaf, off) = ((lpn >> LEAF_BITS) as usize, (lpn as usize) & (LEAF - 1));
+        let mut old = match self.dense.replace(leaf, off, slot) {
+            Some(old) => old,
+            None if self.sparse.is_empty() => {
+                self.dense.make(leaf, std::iter::once((off, slot)));
+                BASE
+            }
+            None => self.set_listed(leaf, off, slot),
+        };
+        if old == BASE {
+            old = self.base(lpn);
+        }
+        match (old == UNMAPPED, slot == UNMAPPED) {
+            (true, false) => self.mapped += 1,
+            (false, true) => self.mapped -= 1,
+            _ => {}
+        }
+        old
+    }
+
+    /// Sets an entry of a leaf without a dense array: in its list (made if need be), which
+    /// turns into a dense array once it holds more than [`SPARSE_MAX`] entries. Returns the
+    /// previous entry (BASE if none).
+    #[inline(never)]
+    fn set_listed(&mut self, leaf: usize, off: usize, slot: u64) -> u64 {
+        if self.sparse[leaf] == NO_LIST {
+            self.sparse[leaf] = self.spare_lists.pop().unwrap_or_else(|| {
+                self.lists.push(Vec::new());
+                (self.lists.len() - 1) as u32
+            });
+        }
+        let i = self.sparse[leaf] as usize;
+        let list = &mut self.lists[i];
+        match list.binary_search_by_key(&(off as u64), |e| e >> VALUE_BITS) {
+            Ok(at) => unpack(std::mem::replace(&mut list[at], pack(off, slot))),
+            Err(at) => {
+                if list.len() == list.capacity() {
+                    // Grow by half: a list's slack stays small.
+                    list.reserve_exact((list.len() / 2).max(4));
+                }
+                list.insert(at, pack(off, slot));
+                if list.len() > SPARSE_MAX {
+                    self.dense.make(leaf, list.iter().map(|&e| ((e >> VALUE_BITS) as usize, unpack(e))));
+                    self.lists[i] = Vec::new();
+                    self.spare_lists.push(i as u32);
+                    self.sparse[leaf] = NO_LIST;
+                }
+                BASE
+            }
+        }
+    }
+
+    /// Logical pages currently mapped.
+    pub fn mapped(&self) -> u64 {
+        self.mapped
+    }
+
+    /// Bytes held by the directory, the leaves and the layout.
+    pub fn heap_bytes(&self) -> usize {
+        self.dense.heap_bytes() + self.sparse.len() * 4 + self.lists.iter().map(|l| l.capacity() * 8 + 24).sum::<usize>() + self.layout.as_ref().map_or(0, |l| l.heap_bytes())
+    }
+
+    /// Every mapped `(lpn, slot)` (for integrity checks).
+    pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        (0..self.units).filter_map(|lpn| {
+            let s = self.get(lpn);
+            (s != UNMAPPED).then_some((lpn, s))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sparse_map_allocates_only_touched_leaves() {
+        let mut m = L2p::new(1 << 32, 1 << 33); // 16 TiB of 4 KiB pages, on 32 TiB of slots
+        assert!(matches!(m.dense, Leaves::Wide(_)), "slots beyond 32 bits need wide entries");
+        assert!(m.heap_bytes() <= 48 << 20, "12 B of directory per 1024 units");
+        assert_eq!(m.get(123_456_789), UNMAPPED);
+        assert_eq!(m.set(123_456_789, 7), UNMAPPED);
+        assert_eq!(m.set(123_456_789, 8), 7);
+        assert_eq!(m.get(123_456_789), 8);
+        assert_eq!(m.mapped(), 1);
+        assert_eq!(m.iter().collect::<Vec<_>>(), vec![(123_456_789, 8)]);
+        m.set(123_456_789, UNMAPPED);
+        assert_eq!(m.mapped(), 0);
+    }
+
+    /// Sparse leaves, their promotion to dense ones and the reuse of emptied lists agree with
+    /// a plain map, and scattered writes cost bytes per entry rather than a leaf each, with
+    /// narrow entries and wide.
+    #[test]
+    fn sparse_and_dense_leaves_agree_with_a_plain_map() {
+        for slots in [1 << 20, 1 << 40] {
+            leaves_agree_with_a_plain_map(slots);
+        }
+    }
+
+    fn leaves_agree_with_a_plain_map(slots: u64) {
+        let mut m = L2p::new(1 << 30, slots);
+        assert_eq!(matches!(m.dense, Leaves::Narrow(_)), slots < 1 << 32);
+        let mut want = std::collections::HashMap::new();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for step in 0..300_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // A hot range whose leaves fill and turn dense, and scattered units that stay sparse.
+            let lpn = if x.is_multiple_of(3) { (x >> 8) % 20_000 } else { (x >> 8) % (1 << 30) };
+            let slot = if x.is_multiple_of(17) { UNMAPPED } else { step };
+            let old = m.set(lpn, slot);
+            assert_eq!(old, want.insert(lpn, slot).unwrap_or(UNMAPPED), "lpn {lpn} at step {step}");
+        }
+        for (&lpn, &slot) in &want {
+            assert_eq!(m.get(lpn), slot);
+            // A peek sees what a dense leaf stores, and 0 where the unit has no dense leaf.
+            let dense = m.dense.has((lpn >> LEAF_BITS) as usize);
+            assert_eq!(m.peek(lpn), if dense { slot } else { 0 });
+        }
+        assert_eq!(m.mapped(), want.values().filter(|&&s| s != UNMAPPED).count() as u64);
+        let dense = (0..m.dense.len()).filter(|&l| m.dense.has(l)).count();
+        assert!(dense > 0 && dense < 40, "{dense} dense leaves");
+        // A small map makes every leaf dense at once.
+        let mut small = L2p::new(DENSE_UNITS, DENSE_UNITS);
+        small.set(5, 1);
+        assert!(small.lists.is_empty() && small.dense.has(0) && small.get(5) == 1 && small.get(6) == UNMAPPED);
+        // ~200k scattered entries in ~200k leaves: tens of bytes each, not a leaf.
+        let entries_bytes = m.heap_bytes() - m.dense.len() * 12;
+        assert!(entries_bytes < 200_000 * 80 + 40 * 8200, "{entries_bytes} B");
+    }
+}

@@ -1,0 +1,216 @@
+//! The reverse map: physical slot → logical page.
+
+use std::sync::Arc;
+
+use super::width::Entries;
+use super::{Layout, UNMAPPED};
+
+/// Physical slot → logical page: a chunk of `slots_per_block` entries for each block written
+/// during the run (recycled when it is erased), and for each block the layout filled a bit per
+/// slot that says whether the unit placed there is still valid. Above [`EAGER_BITMAPS`] bytes
+/// of bits, a block gets its bits only once its units start to be overwritten (until then the
+/// layout answers: a filled 16 TiB drive would need 512 MiB of bits at 4 KiB units).
+pub struct P2l {
+    chunk: usize,
+    index: Vec<u32>,
+    /// The chunks (4 B entries where every unit fits, else 8 B).
+    pool: Entries,
+    spare: Vec<u32>,
+    layout: Option<Arc<Layout>>,
+    /// Every layout block has its bitmap, the `i`-th in `valid`.
+    eager: bool,
+    /// Otherwise, per layout block: the number of its bitmap in `valid`, or [`NO_BITMAP`] while
+    /// every unit placed in it is still valid.
+    bitmap_of: Vec<u32>,
+    /// Bitmaps of valid placed slots, `words` words each.
+    valid: Vec<u64>,
+    /// Bitmaps of erased blocks, for reuse.
+    spare_bitmaps: Vec<u32>,
+    words: usize,
+}
+
+const NO_BITMAP: u32 = u32::MAX;
+/// Layouts whose valid bits take at most this many bytes (a 1 TiB drive's 32 MiB) hold them all
+/// from the start: a lookup then needs no indirection.
+pub const EAGER_BITMAPS: usize = 64 << 20;
+
+const NO_CHUNK: u32 = u32::MAX;
+/// Marks an index entry as a layout block's (its bitmap number in the low bits).
+const LAID: u32 = 1 << 31;
+
+impl P2l {
+    /// A reverse map of `blocks` blocks of `slots_per_block` slots, for units below `units`.
+    pub fn new(blocks: usize, slots_per_block: usize, units: u64) -> Self {
+        P2l {
+            chunk: slots_per_block,
+            index: vec![NO_CHUNK; blocks],
+            pool: Entries::new(units),
+            spare: Vec::new(),
+            layout: None,
+            eager: false,
+            bitmap_of: Vec::new(),
+            valid: Vec::new(),
+            spare_bitmaps: Vec::new(),
+            words: slots_per_block.div_ceil(64),
+        }
+    }
+
+    /// Takes the layout's blocks as filled as it says (they must hold nothing yet).
+    pub fn install(&mut self, layout: Arc<Layout>) {
+        let n = layout.blocks().len();
+        self.eager = n * self.words * 8 <= EAGER_BITMAPS;
+        if self.eager {
+            self.valid = vec![0; n * self.words];
+        } else {
+            self.bitmap_of = vec![NO_BITMAP; n];
+        }
+        for (i, &b) in layout.blocks().iter().enumerate() {
+            debug_assert_eq!(self.index[b as usize], NO_CHUNK);
+            if self.eager {
+                layout.placed_bits(i, &mut self.valid[i * self.words..(i + 1) * self.words]);
+            }
+            self.index[b as usize] = LAID | i as u32;
+        }
+        self.layout = Some(layout);
+    }
+
+    fn new_chunk(&mut self) -> u32 {
+        if let Some(c) = self.spare.pop() {
+            let s = c as usize * self.chunk;
+            self.pool.clear(s..s + self.chunk);
+            c
+        } else {
+            self.pool.grow(self.chunk);
+            (self.pool.len() / self.chunk - 1) as u32
+        }
+    }
+
+    /// Gives `block` an all-invalid chunk (when it is opened for writing).
+    pub fn open(&mut self, block: u32) {
+        debug_assert_eq!(self.index[block as usize], NO_CHUNK);
+        self.index[block as usize] = self.new_chunk();
+    }
+
+    /// Releases the chunk (or bitmap) of an erased block.
+    pub fn close(&mut self, block: u32) {
+        let c = std::mem::replace(&mut self.index[block as usize], NO_CHUNK);
+        if c != NO_CHUNK && c & LAID == 0 {
+            self.spare.push(c);
+        } else if c != NO_CHUNK && !self.eager {
+            let b = std::mem::replace(&mut self.bitmap_of[(c & !LAID) as usize], NO_BITMAP);
+            if b != NO_BITMAP {
+                self.spare_bitmaps.push(b);
+            }
+        }
+    }
+
+    #[inline]
+    fn laid(&self, i: usize, block: u32, offset: u32) -> u64 {
+        let (o, b) = (offset as usize, if self.eager { i as u32 } else { self.bitmap_of[i] });
+        if b != NO_BITMAP && self.valid[b as usize * self.words + o / 64] >> (o % 64) & 1 == 0 {
+            return UNMAPPED;
+        }
+        self.layout.as_ref().map_or(UNMAPPED, |l| l.unit_at(i, block, offset))
+    }
+
+    #[inline]
+    pub fn get(&self, block: u32, offset: u32) -> u64 {
+        let c = self.index[block as usize];
+        if c == NO_CHUNK {
+            UNMAPPED
+        } else if c & LAID != 0 {
+            self.laid((c & !LAID) as usize, block, offset)
+        } else {
+            self.pool.get(c as usize * self.chunk + offset as usize)
+        }
+    }
+
+    /// Appends `(offset, unit)` for every valid slot of `block` among its first `slots`, in
+    /// slot order: what [`P2l::get`] answers slot by slot, read from the block's chunk in one
+    /// pass when it has one.
+    pub fn valid_into(&self, block: u32, slots: u32, out: &mut Vec<(u32, u64)>) {
+        let c = self.index[block as usize];
+        if c == NO_CHUNK || c & LAID != 0 {
+            out.extend((0..slots).map(|o| (o, self.get(block, o))).filter(|&(_, u)| u != UNMAPPED));
+            return;
+        }
+        let start = c as usize * self.chunk;
+        self.pool.mapped_into(start..start + self.chunk.min(slots as usize), out);
+    }
+
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub fn set(&mut self, block: u32, offset: u32, lpn: u64) {
+        let mut c = self.index[block as usize];
+        if c & LAID != 0 && c != NO_CHUNK {
+            let i = (c & !LAID) as usize;
+            if lpn == UNMAPPED {
+                let b = self.bitmap(i) as usize;
+                let o = offset as usize;
+                self.valid[b * self.words + o / 64] &= !(1 << (o % 64));
+                return;
+            }
+            // A layout block written again (the open block a fill left): give it a chunk.
+            let chunk = self.new_chunk();
+            for o in 0..self.chunk as u32 {
+                self.pool.set(chunk as usize * self.chunk + o as usize, self.laid(i, block, o));
+            }
+            self.index[block as usize] = chunk;
+            c = chunk;
+        }
+        self.pool.set(c as usize * self.chunk + offset as usize, lpn);
+    }
+
+    /// What the reverse map stores for a slot of a block written during the run (0 for other
+    /// blocks), to bring its cache line in ahead of use without computing a layout's answer:
+    /// no branch depends on what it loads.
+    #[inline]
+    pub fn peek(&self, block: u32, offset: u32) -> u64 {
+        let c = self.index.get(block as usize).copied().unwrap_or(NO_CHUNK);
+        let at = if c & LAID == 0 { c as usize * self.chunk + offset as usize } else { usize::MAX };
+        self.pool.peek(at)
+    }
+
+    /// The bitmap of layout block `i`, made from the layout the first time one of its units
+    /// is overwritten.
+    fn bitmap(&mut self, i: usize) -> u32 {
+        if self.eager {
+            return i as u32;
+        }
+        if self.bitmap_of[i] != NO_BITMAP {
+            return self.bitmap_of[i];
+        }
+        let w = self.words;
+        let b = self.spare_bitmaps.pop().unwrap_or_else(|| {
+            self.valid.resize(self.valid.len() + w, 0);
+            (self.valid.len() / w - 1) as u32
+        });
+        if let Some(l) = &self.layout {
+            l.placed_bits(i, &mut self.valid[b as usize * w..(b as usize + 1) * w]);
+        }
+        self.bitmap_of[i] = b;
+        b
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.index.len() * 4 + self.pool.heap_bytes() + self.spare.capacity() * 4 + self.bitmap_of.capacity() * 4 + self.valid.capacity() * 8 + self.spare_bitmaps.capacity() * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn p2l_chunks_are_recycled() {
+        let mut p = P2l::new(4, 8, 1000);
+        p.open(2);
+        p.set(2, 3, 99);
+        assert_eq!(p.get(2, 3), 99);
+        assert_eq!((p.peek(2, 3), p.peek(1, 3), p.peek(9, 0)), (99, 0, 0), "a peek reads written blocks only");
+        p.close(2);
+        p.open(1);
+        assert_eq!(p.get(1, 3), UNMAPPED, "a recycled chunk starts invalid");
+        assert_eq!(p.pool.len(), 8);
+    }
+}

@@ -1,0 +1,270 @@
+//! How wide the maps store their entries: 32 bits when every value a map will hold (a slot of
+//! the drive, or a logical unit) lies below the two markers, else 64. A drive of up to
+//! 16 TiB at 4 KiB units keeps its maps at half the memory, so random map traffic touches
+//! half as many cache lines and pages. What a map answers is the same at either width.
+
+use super::{BASE, LEAF, UNMAPPED};
+
+/// A stored map entry: a value, "unmapped", or "where the layout put it".
+pub(super) trait Word: Copy + Send + Sync + 'static {
+    /// "Where the layout put it", as stored.
+    const BASE: Self;
+    /// "Not mapped", as stored.
+    const NONE: Self;
+    /// The stored form of a value or marker.
+    fn narrow(x: u64) -> Self;
+    /// What a stored entry means.
+    fn widen(self) -> u64;
+}
+
+impl Word for u64 {
+    const BASE: u64 = BASE;
+    const NONE: u64 = UNMAPPED;
+    #[inline]
+    fn narrow(x: u64) -> u64 {
+        x
+    }
+    #[inline]
+    fn widen(self) -> u64 {
+        self
+    }
+}
+
+/// The narrow markers: the two largest 32-bit values.
+const BASE32: u32 = u32::MAX - 1;
+
+impl Word for u32 {
+    const BASE: u32 = BASE32;
+    const NONE: u32 = u32::MAX;
+    #[inline]
+    fn narrow(x: u64) -> u32 {
+        debug_assert!(x >= BASE || x < u64::from(BASE32), "{x} does not fit a narrow entry");
+        if x >= BASE {
+            (x - BASE) as u32 + BASE32
+        } else {
+            x as u32
+        }
+    }
+    #[inline]
+    fn widen(self) -> u64 {
+        if self >= BASE32 {
+            u64::from(self - BASE32) + BASE
+        } else {
+            u64::from(self)
+        }
+    }
+}
+
+/// Whether every value below `bound` fits a narrow entry.
+pub(super) fn narrow_fits(bound: u64) -> bool {
+    bound <= u64::from(BASE32)
+}
+
+/// The dense leaves of the logical map, each made on demand, of one width.
+pub(super) struct Dense<W>(Vec<Option<Box<[W; LEAF]>>>);
+
+impl<W: Word> Dense<W> {
+    fn new(leaves: usize) -> Self {
+        let mut v = Vec::with_capacity(leaves);
+        v.resize_with(leaves, || None);
+        Dense(v)
+    }
+
+    #[inline]
+    fn get(&self, leaf: usize, off: usize) -> Option<u64> {
+        self.0[leaf].as_ref().map(|l| l[off].widen())
+    }
+
+    #[inline]
+    fn peek(&self, leaf: usize, off: usize) -> u64 {
+        self.0.get(leaf).and_then(Option::as_ref).map_or(0, |l| l[off].widen())
+    }
+
+    #[inline]
+    fn replace(&mut self, leaf: usize, off: usize, value: u64) -> Option<u64> {
+        self.0[leaf].as_mut().map(|l| std::mem::replace(&mut l[off], W::narrow(value)).widen())
+    }
+
+    /// Gives `leaf` a dense array, every entry "where the layout put it" but `entries`.
+    fn make(&mut self, leaf: usize, entries: impl Iterator<Item = (usize, u64)>) {
+        // Built on the heap: a leaf is a lot for the stack.
+        let mut l: Box<[W; LEAF]> = vec![W::BASE; LEAF].into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!("the vector has LEAF entries"));
+        for (off, value) in entries {
+            l[off] = W::narrow(value);
+        }
+        self.0[leaf] = Some(l);
+    }
+
+    #[cfg(test)]
+    fn has(&self, leaf: usize) -> bool {
+        self.0[leaf].is_some()
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.0.len() * 8 + self.0.iter().filter(|l| l.is_some()).count() * LEAF * std::mem::size_of::<W>()
+    }
+}
+
+/// [`Dense`] at the width the map's values need.
+pub(super) enum Leaves {
+    Narrow(Dense<u32>),
+    Wide(Dense<u64>),
+}
+
+/// Runs `$body` on the leaves (or entries) whatever their width.
+macro_rules! each {
+    ($e:expr, $enum:ident, $d:ident => $body:expr) => {
+        match $e {
+            $enum::Narrow($d) => $body,
+            $enum::Wide($d) => $body,
+        }
+    };
+}
+
+impl Leaves {
+    /// `leaves` leaves, none made yet, wide enough for values below `bound`.
+    pub(super) fn new(leaves: usize, bound: u64) -> Self {
+        if narrow_fits(bound) {
+            Leaves::Narrow(Dense::new(leaves))
+        } else {
+            Leaves::Wide(Dense::new(leaves))
+        }
+    }
+
+    /// The entry at `off` of `leaf`, if the leaf is made.
+    #[inline]
+    pub(super) fn get(&self, leaf: usize, off: usize) -> Option<u64> {
+        each!(self, Leaves, d => d.get(leaf, off))
+    }
+
+    /// The entry, or 0 where the leaf is not made (or lies beyond the map).
+    #[inline]
+    pub(super) fn peek(&self, leaf: usize, off: usize) -> u64 {
+        each!(self, Leaves, d => d.peek(leaf, off))
+    }
+
+    /// Sets the entry of a made leaf and returns the previous one (`None`: not made).
+    #[inline]
+    pub(super) fn replace(&mut self, leaf: usize, off: usize, value: u64) -> Option<u64> {
+        each!(self, Leaves, d => d.replace(leaf, off, value))
+    }
+
+    pub(super) fn make(&mut self, leaf: usize, entries: impl Iterator<Item = (usize, u64)>) {
+        each!(self, Leaves, d => d.make(leaf, entries));
+    }
+
+    #[cfg(test)]
+    pub(super) fn has(&self, leaf: usize) -> bool {
+        each!(self, Leaves, d => d.has(leaf))
+    }
+
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        each!(self, Leaves, d => d.0.len())
+    }
+
+    /// Bytes of the directory and the made leaves.
+    pub(super) fn heap_bytes(&self) -> usize {
+        each!(self, Leaves, d => d.heap_bytes())
+    }
+}
+
+/// A flat array of entries of one width (the reverse map's chunks).
+pub(super) enum Entries {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+impl Entries {
+    /// An empty array wide enough for values below `bound`.
+    pub(super) fn new(bound: u64) -> Self {
+        if narrow_fits(bound) {
+            Entries::Narrow(Vec::new())
+        } else {
+            Entries::Wide(Vec::new())
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        each!(self, Entries, v => v.len())
+    }
+
+    #[inline]
+    pub(super) fn get(&self, i: usize) -> u64 {
+        each!(self, Entries, v => v[i].widen())
+    }
+
+    /// The entry at `i`, or 0 beyond the array.
+    #[inline]
+    pub(super) fn peek(&self, i: usize) -> u64 {
+        each!(self, Entries, v => v.get(i).map_or(0, |x| x.widen()))
+    }
+
+    #[inline]
+    pub(super) fn set(&mut self, i: usize, value: u64) {
+        each!(self, Entries, v => v[i] = Word::narrow(value));
+    }
+
+    /// Marks `range` unmapped.
+    pub(super) fn clear(&mut self, range: std::ops::Range<usize>) {
+        each!(self, Entries, v => v[range].fill(Word::NONE));
+    }
+
+    /// Appends `n` unmapped entries.
+    pub(super) fn grow(&mut self, n: usize) {
+        each!(self, Entries, v => v.resize(v.len() + n, Word::NONE));
+    }
+
+    /// Appends `(offset, value)` for every mapped entry of `range`, the offset counted from
+    /// its start.
+    pub(super) fn mapped_into(&self, range: std::ops::Range<usize>, out: &mut Vec<(u32, u64)>) {
+        each!(self, Entries, v => out.extend(v[range].iter().enumerate().map(|(o, &x)| (o as u32, x.widen())).filter(|&(_, x)| x != UNMAPPED)));
+    }
+
+    pub(super) fn heap_bytes(&self) -> usize {
+        each!(self, Entries, v => bytes(v))
+    }
+}
+
+/// Bytes a vector holds.
+fn bytes<W>(v: &Vec<W>) -> usize {
+    v.capacity() * std::mem::size_of::<W>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn narrow_entries_mean_what_wide_ones_do() {
+        for x in [0, 1, 77, u64::from(BASE32) - 1, BASE, UNMAPPED] {
+            assert_eq!(<u32 as Word>::narrow(x).widen(), x, "{x}");
+            assert_eq!(<u64 as Word>::narrow(x).widen(), x, "{x}");
+        }
+        assert_eq!(<u32 as Word>::narrow(BASE), <u32 as Word>::BASE);
+        assert_eq!(<u32 as Word>::narrow(UNMAPPED), <u32 as Word>::NONE);
+        assert!(narrow_fits(u64::from(BASE32)) && !narrow_fits(u64::from(BASE32) + 1));
+    }
+
+    #[test]
+    fn both_widths_answer_alike() {
+        for bound in [1000, 1 << 40] {
+            let mut e = Entries::new(bound);
+            assert_eq!(matches!(e, Entries::Narrow(_)), bound == 1000);
+            e.grow(8);
+            e.set(3, 999);
+            e.set(5, UNMAPPED);
+            let mut out = Vec::new();
+            e.mapped_into(2..8, &mut out);
+            assert_eq!(out, vec![(1, 999)]);
+            assert_eq!((e.get(3), e.get(4), e.peek(3), e.peek(8)), (999, UNMAPPED, 999, 0));
+            e.clear(0..8);
+            assert_eq!(e.get(3), UNMAPPED);
+            let mut l = Leaves::new(4, bound);
+            assert_eq!((l.get(1, 7), l.peek(1, 7), l.replace(1, 7, 5)), (None, 0, None));
+            l.make(1, [(7, 42)].into_iter());
+            assert_eq!((l.get(1, 7), l.get(1, 8), l.replace(1, 7, UNMAPPED), l.get(1, 7)), (Some(42), Some(BASE), Some(42), Some(UNMAPPED)));
+            assert!(l.has(1) && !l.has(0) && l.len() == 4);
+        }
+    }
+}
