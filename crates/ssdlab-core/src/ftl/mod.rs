@@ -59,6 +59,7 @@ pub mod ops;
 mod placement;
 mod pool;
 mod read_ahead;
+mod slots;
 mod zones;
 
 use rand::SeedableRng;
@@ -753,69 +754,6 @@ impl Ftl {
         if let (Some(s), Some(v)) = (&mut self.shadow, version) {
             s.slot_version.insert(slot, v);
         }
-    }
-
-    /// The next free slot of `stream` of pool `p`; reports a program when a page fills.
-    fn allocate(&mut self, p: usize, stream: usize, sink: &mut impl FnMut(FlashOp)) -> Result<u64> {
-        let spp = self.g.slots_per_page;
-        let spb = self.g.slots_per_block();
-        let bpp = self.g.blocks_per_plane;
-        let planes = self.order.len();
-        let is_gc = self.is_gc_stream(stream);
-        let (group, die_planes) = (self.group, self.pg.planes);
-        let die_units = die_planes * self.pg.slots_per_page;
-        let pool = &mut self.pools[p];
-        for _ in 0..=planes {
-            let plane = self.order[pool.streams[stream].cursor] as usize;
-            let mut block = pool.streams[stream].active[plane];
-            if block == NIL {
-                if let Some(b) = pool.take_free(plane, bpp) {
-                    self.blocks[b as usize].state = State::Open;
-                    self.p2l.open(b);
-                    pool.streams[stream].active[plane] = b;
-                    pool.streams[stream].written[plane] = 0;
-                    block = b;
-                } else {
-                    // This plane has no free block: try the next one in order.
-                    pool.streams[stream].cursor = (pool.streams[stream].cursor + 1) % planes;
-                    continue;
-                }
-            }
-            let s = &mut pool.streams[stream];
-            let offset = s.written[plane];
-            let written = offset + 1;
-            s.written[plane] = written;
-            let page_full = divides(spp, written);
-            if group == 1 {
-                if page_full {
-                    sink(FlashOp::Program { block: BlockId(block), page: offset / spp, gc: is_gc });
-                }
-            } else if divides(die_units, written) {
-                // A die's share of the page is full: its planes program it together (block `k`
-                // of each plane; a superblock's dies in turn).
-                let first = array_block(bpp, group, block, (offset % spp) / die_units * die_planes);
-                sink(FlashOp::ProgramPlanes { block: BlockId(first), page: offset / spp, gc: is_gc, planes: die_planes });
-            }
-            if page_full {
-                s.cursor = if s.cursor + 1 == planes { 0 } else { s.cursor + 1 };
-            }
-            if written == spb {
-                s.active[plane] = NIL;
-                self.close(block);
-            }
-            return Ok(u64::from(block) * u64::from(spb) + u64::from(offset));
-        }
-        Err(Error::Invariant { component: "ftl", detail: "no free block in any plane: GC could not keep up".into() })
-    }
-
-    /// Marks an open block full and lists it with its pool's victims.
-    fn close(&mut self, block: u32) {
-        self.closed_seq = self.closed_seq.wrapping_add(1);
-        let b = &mut self.blocks[block as usize];
-        b.state = State::Full;
-        b.closed = self.closed_seq;
-        let (valid, p) = (b.valid, usize::from(b.pool));
-        self.pools[p].victims.list(&mut self.links, block, valid);
     }
 
     /// The slot `lpn` maps to, if it is mapped.

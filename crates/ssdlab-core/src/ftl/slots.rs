@@ -1,0 +1,111 @@
+//! Where the next unit of a write stream goes: the stream's open block on the plane its
+//! cursor points at (a free block opened when it has none), page by page over the planes in
+//! striping order; a page that fills is reported for programming, and a block that fills is
+//! closed and listed with its pool's victims.
+
+use super::{array_block, divides, Error, Ftl, Result, State, NIL};
+use crate::ids::BlockId;
+use crate::media::nand::FlashOp;
+
+impl Ftl {
+    /// The next free slot of `stream` of pool `p`; reports a program when a page fills.
+    // Inlined into its two callers (a host write, a GC move): a call's saving and restoring of
+    // registers cost as much as its common path.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub(super) fn allocate(&mut self, p: usize, stream: usize, sink: &mut impl FnMut(FlashOp)) -> Result<u64> {
+        let s = &self.pools[p].streams[stream];
+        let mut plane = self.order[s.cursor] as usize;
+        let mut block = s.active[plane];
+        if block == NIL {
+            (plane, block) = self.open_block(p, stream)?;
+        }
+        Ok(self.take_slot(p, stream, plane, block, sink))
+    }
+
+    /// The plane the stream's cursor reaches first, in striping order, that has an open block
+    /// or a free block to open (which it opens); the cursor is left at that plane.
+    #[inline(never)]
+    fn open_block(&mut self, p: usize, stream: usize) -> Result<(usize, u32)> {
+        let bpp = self.g.blocks_per_plane;
+        let planes = self.order.len();
+        let pool = &mut self.pools[p];
+        let mut cursor = pool.streams[stream].cursor;
+        for _ in 0..=planes {
+            let plane = self.order[cursor] as usize;
+            let s = &mut pool.streams[stream];
+            let block = s.active[plane];
+            if block != NIL {
+                s.cursor = cursor;
+                return Ok((plane, block));
+            }
+            if let Some(b) = pool.take_free(plane, bpp) {
+                self.blocks[b as usize].state = State::Open;
+                self.p2l.open(b);
+                let s = &mut pool.streams[stream];
+                s.cursor = cursor;
+                s.active[plane] = b;
+                s.written[plane] = 0;
+                return Ok((plane, b));
+            }
+            // This plane has no free block: try the next one in order.
+            cursor = if cursor + 1 == planes { 0 } else { cursor + 1 };
+        }
+        pool.streams[stream].cursor = cursor;
+        Err(Error::Invariant { component: "ftl", detail: "no free block in any plane: GC could not keep up".into() })
+    }
+
+    /// Takes the next slot of `block`, the stream's open block on `plane`: reports a program
+    /// when a page (or a die's share of a superblock's page) fills, moves the cursor on when a
+    /// page fills, and closes the block when it is full.
+    // Inlined into `allocate`, so that the stream is looked up once per slot.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn take_slot(&mut self, p: usize, stream: usize, plane: usize, block: u32, sink: &mut impl FnMut(FlashOp)) -> u64 {
+        let spp = self.g.slots_per_page;
+        let spb = self.g.slots_per_block();
+        let planes = self.order.len();
+        let s = &mut self.pools[p].streams[stream];
+        let offset = s.written[plane];
+        let written = offset + 1;
+        s.written[plane] = written;
+        let page_full = divides(spp, written);
+        if page_full {
+            s.cursor = if s.cursor + 1 == planes { 0 } else { s.cursor + 1 };
+        }
+        let full = written == spb;
+        if full {
+            s.active[plane] = NIL;
+        }
+        // (The sink sees nothing of the FTL's state, so reporting after the stream moved on
+        // is as reporting before.)
+        if self.group == 1 {
+            if page_full {
+                sink(FlashOp::Program { block: BlockId(block), page: offset / spp, gc: self.is_gc_stream(stream) });
+            }
+        } else {
+            let (die_planes, bpp) = (self.pg.planes, self.g.blocks_per_plane);
+            if divides(die_planes * self.pg.slots_per_page, written) {
+                // A die's share of the page is full: its planes program it together (block `k`
+                // of each plane; a superblock's dies in turn).
+                let die_units = die_planes * self.pg.slots_per_page;
+                let first = array_block(bpp, self.group, block, (offset % spp) / die_units * die_planes);
+                sink(FlashOp::ProgramPlanes { block: BlockId(first), page: offset / spp, gc: self.is_gc_stream(stream), planes: die_planes });
+            }
+        }
+        if full {
+            self.close(block);
+        }
+        u64::from(block) * u64::from(spb) + u64::from(offset)
+    }
+
+    /// Marks an open block full and lists it with its pool's victims.
+    pub(super) fn close(&mut self, block: u32) {
+        self.closed_seq = self.closed_seq.wrapping_add(1);
+        let b = &mut self.blocks[block as usize];
+        b.state = State::Full;
+        b.closed = self.closed_seq;
+        let (valid, p) = (b.valid, usize::from(b.pool));
+        self.pools[p].victims.list(&mut self.links, block, valid);
+    }
+}
