@@ -73,6 +73,7 @@ use map_cache::{MapCache, MapCacheCounters};
 pub use placement::Attribution;
 pub use pool::{apportion, spare_need, PoolSpec};
 use pool::{Collecting, Links, Pool, PoolId, Sizing, GC, HOST, NIL};
+use slots::Slot;
 
 use crate::error::{ConfigIssue, Error, Result};
 use crate::ids::{BlockId, Lpn};
@@ -688,13 +689,13 @@ impl Ftl {
         };
         let slot = self.allocate(p, stream, sink)?;
         self.zone_written(lpn);
-        let old = self.l2p.set(lpn, slot);
+        let old = self.l2p.set(lpn, slot.at);
         if old != UNMAPPED {
             self.invalidate(old);
         }
         self.record(lpn, slot, version);
         self.collect_if_needed(p, sink)?;
-        Ok(slot)
+        Ok(slot.at)
     }
 
     /// A host trim of `lpn`: its map entry is looked up and, if mapped, cleared (through the
@@ -746,13 +747,12 @@ impl Ftl {
     // aging about 8 % more instructions.
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    fn record(&mut self, lpn: u64, slot: u64, version: Option<u64>) {
-        let (block, offset) = self.place_of_slot(slot);
-        self.p2l.set(block, offset, lpn);
+    fn record(&mut self, lpn: u64, slot: Slot, version: Option<u64>) {
+        self.p2l.set(slot.block, slot.offset, lpn);
         // The slot that fills a block closes it (and buckets it) before it is counted here.
-        self.count_valid(block, true);
+        self.count_valid(slot.block, true);
         if let (Some(s), Some(v)) = (&mut self.shadow, version) {
-            s.slot_version.insert(slot, v);
+            s.slot_version.insert(slot.at, v);
         }
     }
 

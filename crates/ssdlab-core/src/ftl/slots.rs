@@ -7,13 +7,21 @@ use super::{array_block, divides, Error, Ftl, Result, State, NIL};
 use crate::ids::BlockId;
 use crate::media::nand::FlashOp;
 
+/// A slot given to a write: its number, and its block and offset in that block.
+#[derive(Clone, Copy)]
+pub(super) struct Slot {
+    pub at: u64,
+    pub block: u32,
+    pub offset: u32,
+}
+
 impl Ftl {
     /// The next free slot of `stream` of pool `p`; reports a program when a page fills.
     // Inlined into its two callers (a host write, a GC move): a call's saving and restoring of
     // registers cost as much as its common path.
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    pub(super) fn allocate(&mut self, p: usize, stream: usize, sink: &mut impl FnMut(FlashOp)) -> Result<u64> {
+    pub(super) fn allocate(&mut self, p: usize, stream: usize, sink: &mut impl FnMut(FlashOp)) -> Result<Slot> {
         let s = &self.pools[p].streams[stream];
         let mut plane = self.order[s.cursor] as usize;
         let mut block = s.active[plane];
@@ -61,7 +69,7 @@ impl Ftl {
     // Inlined into `allocate`, so that the stream is looked up once per slot.
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    fn take_slot(&mut self, p: usize, stream: usize, plane: usize, block: u32, sink: &mut impl FnMut(FlashOp)) -> u64 {
+    fn take_slot(&mut self, p: usize, stream: usize, plane: usize, block: u32, sink: &mut impl FnMut(FlashOp)) -> Slot {
         let spp = self.g.slots_per_page;
         let spb = self.g.slots_per_block();
         let planes = self.order.len();
@@ -96,7 +104,7 @@ impl Ftl {
         if full {
             self.close(block);
         }
-        u64::from(block) * u64::from(spb) + u64::from(offset)
+        Slot { at: u64::from(block) * u64::from(spb) + u64::from(offset), block, offset }
     }
 
     /// Marks an open block full and lists it with its pool's victims.
