@@ -66,7 +66,7 @@ impl Ftl {
     /// Takes the next slot of `block`, the stream's open block on `plane`: reports a program
     /// when a page (or a die's share of a superblock's page) fills, moves the cursor on when a
     /// page fills, and closes the block when it is full.
-    // Inlined into `allocate`, so that the stream is looked up once per slot.
+    // Inlined into `allocate`, so that the common path makes no call.
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn take_slot(&mut self, p: usize, stream: usize, plane: usize, block: u32, sink: &mut impl FnMut(FlashOp)) -> Slot {

@@ -11,7 +11,7 @@
 //!   holds an eighth of its units. An entry holds the slot, "unmapped", or (in a dense leaf; in
 //!   a list, by its absence) "where the layout put it". Random writes and GC moves over an
 //!   aged 1 TiB drive touch nearly every leaf but few units of each, so they cost bytes per
-//!   unit written, not a leaf per leaf touched. A 16 TiB drive costs 12 B of directory per
+//!   unit written, not a dense leaf (4 or 8 KiB) per leaf touched. A 16 TiB drive costs 12 B of directory per
 //!   4 MiB of logical space (at 4 KiB units).
 //! - [`P2l`], physical slot → logical page, keeps one chunk of entries per block written during
 //!   the run, recycled when the block is erased. A block the layout filled keeps only a bit per
@@ -63,8 +63,8 @@ const NO_LIST: u32 = u32::MAX;
 /// Bits of a sparse entry's value; the offset in its leaf sits above them.
 const VALUE_BITS: u32 = 64 - LEAF_BITS;
 const VALUE_MASK: u64 = (1 << VALUE_BITS) - 1;
-/// A sparse leaf becomes dense past this many entries (then 8 B each either way, give or take
-/// the list's slack).
+/// A sparse leaf becomes dense past this many entries (an eighth of the leaf: the list then
+/// holds 1 KiB, a dense leaf 4 or 8 KiB).
 const SPARSE_MAX: usize = LEAF / 8;
 
 /// A slot as a sparse entry's value ("unmapped" as the all-ones value).
