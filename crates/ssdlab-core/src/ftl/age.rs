@@ -122,6 +122,7 @@ impl Ftl {
             (h + g) as f64 / h.max(1) as f64
         };
         let mut batch: Vec<u64> = Vec::with_capacity(BATCH);
+        let mut entries: Vec<u64> = Vec::with_capacity(BATCH);
         while done < limit {
             let before = self.counters();
             let n = step.min(limit - done);
@@ -132,11 +133,14 @@ impl Ftl {
                 batch.clear();
                 batch.extend((0..left.min(BATCH as u64)).map(|_| rng.random_range(0..exported)));
                 // No branch depends on a loaded value (a slot still where the layout put it, or
-                // none, touches block 0), so the misses of the batch overlap.
+                // none, touches block 0), so the misses of the batch overlap. The map entries
+                // are all loaded before any old slot is touched: an old slot's loads wait for
+                // its map entry, and in one pass that chain would hold back the next.
                 let spb = u64::from(self.g.slots_per_block());
                 let slots = self.blocks.len() as u64 * spb;
-                let touched = batch.iter().fold(0u64, |a, &lpn| {
-                    let entry = self.l2p.peek(lpn);
+                entries.clear();
+                entries.extend(batch.iter().map(|&lpn| self.l2p.peek(lpn)));
+                let touched = entries.iter().fold(0u64, |a, &entry| {
                     let slot = if entry < slots { entry } else { 0 };
                     let (block, offset) = crate::sim::div_rem(slot, spb);
                     a ^ u64::from(self.blocks[block as usize].valid) ^ self.p2l.peek(block as u32, offset as u32)
