@@ -81,26 +81,52 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Schedules `event` at `time`. Among events at the same time, earlier calls run first.
-    #[inline]
+    ///
+    /// Inlined at the caller for the common cases, an event no earlier than every pending one
+    /// and an event earlier than all of them; an event for the heap or for the middle of the
+    /// ring is a call.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub fn push(&mut self, time: SimTime, event: E) {
         let seq = self.seq;
         self.seq += 1;
         let entry = Entry { time, seq, event };
+        let (n, head) = (self.len, self.head);
         // The new entry has the largest `seq` yet, so it follows every entry at its time or
-        // earlier and precedes every later one: its place is found by time alone.
+        // earlier and precedes every later one: its place is found by time alone. It stays in
+        // the ring if the heap holds nothing at or before `time` and the ring has room.
+        if n < NEAR && self.ring.len() == CAP && self.heap.peek().is_none_or(|first| first.time > time) {
+            // (Sliced to its length, so that the masked positions need no bounds checks.)
+            let ring = &mut self.ring[..CAP];
+            if n == 0 || ring[(head + n - 1) & MASK].time <= time {
+                ring[(head + n) & MASK] = entry;
+                self.len = n + 1;
+            } else if time < ring[head & MASK].time {
+                self.head = (head + MASK) & MASK;
+                ring[self.head & MASK] = entry;
+                self.len = n + 1;
+            } else {
+                self.insert(entry);
+            }
+        } else {
+            self.push_rest(entry);
+        }
+    }
+
+    /// [`Self::push`]'s other cases: the first push, an entry for the heap, and a full ring.
+    #[inline(never)]
+    fn push_rest(&mut self, entry: Entry<E>) {
+        let time = entry.time;
         if matches!(self.heap.peek(), Some(first) if first.time <= time) {
             self.heap.push(entry);
             return;
         }
-        let n = self.len;
-        let head = self.head;
         if self.ring.is_empty() {
             self.ring = vec![entry; CAP];
         }
-        // (Sliced to its length, so that the masked positions need no bounds checks.)
+        let (n, head) = (self.len, self.head);
         let ring = &mut self.ring[..CAP];
-        let at = |i: usize| ring[(head + i) & MASK].time;
-        if n == 0 || at(n - 1) <= time {
+        if n == 0 || ring[(head + n - 1) & MASK].time <= time {
             if n == NEAR {
                 self.heap.push(entry);
             } else {
@@ -109,6 +135,16 @@ impl<E: Copy> EventQueue<E> {
             }
             return;
         }
+        self.insert(entry);
+    }
+
+    /// Puts `entry` in its place inside the ring: it precedes the ring's last entry.
+    #[inline(never)]
+    fn insert(&mut self, entry: Entry<E>) {
+        let time = entry.time;
+        let (n, head) = (self.len, self.head);
+        let ring = &mut self.ring[..CAP];
+        let at = |i: usize| ring[(head + i) & MASK].time;
         let mut i = 0;
         while i < n.min(SCAN) && at(i) <= time {
             i += 1;
@@ -212,6 +248,36 @@ mod tests {
             assert_eq!(q.pop(), Some((SimTime(5), i)));
         }
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn each_way_in_keeps_the_order() {
+        // Every path of `push`, in turn: appends, pushes at the front until the ring is full,
+        // one more at the front of the full ring (its last moves to the heap), one after the
+        // ring's last (to the heap, behind it), one at the heap's first time (to the heap,
+        // after it), and pushes into the middle of the ring.
+        let mut q = EventQueue::new();
+        let mut want = Vec::new();
+        let mut push = |q: &mut EventQueue<u32>, t: u64| {
+            let tag = want.len() as u32;
+            q.push(SimTime(t), tag);
+            want.push((t, tag));
+        };
+        for t in [1_000, 2_000, 3_000] {
+            push(&mut q, t);
+        }
+        for k in 0..NEAR as u64 {
+            push(&mut q, 999 - k);
+        }
+        push(&mut q, 5);
+        push(&mut q, 4_000);
+        push(&mut q, 2_000);
+        for t in [500, 501, 500, 743, 10, 999] {
+            push(&mut q, t);
+        }
+        want.sort_by_key(|&(t, tag)| (t, tag));
+        let got: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
+        assert_eq!(got, want);
     }
 
     #[test]
