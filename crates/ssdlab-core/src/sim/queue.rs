@@ -11,11 +11,12 @@
 //! sooner than everything pending (a TLP's hop, a controller step: about three in four at
 //! QD32) or later than everything (the command's next step after a long wait): both are an
 //! insert at an end of the ring, found by a short scan, and a pop is the ring's front. A push
-//! into the middle moves the shorter side of the ring by one place. Only an event no earlier
-//! than the heap's first, or one that overflows a full ring, goes to the heap, so many pending
-//! events (thousands of timers) cost what a heap costs. Cancellation is not needed by any
-//! model yet (timers that may become stale carry a generation number that the handler checks
-//! instead).
+//! into the middle moves the shorter side of the ring by one place (a long run as one or two
+//! slice copies: aged writes' GC schedules far ahead, and host events then land deep in a
+//! full ring). Only an event no earlier than the heap's first, or one that overflows a full
+//! ring, goes to the heap, so many pending events (thousands of timers) cost what a heap
+//! costs. Cancellation is not needed by any model yet (timers that may become stale carry a
+//! generation number that the handler checks instead).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -54,6 +55,41 @@ impl<E> Ord for Entry<E> {
     /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest `(time, seq)`.
     fn cmp(&self, other: &Self) -> Ordering {
         (other.time, other.seq).cmp(&(self.time, self.seq))
+    }
+}
+
+/// Entries a push into the ring moves one by one; a longer run is copied as one or two slices.
+const SHORT: usize = 8;
+
+/// Moves the `k` entries at positions `from..from + k` of the ring (modulo `CAP`) one place
+/// up: a run longer than `SHORT`, copied as one or two slices.
+#[inline(never)]
+fn copy_up<T: Copy>(ring: &mut [T], from: usize, k: usize) {
+    let end = from + k;
+    if end < CAP {
+        ring.copy_within(from..end, from + 1);
+    } else {
+        // The run wraps, or its last place does: the low part first, then the one that
+        // crosses the end, then the high part.
+        ring.copy_within(0..end - CAP, 1);
+        ring[0] = ring[CAP - 1];
+        ring.copy_within(from..CAP - 1, from + 1);
+    }
+}
+
+/// Moves the `k` entries at positions `from..from + k` of the ring (modulo `CAP`) one place
+/// down: a run longer than `SHORT`, copied as one or two slices.
+#[inline(never)]
+fn copy_down<T: Copy>(ring: &mut [T], from: usize, k: usize) {
+    if from == 0 {
+        ring[CAP - 1] = ring[0];
+        ring.copy_within(1..k, 0);
+    } else if from + k <= CAP {
+        ring.copy_within(from..from + k, from - 1);
+    } else {
+        ring.copy_within(from..CAP, from - 1);
+        ring[CAP - 1] = ring[0];
+        ring.copy_within(1..from + k - CAP, 0);
     }
 }
 
@@ -165,13 +201,19 @@ impl<E: Copy> EventQueue<E> {
         // Make room at `i` by moving the shorter side by one place.
         if i <= n / 2 {
             self.head = (head + MASK) & MASK;
-            for j in 0..i {
-                ring[(self.head + j) & MASK] = ring[(self.head + j + 1) & MASK];
+            if i <= SHORT {
+                for j in 0..i {
+                    ring[(self.head + j) & MASK] = ring[(self.head + j + 1) & MASK];
+                }
+            } else {
+                copy_down(ring, head, i);
             }
-        } else {
+        } else if n - i <= SHORT {
             for j in (i..n).rev() {
                 ring[(head + j + 1) & MASK] = ring[(head + j) & MASK];
             }
+        } else {
+            copy_up(ring, (head + i) & MASK, n - i);
         }
         ring[(self.head + i) & MASK] = entry;
         if n == NEAR {
@@ -278,6 +320,30 @@ mod tests {
         want.sort_by_key(|&(t, tag)| (t, tag));
         let got: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn long_moves_wrap_around_the_ring() {
+        // A ring of 40 entries starting at every position of the storage, and a push at each
+        // of its places: the run that moves (up to 20 entries, copied as slices) wraps around
+        // the storage's end, or ends or starts right at it, at some start.
+        for start in 0..CAP {
+            for at in 0..=40u64 {
+                let mut q = EventQueue::new();
+                q.push(SimTime(0), 0u32);
+                q.pop();
+                q.head = start;
+                let mut want: Vec<(u64, u32)> = (1..=40).map(|k| (10 * k, k as u32)).collect();
+                for &(t, tag) in &want {
+                    q.push(SimTime(t), tag);
+                }
+                q.push(SimTime(10 * at + 5), 99);
+                want.push((10 * at + 5, 99));
+                want.sort_unstable();
+                let got: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
+                assert_eq!(got, want, "ring from {start}, push after its {at}th");
+            }
+        }
     }
 
     #[test]
