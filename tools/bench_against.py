@@ -7,6 +7,11 @@ REV is checked out in a git worktree under ``target/against/`` and its native mo
 cargo there (its own target directory: HEAD's build is not touched); both modules are loaded
 straight from their shared objects, so REV's Python code plays no part. Scenarios that only one
 side has are listed, not compared.
+
+``--instructions`` also counts the instructions each side executes in the scenario (the same
+span the CPU seconds time), once per side, under valgrind's callgrind: a count that does not
+move with the machine's load, for a machine too noisy for CPU seconds to show a few per cent
+(valgrind runs about 50 times slower; ``apt-get install valgrind``).
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ import argparse
 import json
 import os
 import platform
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -77,7 +84,19 @@ def child(module: Path, *args: str) -> object:
     return json.loads(out)
 
 
-def against(rev: str, rounds: int, scale: float, only: list[str]) -> int:
+def instructions(module: Path, name: str, scale: float) -> int:
+    """Instructions executed inside ``bench_run`` (the scenario, as the CPU seconds time it),
+    counted by callgrind."""
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", "--collect-atstart=no", "--toggle-collect=*__pyfunction_bench_run*",
+           sys.executable, "-c", CHILD, str(module), name, str(scale)]
+    err = subprocess.run(cmd, check=True, capture_output=True, text=True).stderr
+    found = re.search(r"Collected : (\d+)", err)
+    if not found:
+        sys.exit(f"[bench] callgrind printed no count for {name}:\n{err[-2000:]}")
+    return int(found.group(1))
+
+
+def against(rev: str, rounds: int, scale: float, only: list[str], count: bool = False) -> int:
     head, base = head_module(), build(rev)
     ours, theirs = child(head, "--list"), child(base, "--list")
     assert isinstance(ours, list) and isinstance(theirs, list)
@@ -96,17 +115,24 @@ def against(rev: str, rounds: int, scale: float, only: list[str]) -> int:
                 cpu[n][side].append(float(row["cpu_s"]))
                 events[n][side] = int(row.get("events", 0))
         say(f"round {r + 1} of {rounds} done")
-    print(f"HEAD {git('rev-parse', '--short', 'HEAD')} against {rev}: CPU seconds per scenario, {rounds} rounds, scale {scale}")
+    instr: dict[str, dict[str, int]] = {n: {} for n in names}
+    if count:
+        for i, n in enumerate(names):
+            for side, module in [("head", head), ("rev", base)]:
+                instr[n][side] = instructions(module, n, scale)
+            say(f"instructions counted: {i + 1} of {len(names)} scenarios")
+    print(f"HEAD {git('rev-parse', '--short', 'HEAD')} against {rev}: CPU seconds per scenario, {rounds} round{'s' if rounds != 1 else ''}, scale {scale}")
     # Events per run, HEAD over REV: 1.00 when the model did the same work; otherwise the
     # scenario's model changed and the time ratio mixes speed with the change.
-    print(f"{'scenario':<34} {'HEAD s':>8} {rev + ' s':>12} {'ratio':>7} {'spread':>13} {'events':>7}")
+    print(f"{'scenario':<34} {'HEAD s':>8} {rev + ' s':>12} {'ratio':>7} {'spread':>13} {'events':>7}" + (f" {'instructions':>13}" if count else ""))
     worst = 0.0
     for n in names:
         ratios = [h / b for h, b in zip(cpu[n]["head"], cpu[n]["rev"]) if b > 0]
         med = statistics.median(ratios) if ratios else float("nan")
         worst = max(worst, med)
         ev = f"{events[n]['head'] / events[n]['rev']:>6.2f}x" if events[n].get("rev") else f"{'-':>7}"
-        print(f"{n:<34} {statistics.median(cpu[n]['head']):>8.3f} {statistics.median(cpu[n]['rev']):>12.3f} {med:>6.2f}x {min(ratios):>6.2f}-{max(ratios):.2f} {ev}")
+        ins = f" {instr[n]['head'] / instr[n]['rev']:>12.4f}x" if count and instr[n].get("rev") else ""
+        print(f"{n:<34} {statistics.median(cpu[n]['head']):>8.3f} {statistics.median(cpu[n]['rev']):>12.3f} {med:>6.2f}x {min(ratios):>6.2f}-{max(ratios):.2f} {ev}{ins}")
     print(f"slowest ratio: {worst:.2f}x (below 1.0: HEAD is faster)")
     return 0
 
@@ -132,13 +158,16 @@ def main(argv: list[str]) -> int:
     p.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
     p.add_argument("--scale", type=float, default=0.3, help="each scenario's I/O count times this (default 0.3)")
     p.add_argument("--only", action="append", default=[], help="scenarios whose name holds this (repeatable)")
+    p.add_argument("--instructions", action="store_true", help="also count each side's instructions per scenario under valgrind (deterministic, about 50x slower)")
     a = p.parse_args(argv)
+    if a.instructions and not shutil.which("valgrind"):
+        p.error("--instructions needs valgrind (apt-get install valgrind)")
     if a.rounds < 1 or not 0 < a.scale <= 10:
         p.error("--rounds is at least 1 and --scale in (0, 10]")
     if a.record:
         return record(a.scale)
     if a.against:
-        return against(a.against, a.rounds, a.scale, a.only)
+        return against(a.against, a.rounds, a.scale, a.only, a.instructions)
     p.error("give --against REV or --record")
     return 2
 
