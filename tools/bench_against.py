@@ -96,11 +96,11 @@ def instructions(module: Path, name: str, scale: float) -> int:
     return int(found.group(1))
 
 
-def against(rev: str, rounds: int, scale: float, only: list[str], count: bool = False) -> int:
+def against(rev: str, rounds: int, scale: float, only: list[str], count: bool = False, skip: tuple[str, ...] = ()) -> int:
     head, base = head_module(), build(rev)
     ours, theirs = child(head, "--list"), child(base, "--list")
     assert isinstance(ours, list) and isinstance(theirs, list)
-    names = [n for n in ours if n in theirs and (not only or any(o in n for o in only))]
+    names = [n for n in ours if n in theirs and (not only or any(o in n for o in only)) and not any(k in n for k in skip)]
     for n in sorted(set(ours) ^ set(theirs)):
         say(f"{n}: only in {'HEAD' if n in ours else rev}, not compared")
     cpu: dict[str, dict[str, list[float]]] = {n: {"head": [], "rev": []} for n in names}
@@ -158,6 +158,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
     p.add_argument("--scale", type=float, default=0.3, help="each scenario's I/O count times this (default 0.3)")
     p.add_argument("--only", action="append", default=[], help="scenarios whose name holds this (repeatable)")
+    p.add_argument("--skip", action="append", default=[], help="leave out scenarios whose name holds this (repeatable)")
     p.add_argument("--instructions", action="store_true", help="also count each side's instructions per scenario under valgrind (deterministic, about 50x slower)")
     a = p.parse_args(argv)
     if a.instructions and not shutil.which("valgrind"):
@@ -167,7 +168,7 @@ def main(argv: list[str]) -> int:
     if a.record:
         return record(a.scale)
     if a.against:
-        return against(a.against, a.rounds, a.scale, a.only, a.instructions)
+        return against(a.against, a.rounds, a.scale, a.only, a.instructions, tuple(a.skip))
     p.error("give --against REV or --record")
     return 2
 
