@@ -12,11 +12,11 @@
 //! QD32) or later than everything (the command's next step after a long wait): both are an
 //! insert at an end of the ring, found by a short scan, and a pop is the ring's front. A push
 //! into the middle moves the shorter side of the ring by one place (a long run as one or two
-//! slice copies: aged writes' GC schedules far ahead, and host events then land deep in a
-//! full ring). Only an event no earlier than the heap's first, or one that overflows a full
-//! ring, goes to the heap, so many pending events (thousands of timers) cost what a heap
-//! costs. Cancellation is not needed by any model yet (timers that may become stale carry a
-//! generation number that the handler checks instead).
+//! slice copies: on an aged drive, a host command's events land among the dies' array
+//! operations and the other commands' events, 64 pending). Only an event no earlier than the
+//! heap's first, or one that overflows a full ring, goes to the heap, so many pending events
+//! (thousands of timers) cost what a heap costs. Cancellation is not needed by any model yet
+//! (timers that may become stale carry a generation number that the handler checks instead).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
