@@ -102,6 +102,9 @@ pub struct EventQueue<E> {
     head: usize,
     len: usize,
     heap: BinaryHeap<Entry<E>>,
+    /// The time of the heap's first entry (`u64::MAX` ps when it is empty), kept beside it so
+    /// that an inline push tests one field.
+    heap_first: SimTime,
     seq: u64,
 }
 
@@ -113,7 +116,7 @@ impl<E: Copy> Default for EventQueue<E> {
 
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { ring: Vec::new(), head: 0, len: 0, heap: BinaryHeap::with_capacity(1024), seq: 0 }
+        EventQueue { ring: Vec::new(), head: 0, len: 0, heap: BinaryHeap::with_capacity(1024), heap_first: SimTime(u64::MAX), seq: 0 }
     }
 
     /// Schedules `event` at `time`. Among events at the same time, earlier calls run first.
@@ -131,7 +134,7 @@ impl<E: Copy> EventQueue<E> {
         // The new entry has the largest `seq` yet, so it follows every entry at its time or
         // earlier and precedes every later one: its place is found by time alone. It stays in
         // the ring if the heap holds nothing at or before `time` and the ring has room.
-        if n < NEAR && self.ring.len() == CAP && self.heap.peek().is_none_or(|first| first.time > time) {
+        if n < NEAR && time < self.heap_first && self.ring.len() == CAP {
             // (Sliced to its length, so that the masked positions need no bounds checks.)
             let ring = &mut self.ring[..CAP];
             if n == 0 || ring[(head + n - 1) & MASK].time <= time {
@@ -153,8 +156,8 @@ impl<E: Copy> EventQueue<E> {
     #[inline(never)]
     fn push_rest(&mut self, entry: Entry<E>) {
         let time = entry.time;
-        if matches!(self.heap.peek(), Some(first) if first.time <= time) {
-            self.heap.push(entry);
+        if self.heap_first <= time {
+            self.push_heap(entry);
             return;
         }
         if self.ring.is_empty() {
@@ -164,7 +167,7 @@ impl<E: Copy> EventQueue<E> {
         let ring = &mut self.ring[..CAP];
         if n == 0 || ring[(head + n - 1) & MASK].time <= time {
             if n == NEAR {
-                self.heap.push(entry);
+                self.push_heap(entry);
             } else {
                 ring[(head + n) & MASK] = entry;
                 self.len = n + 1;
@@ -172,6 +175,12 @@ impl<E: Copy> EventQueue<E> {
             return;
         }
         self.insert(entry);
+    }
+
+    /// Puts `entry` in the heap, keeping `heap_first`.
+    fn push_heap(&mut self, entry: Entry<E>) {
+        self.heap_first = self.heap_first.min(entry.time);
+        self.heap.push(entry);
     }
 
     /// Puts `entry` in its place inside the ring: it precedes the ring's last entry.
@@ -219,7 +228,8 @@ impl<E: Copy> EventQueue<E> {
         if n == NEAR {
             // The ring's last moves to the heap: it precedes every entry there, as the whole
             // ring does.
-            self.heap.push(ring[(self.head + NEAR) & MASK]);
+            let last = ring[(self.head + NEAR) & MASK];
+            self.push_heap(last);
         } else {
             self.len = n + 1;
         }
@@ -234,7 +244,11 @@ impl<E: Copy> EventQueue<E> {
                 self.len -= 1;
                 Some((e.time, e.event))
             }
-            _ => self.heap.pop().map(|e| (e.time, e.event)),
+            _ => {
+                let e = self.heap.pop()?;
+                self.heap_first = self.heap.peek().map_or(SimTime(u64::MAX), |f| f.time);
+                Some((e.time, e.event))
+            }
         }
     }
 
