@@ -5,7 +5,7 @@
 
 use rand::RngExt;
 
-use super::{BlockId, Collecting, FlashOp, Ftl, State, Victim, NIL, UNMAPPED};
+use super::{bulk, BlockId, Collecting, FlashOp, Ftl, State, Victim, NIL, UNMAPPED};
 use crate::error::Result;
 
 impl Ftl {
@@ -60,7 +60,19 @@ impl Ftl {
     /// no credit. Only when free blocks fall to half the trigger does GC collect without
     /// waiting for credit. So GC work reaches the dies spread over host writes, as real FTLs
     /// interleave it, rather than in bursts of whole victims.
+    #[inline]
     pub(super) fn collect_if_needed(&mut self, p: usize, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
+        // The common case, inline at the caller: GC at rest, and free blocks above the trigger.
+        let pool = &self.pools[p];
+        if !pool.gc_active && pool.free_count >= pool.trigger {
+            return Ok(());
+        }
+        self.collect(p, sink)
+    }
+
+    /// [`Self::collect_if_needed`] past its common case.
+    #[inline(never)]
+    fn collect(&mut self, p: usize, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
         if self.bulk_gc {
             if self.pools[p].free_count < self.pools[p].trigger {
                 self.pools[p].counters.gc_runs += 1;
@@ -159,25 +171,29 @@ impl Ftl {
         }
         c.next += 1;
         self.pools[p].collecting = Some(c);
-        self.relocate(victim, offset, lpn, p, sink)?;
+        self.relocate(victim, offset, lpn, p, true, sink)?;
         Ok(true)
     }
 
     /// Moves unit `lpn` from slot `offset` of `victim` (no longer listed) to its pool's GC
-    /// stream.
+    /// stream. With `unset`, the victim's copy is invalidated (its reverse-map entry and its
+    /// valid count); without, the caller moves every valid unit of the victim in one go and
+    /// then erases it, which drops its reverse map and valid count whole: nothing reads them
+    /// in between.
     // Inlined into its two callers (a victim reclaimed whole, GC paced by host writes): the
     // call's saving and restoring of registers was about a tenth of a move's instructions.
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    pub(super) fn relocate(&mut self, victim: u32, offset: u32, lpn: u64, p: usize, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
-        let old_slot = u64::from(victim) * u64::from(self.g.slots_per_block()) + u64::from(offset);
-        let version = self.shadow.as_mut().and_then(|s| s.slot_version.remove(&old_slot));
-        // The victim is no longer listed, so invalidating its copy needs no bucket moves.
-        self.p2l.set(victim, offset, UNMAPPED);
-        self.blocks[victim as usize].valid -= 1;
+    pub(super) fn relocate(&mut self, victim: u32, offset: u32, lpn: u64, p: usize, unset: bool, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
+        let version = self.shadow.as_mut().and_then(|s| s.slot_version.remove(&(u64::from(victim) * u64::from(self.g.slots_per_block()) + u64::from(offset))));
+        if unset {
+            // The victim is no longer listed, so invalidating its copy needs no bucket moves.
+            self.p2l.set(victim, offset, UNMAPPED);
+            self.blocks[victim as usize].valid -= 1;
+        }
         let stream = self.gc_stream(lpn);
         let slot = self.allocate(p, stream, sink)?;
-        self.l2p.set(lpn, slot.at);
+        self.l2p.remap(lpn, slot.at);
         self.record(lpn, slot, version);
         self.touch_map(lpn, true, true, sink);
         self.pools[p].counters.gc_writes += 1;
@@ -225,15 +241,28 @@ impl Ftl {
         // so their cache misses overlap instead of queueing one by one.
         std::hint::black_box(moving.iter().fold(0u64, |a, &(_, lpn)| a ^ self.l2p.peek(lpn)));
         let mut page_read = NIL;
-        for &(offset, lpn) in &moving {
+        // Runs of moves take the short way where the drive allows it (`bulk.rs`).
+        let short = self.short_ways();
+        let mut i = 0;
+        while i < moving.len() {
+            if short {
+                let Ftl { pools, order, l2p, p2l, blocks, g, .. } = self;
+                i += bulk::move_run(&moving[i..], victim, &mut pools[p], order, l2p, p2l, blocks, g, &mut page_read, sink);
+                if i == moving.len() {
+                    break;
+                }
+            }
+            let (offset, lpn) = moving[i];
             let page = crate::sim::div_rem(u64::from(offset), u64::from(spp)).0 as u32;
             if page != page_read {
                 self.gc_read(victim, offset, sink);
                 page_read = page;
             }
-            self.relocate(victim, offset, lpn, p, sink)?;
+            self.relocate(victim, offset, lpn, p, false, sink)?;
+            i += 1;
         }
         self.moving = moving;
+        self.blocks[victim as usize].valid = 0;
         self.erase_victim(victim, p, sink);
         Ok(())
     }

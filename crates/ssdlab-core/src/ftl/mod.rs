@@ -47,6 +47,7 @@
 //! events and statistics log pages.
 
 mod age;
+mod bulk;
 mod config;
 mod device;
 mod flush;
@@ -669,6 +670,12 @@ impl Ftl {
     /// the handles of [`Ftl::enable_handles`]; none or out of range: handle 0).
     pub fn write_placed_by(&mut self, lpn: Lpn, pid: Option<u16>, sink: &mut impl FnMut(FlashOp)) -> Result<u64> {
         let lpn = lpn.0;
+        if self.short_ways() {
+            if let Some(slot) = self.write_short(lpn, sink) {
+                self.collect_if_needed(0, sink)?;
+                return Ok(slot);
+            }
+        }
         let p = self.pool_of(lpn);
         self.pools[p].counters.host_writes += 1;
         if let Some(a) = &mut self.attribution {

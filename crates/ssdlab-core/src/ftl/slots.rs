@@ -3,7 +3,7 @@
 //! striping order; a page that fills is reported for programming, and a block that fills is
 //! closed and listed with its pool's victims.
 
-use super::{array_block, divides, Error, Ftl, Result, State, NIL};
+use super::{array_block, divides, Block, Error, Ftl, P2l, Pool, Result, State, NIL};
 use crate::ids::BlockId;
 use crate::media::nand::FlashOp;
 
@@ -36,31 +36,8 @@ impl Ftl {
     #[inline(never)]
     fn open_block(&mut self, p: usize, stream: usize) -> Result<(usize, u32)> {
         let bpp = self.g.blocks_per_plane;
-        let planes = self.order.len();
-        let pool = &mut self.pools[p];
-        let mut cursor = pool.streams[stream].cursor;
-        for _ in 0..=planes {
-            let plane = self.order[cursor] as usize;
-            let s = &mut pool.streams[stream];
-            let block = s.active[plane];
-            if block != NIL {
-                s.cursor = cursor;
-                return Ok((plane, block));
-            }
-            if let Some(b) = pool.take_free(plane, bpp) {
-                self.blocks[b as usize].state = State::Open;
-                self.p2l.open(b);
-                let s = &mut pool.streams[stream];
-                s.cursor = cursor;
-                s.active[plane] = b;
-                s.written[plane] = 0;
-                return Ok((plane, b));
-            }
-            // This plane has no free block: try the next one in order.
-            cursor = if cursor + 1 == planes { 0 } else { cursor + 1 };
-        }
-        pool.streams[stream].cursor = cursor;
-        Err(Error::Invariant { component: "ftl", detail: "no free block in any plane: GC could not keep up".into() })
+        let Ftl { pools, order, blocks, p2l, .. } = self;
+        open_next(&mut pools[p], stream, order, blocks, p2l, bpp).ok_or_else(|| Error::Invariant { component: "ftl", detail: "no free block in any plane: GC could not keep up".into() })
     }
 
     /// Takes the next slot of `block`, the stream's open block on `plane`: reports a program
@@ -116,4 +93,34 @@ impl Ftl {
         let (valid, p) = (b.valid, usize::from(b.pool));
         self.pools[p].victims.list(&mut self.links, block, valid);
     }
+}
+
+/// [`Ftl::open_block`] on the fields it needs, borrowed apart (for a caller that holds others):
+/// none if no plane has an open or a free block.
+#[inline]
+pub(super) fn open_next(pool: &mut Pool, stream: usize, order: &[u32], blocks: &mut [Block], p2l: &mut P2l, bpp: u32) -> Option<(usize, u32)> {
+    let planes = order.len();
+    let mut cursor = pool.streams[stream].cursor;
+    for _ in 0..=planes {
+        let plane = order[cursor] as usize;
+        let s = &mut pool.streams[stream];
+        let block = s.active[plane];
+        if block != NIL {
+            s.cursor = cursor;
+            return Some((plane, block));
+        }
+        if let Some(b) = pool.take_free(plane, bpp) {
+            blocks[b as usize].state = State::Open;
+            p2l.open(b);
+            let s = &mut pool.streams[stream];
+            s.cursor = cursor;
+            s.active[plane] = b;
+            s.written[plane] = 0;
+            return Some((plane, b));
+        }
+        // This plane has no free block: try the next one in order.
+        cursor = if cursor + 1 == planes { 0 } else { cursor + 1 };
+    }
+    pool.streams[stream].cursor = cursor;
+    None
 }

@@ -162,6 +162,23 @@ impl L2p {
         old
     }
 
+    /// Sets the slot of `lpn`, which is mapped, to another slot (a GC move): unlike
+    /// [`Self::set`], it neither counts mapped units nor works out where the layout put the
+    /// unit, since the old slot is not wanted.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub fn remap(&mut self, lpn: u64, slot: u64) {
+        debug_assert!(slot < VALUE_MASK, "slot {slot} beyond a sparse entry");
+        let (leaf, off) = ((lpn >> LEAF_BITS) as usize, (lpn as usize) & (LEAF - 1));
+        if self.dense.replace(leaf, off, slot).is_none() {
+            if self.sparse.is_empty() {
+                self.dense.make(leaf, std::iter::once((off, slot)));
+            } else {
+                self.set_listed(leaf, off, slot);
+            }
+        }
+    }
+
     /// Sets an entry of a leaf without a dense array: in its list (made if need be), which
     /// turns into a dense array once it holds more than [`SPARSE_MAX`] entries. Returns the
     /// previous entry (BASE if none).

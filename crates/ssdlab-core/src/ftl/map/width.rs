@@ -6,7 +6,7 @@
 use super::{BASE, LEAF, UNMAPPED};
 
 /// A stored map entry: a value, "unmapped", or "where the layout put it".
-pub(super) trait Word: Copy + Send + Sync + 'static {
+pub(super) trait Word: Copy + PartialEq + Send + Sync + 'static {
     /// "Where the layout put it", as stored.
     const BASE: Self;
     /// "Not mapped", as stored.
@@ -218,12 +218,28 @@ impl Entries {
     /// Appends `(offset, value)` for every mapped entry of `range`, the offset counted from
     /// its start.
     pub(super) fn mapped_into(&self, range: std::ops::Range<usize>, out: &mut Vec<(u32, u64)>) {
-        each!(self, Entries, v => out.extend(v[range].iter().enumerate().map(|(o, &x)| (o as u32, x.widen())).filter(|&(_, x)| x != UNMAPPED)));
+        each!(self, Entries, v => mapped_of(&v[range], out));
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
         each!(self, Entries, v => bytes(v))
     }
+}
+
+/// Appends `(offset, value)` for every mapped entry of `v`. Every entry is written to the
+/// next place and the count moves on only past a mapped one: no branch depends on the
+/// entries, which a victim's chunk holds mapped and unmapped in no order.
+fn mapped_of<W: Word>(v: &[W], out: &mut Vec<(u32, u64)>) {
+    let start = out.len();
+    out.resize(start + v.len(), (0, 0));
+    let mut k = start;
+    for (o, &x) in v.iter().enumerate() {
+        if let Some(place) = out.get_mut(k) {
+            *place = (o as u32, x.widen());
+        }
+        k += usize::from(x != W::NONE);
+    }
+    out.truncate(k);
 }
 
 /// Bytes a vector holds.

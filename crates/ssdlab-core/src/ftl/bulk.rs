@@ -1,0 +1,185 @@
+//! The short ways of a host write and of GC's moves, for a drive without a shadow map,
+//! tenants, a cached map, zones, block groups or more than one pool: what untimed ageing and
+//! whole-victim GC run hundreds of millions of times on a large drive.
+//!
+//! Each is a free function over the FTL's fields, borrowed apart and passed as arguments, so
+//! that the compiler knows they do not overlap and keeps what they point at in registers
+//! (through `&mut self`, it loads every field again after each store). Each takes the general
+//! way's steps in the general way's order, with the same results and the same flash
+//! operations reported; the cases it leaves out (a slot that fills its block, a stream with
+//! no block to open) go back to the general way, which the caller then takes for that unit.
+
+use super::pool::Links;
+use super::slots::open_next;
+use super::{Block, BlockId, FlashOp, Ftl, Geometry, L2p, P2l, Pool, State, GC, HOST, NIL, UNMAPPED};
+use crate::sim::{div_rem, divides};
+
+impl Ftl {
+    /// Whether writes and moves may take the short ways: no shadow map, tenants, cached map,
+    /// zones, FDP handles or block groups, and one pool.
+    #[inline]
+    pub(super) fn short_ways(&self) -> bool {
+        self.shadow.is_none() && self.attribution.is_none() && self.map_cache.is_none() && self.zones.is_none() && self.handles <= 1 && self.group == 1 && self.pools.len() == 1
+    }
+
+    /// A host write of `lpn` the short way, up to GC (which the caller runs as for any
+    /// write): the slot it took, or none, with nothing done, where it must take the general
+    /// way.
+    #[inline]
+    pub(super) fn write_short(&mut self, lpn: u64, sink: &mut impl FnMut(FlashOp)) -> Option<u64> {
+        let Ftl { pools, links, order, l2p, p2l, blocks, g, .. } = self;
+        write(lpn, &mut pools[0], links, order, l2p, p2l, blocks, g, sink)
+    }
+}
+
+/// Takes the next slot of `pool`'s `stream` as [`Ftl::allocate`] does (a block opened where the
+/// cursor's plane has none, a program reported when the slot fills a page): its block and
+/// offset. None, with no slot taken, where the slot would fill its block (closing it is the
+/// general way's) or no plane has a block to open.
+// Inlined into both loops: its common case is a few loads and stores.
+#[allow(clippy::too_many_arguments, clippy::inline_always)]
+#[inline(always)]
+fn take(pool: &mut Pool, stream: usize, order: &[u32], blocks: &mut [Block], p2l: &mut P2l, g: &Geometry, gc: bool, sink: &mut impl FnMut(FlashOp)) -> Option<(u32, u32)> {
+    let (spp, spb) = (g.slots_per_page, g.slots_per_block());
+    let s = &pool.streams[stream];
+    let mut plane = order[s.cursor] as usize;
+    let mut block = s.active[plane];
+    if block == NIL {
+        (plane, block) = open_next(pool, stream, order, blocks, p2l, g.blocks_per_plane)?;
+    }
+    let s = &mut pool.streams[stream];
+    let written = s.written[plane];
+    if written + 1 == spb {
+        return None;
+    }
+    s.written[plane] = written + 1;
+    if divides(spp, written + 1) {
+        s.cursor = if s.cursor + 1 == order.len() { 0 } else { s.cursor + 1 };
+        sink(FlashOp::Program { block: BlockId(block), page: written / spp, gc });
+    }
+    Some((block, written))
+}
+
+/// Moves the first units of `run` (offset, lpn: valid units of `victim`) to `pool`'s GC
+/// stream, as [`Ftl::relocate`] does without unsetting the victim's copies, until a unit must
+/// take the general way; returns how many it moved. A move is the victim's page read (once
+/// per page: `page_read` is the last page read), the stream's next slot, and the two maps.
+/// Kept out of line: the loop then has the registers to itself.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+pub(super) fn move_run(
+    run: &[(u32, u64)],
+    victim: u32,
+    pool: &mut Pool,
+    order: &[u32],
+    l2p: &mut L2p,
+    p2l: &mut P2l,
+    blocks: &mut [Block],
+    g: &Geometry,
+    page_read: &mut u32,
+    sink: &mut impl FnMut(FlashOp),
+) -> usize {
+    let (spp, spb) = (g.slots_per_page, g.slots_per_block());
+    let mut moved = 0;
+    for &(offset, lpn) in run {
+        // GC reads each of the victim's pages once for all its valid units (if the unit then
+        // takes the general way, its page is read already, as the general way would have).
+        let page = div_rem(u64::from(offset), u64::from(spp)).0 as u32;
+        if page != *page_read {
+            sink(FlashOp::Read { block: BlockId(victim), page });
+            *page_read = page;
+        }
+        let Some((block, at)) = take(pool, GC, order, blocks, p2l, g, true, sink) else { break };
+        l2p.remap(lpn, u64::from(block) * u64::from(spb) + u64::from(at));
+        p2l.set(block, at, lpn);
+        // The stream's block is open, so its count moves no victim bucket.
+        blocks[block as usize].valid += 1;
+        moved += 1;
+    }
+    pool.counters.gc_writes += moved as u64;
+    moved
+}
+
+/// A host write of `lpn` to the pool's host stream, as [`Ftl::write_placed_by`] does up to GC:
+/// the slot taken, the map set, the old copy invalidated (its full block moved to the bucket
+/// of its new count), the new one counted. Returns the slot, or none, with nothing done, where
+/// the slot must be taken the general way.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn write(lpn: u64, pool: &mut Pool, links: &mut Links, order: &[u32], l2p: &mut L2p, p2l: &mut P2l, blocks: &mut [Block], g: &Geometry, sink: &mut impl FnMut(FlashOp)) -> Option<u64> {
+    let spb = g.slots_per_block();
+    let (block, at) = take(pool, HOST, order, blocks, p2l, g, false, sink)?;
+    pool.counters.host_writes += 1;
+    let slot = u64::from(block) * u64::from(spb) + u64::from(at);
+    let old = l2p.set(lpn, slot);
+    if old != UNMAPPED {
+        let (ob, offset) = div_rem(old, u64::from(spb));
+        p2l.set(ob as u32, offset as u32, UNMAPPED);
+        let b = &mut blocks[ob as usize];
+        b.valid -= 1;
+        if b.state == State::Full {
+            pool.victims.rebucket(links, ob as u32, b.valid + 1, b.valid);
+        }
+    }
+    p2l.set(block, at, lpn);
+    // The stream's block is open, so its count moves no victim bucket.
+    blocks[block as usize].valid += 1;
+    Some(slot)
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{RngExt, SeedableRng};
+
+    use super::*;
+    use crate::ftl::{FtlConfig, FtlCounters, Striping};
+    use crate::ids::Lpn;
+    use crate::media::NandConfig;
+    use crate::units::Bytes;
+
+    /// Counters, free blocks, each block's (erases, valid units), each unit's slot.
+    type State = (FtlCounters, u32, Vec<(u32, u32)>, Vec<Option<u64>>);
+
+    /// What a drive's state answers: its counters and free blocks, each block's erases and
+    /// valid count, and where each logical unit is.
+    fn state(f: &Ftl) -> State {
+        let blocks = (0..f.blocks.len() as u32).map(|b| (f.erases(BlockId(b)), f.blocks[b as usize].valid)).collect();
+        let map = (0..f.exported_units()).map(|l| f.lookup(Lpn(l))).collect();
+        (f.counters(), f.free_blocks(), blocks, map)
+    }
+
+    #[test]
+    fn the_short_ways_take_the_general_ways_steps() {
+        // The integrity shadow keeps every write and move of a drive on the general way (and
+        // only checks): a drive with it and one without must age alike, then report the same
+        // flash operations, in the same order, under paced and background GC. Pages of 3
+        // units (divisions, not shifts) and of 4, in two striping orders.
+        for (page, striping) in [(12_288u64, Striping::ChannelFirst), (16_384, Striping::PlaneFirst)] {
+            let nand = NandConfig { channels: 2, ways: 2, dies_per_chip: 1, planes: 2, blocks_per_plane: 40, pages_per_block: 16, page_size: Bytes(page), ..NandConfig::default() };
+            let cfg = FtlConfig { op_ratio: 0.2, striping, ..FtlConfig::default() };
+            let mut short = Ftl::new(&nand, &cfg, 3).unwrap();
+            let mut general = Ftl::new(&nand, &cfg, 3).unwrap();
+            general.enable_integrity();
+            assert!(short.short_ways() && !general.short_ways());
+            assert_eq!(short.age(1.5, 9).unwrap(), general.age(1.5, 9).unwrap());
+            assert!(short.counters().gc_writes > 10_000, "ageing moved units");
+            assert_eq!(state(&short), state(&general), "after ageing ({page} B pages)");
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let mut rng = crate::sim::Rng::seed_from_u64(5);
+            let units = short.exported_units();
+            for _ in 0..20_000 {
+                let lpn = Lpn(rng.random_range(0..units));
+                assert_eq!(short.write_placed(lpn, &mut |op| a.push(op)).unwrap(), general.write_placed(lpn, &mut |op| b.push(op)).unwrap());
+            }
+            let mut reclaimed = 0;
+            while short.collect_background(0.5, &mut |op| a.push(op)).unwrap() {
+                assert!(general.collect_background(0.5, &mut |op| b.push(op)).unwrap());
+                reclaimed += 1;
+            }
+            assert!(reclaimed > 0 && !general.collect_background(0.5, &mut |op| b.push(op)).unwrap());
+            assert!(a.len() > 20_000 && a == b, "the same flash operations ({page} B pages)");
+            assert_eq!(state(&short), state(&general), "after timed writes ({page} B pages)");
+            general.verify().unwrap();
+        }
+    }
+}
