@@ -60,19 +60,7 @@ impl Ftl {
     /// no credit. Only when free blocks fall to half the trigger does GC collect without
     /// waiting for credit. So GC work reaches the dies spread over host writes, as real FTLs
     /// interleave it, rather than in bursts of whole victims.
-    #[inline]
     pub(super) fn collect_if_needed(&mut self, p: usize, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
-        // The common case, inline at the caller: GC at rest, and free blocks above the trigger.
-        let pool = &self.pools[p];
-        if !pool.gc_active && pool.free_count >= pool.trigger {
-            return Ok(());
-        }
-        self.collect(p, sink)
-    }
-
-    /// [`Self::collect_if_needed`] past its common case.
-    #[inline(never)]
-    fn collect(&mut self, p: usize, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
         if self.bulk_gc {
             if self.pools[p].free_count < self.pools[p].trigger {
                 self.pools[p].counters.gc_runs += 1;

@@ -113,7 +113,10 @@ impl P2l {
         self.layout.as_ref().map_or(UNMAPPED, |l| l.unit_at(i, block, offset))
     }
 
-    #[inline]
+    // Inlined where GC scans a victim slot by slot: left to its own judgement, the compiler
+    // calls it out of line there.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub fn get(&self, block: u32, offset: u32) -> u64 {
         let c = self.index[block as usize];
         if c == NO_CHUNK {
