@@ -137,12 +137,24 @@ def against(rev: str, rounds: int, scale: float, only: list[str], count: bool = 
     return 0
 
 
+def machine() -> str:
+    """The machine, as a history row names it: architecture, cores and (where Linux says) the
+    processor's model, since machines of the same size differ in speed."""
+    model = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "")
+    except OSError:
+        pass
+    return ", ".join(x for x in (platform.machine(), f"{os.cpu_count()} cores", model) if x)
+
+
 def record(scale: float) -> int:
     head = head_module()
     names = child(head, "--list")
     assert isinstance(names, list)
     rows = [child(head, n, str(scale)) for n in names]
-    entry = {"commit": git("rev-parse", "HEAD"), "date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+    entry = {"commit": git("rev-parse", "HEAD"), "date": time.strftime("%Y-%m-%d"), "machine": machine(),
              "scale": scale, "rows": rows}
     HISTORY.parent.mkdir(exist_ok=True)
     with open(HISTORY, "a", encoding="utf-8") as f:
