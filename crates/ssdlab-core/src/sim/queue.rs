@@ -1,11 +1,11 @@
 //! The future-event list.
 //!
-//! Events are ordered by the key `(time, seq)`, where `seq` is a counter that increases with
-//! every insertion. Two events at the same picosecond therefore run in the order they were
-//! scheduled (FIFO), which makes every run a pure function of its config and seed: no tie is
-//! ever broken by heap layout or hashing.
+//! Events are ordered by their time and, at the same time, by the order they were pushed in.
+//! Two events at the same picosecond therefore run in the order they were scheduled (FIFO),
+//! which makes every run a pure function of its config and seed: no tie is ever broken by heap
+//! layout or hashing.
 //!
-//! The list is in two parts: the earliest events in key order in a ring (at most [`NEAR`] of
+//! The list is in two parts: the earliest events in order in a ring (at most [`NEAR`] of
 //! them, in a fixed array indexed modulo a power of two), and the rest in a binary min-heap,
 //! no entry of which precedes an entry of the ring. A simulation schedules most events either
 //! sooner than everything pending (a TLP's hop, a controller step: about three in four at
@@ -17,6 +17,12 @@
 //! heap's first, or one that overflows a full ring, goes to the heap, so many pending events
 //! (thousands of timers) cost what a heap costs. Cancellation is not needed by any model yet
 //! (timers that may become stale carry a generation number that the handler checks instead).
+//!
+//! The ring keeps ties in order by position, so its entries carry only time and event. The
+//! heap orders by `(time, seq)`: an event pushed to it takes the next of a counter that rises
+//! from 2^63, and an event the full ring hands over takes the next of one that falls from just
+//! below. Both orders hold because no ring entry follows a heap entry: a handed-over event
+//! precedes every event then in the heap, and each later hand-over precedes it in turn.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -30,15 +36,28 @@ const NEAR: usize = 256;
 const CAP: usize = 512;
 const MASK: usize = CAP - 1;
 
-/// Ring positions a push scans from the front before it searches by bisection.
+/// Ring positions a push scans from either end before it searches by bisection.
 const SCAN: usize = 8;
 
+/// An event in the heap, with its place among the heap's events at the same time.
 #[derive(Clone, Copy)]
 struct Entry<E> {
     time: SimTime,
     seq: u64,
     event: E,
 }
+
+/// An event in the ring: its place in the ring is its order, so it carries no `seq` (a ring
+/// entry is moved when a push lands before it, and a smaller one moves faster).
+#[derive(Clone, Copy)]
+struct Near<E> {
+    time: SimTime,
+    event: E,
+}
+
+/// The `seq` of the first event pushed straight to the heap; events the ring hands over to the
+/// heap count down from just below it.
+const SEQ_BASE: u64 = 1 << 63;
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
@@ -97,15 +116,18 @@ fn copy_down<T: Copy>(ring: &mut [T], from: usize, k: usize) {
 pub struct EventQueue<E> {
     /// The ring's storage, `CAP` entries (empty until the first push fills it with copies of
     /// that event, so that `E` needs no default); the ring is `len` entries from `head`, in
-    /// `(time, seq)` order, and none follows an entry of `heap`.
-    ring: Vec<Entry<E>>,
+    /// the order they run, and none follows an entry of `heap`.
+    ring: Vec<Near<E>>,
     head: usize,
     len: usize,
     heap: BinaryHeap<Entry<E>>,
     /// The time of the heap's first entry (`u64::MAX` ps when it is empty), kept beside it so
     /// that an inline push tests one field.
     heap_first: SimTime,
-    seq: u64,
+    /// The `seq` of the next event pushed to the heap (from `SEQ_BASE` up).
+    up: u64,
+    /// The `seq` of the next event the ring hands over to the heap (from `SEQ_BASE - 1` down).
+    down: u64,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -116,7 +138,7 @@ impl<E: Copy> Default for EventQueue<E> {
 
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { ring: Vec::new(), head: 0, len: 0, heap: BinaryHeap::with_capacity(1024), heap_first: SimTime(u64::MAX), seq: 0 }
+        EventQueue { ring: Vec::new(), head: 0, len: 0, heap: BinaryHeap::with_capacity(1024), heap_first: SimTime(u64::MAX), up: SEQ_BASE, down: SEQ_BASE - 1 }
     }
 
     /// Schedules `event` at `time`. Among events at the same time, earlier calls run first.
@@ -127,13 +149,11 @@ impl<E: Copy> EventQueue<E> {
     #[allow(clippy::inline_always)]
     #[inline(always)]
     pub fn push(&mut self, time: SimTime, event: E) {
-        let seq = self.seq;
-        self.seq += 1;
-        let entry = Entry { time, seq, event };
+        let entry = Near { time, event };
         let (n, head) = (self.len, self.head);
-        // The new entry has the largest `seq` yet, so it follows every entry at its time or
-        // earlier and precedes every later one: its place is found by time alone. It stays in
-        // the ring if the heap holds nothing at or before `time` and the ring has room.
+        // The new entry is the latest pushed, so it follows every entry at its time or earlier
+        // and precedes every later one: its place is found by time alone. It stays in the ring
+        // if the heap holds nothing at or before `time` and the ring has room.
         if n < NEAR && time < self.heap_first && self.ring.len() == CAP {
             // (Sliced to its length, so that the masked positions need no bounds checks.)
             let ring = &mut self.ring[..CAP];
@@ -154,7 +174,7 @@ impl<E: Copy> EventQueue<E> {
 
     /// [`Self::push`]'s other cases: the first push, an entry for the heap, and a full ring.
     #[inline(never)]
-    fn push_rest(&mut self, entry: Entry<E>) {
+    fn push_rest(&mut self, entry: Near<E>) {
         let time = entry.time;
         if self.heap_first <= time {
             self.push_heap(entry);
@@ -177,26 +197,49 @@ impl<E: Copy> EventQueue<E> {
         self.insert(entry);
     }
 
-    /// Puts `entry` in the heap, keeping `heap_first`.
-    fn push_heap(&mut self, entry: Entry<E>) {
-        self.heap_first = self.heap_first.min(entry.time);
-        self.heap.push(entry);
+    /// Puts a pushed `entry` in the heap, after every entry there at its time.
+    fn push_heap(&mut self, entry: Near<E>) {
+        let seq = self.up;
+        self.up += 1;
+        self.heap_put(entry, seq);
+    }
+
+    /// Puts the ring's last entry in the heap, before every entry there.
+    fn hand_over(&mut self, entry: Near<E>) {
+        let seq = self.down;
+        self.down -= 1;
+        self.heap_put(entry, seq);
+    }
+
+    fn heap_put(&mut self, Near { time, event }: Near<E>, seq: u64) {
+        self.heap_first = self.heap_first.min(time);
+        self.heap.push(Entry { time, seq, event });
     }
 
     /// Puts `entry` in its place inside the ring: it precedes the ring's last entry.
     #[inline(never)]
-    fn insert(&mut self, entry: Entry<E>) {
+    fn insert(&mut self, entry: Near<E>) {
         let time = entry.time;
         let (n, head) = (self.len, self.head);
         let ring = &mut self.ring[..CAP];
         let at = |i: usize| ring[(head + i) & MASK].time;
-        let mut i = 0;
-        while i < n.min(SCAN) && at(i) <= time {
-            i += 1;
-        }
-        if i == SCAN {
-            // The first position whose entry is later than `time`, by bisection.
-            let (mut lo, mut hi) = (SCAN, n);
+        // `i`, the first position whose entry is later than `time`, is below `n`: the ring's
+        // last is later. Among the first `SCAN` places or the last, it is found by a scan from
+        // that end (on an aged drive most pushes land near the front; where a medium's pieces
+        // end one after another, near the back), else by bisection between.
+        let mut i;
+        if n <= 2 * SCAN || at(SCAN - 1) > time {
+            i = 0;
+            while at(i) <= time {
+                i += 1;
+            }
+        } else if at(n - SCAN) <= time {
+            i = n - 1;
+            while at(i - 1) > time {
+                i -= 1;
+            }
+        } else {
+            let (mut lo, mut hi) = (SCAN, n - SCAN);
             while lo < hi {
                 let mid = usize::midpoint(lo, hi);
                 if at(mid) <= time {
@@ -229,7 +272,7 @@ impl<E: Copy> EventQueue<E> {
             // The ring's last moves to the heap: it precedes every entry there, as the whole
             // ring does.
             let last = ring[(self.head + NEAR) & MASK];
-            self.push_heap(last);
+            self.hand_over(last);
         } else {
             self.len = n + 1;
         }
@@ -296,10 +339,16 @@ mod tests {
         for i in 0..n {
             q.push(SimTime(5), i);
         }
-        q.push(SimTime(3), u32::MAX);
+        // Three earlier events: each hands the ring's last over to the heap, where each must
+        // precede the ones handed over before it and the ones pushed there.
+        for k in 0..3 {
+            q.push(SimTime(3), u32::MAX - k);
+        }
         q.push(SimTime(5), n);
-        assert_eq!(q.len(), n as usize + 2);
-        assert_eq!(q.pop(), Some((SimTime(3), u32::MAX)));
+        assert_eq!(q.len(), n as usize + 4);
+        for k in 0..3 {
+            assert_eq!(q.pop(), Some((SimTime(3), u32::MAX - k)));
+        }
         for i in 0..=n {
             assert_eq!(q.pop(), Some((SimTime(5), i)));
         }
@@ -357,6 +406,25 @@ mod tests {
                 let got: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
                 assert_eq!(got, want, "ring from {start}, push after its {at}th");
             }
+        }
+    }
+
+    #[test]
+    fn a_tie_goes_after_its_equals_at_each_place_of_the_ring() {
+        // A ring of 40 entries, two at each time, and a push at each time: it must follow both
+        // of its equals, whether the scan from the front, the scan from the back or the
+        // bisection finds its place.
+        for at in 1..=20u64 {
+            let mut q = EventQueue::new();
+            let mut want: Vec<(u64, u32)> = (0..40).map(|k| (10 * (k / 2 + 1), k as u32)).collect();
+            for &(t, tag) in &want {
+                q.push(SimTime(t), tag);
+            }
+            q.push(SimTime(10 * at), 99);
+            want.push((10 * at, 99));
+            want.sort_unstable();
+            let got: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
+            assert_eq!(got, want, "a push at {}", 10 * at);
         }
     }
 
