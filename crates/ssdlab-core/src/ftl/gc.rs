@@ -61,6 +61,9 @@ impl Ftl {
     /// waiting for credit. So GC work reaches the dies spread over host writes, as real FTLs
     /// interleave it, rather than in bursts of whole victims.
     pub(super) fn collect_if_needed(&mut self, p: usize, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
+        if !self.pools[p].gc_due() {
+            return Ok(());
+        }
         if self.bulk_gc {
             if self.pools[p].free_count < self.pools[p].trigger {
                 self.pools[p].counters.gc_runs += 1;
@@ -73,9 +76,6 @@ impl Ftl {
         }
         let pool = &mut self.pools[p];
         if !pool.gc_active {
-            if pool.free_count >= pool.trigger {
-                return Ok(());
-            }
             pool.gc_active = true;
             pool.counters.gc_runs += 1;
         }

@@ -672,10 +672,7 @@ impl Ftl {
         let lpn = lpn.0;
         if self.short_ways() {
             if let Some(slot) = self.write_short(lpn, sink) {
-                // (GC at rest with free blocks above its trigger, the common case, is tested
-                // here: the call costs more than the test.)
-                let pool = &self.pools[0];
-                if pool.gc_active || pool.free_count < pool.trigger {
+                if self.pools[0].gc_due() {
                     self.collect_if_needed(0, sink)?;
                 }
                 return Ok(slot);

@@ -268,6 +268,13 @@ impl Pool {
         }
     }
 
+    /// Whether GC has work here: a paced run under way, or fewer free blocks than the trigger.
+    /// A write calls GC only then (the call costs more than the test).
+    #[inline]
+    pub fn gc_due(&self) -> bool {
+        self.gc_active || self.free_count < self.trigger
+    }
+
     /// Free blocks at which foreground GC rests: half the trigger-reclaim band above the
     /// reclaim threshold (see `Ftl::collect_if_needed`).
     pub fn rest_level(&self) -> u32 {
