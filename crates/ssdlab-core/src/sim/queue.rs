@@ -11,11 +11,13 @@
 //! sooner than everything pending (a TLP's hop, a controller step: about three in four at
 //! QD32) or later than everything (the command's next step after a long wait): both are an
 //! insert at an end of the ring, found by a short scan, and a pop is the ring's front. A push
-//! into the middle moves the shorter side of the ring by one place (a long run as one or two
-//! slice copies: on an aged drive, a host command's events land among the dies' array
+//! into the middle moves the shorter side of the ring by one place (a long run as slice
+//! copies: on an aged drive, a host command's events land among the dies' array
 //! operations and the other commands' events, 64 pending). Only an event no earlier than the
 //! heap's first, or one that overflows a full ring, goes to the heap, so many pending events
-//! (thousands of timers) cost what a heap costs. Cancellation is not needed by any model yet
+//! (thousands of timers) cost what a heap costs. A run of events scheduled together in time
+//! order (a chunk's codewords, a die's pieces) is merged into the ring in one pass, so that an
+//! entry it passes moves once, not once per event. Cancellation is not needed by any model yet
 //! (timers that may become stale carry a generation number that the handler checks instead).
 //!
 //! The ring keeps ties in order by position, so its entries carry only time and event. The
@@ -77,39 +79,84 @@ impl<E> Ord for Entry<E> {
     }
 }
 
-/// Entries a push into the ring moves one by one; a longer run is copied as one or two slices.
+/// Entries a push into the ring moves one by one; a longer run is copied as slices.
 const SHORT: usize = 8;
 
-/// Moves the `k` entries at positions `from..from + k` of the ring (modulo `CAP`) one place
-/// up: a run longer than `SHORT`, copied as one or two slices.
-#[inline(never)]
-fn copy_up<T: Copy>(ring: &mut [T], from: usize, k: usize) {
-    let end = from + k;
-    if end < CAP {
-        ring.copy_within(from..end, from + 1);
+/// Moves the `len` entries at positions `from..from + len` of the ring (modulo `CAP`) `d`
+/// places up, last first: a short run one by one, a longer one as slices (out of line).
+/// Source and destination span less than `CAP` places.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn move_up<T: Copy>(ring: &mut [T], from: usize, len: usize, d: usize) {
+    if len <= SHORT {
+        for j in (0..len).rev() {
+            ring[(from + j + d) & MASK] = ring[(from + j) & MASK];
+        }
     } else {
-        // The run wraps, or its last place does: the low part first, then the one that
-        // crosses the end, then the high part.
-        ring.copy_within(0..end - CAP, 1);
-        ring[0] = ring[CAP - 1];
-        ring.copy_within(from..CAP - 1, from + 1);
+        copy_up(ring, from, len, d);
     }
 }
 
-/// Moves the `k` entries at positions `from..from + k` of the ring (modulo `CAP`) one place
-/// down: a run longer than `SHORT`, copied as one or two slices.
+/// [`move_up`]'s long runs: one slice where neither end wraps, else slices that neither
+/// start nor end across the storage's end.
 #[inline(never)]
-fn copy_down<T: Copy>(ring: &mut [T], from: usize, k: usize) {
-    if from == 0 {
-        ring[CAP - 1] = ring[0];
-        ring.copy_within(1..k, 0);
-    } else if from + k <= CAP {
-        ring.copy_within(from..from + k, from - 1);
-    } else {
-        ring.copy_within(from..CAP, from - 1);
-        ring[CAP - 1] = ring[0];
-        ring.copy_within(1..from + k - CAP, 0);
+fn copy_up<T: Copy>(ring: &mut [T], from: usize, len: usize, d: usize) {
+    if from + len + d <= CAP {
+        ring.copy_within(from..from + len, from + d);
+        return;
     }
+    let mut left = len;
+    while left > 0 {
+        let (src, dst) = ((from + left - 1) & MASK, (from + left - 1 + d) & MASK);
+        let c = left.min(src + 1).min(dst + 1);
+        ring.copy_within(src + 1 - c..=src, dst + 1 - c);
+        left -= c;
+    }
+}
+
+/// Moves the `len` entries at positions `from..from + len` of the ring (modulo `CAP`) `d`
+/// places down, first first, as [`move_up`] moves them up.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn move_down<T: Copy>(ring: &mut [T], from: usize, len: usize, d: usize) {
+    if len <= SHORT {
+        for j in 0..len {
+            ring[(from + j + CAP - d) & MASK] = ring[(from + j) & MASK];
+        }
+    } else {
+        copy_down(ring, from, len, d);
+    }
+}
+
+/// [`move_down`]'s long runs, as [`copy_up`] copies them.
+#[inline(never)]
+fn copy_down<T: Copy>(ring: &mut [T], from: usize, len: usize, d: usize) {
+    if from >= d && from + len <= CAP {
+        ring.copy_within(from..from + len, from - d);
+        return;
+    }
+    let mut done = 0;
+    while done < len {
+        let (src, dst) = ((from + done) & MASK, (from + done + CAP - d) & MASK);
+        let c = (len - done).min(CAP - src).min(CAP - dst);
+        ring.copy_within(src..src + c, dst);
+        done += c;
+    }
+}
+
+/// The first of ring positions `lo..hi` (from `head`) whose entry is later than `time`, or
+/// `hi`: the entries are in time order.
+#[inline]
+fn bisect<E>(ring: &[Near<E>], head: usize, (mut lo, mut hi): (usize, usize), time: SimTime) -> usize {
+    while lo < hi {
+        let mid = usize::midpoint(lo, hi);
+        if ring[(head + mid) & MASK].time <= time {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// A deterministic priority queue of timed events.
@@ -239,33 +286,14 @@ impl<E: Copy> EventQueue<E> {
                 i -= 1;
             }
         } else {
-            let (mut lo, mut hi) = (SCAN, n - SCAN);
-            while lo < hi {
-                let mid = usize::midpoint(lo, hi);
-                if at(mid) <= time {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            i = lo;
+            i = bisect(ring, head, (SCAN, n - SCAN), time);
         }
         // Make room at `i` by moving the shorter side by one place.
         if i <= n / 2 {
             self.head = (head + MASK) & MASK;
-            if i <= SHORT {
-                for j in 0..i {
-                    ring[(self.head + j) & MASK] = ring[(self.head + j + 1) & MASK];
-                }
-            } else {
-                copy_down(ring, head, i);
-            }
-        } else if n - i <= SHORT {
-            for j in (i..n).rev() {
-                ring[(head + j + 1) & MASK] = ring[(head + j) & MASK];
-            }
+            move_down(ring, head, i, 1);
         } else {
-            copy_up(ring, (head + i) & MASK, n - i);
+            move_up(ring, (head + i) & MASK, n - i, 1);
         }
         ring[(self.head + i) & MASK] = entry;
         if n == NEAR {
@@ -276,6 +304,74 @@ impl<E: Copy> EventQueue<E> {
         } else {
             self.len = n + 1;
         }
+    }
+
+    /// Schedules each of `items` in turn, as that many [`Self::push`] calls would. A run in
+    /// time order that fits in the ring ahead of the heap (a medium's codewords or pieces,
+    /// handed over at once) is merged into the ring in one pass, from the end where fewer
+    /// entries move, where one push each would move them once per item.
+    pub fn push_all(&mut self, items: &[(SimTime, E)]) {
+        let (count, len, head) = (items.len(), self.len, self.head);
+        let Some(&(last, _)) = items.last() else { return };
+        if count < 2 || len + count > NEAR || last >= self.heap_first || self.ring.len() != CAP || !items.windows(2).all(|w| w[0].0 <= w[1].0) {
+            for &(time, event) in items {
+                self.push(time, event);
+            }
+            return;
+        }
+        let ring = &mut self.ring[..CAP];
+        // Existing entries from `after` on are later than the run's first item, those before
+        // `upto` no later than its last: only those may move. A tie goes after its equals.
+        let after = bisect(ring, head, (0, len), items[0].0);
+        if after == len {
+            // All after the ring's last: appends.
+            for (j, &(time, event)) in items.iter().enumerate() {
+                ring[(head + len + j) & MASK] = Near { time, event };
+            }
+            self.len = len + count;
+            return;
+        }
+        let upto = bisect(ring, head, (after, len), last);
+        let at = |ring: &[Near<E>], i: usize| ring[(head + i) & MASK].time;
+        if len - after <= upto {
+            // From the back: item `j` lands before the entries later than it, which move up
+            // by the `j + 1` items that land before them (a few one by one as they are
+            // compared, more as one run once bisection has found where they start).
+            let mut hi = len;
+            for (j, &(time, event)) in items.iter().enumerate().rev() {
+                let stop = hi.saturating_sub(SCAN).max(after);
+                while hi > stop && at(ring, hi - 1) > time {
+                    hi -= 1;
+                    ring[(head + hi + j + 1) & MASK] = ring[(head + hi) & MASK];
+                }
+                if hi == stop && hi > after {
+                    let from = bisect(ring, head, (after, hi), time);
+                    move_up(ring, (head + from) & MASK, hi - from, j + 1);
+                    hi = from;
+                }
+                ring[(head + hi + j) & MASK] = Near { time, event };
+            }
+        } else {
+            // From the front: item `j` lands after the entries no later than it, which move
+            // down by the `count - j` items that land after them.
+            let mut lo = 0;
+            for (j, &(time, event)) in items.iter().enumerate() {
+                let down = count - j;
+                let stop = (lo + SCAN).min(upto);
+                while lo < stop && at(ring, lo) <= time {
+                    ring[(head + CAP + lo - down) & MASK] = ring[(head + lo) & MASK];
+                    lo += 1;
+                }
+                if lo == stop && lo < upto {
+                    let to = bisect(ring, head, (lo, upto), time);
+                    move_down(ring, (head + lo) & MASK, to - lo, down);
+                    lo = to;
+                }
+                ring[(head + CAP + lo - down) & MASK] = Near { time, event };
+            }
+            self.head = (head + CAP - count) & MASK;
+        }
+        self.len = len + count;
     }
 
     /// Removes and returns the earliest event.
@@ -425,6 +521,56 @@ mod tests {
             want.sort_unstable();
             let got: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
             assert_eq!(got, want, "a push at {}", 10 * at);
+        }
+    }
+
+    #[test]
+    fn a_run_pushed_at_once_lands_where_its_pushes_one_by_one_would() {
+        // Two queues fed the same pushes and pops, one taking each run through `push_all` and
+        // the other one push per item: runs in order and out of it, with ties among the items
+        // and with the ring's entries, that merge from either end of rings starting anywhere
+        // in the storage, fill the ring to the brim, overflow it, or reach the heap's times.
+        use rand::{RngExt, SeedableRng};
+        let mut rng = crate::sim::Rng::seed_from_u64(11);
+        for case in 0..400u32 {
+            let (mut a, mut b) = (EventQueue::new(), EventQueue::new());
+            a.push(SimTime(0), 0u32);
+            b.push(SimTime(0), 0u32);
+            a.pop();
+            b.pop();
+            let start = rng.random::<u64>() as usize % CAP;
+            (a.head, b.head) = (start, start);
+            let (mut now, mut tag) = (0u64, 1u32);
+            for _ in 0..400 {
+                let k = (rng.random::<u64>() % 12) as usize;
+                let spread = [4, 50, 5_000][(rng.random::<u64>() % 3) as usize];
+                let mut run: Vec<(SimTime, u32)> = (0..k)
+                    .map(|_| {
+                        tag += 1;
+                        (SimTime(now + rng.random::<u64>() % spread), tag)
+                    })
+                    .collect();
+                if rng.random::<u64>() % 4 != 0 {
+                    run.sort_by_key(|&(t, _)| t);
+                }
+                a.push_all(&run);
+                for &(t, e) in &run {
+                    b.push(t, e);
+                }
+                assert_eq!(a.len(), b.len(), "case {case}");
+                let pops = rng.random::<u64>() % if a.len() > NEAR { 16 } else { 10 };
+                for _ in 0..pops {
+                    let got = a.pop();
+                    assert_eq!(got, b.pop(), "case {case}");
+                    if let Some((t, _)) = got {
+                        now = t.0;
+                    }
+                }
+            }
+            while let Some(want) = b.pop() {
+                assert_eq!(a.pop(), Some(want), "case {case}");
+            }
+            assert!(a.is_empty());
         }
     }
 

@@ -59,6 +59,8 @@ struct Outboxes {
     host: Vec<(SimTime, host::Out)>,
     nvm: Vec<(SimTime, media::Out<nvm::Event>)>,
     flash: Vec<(SimTime, media::Out<ftl::Event>)>,
+    /// A medium's outputs as events, to be scheduled together.
+    run: Vec<(SimTime, Event)>,
 }
 
 /// A simulated host + link + `NVMe` SSD, ready to run.

@@ -47,6 +47,10 @@ use crate::{host, nvme};
 /// A medium's outbox: its outputs, each with the instant it takes effect.
 type MediaOutbox<E> = Vec<(SimTime, media::Out<E>)>;
 
+/// Outputs of one call of a medium that are scheduled together rather than one by one: fewer
+/// are mostly an append or two at the ring's ends, cheaper one by one.
+const RUN: usize = 4;
+
 /// Calls a block with a context over its outbox, then carries on what it wrote.
 macro_rules! call {
     ($s:ident, $block:ident, $outbox:ident, $route:ident, |$b:ident, $ctx:ident| $body:expr) => {{
@@ -236,27 +240,46 @@ impl Simulation {
         }
     }
 
-    /// A medium's output: its own event, read data for the link, or a command done (to its
-    /// completion step).
+    /// A medium's output as the event it schedules: its own event, read data for the link, or
+    /// a command done (to its completion step). None for the firmware time GC's moves take,
+    /// which is charged to the controller at once.
     #[inline]
-    fn route_media<E>(&mut self, t: SimTime, o: media::Out<E>, own: fn(E) -> Event) {
-        let ev = match o {
+    fn media_event<E>(&mut self, t: SimTime, o: media::Out<E>, own: fn(E) -> Event) -> Option<Event> {
+        Some(match o {
             media::Out::Wake(e) => own(e),
             media::Out::Data { cmd, len, at } => Event::Pcie(pcie::Event::Send { cmd, tlp: Tlp::DataOut { len, at } }),
             media::Out::Done { cmd } => Event::Ctrl(ctrl::Event::Step { cmd, step: Step::Completion }),
-            media::Out::Firmware { units } => return self.ctrl.background(t, units),
-        };
-        self.at(t, ev);
+            media::Out::Firmware { units } => {
+                self.ctrl.background(t, units);
+                return None;
+            }
+        })
     }
 
     /// Carries on a medium's outputs from `start` of its outbox (`outbox` picks it); `own`
-    /// makes its own events the simulation's.
+    /// makes its own events the simulation's. Several events are scheduled together (a
+    /// chunk's codewords, a die's pieces), in the order the medium wrote them.
     #[inline]
     fn drain_media<E: Copy>(&mut self, start: usize, outbox: fn(&mut Outboxes) -> &mut MediaOutbox<E>, own: fn(E) -> Event) {
         let end = outbox(&mut self.outs).len();
-        for i in start..end {
-            let (t, o) = outbox(&mut self.outs)[i];
-            self.route_media(t, o, own);
+        if end - start < RUN {
+            for i in start..end {
+                let (t, o) = outbox(&mut self.outs)[i];
+                if let Some(ev) = self.media_event(t, o, own) {
+                    self.at(t, ev);
+                }
+            }
+        } else {
+            let mut run = std::mem::take(&mut self.outs.run);
+            for i in start..end {
+                let (t, o) = outbox(&mut self.outs)[i];
+                if let Some(ev) = self.media_event(t, o, own) {
+                    run.push((t, ev));
+                }
+            }
+            self.queue.push_all(&run);
+            run.clear();
+            self.outs.run = run;
         }
         outbox(&mut self.outs).truncate(start);
     }
