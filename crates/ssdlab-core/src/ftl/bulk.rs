@@ -64,7 +64,12 @@ fn take(pool: &mut Pool, stream: usize, order: &[u32], blocks: &mut [Block], p2l
 /// stream, as [`Ftl::relocate`] does without unsetting the victim's copies, until a unit must
 /// take the general way; returns how many it moved. A move is the victim's page read (once
 /// per page: `page_read` is the last page read), the stream's next slot, and the two maps.
-/// Kept out of line: the loop then has the registers to itself.
+///
+/// The moves go a destination page at a time: while a page fills, the stream stays on one
+/// plane's block, so the cursor, the block, its written count and its valid count are read
+/// and written once per page, not once per unit, and the reverse map's entries are set in one
+/// pass. The flash operations come in [`take`]'s order: each unit's read, then the program of
+/// the page its last unit fills. Kept out of line: the loop then has the registers to itself.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub(super) fn move_run(
@@ -81,20 +86,45 @@ pub(super) fn move_run(
 ) -> usize {
     let (spp, spb) = (g.slots_per_page, g.slots_per_block());
     let mut moved = 0;
-    for &(offset, lpn) in run {
-        // GC reads each of the victim's pages once for all its valid units (if the unit then
-        // takes the general way, its page is read already, as the general way would have).
-        let page = div_rem(u64::from(offset), u64::from(spp)).0 as u32;
-        if page != *page_read {
-            sink(FlashOp::Read { block: BlockId(victim), page });
-            *page_read = page;
+    while moved < run.len() {
+        let s = &pool.streams[GC];
+        let mut plane = order[s.cursor] as usize;
+        let mut block = s.active[plane];
+        if block == NIL {
+            let Some(opened) = open_next(pool, GC, order, blocks, p2l, g.blocks_per_plane) else { break };
+            (plane, block) = opened;
         }
-        let Some((block, at)) = take(pool, GC, order, blocks, p2l, g, true, sink) else { break };
-        l2p.remap(lpn, u64::from(block) * u64::from(spb) + u64::from(at));
-        p2l.set(block, at, lpn);
+        let written = pool.streams[GC].written[plane];
+        // The slots this page has left, short of the block's last (the slot that fills the
+        // block closes it: the general way's).
+        let page_end = (div_rem(u64::from(written), u64::from(spp)).0 as u32 + 1) * spp;
+        let room = page_end.min(spb - 1).saturating_sub(written) as usize;
+        if room == 0 {
+            break;
+        }
+        let units = &run[moved..run.len().min(moved + room)];
+        let base = u64::from(block) * u64::from(spb) + u64::from(written);
+        for (&(offset, lpn), at) in units.iter().zip(base..) {
+            // GC reads each of the victim's pages once for all its valid units (if the next
+            // unit takes the general way, the general way reads its page).
+            let page = div_rem(u64::from(offset), u64::from(spp)).0 as u32;
+            if page != *page_read {
+                sink(FlashOp::Read { block: BlockId(victim), page });
+                *page_read = page;
+            }
+            l2p.remap(lpn, at);
+        }
+        p2l.set_run(block, written, units.iter().map(|&(_, lpn)| lpn));
+        let k = units.len() as u32;
         // The stream's block is open, so its count moves no victim bucket.
-        blocks[block as usize].valid += 1;
-        moved += 1;
+        blocks[block as usize].valid += k;
+        let s = &mut pool.streams[GC];
+        s.written[plane] = written + k;
+        if divides(spp, written + k) {
+            s.cursor = if s.cursor + 1 == order.len() { 0 } else { s.cursor + 1 };
+            sink(FlashOp::Program { block: BlockId(block), page: written / spp, gc: true });
+        }
+        moved += units.len();
     }
     pool.counters.gc_writes += moved as u64;
     moved

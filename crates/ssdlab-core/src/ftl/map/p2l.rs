@@ -164,6 +164,22 @@ impl P2l {
         self.pool.set(c as usize * self.chunk + offset as usize, lpn);
     }
 
+    /// Sets the entries of `block` from slot `at` on to `lpns`, in order: [`P2l::set`] slot by
+    /// slot, in one pass over the block's chunk when it has one (GC's moves into its open
+    /// block).
+    #[inline]
+    pub fn set_run(&mut self, block: u32, at: u32, lpns: impl ExactSizeIterator<Item = u64>) {
+        let c = self.index[block as usize];
+        if c & LAID != 0 {
+            for (o, lpn) in (at..).zip(lpns) {
+                self.set(block, o, lpn);
+            }
+            return;
+        }
+        debug_assert!(at as usize + lpns.len() <= self.chunk, "a run past the block's end");
+        self.pool.set_run(c as usize * self.chunk + at as usize, lpns);
+    }
+
     /// What the reverse map stores for a slot of a block written during the run (0 for other
     /// blocks), to bring its cache line in ahead of use without computing a layout's answer:
     /// no branch depends on what it loads.

@@ -205,6 +205,16 @@ impl Entries {
         each!(self, Entries, v => v[i] = Word::narrow(value));
     }
 
+    /// Sets the entries from `start` on to `values`, in order.
+    #[inline]
+    pub(super) fn set_run(&mut self, start: usize, values: impl Iterator<Item = u64>) {
+        each!(self, Entries, v => {
+            for (e, x) in v[start..].iter_mut().zip(values) {
+                *e = Word::narrow(x);
+            }
+        });
+    }
+
     /// Marks `range` unmapped.
     pub(super) fn clear(&mut self, range: std::ops::Range<usize>) {
         each!(self, Entries, v => v[range].fill(Word::NONE));
