@@ -1,9 +1,11 @@
 //! Preconditioning the drive without timing: a sequential fill (a computed layout, no map
 //! memory per unit), and ageing by random overwrites until WAF settles, on the drive itself or,
-//! for a large drive, on a small replica whose state is then scaled up.
+//! for a large drive, on a small replica (aged by valid counts alone: [`counted`](super::counted))
+//! whose state is then scaled up.
 
 use rand::{RngExt, SeedableRng};
 
+use super::counted::Counts;
 use super::{stream_seed, Aging, Error, Ftl, Layout, Lpn, Rng, Segment, State, BATCH, HOST};
 use crate::error::Result;
 
@@ -89,12 +91,19 @@ impl Ftl {
     /// after a sequential fill). Returns the
     /// drive writes of overwrites done and the WAF of the last half drive write.
     pub fn age(&mut self, drive_writes: f64, seed: u64) -> Result<(f64, f64)> {
+        self.age_with(drive_writes, seed, false)
+    }
+
+    /// [`Ftl::age`], by units or (`by_counts`, for a replica: see [`counted`](super::counted))
+    /// by valid counts alone.
+    pub(super) fn age_with(&mut self, drive_writes: f64, seed: u64, by_counts: bool) -> Result<(f64, f64)> {
         let exported = self.exported_units();
         if self.l2p.mapped() < exported {
             self.fill_sequential()?;
         }
+        let mut counts = by_counts.then(|| Counts::new(self.blocks.iter().map(|b| b.valid)));
         self.bulk_gc = self.pools.iter().all(|p| p.collecting.is_none());
-        let aged = self.age_writes(exported, drive_writes, seed);
+        let aged = self.age_writes(exported, drive_writes, seed, counts.as_mut());
         self.bulk_gc = false;
         self.steady_gc();
         aged
@@ -111,7 +120,7 @@ impl Ftl {
         }
     }
 
-    pub(super) fn age_writes(&mut self, exported: u64, drive_writes: f64, seed: u64) -> Result<(f64, f64)> {
+    pub(super) fn age_writes(&mut self, exported: u64, drive_writes: f64, seed: u64, mut counts: Option<&mut Counts>) -> Result<(f64, f64)> {
         let mut rng = Rng::from_seed(stream_seed(seed, 0xA6E).to_le_bytes());
         let step = (exported / 8).max(1);
         let limit = if drive_writes > 0.0 { (drive_writes * exported as f64) as u64 } else { 30 * exported };
@@ -120,6 +129,17 @@ impl Ftl {
         let half_waf = |w: &[(u64, u64)]| {
             let (h, g) = w.iter().fold((0, 0), |a, x| (a.0 + x.0, a.1 + x.1));
             (h + g) as f64 / h.max(1) as f64
+        };
+        // How far, after `written` writes: of the drive writes asked for; ageing until WAF
+        // settles is paced against 1.2 drive writes (tlc-aged and mqsim settle after about
+        // 1.1; the loop stops at 30), and waits at 99 % if a drive takes longer.
+        let progress = |written: u64| {
+            let written = written as f64;
+            if drive_writes > 0.0 {
+                written / limit as f64
+            } else {
+                (written / (1.2 * exported as f64)).min(0.99)
+            }
         };
         let mut batch: Vec<u64> = Vec::with_capacity(BATCH);
         let mut entries: Vec<u64> = Vec::with_capacity(BATCH);
@@ -132,6 +152,15 @@ impl Ftl {
                 // and reverse-map entries: independent loads whose misses overlap.
                 batch.clear();
                 batch.extend((0..left.min(BATCH as u64)).map(|_| rng.random_range(0..exported)));
+                if let Some(c) = counts.as_deref_mut() {
+                    // By counts, a draw is the rank of the valid unit the write replaces.
+                    for &r in &batch {
+                        self.write_counted(r, c)?;
+                    }
+                    left -= batch.len() as u64;
+                    crate::cancel::checkpoint_at(progress(done + n - left))?;
+                    continue;
+                }
                 // No branch depends on a loaded value (a slot still where the layout put it, or
                 // none, touches block 0), so the misses of the batch overlap. The map entries
                 // are all loaded before any old slot is touched: an old slot's loads wait for
@@ -150,12 +179,7 @@ impl Ftl {
                     self.write(Lpn(lpn), &mut |_| {})?;
                 }
                 left -= batch.len() as u64;
-                // How far: of the drive writes asked for; ageing until WAF settles is paced
-                // against 1.2 drive writes (tlc-aged and mqsim settle after about 1.1; the loop
-                // stops at 30), and waits at 99 % if a drive takes longer.
-                let written = (done + n - left) as f64;
-                let fraction = if drive_writes > 0.0 { written / limit as f64 } else { (written / (1.2 * exported as f64)).min(0.99) };
-                crate::cancel::checkpoint_at(fraction)?;
+                crate::cancel::checkpoint_at(progress(done + n - left))?;
             }
             done += n;
             let after = self.counters();
@@ -261,7 +285,8 @@ impl Ftl {
         let mut rcfg = self.cfg.clone();
         rcfg.op_ratio = (self.cfg.op_ratio + planes / b_rep - planes / b_big).min(0.95);
         let mut rep = Ftl::with_geometry(rg, &rcfg, seed)?;
-        let (dw, waf) = rep.age(drive_writes, seed)?;
+        // Only counts are read from the replica: it ages by counts where it can.
+        let (dw, waf) = rep.age_with(drive_writes, seed, rep.short_ways())?;
 
         let spb = g.slots_per_block();
         let mut rng = Rng::from_seed(stream_seed(seed, 0x5E9A).to_le_bytes());

@@ -64,12 +64,8 @@ fn take(pool: &mut Pool, stream: usize, order: &[u32], blocks: &mut [Block], p2l
 /// stream, as [`Ftl::relocate`] does without unsetting the victim's copies, until a unit must
 /// take the general way; returns how many it moved. A move is the victim's page read (once
 /// per page: `page_read` is the last page read), the stream's next slot, and the two maps.
-///
-/// The moves go a destination page at a time: while a page fills, the stream stays on one
-/// plane's block, so the cursor, the block, its written count and its valid count are read
-/// and written once per page, not once per unit, and the reverse map's entries are set in one
-/// pass. The flash operations come in [`take`]'s order: each unit's read, then the program of
-/// the page its last unit fills. Kept out of line: the loop then has the registers to itself.
+/// The flash operations come in [`take`]'s order: each unit's read, then the program of the
+/// page its last unit fills. Kept out of line: the loop then has the registers to itself.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub(super) fn move_run(
@@ -85,24 +81,8 @@ pub(super) fn move_run(
     sink: &mut impl FnMut(FlashOp),
 ) -> usize {
     let (spp, spb) = (g.slots_per_page, g.slots_per_block());
-    let mut moved = 0;
-    while moved < run.len() {
-        let s = &pool.streams[GC];
-        let mut plane = order[s.cursor] as usize;
-        let mut block = s.active[plane];
-        if block == NIL {
-            let Some(opened) = open_next(pool, GC, order, blocks, p2l, g.blocks_per_plane) else { break };
-            (plane, block) = opened;
-        }
-        let written = pool.streams[GC].written[plane];
-        // The slots this page has left, short of the block's last (the slot that fills the
-        // block closes it: the general way's).
-        let page_end = (div_rem(u64::from(written), u64::from(spp)).0 as u32 + 1) * spp;
-        let room = page_end.min(spb - 1).saturating_sub(written) as usize;
-        if room == 0 {
-            break;
-        }
-        let units = &run[moved..run.len().min(moved + room)];
+    let moved = take_pages(run.len(), pool, order, blocks, p2l, g, sink, |sink, p2l, block, written, i, k| {
+        let units = &run[i..i + k];
         let base = u64::from(block) * u64::from(spb) + u64::from(written);
         for (&(offset, lpn), at) in units.iter().zip(base..) {
             // GC reads each of the victim's pages once for all its valid units (if the next
@@ -115,19 +95,61 @@ pub(super) fn move_run(
             l2p.remap(lpn, at);
         }
         p2l.set_run(block, written, units.iter().map(|&(_, lpn)| lpn));
-        let k = units.len() as u32;
-        // The stream's block is open, so its count moves no victim bucket.
-        blocks[block as usize].valid += k;
+    });
+    pool.counters.gc_writes += moved as u64;
+    moved
+}
+
+/// Takes up to `n` slots of `pool`'s GC stream as [`take`] would one by one, a destination
+/// page at a time: while a page fills, the stream stays on one plane's block, so the cursor,
+/// the block and its written and valid counts are read and written once per page, not once
+/// per unit. For each run of `k` slots from `written` of `block`, given to units `i..i + k`,
+/// it calls `each(sink, p2l, block, written, i, k)` before the program the run's last slot
+/// may report, and counts the `k` units valid in `block` (which is open: no victim bucket
+/// moves). Stops where a slot would fill its block (closing it is the general way's) or no
+/// plane has a block to open; returns how many slots it took.
+#[allow(clippy::too_many_arguments, clippy::inline_always)]
+#[inline(always)]
+pub(super) fn take_pages<S: FnMut(FlashOp)>(
+    n: usize,
+    pool: &mut Pool,
+    order: &[u32],
+    blocks: &mut [Block],
+    p2l: &mut P2l,
+    g: &Geometry,
+    sink: &mut S,
+    mut each: impl FnMut(&mut S, &mut P2l, u32, u32, usize, usize),
+) -> usize {
+    let (spp, spb) = (g.slots_per_page, g.slots_per_block());
+    let mut taken = 0;
+    while taken < n {
+        let s = &pool.streams[GC];
+        let mut plane = order[s.cursor] as usize;
+        let mut block = s.active[plane];
+        if block == NIL {
+            let Some(opened) = open_next(pool, GC, order, blocks, p2l, g.blocks_per_plane) else { break };
+            (plane, block) = opened;
+        }
+        let written = pool.streams[GC].written[plane];
+        // The slots this page has left, short of the block's last.
+        let page_end = (div_rem(u64::from(written), u64::from(spp)).0 as u32 + 1) * spp;
+        let room = page_end.min(spb - 1).saturating_sub(written) as usize;
+        if room == 0 {
+            break;
+        }
+        let k = room.min(n - taken);
+        each(sink, p2l, block, written, taken, k);
+        let k32 = k as u32;
+        blocks[block as usize].valid += k32;
         let s = &mut pool.streams[GC];
-        s.written[plane] = written + k;
-        if divides(spp, written + k) {
+        s.written[plane] = written + k32;
+        if divides(spp, written + k32) {
             s.cursor = if s.cursor + 1 == order.len() { 0 } else { s.cursor + 1 };
             sink(FlashOp::Program { block: BlockId(block), page: written / spp, gc: true });
         }
-        moved += units.len();
+        taken += k;
     }
-    pool.counters.gc_writes += moved as u64;
-    moved
+    taken
 }
 
 /// A host write of `lpn` to the pool's host stream, as [`Ftl::write_placed_by`] does up to GC:

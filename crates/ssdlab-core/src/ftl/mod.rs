@@ -49,6 +49,7 @@
 mod age;
 mod bulk;
 mod config;
+mod counted;
 mod device;
 mod flush;
 mod gc;
