@@ -87,9 +87,10 @@ config_enum! {
         /// Random overwrites of the whole drive until WAF settles.
         Simulate = "simulate",
         /// Age a scaled replica (same planes, block shape and usable spare fraction) by
-        /// simulation, then build this drive's state from the replica's valid-count and
-        /// erase-count distributions with a random placement of the logical pages. Exact for
-        /// uniform traffic, whose steady state does not depend on the drive's size.
+        /// simulation (by valid counts alone, where the drive allows it), then build this
+        /// drive's state from the replica's valid-count and erase-count distributions with a
+        /// random placement of the logical pages. Exact for uniform traffic, whose steady state
+        /// does not depend on the drive's size.
         Replica = "replica",
     }
 }
