@@ -32,22 +32,23 @@ impl Ftl {
     }
 }
 
-/// Takes the next slot of `pool`'s `stream` as [`Ftl::allocate`] does (a block opened where the
-/// cursor's plane has none, a program reported when the slot fills a page): its block and
+/// Takes the next slot of `pool`'s host stream as [`Ftl::allocate`] does (a block opened where
+/// the cursor's plane has none, a program reported when the slot fills a page): its block and
 /// offset. None, with no slot taken, where the slot would fill its block (closing it is the
-/// general way's) or no plane has a block to open.
-// Inlined into both loops: its common case is a few loads and stores.
-#[allow(clippy::too_many_arguments, clippy::inline_always)]
+/// general way's) or no plane has a block to open. (GC's moves take theirs a page at a time:
+/// [`take_pages`].)
+// Inlined into the host write: its common case is a few loads and stores.
+#[allow(clippy::inline_always)]
 #[inline(always)]
-fn take(pool: &mut Pool, stream: usize, order: &[u32], blocks: &mut [Block], p2l: &mut P2l, g: &Geometry, gc: bool, sink: &mut impl FnMut(FlashOp)) -> Option<(u32, u32)> {
+fn take(pool: &mut Pool, order: &[u32], blocks: &mut [Block], p2l: &mut P2l, g: &Geometry, sink: &mut impl FnMut(FlashOp)) -> Option<(u32, u32)> {
     let (spp, spb) = (g.slots_per_page, g.slots_per_block());
-    let s = &pool.streams[stream];
+    let s = &pool.streams[HOST];
     let mut plane = order[s.cursor] as usize;
     let mut block = s.active[plane];
     if block == NIL {
-        (plane, block) = open_next(pool, stream, order, blocks, p2l, g.blocks_per_plane)?;
+        (plane, block) = open_next(pool, HOST, order, blocks, p2l, g.blocks_per_plane)?;
     }
-    let s = &mut pool.streams[stream];
+    let s = &mut pool.streams[HOST];
     let written = s.written[plane];
     if written + 1 == spb {
         return None;
@@ -55,7 +56,7 @@ fn take(pool: &mut Pool, stream: usize, order: &[u32], blocks: &mut [Block], p2l
     s.written[plane] = written + 1;
     if divides(spp, written + 1) {
         s.cursor = if s.cursor + 1 == order.len() { 0 } else { s.cursor + 1 };
-        sink(FlashOp::Program { block: BlockId(block), page: written / spp, gc });
+        sink(FlashOp::Program { block: BlockId(block), page: written / spp, gc: false });
     }
     Some((block, written))
 }
@@ -64,8 +65,8 @@ fn take(pool: &mut Pool, stream: usize, order: &[u32], blocks: &mut [Block], p2l
 /// stream, as [`Ftl::relocate`] does without unsetting the victim's copies, until a unit must
 /// take the general way; returns how many it moved. A move is the victim's page read (once
 /// per page: `page_read` is the last page read), the stream's next slot, and the two maps.
-/// The flash operations come in [`take`]'s order: each unit's read, then the program of the
-/// page its last unit fills. Kept out of line: the loop then has the registers to itself.
+/// The flash operations come in the general way's order: each unit's read, then the program
+/// of the page its last unit fills. Kept out of line: the loop then has the registers to itself.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub(super) fn move_run(
@@ -100,7 +101,7 @@ pub(super) fn move_run(
     moved
 }
 
-/// Takes up to `n` slots of `pool`'s GC stream as [`take`] would one by one, a destination
+/// Takes up to `n` slots of `pool`'s GC stream as [`Ftl::allocate`] would one by one, a destination
 /// page at a time: while a page fills, the stream stays on one plane's block, so the cursor,
 /// the block and its written and valid counts are read and written once per page, not once
 /// per unit. For each run of `k` slots from `written` of `block`, given to units `i..i + k`,
@@ -160,7 +161,7 @@ pub(super) fn take_pages<S: FnMut(FlashOp)>(
 #[inline(never)]
 fn write(lpn: u64, pool: &mut Pool, links: &mut Links, order: &[u32], l2p: &mut L2p, p2l: &mut P2l, blocks: &mut [Block], g: &Geometry, sink: &mut impl FnMut(FlashOp)) -> Option<u64> {
     let spb = g.slots_per_block();
-    let (block, at) = take(pool, HOST, order, blocks, p2l, g, false, sink)?;
+    let (block, at) = take(pool, order, blocks, p2l, g, sink)?;
     pool.counters.host_writes += 1;
     let slot = u64::from(block) * u64::from(spb) + u64::from(at);
     let old = l2p.set(lpn, slot);
