@@ -148,8 +148,8 @@ impl Ftl {
             let n = step.min(limit - done);
             let mut left = n;
             while left > 0 {
-                // Draw a batch, touch the map entries it will read, then the old slots' blocks
-                // and reverse-map entries: independent loads whose misses overlap.
+                // Draw a batch; by units, touch the map entries it will read, then the old slots'
+                // blocks and reverse-map entries: independent loads whose misses overlap.
                 batch.clear();
                 batch.extend((0..left.min(BATCH as u64)).map(|_| rng.random_range(0..exported)));
                 if let Some(c) = counts.as_deref_mut() {

@@ -154,7 +154,7 @@ mod tests {
     fn ageing_by_counts_reaches_the_state_ageing_by_units_reaches() {
         // 8 planes x 128 blocks of 32 pages of 4 units, 10 % spare: the same drive aged by
         // units and by counts over three seeds each. The draws differ, so the states agree in
-        // distribution: settled WAF, the valid counts of full blocks, erases, free blocks.
+        // distribution: settled WAF, the valid counts of full blocks, erases per drive write.
         let nand = NandConfig { channels: 2, ways: 2, dies_per_chip: 1, planes: 2, blocks_per_plane: 128, pages_per_block: 32, page_size: Bytes(16_384), ..NandConfig::default() };
         let cfg = FtlConfig { op_ratio: 0.1, ..FtlConfig::default() };
         let mut sums = [[0.0; 6]; 2];

@@ -164,9 +164,9 @@ impl P2l {
         self.pool.set(c as usize * self.chunk + offset as usize, lpn);
     }
 
-    /// Sets the entries of `block` from slot `at` on to `lpns`, in order: [`P2l::set`] slot by
-    /// slot, in one pass over the block's chunk when it has one (GC's moves into its open
-    /// block).
+    /// Sets the entries of `block` from slot `at` on to `lpns`, in order, as [`P2l::set`] would
+    /// slot by slot: in one pass over the block's chunk when it has one (GC's moves into its
+    /// open block).
     #[inline]
     pub fn set_run(&mut self, block: u32, at: u32, lpns: impl ExactSizeIterator<Item = u64>) {
         let c = self.index[block as usize];
