@@ -226,7 +226,13 @@ impl Ftl {
         let total = *cdf.last().unwrap_or(&0);
         let mut sum = 0u64;
         for &b in full {
-            let v = if total == 0 { spb } else { cdf.partition_point(|&c| c <= rng.random_range(0..total)) as u32 };
+            // One draw per block, then the bucket it falls in.
+            let v = if total == 0 {
+                spb
+            } else {
+                let r = rng.random_range(0..total);
+                cdf.partition_point(|&c| c <= r) as u32
+            };
             self.blocks[b as usize].valid = v.min(spb);
             sum += u64::from(v.min(spb));
         }
