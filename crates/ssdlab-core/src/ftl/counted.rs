@@ -135,21 +135,6 @@ mod tests {
     use crate::media::NandConfig;
     use crate::units::Bytes;
 
-    /// Quantiles (10, 50, 90 %) of the full blocks' valid counts.
-    fn quantiles(f: &Ftl) -> [usize; 3] {
-        let h = f.valid_histogram();
-        let total: u64 = h.iter().sum();
-        [0.1, 0.5, 0.9].map(|q| {
-            let mut sum = 0;
-            h.iter()
-                .position(|&x| {
-                    sum += x;
-                    sum as f64 > q * total as f64
-                })
-                .unwrap_or(0)
-        })
-    }
-
     #[test]
     fn ageing_by_counts_reaches_the_state_ageing_by_units_reaches() {
         // 8 planes x 128 blocks of 32 pages of 4 units, 10 % spare: the same drive aged by
@@ -177,9 +162,9 @@ mod tests {
                     f.age(0.0, seed).unwrap()
                 };
                 assert!(f.counters().gc_victims > 100, "ageing collected victims");
-                let q = quantiles(&f);
+                let q = [0.1, 0.5, 0.9].map(|q| f.valid_quantile(q));
                 let erases = (0..f.blocks.len() as u32).map(|b| f64::from(f.erases(crate::ids::BlockId(b)))).sum::<f64>() / f.blocks.len() as f64;
-                for (s, x) in sums[mode].iter_mut().zip([dw, waf, q[0] as f64, q[1] as f64, q[2] as f64, erases]) {
+                for (s, x) in sums[mode].iter_mut().zip([dw, waf, f64::from(q[0]), f64::from(q[1]), f64::from(q[2]), erases]) {
                     *s += x / 3.0;
                 }
             }

@@ -526,6 +526,20 @@ impl Ftl {
         h
     }
 
+    /// The valid count below which fraction `q` of the full blocks fall (the first bucket of
+    /// [`Self::valid_histogram`] whose running sum passes `q` of them; 0 when none is full).
+    pub fn valid_quantile(&self, q: f64) -> u32 {
+        let h = self.valid_histogram();
+        let total: u64 = h.iter().sum();
+        let mut sum = 0;
+        h.iter()
+            .position(|&x| {
+                sum += x;
+                sum as f64 > q * total as f64
+            })
+            .map_or(0, |v| v as u32)
+    }
+
     /// Slots of `block` written so far.
     fn written_slots(&self, block: u32) -> u32 {
         let b = &self.blocks[block as usize];

@@ -325,17 +325,7 @@ fn replica_aging_builds_the_same_steady_state_as_simulated_aging() {
         let valid = ftl.full_valid_fraction();
         let spread = ftl.erase_spread();
         // The 10/50/90 % points of the full blocks' valid counts: the victims GC will meet.
-        let h = ftl.valid_histogram();
-        let total: u64 = h.iter().sum();
-        let quantiles = [0.1, 0.5, 0.9].map(|q| {
-            let mut sum = 0;
-            h.iter()
-                .position(|&x| {
-                    sum += x;
-                    sum as f64 > q * total as f64
-                })
-                .unwrap_or(0)
-        });
+        let quantiles = [0.1, 0.5, 0.9].map(|q| ftl.valid_quantile(q));
         ftl.reset_counters();
         let n = ftl.exported_units();
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(8);
