@@ -5,7 +5,6 @@
 
 use rand::{RngExt, SeedableRng};
 
-use super::counted::Counts;
 use super::{stream_seed, Aging, Error, Ftl, Layout, Lpn, Rng, Segment, State, BATCH, HOST};
 use crate::error::Result;
 
@@ -101,9 +100,8 @@ impl Ftl {
         if self.l2p.mapped() < exported {
             self.fill_sequential()?;
         }
-        let mut counts = by_counts.then(|| Counts::new(self.blocks.iter().map(|b| b.valid)));
         self.bulk_gc = self.pools.iter().all(|p| p.collecting.is_none());
-        let aged = self.age_writes(exported, drive_writes, seed, counts.as_mut());
+        let aged = self.age_writes(exported, drive_writes, seed, by_counts);
         self.bulk_gc = false;
         self.steady_gc();
         aged
@@ -120,7 +118,7 @@ impl Ftl {
         }
     }
 
-    pub(super) fn age_writes(&mut self, exported: u64, drive_writes: f64, seed: u64, mut counts: Option<&mut Counts>) -> Result<(f64, f64)> {
+    pub(super) fn age_writes(&mut self, exported: u64, drive_writes: f64, seed: u64, by_counts: bool) -> Result<(f64, f64)> {
         let mut rng = Rng::from_seed(stream_seed(seed, 0xA6E).to_le_bytes());
         let step = (exported / 8).max(1);
         let limit = if drive_writes > 0.0 { (drive_writes * exported as f64) as u64 } else { 30 * exported };
@@ -148,19 +146,20 @@ impl Ftl {
             let n = step.min(limit - done);
             let mut left = n;
             while left > 0 {
-                // Draw a batch; by units, touch the map entries it will read, then the old slots'
-                // blocks and reverse-map entries: independent loads whose misses overlap.
-                batch.clear();
-                batch.extend((0..left.min(BATCH as u64)).map(|_| rng.random_range(0..exported)));
-                if let Some(c) = counts.as_deref_mut() {
-                    // By counts, a draw is the rank of the valid unit the write replaces.
-                    for &r in &batch {
-                        self.write_counted(r, c)?;
+                let k = left.min(BATCH as u64);
+                if by_counts {
+                    // By counts, each write draws the block of the valid unit it replaces.
+                    for _ in 0..k {
+                        self.write_counted(&mut rng)?;
                     }
-                    left -= batch.len() as u64;
+                    left -= k;
                     crate::cancel::checkpoint_at(progress(done + n - left))?;
                     continue;
                 }
+                // Draw a batch, touch the map entries it will read, then the old slots' blocks
+                // and reverse-map entries: independent loads whose misses overlap.
+                batch.clear();
+                batch.extend((0..k).map(|_| rng.random_range(0..exported)));
                 // No branch depends on a loaded value (a slot still where the layout put it, or
                 // none, touches block 0), so the misses of the batch overlap. The map entries
                 // are all loaded before any old slot is touched: an old slot's loads wait for

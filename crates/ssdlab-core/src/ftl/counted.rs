@@ -5,117 +5,69 @@
 //! mapped: the unit a write replaces is uniform over the valid units of the drive, so the
 //! block that loses it is drawn with probability proportional to its valid count. Which unit
 //! it is matters to nothing the replica hands on. So the replica keeps, beside the FTL's own
-//! blocks, streams, free lists, victim buckets, thresholds and erases, only a Fenwick tree of
-//! the blocks' valid counts: a write draws the block its old copy leaves from the tree (the
-//! same draw from `0..exported` that the write by units makes), and GC moves a victim's
-//! count, a destination page at a time, with no map to update. The drive reaches the state
-//! of ageing by units in distribution, not unit for unit; the maps are left as the fill
-//! placed the units, so a drive aged this way is only to be read for its counts.
+//! blocks, streams, free lists, victim buckets, thresholds and erases, nothing more: a write
+//! draws the block its old copy leaves by rejection (a block uniformly, kept with probability
+//! its valid count over a block's slots; about one draw in `1 - spare` is kept, so a write
+//! takes 1.1 tries on a drive with 10 % spare), and GC moves a victim's count, a destination
+//! page at a time, with no map to update. The drive reaches the state of ageing by units in
+//! distribution, not unit for unit; the maps are left as the fill placed the units, so a drive
+//! aged this way is only to be read for its counts.
 
 use super::{bulk, Ftl, Result, GC, HOST};
-
-/// The blocks' valid counts as a Fenwick tree: a count changed, and the block holding the
-/// `r`-th valid unit (in block order) found, in a number of steps logarithmic in the blocks.
-pub(super) struct Counts {
-    /// 1-based: entry `i` sums the counts of blocks `i - lowbit(i)..i`.
-    tree: Vec<u64>,
-    /// The largest power of two not above the number of blocks.
-    top: usize,
-}
-
-impl Counts {
-    pub fn new(counts: impl ExactSizeIterator<Item = u32>) -> Self {
-        let n = counts.len();
-        let mut tree = vec![0u64; n + 1];
-        for (i, c) in counts.enumerate() {
-            tree[i + 1] = u64::from(c);
-        }
-        for i in 1..=n {
-            let j = i + (i & i.wrapping_neg());
-            if j <= n {
-                tree[j] += tree[i];
-            }
-        }
-        let top = if n == 0 { 0 } else { 1 << n.ilog2() };
-        Counts { tree, top }
-    }
-
-    #[inline]
-    pub fn add(&mut self, block: u32, k: u64) {
-        let mut i = block as usize + 1;
-        while i < self.tree.len() {
-            self.tree[i] += k;
-            i += i & i.wrapping_neg();
-        }
-    }
-
-    #[inline]
-    pub fn sub(&mut self, block: u32, k: u64) {
-        let mut i = block as usize + 1;
-        while i < self.tree.len() {
-            self.tree[i] -= k;
-            i += i & i.wrapping_neg();
-        }
-    }
-
-    /// The block that holds valid unit `r` (counting from 0, block by block); `r` must be
-    /// below the total.
-    #[inline]
-    pub fn find(&self, mut r: u64) -> u32 {
-        let (mut pos, mut step) = (0, self.top);
-        while step > 0 {
-            let next = pos + step;
-            if next < self.tree.len() && self.tree[next] <= r {
-                pos = next;
-                r -= self.tree[next];
-            }
-            step >>= 1;
-        }
-        pos as u32
-    }
-}
+use crate::sim::Rng;
+use rand::RngExt;
 
 impl Ftl {
     /// A host write in ageing by counts: the host stream's next slot, the unit it replaces
-    /// taken from the block that holds valid unit `r`, then GC as for any write.
-    pub(super) fn write_counted(&mut self, r: u64, c: &mut Counts) -> Result<()> {
+    /// taken from a block drawn in proportion to its valid count, then GC as for any write.
+    pub(super) fn write_counted(&mut self, rng: &mut Rng) -> Result<()> {
         let sink = &mut |_| {};
         self.pools[0].counters.host_writes += 1;
         let slot = self.allocate(0, HOST, sink)?;
         // The old copy is drawn before the new unit counts, as the write by units finds it.
-        let old = c.find(r);
-        c.sub(old, 1);
+        let old = self.draw_valid_unit(rng);
         self.count_valid(old, false);
-        c.add(slot.block, 1);
         self.count_valid(slot.block, true);
         if self.pools[0].free_count < self.pools[0].trigger {
             // Whole victims until the reclaim threshold, as untimed GC by units.
             self.pools[0].counters.gc_runs += 1;
             while self.pools[0].free_count < self.pools[0].reclaim {
                 let Some(victim) = self.pick_victim(0) else { break };
-                self.reclaim_counted(victim, c)?;
+                self.reclaim_counted(victim)?;
             }
         }
         Ok(())
     }
 
+    /// The block of a valid unit drawn uniformly from all of them: a block drawn uniformly is
+    /// kept with probability its valid count over a block's slots, else drawn again. (Some
+    /// unit is valid: the drive is filled before it ages.)
+    #[inline]
+    fn draw_valid_unit(&self, rng: &mut Rng) -> u32 {
+        let (n, spb) = (self.blocks.len() as u32, self.g.slots_per_block());
+        loop {
+            let b = rng.random_range(0..n);
+            if rng.random_range(0..spb) < self.blocks[b as usize].valid {
+                return b;
+            }
+        }
+    }
+
     /// [`Ftl::reclaim_block`] by counts: the victim's valid count moves to the GC stream a
     /// destination page at a time (the slot that fills a block the general way), and the
     /// victim is erased.
-    fn reclaim_counted(&mut self, victim: u32, c: &mut Counts) -> Result<()> {
+    fn reclaim_counted(&mut self, victim: u32) -> Result<()> {
         let sink = &mut |_| {};
         let valid = self.blocks[victim as usize].valid;
         self.pools[0].victims.unlist(&mut self.links, victim, valid);
         self.pools[0].counters.gc_victims += 1;
-        c.sub(victim, u64::from(valid));
         let mut left = valid as usize;
         while left > 0 {
             let Ftl { pools, order, p2l, blocks, g, .. } = self;
-            left -= bulk::take_pages(left, &mut pools[0], order, blocks, p2l, g, sink, |_, _, block, _, _, k| c.add(block, k as u64));
+            left -= bulk::take_pages(left, &mut pools[0], order, blocks, p2l, g, sink, |_, _, _, _, _, _| {});
             if left > 0 {
                 let slot = self.allocate(0, GC, sink)?;
                 self.count_valid(slot.block, true);
-                c.add(slot.block, 1);
                 left -= 1;
             }
         }
@@ -128,8 +80,6 @@ impl Ftl {
 
 #[cfg(test)]
 mod tests {
-    use rand::{RngExt, SeedableRng};
-
     use super::*;
     use crate::ftl::FtlConfig;
     use crate::media::NandConfig;
@@ -147,14 +97,11 @@ mod tests {
             for seed in 1..=3 {
                 let mut f = Ftl::new(&nand, &cfg, seed).unwrap();
                 let (dw, waf) = if by_counts {
-                    // The tree kept along the way must hold the blocks' counts at the end.
                     let exported = f.exported_units();
                     f.fill_sequential().unwrap();
-                    let mut c = Counts::new(f.blocks.iter().map(|b| b.valid));
                     f.bulk_gc = true;
-                    let aged = f.age_writes(exported, 0.0, seed, Some(&mut c)).unwrap();
+                    let aged = f.age_writes(exported, 0.0, seed, true).unwrap();
                     f.bulk_gc = false;
-                    assert_eq!(c.tree, Counts::new(f.blocks.iter().map(|b| b.valid)).tree, "the tree follows the blocks' counts");
                     let valid: u64 = f.blocks.iter().map(|b| u64::from(b.valid)).sum();
                     assert_eq!(valid, exported, "every exported unit is valid once");
                     aged
@@ -180,37 +127,5 @@ mod tests {
         let (e_counts, e_units) = (counts[5] / counts[0], units[5] / units[0]);
         assert!((e_counts / e_units - 1.0).abs() < 0.03, "mean erases per drive write {e_counts} by counts, {e_units} by units");
         assert!((counts[0] / units[0] - 1.0).abs() < 0.15, "drive writes to settle {} by counts, {} by units", counts[0], units[0]);
-    }
-
-    #[test]
-    fn the_tree_finds_the_block_a_prefix_scan_finds() {
-        let mut rng = crate::sim::Rng::seed_from_u64(3);
-        for n in [1usize, 2, 3, 7, 8, 9, 100, 1000] {
-            let mut plain: Vec<u64> = (0..n).map(|_| rng.random_range(0..5u64)).collect();
-            plain[n / 2] += 1;
-            let mut c = Counts::new(plain.iter().map(|&x| x as u32));
-            for _ in 0..2000 {
-                let b = rng.random_range(0..n);
-                if rng.random_bool(0.5) {
-                    c.add(b as u32, 3);
-                    plain[b] += 3;
-                } else if plain[b] > 0 {
-                    c.sub(b as u32, 1);
-                    plain[b] -= 1;
-                }
-                let total: u64 = plain.iter().sum();
-                if total == 0 {
-                    continue;
-                }
-                let r = rng.random_range(0..total);
-                // The first block whose running sum passes r.
-                let mut sum = 0;
-                let want = plain.iter().position(|&x| {
-                    sum += x;
-                    sum > r
-                });
-                assert_eq!(Some(c.find(r) as usize), want, "n {n}, r {r}");
-            }
-        }
     }
 }
