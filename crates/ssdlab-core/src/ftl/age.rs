@@ -356,18 +356,7 @@ impl Ftl {
         let words = (spb as usize).div_ceil(64);
         let mut placed = vec![0u64; (full.len() + open.len()) * words];
         for (i, &b) in full.iter().enumerate() {
-            let mut need = self.blocks[b as usize].valid;
-            let bits = &mut placed[i * words..(i + 1) * words];
-            for offset in 0..spb {
-                if need == 0 {
-                    break;
-                }
-                // Selection sampling: keep each remaining slot with probability need / left.
-                if rng.random_range(0..spb - offset) < need {
-                    need -= 1;
-                    bits[offset as usize / 64] |= 1 << (offset % 64);
-                }
-            }
+            scatter(&mut placed[i * words..(i + 1) * words], spb, self.blocks[b as usize].valid, &mut rng);
             let e = erases[rng.random_range(0..erases.len())];
             let blk = &mut self.blocks[b as usize];
             blk.erases = e;
@@ -390,5 +379,61 @@ impl Ftl {
         self.p2l.install(layout);
         self.steady_gc();
         Ok((dw, waf))
+    }
+}
+
+/// Sets `k` of the first `n` bits of `bits` (all clear, `k <= n`): a subset drawn uniformly,
+/// by Floyd's algorithm on the fewer of the bits to set and the bits to leave clear, so an
+/// aged block (most of its slots valid) costs a draw per invalid slot, not one per slot.
+fn scatter(bits: &mut [u64], n: u32, k: u32, rng: &mut Rng) {
+    // Flipped, every bit is set first and the `n - k` drawn are cleared.
+    let flip = k > n / 2;
+    if flip {
+        let (whole, rest) = (n as usize / 64, n % 64);
+        bits[..whole].fill(u64::MAX);
+        if rest > 0 {
+            bits[whole] |= (1 << rest) - 1;
+        }
+    }
+    let m = if flip { n - k } else { k };
+    // Floyd: for each `j` of the last `m` positions, a draw from `0..=j`; the drawn position if
+    // not yet chosen, else `j` (never chosen before this step). Choosing toggles the bit.
+    let chosen = |bits: &[u64], i: u32| (bits[i as usize / 64] >> (i % 64) & 1 == 1) != flip;
+    for j in n - m..n {
+        let t = rng.random_range(0..=j);
+        let pick = if chosen(bits, t) { j } else { t };
+        bits[pick as usize / 64] ^= 1 << (pick % 64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::{scatter, Rng};
+
+    #[test]
+    fn scatter_sets_k_bits_each_equally_likely() {
+        let mut rng = Rng::seed_from_u64(5);
+        // Few to set, few to leave clear, half, none, all, over one word and over several.
+        for (n, k) in [(10u32, 3u32), (10, 8), (10, 5), (10, 0), (10, 10), (200, 20), (200, 190), (64, 63)] {
+            let words = (n as usize).div_ceil(64);
+            let mut hits = vec![0u32; n as usize];
+            let trials = 4000;
+            for _ in 0..trials {
+                let mut bits = vec![0u64; words];
+                scatter(&mut bits, n, k, &mut rng);
+                assert_eq!(bits.iter().map(|w| w.count_ones()).sum::<u32>(), k, "n {n}, k {k}");
+                for (i, h) in hits.iter_mut().enumerate() {
+                    *h += (bits[i / 64] >> (i % 64) & 1) as u32;
+                }
+            }
+            // Each position is set with probability k / n: within 5 standard deviations.
+            let p = f64::from(k) / f64::from(n);
+            let sd = (f64::from(trials) * p * (1.0 - p)).sqrt();
+            for (i, &h) in hits.iter().enumerate() {
+                assert!((f64::from(h) - f64::from(trials) * p).abs() <= 5.0 * sd + 1e-9, "n {n}, k {k}: position {i} set {h} times of {trials}");
+            }
+        }
     }
 }
