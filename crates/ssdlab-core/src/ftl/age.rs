@@ -100,6 +100,10 @@ impl Ftl {
         if self.l2p.mapped() < exported {
             self.fill_sequential()?;
         }
+        if by_counts {
+            // Ageing by counts writes no reverse-map entry: blocks it opens need no chunk.
+            self.p2l.stop_keeping();
+        }
         self.bulk_gc = self.pools.iter().all(|p| p.collecting.is_none());
         let aged = self.age_writes(exported, drive_writes, seed, by_counts);
         self.bulk_gc = false;

@@ -27,6 +27,9 @@ pub struct P2l {
     /// Bitmaps of erased blocks, for reuse.
     spare_bitmaps: Vec<u32>,
     words: usize,
+    /// Blocks opened for writing get a chunk; off while a replica ages by valid counts, which
+    /// writes no entry and reads none.
+    keeping: bool,
 }
 
 const NO_BITMAP: u32 = u32::MAX;
@@ -52,6 +55,7 @@ impl P2l {
             valid: Vec::new(),
             spare_bitmaps: Vec::new(),
             words: slots_per_block.div_ceil(64),
+            keeping: true,
         }
     }
 
@@ -88,7 +92,15 @@ impl P2l {
     /// Gives `block` an all-invalid chunk (when it is opened for writing).
     pub fn open(&mut self, block: u32) {
         debug_assert_eq!(self.index[block as usize], NO_CHUNK);
-        self.index[block as usize] = self.new_chunk();
+        if self.keeping {
+            self.index[block as usize] = self.new_chunk();
+        }
+    }
+
+    /// Blocks opened from now on get no chunk: for a drive that will only be read for its
+    /// counts (a replica ageing by valid counts), whose entries nothing writes or reads.
+    pub fn stop_keeping(&mut self) {
+        self.keeping = false;
     }
 
     /// Releases the chunk (or bitmap) of an erased block.
@@ -231,5 +243,19 @@ mod tests {
         p.open(1);
         assert_eq!(p.get(1, 3), UNMAPPED, "a recycled chunk starts invalid");
         assert_eq!(p.pool.len(), 8);
+    }
+
+    #[test]
+    fn blocks_opened_after_keeping_stops_get_no_chunk() {
+        let mut p = P2l::new(4, 8, 1000);
+        p.open(0);
+        p.stop_keeping();
+        p.open(1);
+        p.open(2);
+        assert_eq!(p.pool.len(), 8, "one chunk, the block opened before");
+        assert_eq!((p.get(1, 3), p.peek(2, 0)), (UNMAPPED, 0), "a block without a chunk holds nothing");
+        p.close(1);
+        p.close(0);
+        assert_eq!(p.spare, vec![0], "closing a block without a chunk releases none");
     }
 }
