@@ -7,11 +7,11 @@
 //! it is matters to nothing the replica hands on. So the replica keeps, beside the FTL's own
 //! blocks, streams, free lists, victim buckets, thresholds and erases, nothing more: a write
 //! draws the block its old copy leaves by rejection (a block uniformly, kept with probability
-//! its valid count over a block's slots; about one draw in `1 - spare` is kept, so a write
-//! takes 1.1 tries on a drive with 10 % spare), and GC moves a victim's count, a destination
-//! page at a time, with no map to update. The drive reaches the state of ageing by units in
-//! distribution, not unit for unit; the maps are left as the fill placed the units, so a drive
-//! aged this way is only to be read for its counts.
+//! its valid count over a block's slots: a draw is kept with probability exported / raw slots,
+//! so a write takes about 1 / (1 - spare) tries, 1.1 at 10 % spare), and GC moves a victim's
+//! count, a destination page at a time, with no map to update. The drive reaches the state of
+//! ageing by units in distribution, not unit for unit; the maps are left as the fill placed the
+//! units, so a drive aged this way is only to be read for its counts.
 
 use super::{bulk, Ftl, Result, GC, HOST};
 use crate::sim::Rng;
