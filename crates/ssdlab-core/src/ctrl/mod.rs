@@ -443,6 +443,9 @@ pub enum Event {
     Step { cmd: CmdId, step: Step },
     /// A piece left the transfer engine: it may take the next.
     EngineFree,
+    /// The last piece of `cmd` left the transfer engine, and `cmd` goes on to its completion
+    /// step: the two events of the same instant, scheduled one after the other, as one.
+    EngineFreeLast { cmd: CmdId },
     /// A fetch's data has arrived: its fetch engine may take the next.
     FetchDone,
 }

@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use crate::cmd::{Commands, Ctx};
 use crate::ids::CmdId;
 use crate::pcie::{Mover, Tlp};
-use crate::sim::Timeline;
+use crate::sim::{SimTime, Timeline};
 
 use super::{CtrlConfig, DmaQueues, Mode, Split};
 
@@ -26,11 +26,22 @@ pub struct Transfer {
     /// Commands with pieces left, in service order.
     queue: VecDeque<CmdId>,
     inflight: u32,
+    /// When pieces that left while no command waited free their places, in time order, not
+    /// yet taken off `inflight`. With nothing waiting such a free would move no piece, so it
+    /// is no event of its own: the next pump takes off those due by then, and if commands are
+    /// left waiting, the rest become events ([`Transfer::wakeups`]). Those before `due` are
+    /// taken off already (a vector and an index: cheaper than a ring for a push and a pop).
+    ///
+    /// This gives the results of one event per free except where a free and another event
+    /// fall on the same picosecond: a free due at a pump's instant counts before it, and a
+    /// free made an event late runs after the events of its instant already scheduled.
+    deferred: Vec<SimTime>,
+    due: usize,
 }
 
 impl Transfer {
     pub fn new(c: &CtrlConfig) -> Self {
-        Transfer { window: c.transfer_window, round_robin: c.split == Split::RoundRobin, queue: VecDeque::new(), inflight: 0 }
+        Transfer { window: c.transfer_window, round_robin: c.split == Split::RoundRobin, queue: VecDeque::new(), inflight: 0, deferred: Vec::new(), due: 0 }
     }
 
     /// Turns the engine off (for media whose reads do not go piece by piece).
@@ -66,10 +77,71 @@ impl Transfer {
         self.inflight -= 1;
     }
 
+    /// Whether commands wait with pieces left (a pump with none waiting takes nothing).
+    #[inline]
+    pub fn waiting(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    /// A piece in flight frees its place at `at`, and no command waits now: the free is
+    /// counted when a pump next needs it, or becomes an event if commands come to wait
+    /// before `at`.
+    #[inline]
+    pub fn defer(&mut self, at: SimTime) {
+        match self.deferred.last() {
+            // (The link and the movers are FIFO, so a later piece leaves no sooner: kept
+            // sorted all the same.)
+            Some(&last) if last > at => {
+                let i = self.due + self.deferred[self.due..].partition_point(|&t| t <= at);
+                self.deferred.insert(i, at);
+            }
+            _ => self.deferred.push(at),
+        }
+    }
+
+    /// Whether commands wait and frees are deferred: those frees must become events.
+    #[inline]
+    pub fn must_wake(&self) -> bool {
+        !self.queue.is_empty() && self.due < self.deferred.len()
+    }
+
+    /// With commands waiting, the deferred frees still to come: each must wake the engine at
+    /// its time, as a free does whenever commands wait. Empty otherwise.
+    #[inline]
+    pub fn wakeups(&mut self) -> std::vec::Drain<'_, SimTime> {
+        if self.queue.is_empty() {
+            return self.deferred.drain(0..0);
+        }
+        // Those before `due` are taken off already.
+        self.deferred.drain(..self.due);
+        self.due = 0;
+        self.deferred.drain(..)
+    }
+
+    /// Takes off `inflight` the deferred frees due by `now`.
+    #[inline]
+    fn retire(&mut self, now: SimTime) {
+        let (mut due, times) = (self.due, &self.deferred);
+        while due < times.len() && times[due] <= now {
+            due += 1;
+        }
+        self.inflight -= (due - self.due) as u32;
+        if due == times.len() {
+            self.deferred.clear();
+            self.due = 0;
+        } else if due >= 64 && due * 2 >= times.len() {
+            self.deferred.drain(..due);
+            self.due = 0;
+        } else {
+            self.due = due;
+        }
+    }
+
     /// Takes pieces while there is room: the oldest command's next piece (FIFO), or each
     /// command's next piece in turn (round robin). `issue(ctx, cmd, at)` starts the piece of
     /// `cmd` that begins at byte `at` and returns its length, or `None` if none is left.
     pub fn pump<O>(&mut self, ctx: &mut Ctx<O>, mut issue: impl FnMut(&mut Ctx<O>, CmdId, u32) -> Option<u32>) {
+        self.retire(ctx.now);
         while self.inflight < self.window {
             let Some(&id) = self.queue.front() else { break };
             let at = ctx.cmds[id].next_at;
@@ -180,5 +252,57 @@ impl Fetch {
             self.busy = self.busy.saturating_sub(1);
         }
         next
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cmd::Command;
+    use crate::ids::{JobId, TenantId};
+    use crate::io::Op;
+    use crate::stats::{Stats, StatsConfig};
+
+    /// A pump at `now` that takes 4 KiB pieces: the pieces it took, as (command, offset).
+    fn pump(x: &mut Transfer, cmds: &mut Commands, now: u64) -> Vec<(CmdId, u32)> {
+        let mut stats = Stats::new(&StatsConfig::default(), SimTime::ZERO);
+        let (mut failure, mut out) = (None, Vec::<(SimTime, ())>::new());
+        let mut taken = Vec::new();
+        let ctx = &mut Ctx::new(SimTime(now), cmds, &mut stats, &mut failure, &mut out);
+        x.pump(ctx, |ctx, id, at| {
+            (u64::from(at) < ctx.cmds[id].len).then(|| {
+                taken.push((id, at));
+                4096
+            })
+        });
+        taken
+    }
+
+    #[test]
+    fn deferred_frees_count_once_due_and_wake_the_engine_once_commands_wait() {
+        let mut x = Transfer::new(&CtrlConfig { transfer_window: 2, ..CtrlConfig::default() });
+        let mut cmds = Commands::default();
+        let read = |len| Command::new(TenantId(0), JobId(0), Op::Read, 0, len, SimTime::ZERO);
+        let (a, b) = (cmds.insert(read(8192)), cmds.insert(read(8192)));
+        x.enqueue(&mut cmds, a);
+        assert_eq!(pump(&mut x, &mut cmds, 0), vec![(a, 0), (a, 4096)], "a's two pieces fill the window");
+        // Both leave with nothing waiting: their frees (at 200 and 100, kept in time order)
+        // are no events, and nothing needs waking.
+        x.defer(SimTime(200));
+        x.defer(SimTime(100));
+        assert!(!x.waiting() && !x.must_wake());
+        assert_eq!(x.wakeups().count(), 0);
+        // b arrives at 100: the free due then counts, and one of b's pieces goes; b waits for
+        // the other place, so the free still to come must wake the engine at 200.
+        x.enqueue(&mut cmds, b);
+        assert_eq!(pump(&mut x, &mut cmds, 100), vec![(b, 0)]);
+        assert!(x.waiting() && x.must_wake());
+        assert_eq!(x.wakeups().collect::<Vec<_>>(), vec![SimTime(200)]);
+        assert!(!x.must_wake());
+        // That wake (an `EngineFree` event at 200) frees the place, and b's last piece goes.
+        x.freed();
+        assert_eq!(pump(&mut x, &mut cmds, 200), vec![(b, 4096)]);
+        assert!(!x.waiting());
+        assert_eq!(x.inflight, 2);
     }
 }

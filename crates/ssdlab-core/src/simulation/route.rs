@@ -90,6 +90,7 @@ macro_rules! medium {
         }
         $s.drain_nvm(nvm);
         $s.drain_flash(flash);
+        $s.wake_engine();
     }};
 }
 
@@ -148,9 +149,11 @@ impl Simulation {
                     self.translate_and_transmit(cmd, tlp);
                 }
             }
-            Event::Ctrl(ctrl::Event::EngineFree) => {
-                self.ctrl.transfer.freed();
-                medium!(self, |m, ctx, x| m.pump(ctx, x));
+            Event::Ctrl(ctrl::Event::EngineFree) => self.engine_free(),
+            Event::Ctrl(ctrl::Event::EngineFreeLast { cmd }) => {
+                self.engine_free();
+                let (t, o) = self.ctrl.run_steps(self.now, &mut self.cmds, cmd, Step::Completion);
+                self.route_ctrl(t, o);
             }
             Event::Media(media::Event::ReadStart { cmd }) => {
                 if self.may_enter(cmd, Entry::Read) {
@@ -296,6 +299,32 @@ impl Simulation {
 
     // ---- the link -----------------------------------------------------------------------------
 
+    /// A piece left the transfer engine: the engine takes the next waiting piece, if any
+    /// (with none waiting, the medium's pump would take nothing).
+    #[inline]
+    fn engine_free(&mut self) {
+        self.ctrl.transfer.freed();
+        if self.ctrl.transfer.waiting() {
+            medium!(self, |m, ctx, x| m.pump(ctx, x));
+        }
+    }
+
+    /// Commands wait for the transfer engine: each deferred free still to come wakes it at
+    /// its time (see [`crate::ctrl::transfer::Transfer::defer`]).
+    #[inline]
+    fn wake_engine(&mut self) {
+        if !self.ctrl.transfer.must_wake() {
+            return;
+        }
+        let mut wakes = std::mem::take(&mut self.outs.wakes);
+        wakes.extend(self.ctrl.transfer.wakeups());
+        for &t in &wakes {
+            self.at(t, Event::Ctrl(ctrl::Event::EngineFree));
+        }
+        wakes.clear();
+        self.outs.wakes = wakes;
+    }
+
     /// A command's TLPs are ready: a Verify's or Compare's read data stays in the controller;
     /// a doorbell makes the request the device's; a read of host memory may wait for a fetch
     /// engine; then the DMA addresses are translated.
@@ -363,11 +392,22 @@ impl Simulation {
                 }
             }
             Sent::DataOut { end, last } => {
-                if self.ctrl.transfer.enabled() {
-                    self.at(end, Event::Ctrl(ctrl::Event::EngineFree));
+                let engine = self.ctrl.transfer.enabled();
+                if engine && !self.ctrl.transfer.waiting() {
+                    // Nothing waits for the engine's place: its free needs no event yet.
+                    self.ctrl.transfer.defer(end);
+                    if last {
+                        self.at(end, Event::Ctrl(ctrl::Event::Step { cmd: id, step: Step::Completion }));
+                    }
+                    return;
                 }
-                if last {
-                    self.at(end, Event::Ctrl(ctrl::Event::Step { cmd: id, step: Step::Completion }));
+                // The engine's free and the completion step fall at the same instant, one
+                // scheduled right after the other: as one event, they run in the same order.
+                match (engine, last) {
+                    (true, true) => self.at(end, Event::Ctrl(ctrl::Event::EngineFreeLast { cmd: id })),
+                    (true, false) => self.at(end, Event::Ctrl(ctrl::Event::EngineFree)),
+                    (false, true) => self.at(end, Event::Ctrl(ctrl::Event::Step { cmd: id, step: Step::Completion })),
+                    (false, false) => {}
                 }
             }
             Sent::Cqe { end } => {
