@@ -153,8 +153,8 @@ impl NvmArray {
     /// Index over the whole array of the partition of bank `unit` that holds byte `addr`.
     #[inline]
     fn partition(&self, per_bank: u64, unit: u32, addr: u64) -> usize {
-        let k = (addr % self.group_bytes) / self.chunk;
-        let within = (k / (self.degree * u64::from(self.banks_per_controller))) % per_bank;
+        let k = div_rem(div_rem(addr, self.group_bytes).1, self.chunk).0;
+        let within = div_rem(div_rem(k, self.degree * u64::from(self.banks_per_controller)).0, per_bank).1;
         (u64::from(unit) * per_bank + within) as usize
     }
 

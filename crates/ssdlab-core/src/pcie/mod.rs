@@ -21,7 +21,7 @@ pub use config::{CompletionSplit, PcieConfig};
 use crate::cmd::Command;
 use crate::ids::CmdId;
 use crate::nvme::{CQE_BYTES, DOORBELL_BYTES, PRP_ENTRY_BYTES, SQE_BYTES, VIRTIO_COMPLETION_BYTES, VIRTIO_FETCH_BYTES};
-use crate::sim::{Grant, SimDuration, SimTime, Timeline};
+use crate::sim::{div_rem, Grant, SimDuration, SimTime, Timeline};
 use crate::stats::{Component, Metrics};
 use metrics::{PCIE_BUSY, PCIE_TLPS, PCIE_WIRE_BYTES};
 
@@ -126,19 +126,19 @@ impl LinkParams {
 
     /// Memory writes carrying `len` bytes (data, CQE, MSI-X, doorbell): cut at MPS.
     pub fn writes(&self, len: u64) -> Tlps {
-        let count = len.div_ceil(self.mps).max(1);
+        let count = pieces(len, self.mps);
         Tlps { count, wire_bytes: len + count * (self.req_header + self.tlp_extra) }
     }
 
     /// Memory read requests for `len` bytes: cut at MRRS, no payload.
     pub fn read_requests(&self, len: u64) -> Tlps {
-        let count = len.div_ceil(self.mrrs).max(1);
+        let count = pieces(len, self.mrrs);
         Tlps { count, wire_bytes: count * (self.req_header + self.tlp_extra) }
     }
 
     /// Completions returning `len` bytes: cut at the RCB (or MPS), 3-DW headers.
     pub fn completions(&self, len: u64) -> Tlps {
-        let count = len.div_ceil(self.completion_piece).max(1);
+        let count = pieces(len, self.completion_piece);
         Tlps { count, wire_bytes: len + count * (HDR_3DW + self.tlp_extra) }
     }
 
@@ -146,6 +146,14 @@ impl LinkParams {
     pub fn serialise(&self, bytes: f64) -> SimDuration {
         SimDuration::from_ps((bytes * self.ps_per_byte).round() as u64)
     }
+}
+
+/// TLPs that carry `len` bytes cut at `size`: at least one. (The sizes are powers of two, so
+/// [`div_rem`] cuts by a shift, not a divide.)
+#[inline]
+fn pieces(len: u64, size: u64) -> u64 {
+    let (n, rest) = div_rem(len, size);
+    (n + u64::from(rest > 0)).max(1)
 }
 
 /// One direction of the link.
@@ -438,6 +446,15 @@ mod tests {
 
     fn params(gen: u8, lanes: u32) -> LinkParams {
         LinkParams::new(&PcieConfig { gen, lanes, ..PcieConfig::default() })
+    }
+
+    #[test]
+    fn tlps_are_counted_as_a_ceiling_division_at_least_one() {
+        for size in [64, 128, 256, 4096, 100] {
+            for len in (0..20_000).step_by(7) {
+                assert_eq!(pieces(len, size), len.div_ceil(size).max(1), "{len} at {size}");
+            }
+        }
     }
 
     #[test]
