@@ -29,8 +29,9 @@ pub struct Transfer {
     /// When pieces that left while no command waited free their places, in time order, not
     /// yet taken off `inflight`. With nothing waiting such a free would move no piece, so it
     /// is no event of its own: the next pump takes off those due by then, and if commands are
-    /// left waiting, the rest become events ([`Transfer::wakeups`]). Those before `due` are
-    /// taken off already (a vector and an index: cheaper than a ring for a push and a pop).
+    /// left waiting, the rest become events ([`Transfer::next_wakeup`]). Those before `due`
+    /// are taken off or handed over already (a vector and an index: cheaper than a ring for a
+    /// push and a pop).
     ///
     /// This gives the results of one event per free except where a free and another event
     /// fall on the same picosecond: a free due at a pump's instant counts before it, and a
@@ -99,23 +100,21 @@ impl Transfer {
         }
     }
 
-    /// Whether commands wait and frees are deferred: those frees must become events.
+    /// With commands waiting, the next deferred free still to come, handed over to become an
+    /// event (each must wake the engine at its time, as a free does whenever commands wait).
+    /// `None` otherwise.
     #[inline]
-    pub fn must_wake(&self) -> bool {
-        !self.queue.is_empty() && self.due < self.deferred.len()
-    }
-
-    /// With commands waiting, the deferred frees still to come: each must wake the engine at
-    /// its time, as a free does whenever commands wait. Empty otherwise.
-    #[inline]
-    pub fn wakeups(&mut self) -> std::vec::Drain<'_, SimTime> {
+    pub fn next_wakeup(&mut self) -> Option<SimTime> {
         if self.queue.is_empty() {
-            return self.deferred.drain(0..0);
+            return None;
         }
-        // Those before `due` are taken off already.
-        self.deferred.drain(..self.due);
-        self.due = 0;
-        self.deferred.drain(..)
+        let &t = self.deferred.get(self.due)?;
+        self.due += 1;
+        if self.due == self.deferred.len() {
+            self.deferred.clear();
+            self.due = 0;
+        }
+        Some(t)
     }
 
     /// Takes off `inflight` the deferred frees due by `now`.
@@ -290,15 +289,15 @@ mod tests {
         // are no events, and nothing needs waking.
         x.defer(SimTime(200));
         x.defer(SimTime(100));
-        assert!(!x.waiting() && !x.must_wake());
-        assert_eq!(x.wakeups().count(), 0);
+        assert!(!x.waiting());
+        assert_eq!(x.next_wakeup(), None);
         // b arrives at 100: the free due then counts, and one of b's pieces goes; b waits for
         // the other place, so the free still to come must wake the engine at 200.
         x.enqueue(&mut cmds, b);
         assert_eq!(pump(&mut x, &mut cmds, 100), vec![(b, 0)]);
-        assert!(x.waiting() && x.must_wake());
-        assert_eq!(x.wakeups().collect::<Vec<_>>(), vec![SimTime(200)]);
-        assert!(!x.must_wake());
+        assert!(x.waiting());
+        assert_eq!(x.next_wakeup(), Some(SimTime(200)));
+        assert_eq!(x.next_wakeup(), None);
         // That wake (an `EngineFree` event at 200) frees the place, and b's last piece goes.
         x.freed();
         assert_eq!(pump(&mut x, &mut cmds, 200), vec![(b, 4096)]);

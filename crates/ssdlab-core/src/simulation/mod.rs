@@ -61,8 +61,6 @@ struct Outboxes {
     flash: Vec<(SimTime, media::Out<ftl::Event>)>,
     /// A medium's outputs as events, to be scheduled together.
     run: Vec<(SimTime, Event)>,
-    /// The transfer engine's deferred frees that become events.
-    wakes: Vec<SimTime>,
 }
 
 /// A simulated host + link + `NVMe` SSD, ready to run.

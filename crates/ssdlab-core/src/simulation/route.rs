@@ -313,16 +313,9 @@ impl Simulation {
     /// its time (see [`crate::ctrl::transfer::Transfer::defer`]).
     #[inline]
     fn wake_engine(&mut self) {
-        if !self.ctrl.transfer.must_wake() {
-            return;
-        }
-        let mut wakes = std::mem::take(&mut self.outs.wakes);
-        wakes.extend(self.ctrl.transfer.wakeups());
-        for &t in &wakes {
+        while let Some(t) = self.ctrl.transfer.next_wakeup() {
             self.at(t, Event::Ctrl(ctrl::Event::EngineFree));
         }
-        wakes.clear();
-        self.outs.wakes = wakes;
     }
 
     /// A command's TLPs are ready: a Verify's or Compare's read data stays in the controller;
@@ -393,17 +386,14 @@ impl Simulation {
             }
             Sent::DataOut { end, last } => {
                 let engine = self.ctrl.transfer.enabled();
-                if engine && !self.ctrl.transfer.waiting() {
-                    // Nothing waits for the engine's place: its free needs no event yet.
+                // With nothing waiting for the engine's place, its free needs no event yet.
+                let wake = engine && self.ctrl.transfer.waiting();
+                if engine && !wake {
                     self.ctrl.transfer.defer(end);
-                    if last {
-                        self.at(end, Event::Ctrl(ctrl::Event::Step { cmd: id, step: Step::Completion }));
-                    }
-                    return;
                 }
                 // The engine's free and the completion step fall at the same instant, one
                 // scheduled right after the other: as one event, they run in the same order.
-                match (engine, last) {
+                match (wake, last) {
                     (true, true) => self.at(end, Event::Ctrl(ctrl::Event::EngineFreeLast { cmd: id })),
                     (true, false) => self.at(end, Event::Ctrl(ctrl::Event::EngineFree)),
                     (false, true) => self.at(end, Event::Ctrl(ctrl::Event::Step { cmd: id, step: Step::Completion })),
