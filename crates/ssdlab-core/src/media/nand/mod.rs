@@ -40,10 +40,11 @@
 
 use std::collections::VecDeque;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 mod geometry;
 mod program;
+mod queue;
 mod retention;
 mod share;
 mod start;
@@ -51,6 +52,7 @@ mod start;
 use rand::{RngExt, SeedableRng};
 
 pub use geometry::{FlashOp, Geometry};
+use queue::OpQueue;
 use retention::Retention;
 use share::{DieShare, NO_POOL};
 
@@ -102,8 +104,6 @@ struct Op {
     work: Work,
     block: BlockId,
     page: u32,
-    /// Order of submission over the array (names the op for multi-plane merging).
-    seq: u64,
     /// The pool its block belonged to when it was queued (dies' fair share among tenants);
     /// `NO_POOL` for translation-page traffic, which belongs to no tenant.
     pool: u16,
@@ -116,7 +116,7 @@ struct Op {
 
 impl Op {
     fn new(work: Work, block: BlockId, page: u32) -> Self {
-        Op { work, block, page, seq: 0, pool: 0, queued: SimTime::ZERO, gc: SimDuration::ZERO }
+        Op { work, block, page, pool: 0, queued: SimTime::ZERO, gc: SimDuration::ZERO }
     }
 }
 
@@ -140,14 +140,10 @@ struct Running {
 #[derive(Default)]
 struct Die {
     reads: VecDeque<Op>,
-    other: VecDeque<Op>,
-    /// Multi-plane: the programs queued in `other`, by page offset, in queue order; and the
-    /// ops of `other` that joined a multi-plane program already (skipped when they come up).
-    programs: FxHashMap<u32, VecDeque<Op>>,
-    taken: FxHashSet<u64>,
-    /// Emptied queues of `programs` and lists of `in_array`, kept for reuse: a program's
-    /// queue and list cost no allocation once the die has seen a few.
-    spare_queues: Vec<VecDeque<Op>>,
+    /// The other ops, with multi-plane's index of queued programs by page offset.
+    other: OpQueue,
+    /// Emptied lists of `in_array`, kept for reuse: a program's list costs no allocation
+    /// once the die has seen a few.
     spare_lists: Vec<Vec<Op>>,
     running: Option<Running>,
     suspended: Option<(Running, SimDuration)>,
@@ -318,8 +314,6 @@ pub struct NandArray {
     gen: Vec<u16>,
     counters: NandCounters,
     totals: Totals,
-    /// Ops submitted so far.
-    seq: u64,
     /// Read retry: the continuation probability of the geometric step count per P/E cycle's
     /// worth of mean, the cap, the P/E cycles of each block, and the source of retry draws.
     retry_per_pe: f64,
@@ -375,7 +369,6 @@ impl NandArray {
             gen: vec![0; blocks],
             counters: NandCounters::default(),
             totals: Totals::default(),
-            seq: 0,
             retry_per_pe: c.read_retry_per_kpe / 1000.0,
             retry_max: c.read_retry_max,
             retention: Retention::new(c.read_retry_per_decade, c.data_age_days, blocks),
@@ -612,8 +605,6 @@ impl NandArray {
 
     /// Puts `op` in its die's queue; returns the die.
     fn enqueue(&mut self, mut op: Op, now: SimTime) -> DieId {
-        op.seq = self.seq;
-        self.seq += 1;
         let die = self.g.die_of(op.block);
         let d = &mut self.dies[die.index()];
         op.queued = now;
@@ -628,10 +619,7 @@ impl NandArray {
             if let Some(sh) = &mut self.share {
                 sh.enqueued(die, usize::from(op.pool));
             }
-            d.other.push_back(op);
-            if self.multiplane && matches!(op.work, Work::Program { .. }) {
-                d.programs.entry(op.page).or_insert_with(|| d.spare_queues.pop().unwrap_or_default()).push_back(op);
-            }
+            d.other.push_back(op, self.multiplane && matches!(op.work, Work::Program { .. }));
         }
         die
     }

@@ -2,9 +2,6 @@
 //! takes its next operation from the waiting pool that has used the least of its weighted
 //! share of the die.
 
-use std::collections::VecDeque;
-
-use super::Op;
 use crate::ids::{BlockId, DieId};
 
 /// The pool of ops outside the tenants' fair share (translation pages).
@@ -58,17 +55,18 @@ impl DieShare {
         self.queued[i] = self.queued[i].saturating_sub(1);
     }
 
-    /// Where in `queue` the die's next op is: translation-page traffic at the head goes first
-    /// (it belongs to no tenant); else the first op of the waiting pool with the least virtual
-    /// time.
-    pub(super) fn pick(&self, die: DieId, queue: &VecDeque<Op>) -> usize {
-        if queue.front().is_some_and(|o| o.pool == NO_POOL) {
+    /// Where in the die's queue (the pools of its ops, in order) its next op is:
+    /// translation-page traffic at the head goes first (it belongs to no tenant); else the
+    /// first op of the waiting pool with the least virtual time.
+    pub(super) fn pick(&self, die: DieId, mut queue: impl Iterator<Item = u16>) -> usize {
+        let Some(front) = queue.next() else { return 0 };
+        if front == NO_POOL {
             return 0;
         }
         let base = die.index() * self.pools;
         let waiting = (0..self.pools).filter(|&p| self.queued[base + p] > 0);
         let Some(p) = waiting.min_by(|&a, &b| self.vt[base + a].total_cmp(&self.vt[base + b]).then(a.cmp(&b))) else { return 0 };
-        queue.iter().position(|o| usize::from(o.pool) == p).unwrap_or(0)
+        std::iter::once(front).chain(queue).position(|pool| usize::from(pool) == p).unwrap_or(0)
     }
 
     /// Charges `ps` of array time to pool `p` (negative: a refund).

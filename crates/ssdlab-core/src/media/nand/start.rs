@@ -90,25 +90,14 @@ impl NandArray {
             return None;
         }
         loop {
-            let at = self.share.as_ref().map_or(0, |sh| sh.pick(die, &d.other));
-            let op = d.other.remove(at)?;
+            let at = self.share.as_ref().map_or(0, |sh| sh.pick(die, d.other.pools()));
+            let (op, taken) = d.other.remove(at)?;
             if let Some(sh) = &mut self.share {
                 sh.dequeued(die, usize::from(op.pool));
             }
-            if !d.taken.is_empty() && d.taken.remove(&op.seq) {
-                continue;
+            if !taken {
+                return Some(op);
             }
-            if self.multiplane && matches!(op.work, Work::Program { .. }) {
-                if let Some(q) = d.programs.get_mut(&op.page) {
-                    if let Some(i) = q.iter().position(|o| o.seq == op.seq) {
-                        q.remove(i);
-                    }
-                    if q.is_empty() {
-                        d.spare_queues.extend(d.programs.remove(&op.page));
-                    }
-                }
-            }
-            return Some(op);
         }
     }
 
@@ -174,32 +163,10 @@ impl NandArray {
         if !self.multiplane {
             return 1;
         }
+        let (per_plane, planes) = (self.g.blocks_per_plane, self.g.planes);
+        let plane_of = |o: &Op| o.block.0 / per_plane % planes;
         let d = &mut self.dies[die.index()];
-        let plane = op.block.0 / self.g.blocks_per_plane % self.g.planes;
-        // The planes taken, as bits (at most 16 planes).
-        let mut taken = 1u32 << plane;
-        let mut planes = 1;
-        if let Some(q) = d.programs.get_mut(&op.page) {
-            // The queued programs of this page offset, oldest first: O(planes).
-            let mut i = 0;
-            while i < q.len() && planes < self.g.planes {
-                let o = q[i];
-                let p = o.block.0 / self.g.blocks_per_plane % self.g.planes;
-                if taken & (1 << p) != 0 {
-                    i += 1;
-                    continue;
-                }
-                taken |= 1 << p;
-                planes += 1;
-                q.remove(i);
-                d.taken.insert(o.seq);
-                d.merged.push(o);
-            }
-            if q.is_empty() {
-                d.spare_queues.extend(d.programs.remove(&op.page));
-            }
-        }
-        planes
+        d.other.gather(op.page, 1 << plane_of(op), planes, plane_of, &mut d.merged)
     }
 
     /// `op` goes: its command (and a program's data) on the channel, then the array. With
