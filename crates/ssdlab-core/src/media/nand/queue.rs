@@ -10,20 +10,20 @@
 //! the places hold, an op taken from the middle (a pool's fair share) leaves a hole that is
 //! dropped when it reaches the head, and an op put back at the head takes the serial before
 //! it. An op merged into another's multi-plane program stays in the ring, marked taken, and is
-//! skipped when it comes up.
+//! reported as taken when it comes up (the die skips it).
 
 use std::collections::VecDeque;
 
 use super::Op;
 
 /// What the pick of a pool's fair share sees in a hole: no pool's.
-const HOLE: u16 = u16::MAX - 1;
+pub(super) const HOLE: u16 = u16::MAX - 1;
 
 /// A queued op, and how the queue holds it.
 #[derive(Clone, Copy)]
 struct Entry {
     op: Op,
-    /// Merged into a multi-plane program already: skipped when it comes up.
+    /// Merged into a multi-plane program already: reported as taken when it comes up.
     taken: bool,
     /// Listed in the page index (a program queued at the back while multi-plane is on).
     indexed: bool,
@@ -73,8 +73,9 @@ impl OpQueue {
         self.ring.iter().filter(|e| !e.hole).map(|e| &e.op)
     }
 
-    /// Removes the op at place `at` (never a hole): the op and whether a multi-plane program
-    /// took it already. An indexed op leaves the page index too.
+    /// Removes the op at place `at`, counting holes (the places of [`Self::pools`]; never a
+    /// hole itself): the op and whether a multi-plane program took it already. An indexed op
+    /// leaves the page index too.
     pub(super) fn remove(&mut self, at: usize) -> Option<(Op, bool)> {
         let serial = self.head.wrapping_add(at as u64);
         let e = if at == 0 {
@@ -87,6 +88,7 @@ impl OpQueue {
             e
         } else {
             let slot = self.ring.get_mut(at)?;
+            debug_assert!(!slot.hole, "place {at} is a hole");
             slot.hole = true;
             *slot
         };
@@ -172,7 +174,27 @@ mod tests {
         assert_eq!(q.gather(7, 1 << 1, 2, plane, &mut merged), 2);
         assert_eq!(merged.len(), 1);
         assert_eq!(merged[0].block, BlockId(2));
+        // Nor is it a partner later: nothing is left to join a plane-1 program of page 7.
+        assert_eq!(q.gather(7, 1 << 1, 2, plane, &mut merged), 1);
+        assert_eq!(merged.len(), 1);
         assert_eq!(drain(&mut q), vec![(0, false), (2, true)]);
+    }
+
+    #[test]
+    fn a_put_back_at_serial_zero_wraps_and_the_index_still_finds_its_ops() {
+        let mut q = OpQueue::default();
+        q.push_back(Op { pool: 1, ..program(0, 2) }, true);
+        q.push_back(program(1, 2), true);
+        q.push_back(program(3, 2), true);
+        // A fair share takes block 1's program from the middle, then puts it back at the head:
+        // the head's serial goes below zero.
+        let (op, _) = q.remove(1).unwrap();
+        q.push_front(op);
+        assert_eq!(q.head, u64::MAX);
+        let mut merged = Vec::new();
+        assert_eq!(q.gather(2, 1 << 0, 2, plane, &mut merged), 2);
+        assert_eq!(merged[0].block, BlockId(3));
+        assert_eq!(drain(&mut q), vec![(1, false), (0, false), (3, true)]);
     }
 
     #[test]
@@ -199,6 +221,34 @@ mod tests {
         assert_eq!(q.gather(3, 1 << 0, 2, plane, &mut merged), 2);
         assert_eq!(merged[0].block, BlockId(7));
         assert_eq!(drain(&mut q), vec![(0, false), (2, false), (4, false), (5, true), (6, false), (7, true)]);
+        assert!(q.ring.is_empty() && q.by_page.iter().all(VecDeque::is_empty));
+    }
+
+    #[test]
+    fn holes_side_by_side_all_go_when_they_reach_the_head_and_merged_ops_leave_holes_too() {
+        let mut q = OpQueue::default();
+        for b in 0..6u32 {
+            q.push_back(program(b, 4), true);
+        }
+        // Block 0 starts with block 1 (plane 1) merged into it.
+        let (first, _) = q.remove(0).unwrap();
+        let mut merged = Vec::new();
+        assert_eq!(q.gather(4, 1 << plane(&first), 2, plane, &mut merged), 2);
+        // A fair share takes blocks 3 and 2 from the middle: two holes side by side.
+        assert_eq!(q.remove(2).map(|(o, t)| (o.block.0, t)), Some((3, false)));
+        assert_eq!(q.remove(1).map(|(o, t)| (o.block.0, t)), Some((2, false)));
+        assert_eq!(q.pools().collect::<Vec<_>>(), vec![0, HOLE, HOLE, 0, 0]);
+        // Merged block 1 comes up, reported as taken, and both holes go with it.
+        assert_eq!(q.remove(0).map(|(o, t)| (o.block.0, t)), Some((1, true)));
+        assert_eq!(q.pools().count(), 2);
+        // The index still finds block 4 at its serial's place; merged, then taken from the
+        // middle behind an op put back at the head, it is reported as taken there too.
+        merged.clear();
+        assert_eq!(q.gather(4, 1 << 1, 2, plane, &mut merged), 2);
+        assert_eq!(merged[0].block, BlockId(4));
+        q.push_front(Op::new(Work::Erase, BlockId(9), 0));
+        assert_eq!(q.remove(1).map(|(o, t)| (o.block.0, t)), Some((4, true)));
+        assert_eq!(drain(&mut q), vec![(9, false), (5, false)]);
         assert!(q.ring.is_empty() && q.by_page.iter().all(VecDeque::is_empty));
     }
 }

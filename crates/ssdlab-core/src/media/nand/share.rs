@@ -26,6 +26,7 @@ impl DieShare {
     /// `n` is dies times pools.
     pub(super) fn new(owner: Vec<u16>, weight: Vec<f64>, n: usize) -> Self {
         let pools = weight.len();
+        debug_assert!(pools < usize::from(super::queue::HOLE), "{pools} pools: a pool number would read as a hole");
         DieShare { owner, weight, pools, vt: vec![0.0; n], queued: vec![0; n] }
     }
 
