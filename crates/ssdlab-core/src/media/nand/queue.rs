@@ -16,9 +16,6 @@ use std::collections::VecDeque;
 
 use super::Op;
 
-/// What the pick of a pool's fair share sees in a hole: no pool's.
-pub(super) const HOLE: u16 = u16::MAX - 1;
-
 /// A queued op, and how the queue holds it.
 #[derive(Clone, Copy)]
 struct Entry {
@@ -62,9 +59,9 @@ impl OpQueue {
     }
 
     /// The pools of the entries in queue order, for a pool's fair share to pick from (ops taken
-    /// by a multi-plane program included; a hole is no pool's).
-    pub(super) fn pools(&self) -> impl Iterator<Item = u16> + '_ {
-        self.ring.iter().map(|e| if e.hole { HOLE } else { e.op.pool })
+    /// by a multi-plane program included; a hole is no pool's: `None`).
+    pub(super) fn pools(&self) -> impl Iterator<Item = Option<u16>> + '_ {
+        self.ring.iter().map(|e| (!e.hole).then_some(e.op.pool))
     }
 
     /// The ops in queue order (those taken by a multi-plane program included).
@@ -125,6 +122,7 @@ impl OpQueue {
         planes
     }
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,12 +204,12 @@ mod tests {
         }
         // A fair share takes pool 1's ops from the middle (places 1 and 3 of the ring).
         assert_eq!(q.remove(1).map(|(o, t)| (o.block.0, t)), Some((1, false)));
-        assert_eq!(q.pools().collect::<Vec<_>>(), vec![0, HOLE, 0, 1, 0, 1, 0, 1]);
+        assert_eq!(q.pools().collect::<Vec<_>>(), vec![Some(0), None, Some(0), Some(1), Some(0), Some(1), Some(0), Some(1)]);
         assert_eq!(q.remove(3).map(|(o, t)| (o.block.0, t)), Some((3, false)));
         // Block 0's program starts: the oldest indexed plane-1 program left is block 5's.
         let (first, _) = q.remove(0).unwrap();
         assert_eq!(first.block, BlockId(0));
-        assert_eq!(q.pools().next(), Some(0), "the hole at the head went with it");
+        assert_eq!(q.pools().next(), Some(Some(0)), "the hole at the head went with it");
         let mut merged = Vec::new();
         assert_eq!(q.gather(3, 1 << plane(&first), 2, plane, &mut merged), 2);
         assert_eq!(merged[0].block, BlockId(5));
@@ -237,7 +235,7 @@ mod tests {
         // A fair share takes blocks 3 and 2 from the middle: two holes side by side.
         assert_eq!(q.remove(2).map(|(o, t)| (o.block.0, t)), Some((3, false)));
         assert_eq!(q.remove(1).map(|(o, t)| (o.block.0, t)), Some((2, false)));
-        assert_eq!(q.pools().collect::<Vec<_>>(), vec![0, HOLE, HOLE, 0, 0]);
+        assert_eq!(q.pools().collect::<Vec<_>>(), vec![Some(0), None, None, Some(0), Some(0)]);
         // Merged block 1 comes up, reported as taken, and both holes go with it.
         assert_eq!(q.remove(0).map(|(o, t)| (o.block.0, t)), Some((1, true)));
         assert_eq!(q.pools().count(), 2);

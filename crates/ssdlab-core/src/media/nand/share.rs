@@ -26,7 +26,6 @@ impl DieShare {
     /// `n` is dies times pools.
     pub(super) fn new(owner: Vec<u16>, weight: Vec<f64>, n: usize) -> Self {
         let pools = weight.len();
-        debug_assert!(pools < usize::from(super::queue::HOLE), "{pools} pools: a pool number would read as a hole");
         DieShare { owner, weight, pools, vt: vec![0.0; n], queued: vec![0; n] }
     }
 
@@ -56,18 +55,18 @@ impl DieShare {
         self.queued[i] = self.queued[i].saturating_sub(1);
     }
 
-    /// Where in the die's queue (the pools of its ops, in order) its next op is:
-    /// translation-page traffic at the head goes first (it belongs to no tenant); else the
-    /// first op of the waiting pool with the least virtual time.
-    pub(super) fn pick(&self, die: DieId, mut queue: impl Iterator<Item = u16>) -> usize {
+    /// Where in the die's queue (the pools of its entries, in order; `None` for a hole) its
+    /// next op is: translation-page traffic at the head goes first (it belongs to no tenant);
+    /// else the first op of the waiting pool with the least virtual time.
+    pub(super) fn pick(&self, die: DieId, mut queue: impl Iterator<Item = Option<u16>>) -> usize {
         let Some(front) = queue.next() else { return 0 };
-        if front == NO_POOL {
+        if front == Some(NO_POOL) {
             return 0;
         }
         let base = die.index() * self.pools;
         let waiting = (0..self.pools).filter(|&p| self.queued[base + p] > 0);
         let Some(p) = waiting.min_by(|&a, &b| self.vt[base + a].total_cmp(&self.vt[base + b]).then(a.cmp(&b))) else { return 0 };
-        std::iter::once(front).chain(queue).position(|pool| usize::from(pool) == p).unwrap_or(0)
+        std::iter::once(front).chain(queue).position(|pool| pool.is_some_and(|pool| usize::from(pool) == p)).unwrap_or(0)
     }
 
     /// Charges `ps` of array time to pool `p` (negative: a refund).
