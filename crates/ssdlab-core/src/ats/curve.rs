@@ -134,8 +134,9 @@ impl FaLruCurve {
 pub struct SetLruCurve {
     sets: usize,
     max_ways: usize,
+    /// Each set's keys, most recent first; a way not yet filled holds [`NEVER`], which no
+    /// key equals (keys are dense ids, far fewer than 2^32 - 1).
     stacks: Vec<u32>,
-    fill: Vec<u16>,
     /// Ways taken by pinned keys, per set.
     pinned: Vec<u16>,
     hist: Vec<u64>,
@@ -145,7 +146,7 @@ pub struct SetLruCurve {
 impl SetLruCurve {
     /// `sets` must be a power of two; keys map to set `key mod sets`.
     pub fn new(sets: usize, max_ways: usize, pinned: Vec<u16>) -> Self {
-        SetLruCurve { sets, max_ways, stacks: vec![u32::MAX; sets * max_ways], fill: vec![0; sets], pinned, hist: vec![0; max_ways + 1], accesses: 0 }
+        SetLruCurve { sets, max_ways, stacks: vec![NEVER; sets * max_ways], pinned, hist: vec![0; max_ways + 1], accesses: 0 }
     }
 
     /// Feeds a run of lookups: `keys[i]` in set `set_keys[i] mod sets`. Common way counts get
@@ -169,28 +170,21 @@ impl SetLruCurve {
         }
     }
 
+    /// [`Self::access`] with the associativity a constant, so that the walk is unrolled.
     #[inline]
     fn access_ways<const W: usize>(&mut self, key: u32, set_key: u64) {
         self.accesses += 1;
         let set = (set_key as usize) & (self.sets - 1);
-        let n = self.fill[set] as usize;
         let Some(stack) = self.stacks.get_mut(set * W..set * W + W).and_then(|s| <&mut [u32; W]>::try_from(s).ok()) else { return };
         let mut carried = key;
         let mut depth = W;
         for (d, slot) in stack.iter_mut().enumerate() {
-            if d >= n {
-                break;
-            }
             let k = std::mem::replace(slot, carried);
             if k == key {
                 depth = d;
                 break;
             }
             carried = k;
-        }
-        if depth == W && n < W {
-            stack[n] = carried;
-            self.fill[set] = (n + 1) as u16;
         }
         let need = depth + usize::from(self.pinned.get(set).copied().unwrap_or(0));
         if depth < W && need < W {
@@ -203,24 +197,18 @@ impl SetLruCurve {
         self.accesses += 1;
         let set = (set_key as usize) & (self.sets - 1);
         let base = set * self.max_ways;
-        let n = self.fill[set] as usize;
         let stack = &mut self.stacks[base..base + self.max_ways];
         // Find the key and shift the keys above it down one place in the same pass (a set holds
-        // a handful of ways: a loop beats a call to memmove).
+        // a handful of ways: a loop beats a call to memmove). A miss drops the last way.
         let mut carried = key;
         let mut depth = self.max_ways;
-        for (d, slot) in stack[..n].iter_mut().enumerate() {
+        for (d, slot) in stack.iter_mut().enumerate() {
             let k = std::mem::replace(slot, carried);
             if k == key {
                 depth = d;
                 break;
             }
             carried = k;
-        }
-        if depth == self.max_ways && n < self.max_ways {
-            // A miss in a set with room: the oldest key moves into the free way.
-            stack[n] = carried;
-            self.fill[set] = (n + 1) as u16;
         }
         // With p ways pinned in this set, depth d needs d + p + 1 ways.
         let need = depth + usize::from(self.pinned.get(set).copied().unwrap_or(0));

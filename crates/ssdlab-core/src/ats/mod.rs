@@ -59,6 +59,25 @@ pub struct Access {
 pub trait Blocks {
     /// Appends the next block of accesses (at most [`BLOCK`]) to `out`; false at the end.
     fn next_block(&mut self, out: &mut Vec<Access>) -> Result<bool>;
+
+    /// Appends the lookups of the next block, (address space, STU page) for every page each
+    /// access touches, to `out` (`scratch` holds the block meanwhile); false at the end. A
+    /// source of bare addresses overrides it to key its buffer straight, without accesses.
+    fn next_lookups(&mut self, shift: u32, scratch: &mut Vec<Access>, out: &mut Vec<(u32, u64)>) -> Result<bool> {
+        if !self.next_block(scratch)? {
+            return Ok(false);
+        }
+        for a in scratch.iter() {
+            let (first, last) = page_span(a, shift);
+            out.push((a.pasid, first));
+            // Most accesses touch one page: no range iterator for them.
+            if last > first {
+                out.extend((first + 1..=last).map(|page| (a.pasid, page)));
+            }
+        }
+        scratch.clear();
+        Ok(true)
+    }
 }
 
 /// Accesses per block (24 KiB: a block stays in the L1 cache while it is keyed).
@@ -359,12 +378,7 @@ where
             let mut src = source()?;
             let mut block = Vec::with_capacity(BLOCK);
             let mut lookups_of_block: Vec<(u32, u64)> = Vec::with_capacity(BLOCK);
-            while src.next_block(&mut block)? {
-                for a in &block {
-                    let (first, last) = page_span(a, keys.shift);
-                    lookups_of_block.extend((first..=last).map(|page| (a.pasid, page)));
-                }
-                block.clear();
+            while src.next_lookups(keys.shift, &mut block, &mut lookups_of_block)? {
                 keys.ids_into(&lookups_of_block, &mut chunk.ids);
                 chunk.set_bits.extend(lookups_of_block.iter().map(|&(pasid, page)| set_bits(pasid, page)));
                 lookups_of_block.clear();

@@ -89,24 +89,45 @@ impl RawReader {
     }
 }
 
+/// The whole little-endian u64 addresses in `bytes`.
+fn addresses(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+}
+
 /// Appends the accesses of whole little-endian u64 addresses in `bytes` to `out`.
 fn decode(bytes: &[u8], out: &mut Vec<Access>) {
-    out.extend(bytes.chunks_exact(8).map(|c| Access { addr: u64::from_le_bytes(c.try_into().unwrap_or_default()), size: 0, pasid: 0, pinned: false }));
+    out.extend(addresses(bytes).map(|addr| Access { addr, size: 0, pasid: 0, pinned: false }));
+}
+
+/// Appends the lookups of whole little-endian u64 addresses in `bytes` to `out`: a bare
+/// address is an access of no size in address space 0, one page.
+fn decode_lookups(bytes: &[u8], shift: u32, out: &mut Vec<(u32, u64)>) {
+    out.extend(addresses(bytes).map(|addr| (0, addr >> shift)));
 }
 
 /// A raw trace read a block at a time: see [`RawReader::blocks`].
 pub struct RawBlocks(RawReader);
 
-impl super::Blocks for RawBlocks {
-    fn next_block(&mut self, out: &mut Vec<Access>) -> Result<bool> {
+impl RawBlocks {
+    /// The bytes of the next block's whole addresses; None at the end.
+    fn next_bytes(&mut self) -> Result<Option<&[u8]>> {
         let r = &mut self.0;
         if r.pos + 8 > r.len && !r.refill().map_err(|e| Error::Io { path: r.path.clone(), message: e.to_string() })? {
-            return Ok(false);
+            return Ok(None);
         }
-        let end = r.len.min(r.pos + 8 * super::BLOCK);
-        decode(&r.buf[r.pos..end], out);
+        let (start, end) = (r.pos, r.len.min(r.pos + 8 * super::BLOCK));
         r.pos = end;
-        Ok(true)
+        Ok(Some(&r.buf[start..end]))
+    }
+}
+
+impl super::Blocks for RawBlocks {
+    fn next_block(&mut self, out: &mut Vec<Access>) -> Result<bool> {
+        Ok(self.next_bytes()?.map(|b| decode(b, out)).is_some())
+    }
+
+    fn next_lookups(&mut self, shift: u32, _scratch: &mut Vec<Access>, out: &mut Vec<(u32, u64)>) -> Result<bool> {
+        Ok(self.next_bytes()?.map(|b| decode_lookups(b, shift, out)).is_some())
     }
 }
 
@@ -123,16 +144,26 @@ impl<'a> AddressBlocks<'a> {
     }
 }
 
-impl super::Blocks for AddressBlocks<'_> {
-    fn next_block(&mut self, out: &mut Vec<Access>) -> Result<bool> {
+impl AddressBlocks<'_> {
+    /// The bytes of the next block's whole addresses; None at the end.
+    fn next_bytes(&mut self) -> Option<&[u8]> {
         let whole = self.bytes.len() - self.bytes.len() % 8;
         let end = whole.min(self.pos + 8 * super::BLOCK);
         if self.pos >= end {
-            return Ok(false);
+            return None;
         }
-        decode(&self.bytes[self.pos..end], out);
-        self.pos = end;
-        Ok(true)
+        let start = std::mem::replace(&mut self.pos, end);
+        Some(&self.bytes[start..end])
+    }
+}
+
+impl super::Blocks for AddressBlocks<'_> {
+    fn next_block(&mut self, out: &mut Vec<Access>) -> Result<bool> {
+        Ok(self.next_bytes().map(|b| decode(b, out)).is_some())
+    }
+
+    fn next_lookups(&mut self, shift: u32, _scratch: &mut Vec<Access>, out: &mut Vec<(u32, u64)>) -> Result<bool> {
+        Ok(self.next_bytes().map(|b| decode_lookups(b, shift, out)).is_some())
     }
 }
 

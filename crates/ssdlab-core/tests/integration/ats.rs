@@ -188,6 +188,45 @@ fn study_curves_match_simulation_with_and_without_pins() {
     }
 }
 
+/// The points of a study as plain numbers, for comparing two runs of it.
+fn numbers(points: &[Point]) -> Vec<(u64, u32, u32, bool, u64, u64)> {
+    points.iter().map(|p| (p.stu_bytes, p.ways, p.lines, p.pinned, p.accesses, p.hits)).collect()
+}
+
+#[test]
+fn bare_addresses_key_the_same_from_a_file_from_memory_and_as_accesses() {
+    // Raw addresses are keyed straight from their buffer, without accesses: the same points
+    // as the accesses they stand for, at 4 KiB and 2 MiB translation units.
+    let t = &traces()[2];
+    let addrs: Vec<u64> = t.iter().map(|&k| (u64::from(k) << 12) + 0x1_0000_0000 + u64::from(k % 7) * 512).collect();
+    let bytes: Vec<u8> = addrs.iter().flat_map(|a| a.to_le_bytes()).collect();
+    let path = std::env::temp_dir().join(format!("ssdlab-test-raw-{}.u64", std::process::id()));
+    std::fs::write(&path, &bytes).unwrap();
+    let accesses: Vec<Access> = addrs.iter().map(|&addr| Access { addr, size: 0, pasid: 0, pinned: false }).collect();
+    let mut s = study(vec![Policy::Lru], vec![Assoc::Full, Assoc::Ways(4), Assoc::Ways(8)], vec![8, 64, 256], Vec::new());
+    s.stus = vec![0, 9];
+    let reference = numbers(&run_study(&s, || Ok(accesses.iter().copied().map(Ok))).unwrap());
+    let in_memory = numbers(&run_study(&s, || Ok(ssdlab_core::ats::trace::AddressBlocks::new(&bytes))).unwrap());
+    let from_file = numbers(&run_study(&s, || ssdlab_core::ats::trace::RawReader::open(&path).map(ssdlab_core::ats::trace::RawReader::blocks)).unwrap());
+    let _ = std::fs::remove_file(&path);
+    assert!(reference.iter().any(|p| p.5 > 0));
+    assert_eq!(in_memory, reference);
+    assert_eq!(from_file, reference);
+}
+
+#[test]
+fn an_access_over_several_pages_looks_up_each_of_them_in_order() {
+    // One access of 3 pages and a bit (4 lookups) against its pages as accesses of their own.
+    let t = &traces()[1];
+    let whole: Vec<Access> = t.iter().map(|&k| Access { addr: (u64::from(k) << 14) + 100, size: 3 * 4096 + 1, pasid: k % 3, pinned: false }).collect();
+    let pages: Vec<Access> = whole.iter().flat_map(|a| (0..4u64).map(move |i| Access { addr: ((a.addr >> 12) + i) << 12, size: 0, ..*a })).collect();
+    let s = study(vec![Policy::Lru], vec![Assoc::Full, Assoc::Ways(4)], vec![16, 64], Vec::new());
+    let a = numbers(&run_study(&s, || Ok(whole.iter().copied().map(Ok))).unwrap());
+    let b = numbers(&run_study(&s, || Ok(pages.iter().copied().map(Ok))).unwrap());
+    assert_eq!(a, b);
+    assert_eq!(a[0].4, 4 * t.len() as u64);
+}
+
 #[test]
 fn pins_that_exceed_the_cache_are_left_out_or_an_error() {
     let t = &traces()[0];
