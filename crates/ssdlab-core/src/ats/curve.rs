@@ -62,20 +62,30 @@ impl FaLruCurve {
     }
 
     /// Renumbers the live slots `0..live` in time order (no holes left), growing the tree if
-    /// more than half of it would be live.
+    /// more than half of it would be live. A slot is the latest access of at most one key, so
+    /// placing each key at its slot puts them in time order: no comparison sort (which took
+    /// nearly half of a 64 Ki-line curve's time).
     fn compact(&mut self) {
-        let mut live: Vec<(u32, u32)> = self.last.iter().enumerate().filter(|(_, &t)| t != NEVER).map(|(k, &t)| (t, k as u32)).collect();
-        live.sort_unstable();
-        while live.len() * 2 > self.slots {
+        let mut by_slot = vec![NEVER; self.now as usize];
+        let mut live = 0usize;
+        for (key, &t) in self.last.iter().enumerate() {
+            if let Some(slot) = by_slot.get_mut(t as usize) {
+                *slot = key as u32;
+                live += 1;
+            }
+        }
+        while live * 2 > self.slots {
             self.slots *= 2;
         }
         self.bits = vec![0; self.slots / 64];
         self.tree = vec![0; self.slots / 64];
         self.holes = 0;
-        for (pos, &(_, key)) in live.iter().enumerate() {
-            self.last[key as usize] = pos as u32;
+        let mut pos = 0;
+        for &key in by_slot.iter().filter(|&&k| k != NEVER) {
+            self.last[key as usize] = pos;
+            pos += 1;
         }
-        self.now = live.len() as u32;
+        self.now = pos;
     }
 
     /// Records an access to dense key `key`; returns its stack distance (None if first).
