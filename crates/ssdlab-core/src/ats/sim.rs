@@ -65,6 +65,30 @@ pub struct CacheSim {
 /// Above this many lines a fully associative cache uses the indexed structures.
 const SCAN_LIMIT: usize = 32;
 
+/// An LRU access to one set's `tags` and last-use `stamps` at time `clock`: one pass finds
+/// the key or the least recently used line (empty lines have stamp 0, so they go first, lowest
+/// way first). `U` ways when it is not 0 (the loop is then unrolled), else as many as given.
+#[inline]
+fn lru_set<const U: usize>(tags: &mut [u32], stamps: &mut [u64], key: u32, clock: u64) -> bool {
+    let ways = if U == 0 { tags.len() } else { U };
+    let (tags, stamps) = (&mut tags[..ways], &mut stamps[..ways]);
+    let mut victim = 0;
+    let mut oldest = u64::MAX;
+    for w in 0..ways {
+        if tags[w] == key {
+            stamps[w] = clock;
+            return true;
+        }
+        if stamps[w] < oldest {
+            oldest = stamps[w];
+            victim = w;
+        }
+    }
+    tags[victim] = key;
+    stamps[victim] = clock;
+    false
+}
+
 impl CacheSim {
     /// A cache of `sets` (a power of two) × `ways` lines; `pinned[s]` lines of set `s` are
     /// taken by pinned translations (fully associative: `pinned[0]`).
@@ -122,25 +146,15 @@ impl CacheSim {
         }
         let base = set * self.ways;
         if self.policy == Policy::Lru {
-            // One pass finds the key or the least recently used line (empty lines have stamp 0,
-            // so they go first, lowest way first).
-            let tags = &mut self.tags[base..base + usable];
-            let stamps = &mut self.meta[base..base + usable];
-            let mut victim = 0;
-            let mut oldest = u64::MAX;
-            for w in 0..usable {
-                if tags[w] == key {
-                    stamps[w] = self.clock;
-                    return true;
-                }
-                if stamps[w] < oldest {
-                    oldest = stamps[w];
-                    victim = w;
-                }
-            }
-            tags[victim] = key;
-            stamps[victim] = self.clock;
-            return false;
+            // Common way counts get a loop the compiler unrolls.
+            let (tags, stamps) = (&mut self.tags[base..base + usable], &mut self.meta[base..base + usable]);
+            return match usable {
+                2 => lru_set::<2>(tags, stamps, key, self.clock),
+                4 => lru_set::<4>(tags, stamps, key, self.clock),
+                8 => lru_set::<8>(tags, stamps, key, self.clock),
+                16 => lru_set::<16>(tags, stamps, key, self.clock),
+                _ => lru_set::<0>(tags, stamps, key, self.clock),
+            };
         }
         let lines = base..base + usable;
         if let Some(i) = self.tags[lines.clone()].iter().position(|&t| t == key) {
