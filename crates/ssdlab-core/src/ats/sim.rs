@@ -39,7 +39,8 @@ pub struct CacheSim {
     /// Usable ways per set (ways less pinned lines), or per cache when fully associative.
     usable: Vec<u16>,
     tags: Vec<u32>,
-    /// LRU: last-use stamp per line; FIFO: per-set next victim in `meta[set * ways]`.
+    /// FIFO: per-set next victim in `meta[set * ways]` (a set-associative LRU keeps its sets
+    /// in recency order instead, see [`lru_set`]).
     meta: Vec<u64>,
     /// PLRU: `ways - 1` tree bits per set (ways a power of two).
     tree: Vec<bool>,
@@ -65,27 +66,22 @@ pub struct CacheSim {
 /// Above this many lines a fully associative cache uses the indexed structures.
 const SCAN_LIMIT: usize = 32;
 
-/// An LRU access to one set's `tags` and last-use `stamps` at time `clock`: one pass finds
-/// the key or the least recently used line (empty lines have stamp 0, so they go first, lowest
-/// way first). `U` ways when it is not 0 (the loop is then unrolled), else as many as given.
+/// An LRU access to one set's `tags`, kept most recent first (a way not yet filled holds
+/// `EMPTY`, which no key equals): a hit moves the key to the front, a miss puts it there and
+/// drops the last way, the least recently used or an empty one. The hits are those of any
+/// LRU; only which way holds a key differs. `U` ways when it is not 0 (the loop is then
+/// unrolled), else as many as given.
 #[inline]
-fn lru_set<const U: usize>(tags: &mut [u32], stamps: &mut [u64], key: u32, clock: u64) -> bool {
+fn lru_set<const U: usize>(tags: &mut [u32], key: u32) -> bool {
     let ways = if U == 0 { tags.len() } else { U };
-    let (tags, stamps) = (&mut tags[..ways], &mut stamps[..ways]);
-    let mut victim = 0;
-    let mut oldest = u64::MAX;
-    for w in 0..ways {
-        if tags[w] == key {
-            stamps[w] = clock;
+    let mut carried = key;
+    for slot in &mut tags[..ways] {
+        let k = std::mem::replace(slot, carried);
+        if k == key {
             return true;
         }
-        if stamps[w] < oldest {
-            oldest = stamps[w];
-            victim = w;
-        }
+        carried = k;
     }
-    tags[victim] = key;
-    stamps[victim] = clock;
     false
 }
 
@@ -147,13 +143,13 @@ impl CacheSim {
         let base = set * self.ways;
         if self.policy == Policy::Lru {
             // Common way counts get a loop the compiler unrolls.
-            let (tags, stamps) = (&mut self.tags[base..base + usable], &mut self.meta[base..base + usable]);
+            let tags = &mut self.tags[base..base + usable];
             return match usable {
-                2 => lru_set::<2>(tags, stamps, key, self.clock),
-                4 => lru_set::<4>(tags, stamps, key, self.clock),
-                8 => lru_set::<8>(tags, stamps, key, self.clock),
-                16 => lru_set::<16>(tags, stamps, key, self.clock),
-                _ => lru_set::<0>(tags, stamps, key, self.clock),
+                2 => lru_set::<2>(tags, key),
+                4 => lru_set::<4>(tags, key),
+                8 => lru_set::<8>(tags, key),
+                16 => lru_set::<16>(tags, key),
+                _ => lru_set::<0>(tags, key),
             };
         }
         let lines = base..base + usable;
