@@ -26,7 +26,8 @@ pub struct FaLruCurve {
     accesses: u64,
 }
 
-const NEVER: u32 = u32::MAX;
+/// No access yet: a key's last slot before its first access, and a set's way not yet filled.
+pub(crate) const NEVER: u32 = u32::MAX;
 
 impl FaLruCurve {
     /// Curves up to `limit` lines.
@@ -138,6 +139,24 @@ impl FaLruCurve {
     }
 }
 
+/// Moves `key` to the front of a set kept most recent first (a way not yet filled holds
+/// [`NEVER`], which no key equals): the depth it was found at, or None when it missed and the
+/// last way (the least recently used, or an unfilled one) was dropped. The walk shifts the
+/// keys above it down in the same pass (a set holds a handful of ways: a loop beats a call to
+/// memmove); a slice of constant length is unrolled where the call is inlined.
+#[inline]
+pub(crate) fn to_front(stack: &mut [u32], key: u32) -> Option<usize> {
+    let mut carried = key;
+    for (d, slot) in stack.iter_mut().enumerate() {
+        let k = std::mem::replace(slot, carried);
+        if k == key {
+            return Some(d);
+        }
+        carried = k;
+    }
+    None
+}
+
 /// Set-associative LRU at a fixed set count, for every associativity up to `max_ways` at once:
 /// each set keeps its keys in recency order, and an access found at depth `d` of its set hits
 /// every cache of more than `d` ways. Pinned ways in a set push the other keys deeper.
@@ -186,16 +205,7 @@ impl SetLruCurve {
         self.accesses += 1;
         let set = (set_key as usize) & (self.sets - 1);
         let Some(stack) = self.stacks.get_mut(set * W..set * W + W).and_then(|s| <&mut [u32; W]>::try_from(s).ok()) else { return };
-        let mut carried = key;
-        let mut depth = W;
-        for (d, slot) in stack.iter_mut().enumerate() {
-            let k = std::mem::replace(slot, carried);
-            if k == key {
-                depth = d;
-                break;
-            }
-            carried = k;
-        }
+        let depth = to_front(stack, key).unwrap_or(W);
         let need = depth + usize::from(self.pinned.get(set).copied().unwrap_or(0));
         if depth < W && need < W {
             self.hist[need] += 1;
@@ -207,19 +217,7 @@ impl SetLruCurve {
         self.accesses += 1;
         let set = (set_key as usize) & (self.sets - 1);
         let base = set * self.max_ways;
-        let stack = &mut self.stacks[base..base + self.max_ways];
-        // Find the key and shift the keys above it down one place in the same pass (a set holds
-        // a handful of ways: a loop beats a call to memmove). A miss drops the last way.
-        let mut carried = key;
-        let mut depth = self.max_ways;
-        for (d, slot) in stack.iter_mut().enumerate() {
-            let k = std::mem::replace(slot, carried);
-            if k == key {
-                depth = d;
-                break;
-            }
-            carried = k;
-        }
+        let depth = to_front(&mut self.stacks[base..base + self.max_ways], key).unwrap_or(self.max_ways);
         // With p ways pinned in this set, depth d needs d + p + 1 ways.
         let need = depth + usize::from(self.pinned.get(set).copied().unwrap_or(0));
         if depth < self.max_ways && need < self.max_ways {

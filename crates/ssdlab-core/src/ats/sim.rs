@@ -9,6 +9,7 @@ use std::collections::BinaryHeap;
 
 use rand::{RngExt, SeedableRng};
 
+use super::curve::{to_front, NEVER};
 use crate::sim::{stream_seed, Rng};
 
 crate::config_enum! {
@@ -29,7 +30,8 @@ crate::config_enum! {
     }
 }
 
-const EMPTY: u32 = u32::MAX;
+/// An unfilled line; the same value as the curves' unfilled way, which [`to_front`] relies on.
+const EMPTY: u32 = NEVER;
 
 /// One cache of `sets` × `ways` lines under one policy.
 pub struct CacheSim {
@@ -39,8 +41,7 @@ pub struct CacheSim {
     /// Usable ways per set (ways less pinned lines), or per cache when fully associative.
     usable: Vec<u16>,
     tags: Vec<u32>,
-    /// FIFO: per-set next victim in `meta[set * ways]` (a set-associative LRU keeps its sets
-    /// in recency order instead, see [`lru_set`]).
+    /// FIFO: per-set next victim in `meta[set * ways]`.
     meta: Vec<u64>,
     /// PLRU: `ways - 1` tree bits per set (ways a power of two).
     tree: Vec<bool>,
@@ -57,7 +58,6 @@ pub struct CacheSim {
     filled: usize,
     /// Fully associative with more than `SCAN_LIMIT` lines: id-indexed structures.
     indexed: bool,
-    clock: u64,
     rng: Rng,
     pub hits: u64,
     pub accesses: u64,
@@ -65,25 +65,6 @@ pub struct CacheSim {
 
 /// Above this many lines a fully associative cache uses the indexed structures.
 const SCAN_LIMIT: usize = 32;
-
-/// An LRU access to one set's `tags`, kept most recent first (a way not yet filled holds
-/// `EMPTY`, which no key equals): a hit moves the key to the front, a miss puts it there and
-/// drops the last way, the least recently used or an empty one. The hits are those of any
-/// LRU; only which way holds a key differs. `U` ways when it is not 0 (the loop is then
-/// unrolled), else as many as given.
-#[inline]
-fn lru_set<const U: usize>(tags: &mut [u32], key: u32) -> bool {
-    let ways = if U == 0 { tags.len() } else { U };
-    let mut carried = key;
-    for slot in &mut tags[..ways] {
-        let k = std::mem::replace(slot, carried);
-        if k == key {
-            return true;
-        }
-        carried = k;
-    }
-    false
-}
 
 impl CacheSim {
     /// A cache of `sets` (a power of two) × `ways` lines; `pinned[s]` lines of set `s` are
@@ -109,7 +90,6 @@ impl CacheSim {
             heap: BinaryHeap::new(),
             filled: 0,
             indexed,
-            clock: 0,
             rng: Rng::from_seed(stream_seed(seed, 0xA7C).to_le_bytes()),
             hits: 0,
             accesses: 0,
@@ -128,7 +108,6 @@ impl CacheSim {
     #[inline]
     pub fn access(&mut self, key: u32, set_key: u64, next: u64) -> bool {
         self.accesses += 1;
-        self.clock += 1;
         let hit = if self.indexed { self.access_indexed(key, next) } else { self.access_set(key, set_key, next) };
         self.hits += u64::from(hit);
         hit
@@ -142,24 +121,27 @@ impl CacheSim {
         }
         let base = set * self.ways;
         if self.policy == Policy::Lru {
-            // Common way counts get a loop the compiler unrolls.
+            // A set in recency order: a hit moves its key to the front, a miss drops the last
+            // way. The hits are any LRU's; only which way holds a key differs. Common way
+            // counts pass a slice of constant length, whose walk is unrolled.
             let tags = &mut self.tags[base..base + usable];
-            return match usable {
-                2 => lru_set::<2>(tags, key),
-                4 => lru_set::<4>(tags, key),
-                8 => lru_set::<8>(tags, key),
-                16 => lru_set::<16>(tags, key),
-                _ => lru_set::<0>(tags, key),
+            let depth = match usable {
+                2 => to_front(&mut tags[..2], key),
+                4 => to_front(&mut tags[..4], key),
+                8 => to_front(&mut tags[..8], key),
+                16 => to_front(&mut tags[..16], key),
+                _ => to_front(tags, key),
             };
+            return depth.is_some();
         }
+        // Every other policy: the LRU arms below are never reached.
         let lines = base..base + usable;
         if let Some(i) = self.tags[lines.clone()].iter().position(|&t| t == key) {
             let line = base + i;
             match self.policy {
-                Policy::Lru => self.meta[line] = self.clock,
                 Policy::Plru => self.plru_touch(set, i, usable),
                 Policy::Opt => self.next_use[line] = next,
-                Policy::Fifo | Policy::Random => {}
+                Policy::Lru | Policy::Fifo | Policy::Random => {}
             }
             return true;
         }
@@ -172,8 +154,7 @@ impl CacheSim {
                 w
             }
             None => match self.policy {
-                Policy::Lru => (0..usable).min_by_key(|&w| self.meta[base + w]).unwrap_or(0),
-                Policy::Fifo => {
+                Policy::Lru | Policy::Fifo => {
                     let w = self.meta[base] as usize % usable;
                     self.meta[base] = (w + 1) as u64;
                     w
@@ -186,10 +167,9 @@ impl CacheSim {
         let line = base + way;
         self.tags[line] = key;
         match self.policy {
-            Policy::Lru => self.meta[line] = self.clock,
             Policy::Plru => self.plru_touch(set, way, usable),
             Policy::Opt => self.next_use[line] = next,
-            Policy::Fifo | Policy::Random => {}
+            Policy::Lru | Policy::Fifo | Policy::Random => {}
         }
         false
     }
