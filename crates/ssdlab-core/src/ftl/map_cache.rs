@@ -15,17 +15,41 @@
 //! collection (translation pages sit at fixed places on the dies), the global translation
 //! directory (kept in DRAM, as in DFTL), and map updates by TRIM.
 
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
 
 const NIL: u32 = u32::MAX;
 
+/// The top bit of an entry's `key`: it is dirty (keys, units or translation pages, are far
+/// below 2^63).
+const DIRTY: u64 = 1 << 63;
+
+/// A cached entry, 16 bytes: its key (with [`DIRTY`]) and its neighbours in recency order.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    /// A translation page, or a unit (single entries).
+    /// A translation page, or a unit (single entries), with [`DIRTY`] when changed.
     key: u64,
-    dirty: bool,
     prev: u32,
     next: u32,
+}
+
+impl Entry {
+    #[inline]
+    fn new(key: u64, dirty: bool) -> Self {
+        Entry { key: key | if dirty { DIRTY } else { 0 }, prev: NIL, next: NIL }
+    }
+
+    #[inline]
+    fn key(self) -> u64 {
+        self.key & !DIRTY
+    }
+
+    #[inline]
+    fn dirty(self) -> bool {
+        self.key & DIRTY != 0
+    }
 }
 
 /// What one access to the cache did.
@@ -54,7 +78,9 @@ pub struct MapCache {
     per_entry: bool,
     capacity: usize,
     entries: Vec<Entry>,
-    index: FxHashMap<u64, u32>,
+    /// Each entry's place in `entries`, found by its key: a table of 4-byte places (the key is
+    /// read from the entry), so that the index of a large cache stays small in the CPU's caches.
+    index: HashTable<u32>,
     /// Most and least recently used.
     head: u32,
     tail: u32,
@@ -78,7 +104,7 @@ impl MapCache {
             per_entry,
             capacity: capacity.max(1),
             entries: Vec::new(),
-            index: FxHashMap::default(),
+            index: HashTable::new(),
             head: NIL,
             tail: NIL,
             counters: MapCacheCounters::default(),
@@ -105,6 +131,25 @@ impl MapCache {
         }
     }
 
+    #[inline]
+    fn hash(key: u64) -> u64 {
+        FxBuildHasher.hash_one(key)
+    }
+
+    /// The place of the entry of `key`, if cached.
+    #[inline]
+    fn find(&self, key: u64) -> Option<u32> {
+        let entries = &self.entries;
+        self.index.find(Self::hash(key), |&i| entries[i as usize].key() == key).copied()
+    }
+
+    /// Indexes the entry at place `i` (its key is not indexed yet).
+    #[inline]
+    fn index_insert(&mut self, i: u32) {
+        let entries = &self.entries;
+        self.index.insert_unique(Self::hash(entries[i as usize].key()), i, |&j| Self::hash(entries[j as usize].key()));
+    }
+
     /// Fills the free room with clean entries of `lpns` (in order, uncounted): a cache warm
     /// from preconditioning.
     pub fn warm(&mut self, lpns: impl Iterator<Item = u64>) {
@@ -113,12 +158,12 @@ impl MapCache {
                 break;
             }
             let key = self.key(lpn);
-            if self.index.contains_key(&key) {
+            if self.find(key).is_some() {
                 continue;
             }
-            self.entries.push(Entry { key, dirty: false, prev: NIL, next: NIL });
+            self.entries.push(Entry::new(key, false));
             let i = (self.entries.len() - 1) as u32;
-            self.index.insert(key, i);
+            self.index_insert(i);
             self.push_front(i);
         }
     }
@@ -129,9 +174,11 @@ impl MapCache {
     /// the page is needed).
     pub fn access(&mut self, lpn: u64, dirty: bool, set: bool) -> Access {
         let key = self.key(lpn);
-        if let Some(&i) = self.index.get(&key) {
+        if let Some(i) = self.find(key) {
             self.counters.hits += 1;
-            self.entries[i as usize].dirty |= dirty;
+            if dirty {
+                self.entries[i as usize].key |= DIRTY;
+            }
             self.unlink(i);
             self.push_front(i);
             return Access { hit: true, load: false, writeback: None };
@@ -139,25 +186,28 @@ impl MapCache {
         self.counters.misses += 1;
         let mut writeback = None;
         let i = if self.entries.len() < self.capacity {
-            self.entries.push(Entry { key, dirty, prev: NIL, next: NIL });
+            self.entries.push(Entry::new(key, dirty));
             (self.entries.len() - 1) as u32
         } else {
             let i = self.tail;
             self.unlink(i);
             let old = self.entries[i as usize];
-            self.index.remove(&old.key);
-            if old.dirty {
+            let old_key = old.key();
+            if let Ok(e) = self.index.find_entry(Self::hash(old_key), |&j| j == i) {
+                e.remove();
+            }
+            if old.dirty() {
                 self.counters.writebacks += 1;
-                let tpage = if self.per_entry { self.tpage(old.key) } else { old.key };
+                let tpage = if self.per_entry { self.tpage(old_key) } else { old_key };
                 writeback = Some(tpage);
                 if self.per_entry {
                     self.clean_page(tpage);
                 }
             }
-            self.entries[i as usize] = Entry { key, dirty, prev: NIL, next: NIL };
+            self.entries[i as usize] = Entry::new(key, dirty);
             i
         };
-        self.index.insert(key, i);
+        self.index_insert(i);
         self.push_front(i);
         Access { hit: false, load: !(self.per_entry && set), writeback }
     }
@@ -166,8 +216,8 @@ impl MapCache {
     fn clean_page(&mut self, tpage: u64) {
         let first = tpage * self.entries_per_page;
         for lpn in first..first + self.entries_per_page {
-            if let Some(&i) = self.index.get(&lpn) {
-                self.entries[i as usize].dirty = false;
+            if let Some(i) = self.find(lpn) {
+                self.entries[i as usize].key &= !DIRTY;
             }
         }
     }
@@ -230,6 +280,64 @@ mod tests {
         assert_eq!(c.access(302, false, false).writeback, None, "8 was written back with 7");
         assert_eq!(c.access(303, false, false).writeback, None, "5 was written back with 7");
         assert_eq!(c.counters, MapCacheCounters { hits: 2, misses: 8, writebacks: 1 });
+    }
+
+    /// The same cache as a list in recency order (most recent first), searched from the front.
+    struct Naive {
+        per_entry: bool,
+        entries_per_page: u64,
+        capacity: usize,
+        list: Vec<(u64, bool)>,
+        counters: MapCacheCounters,
+    }
+
+    impl Naive {
+        fn access(&mut self, lpn: u64, dirty: bool, set: bool) -> Access {
+            let key = if self.per_entry { lpn } else { lpn / self.entries_per_page };
+            if let Some(at) = self.list.iter().position(|e| e.0 == key) {
+                let (k, d) = self.list.remove(at);
+                self.list.insert(0, (k, d || dirty));
+                self.counters.hits += 1;
+                return Access { hit: true, load: false, writeback: None };
+            }
+            self.counters.misses += 1;
+            let mut writeback = None;
+            if self.list.len() == self.capacity {
+                let (old, was_dirty) = self.list.pop().expect("full");
+                if was_dirty {
+                    self.counters.writebacks += 1;
+                    let tpage = if self.per_entry { old / self.entries_per_page } else { old };
+                    writeback = Some(tpage);
+                    if self.per_entry {
+                        for e in self.list.iter_mut().filter(|e| e.0 / self.entries_per_page == tpage) {
+                            e.1 = false;
+                        }
+                    }
+                }
+            }
+            self.list.insert(0, (key, dirty));
+            Access { hit: false, load: !(self.per_entry && set), writeback }
+        }
+    }
+
+    #[test]
+    fn every_access_does_what_a_plain_lru_list_does() {
+        use rand::{RngExt, SeedableRng};
+        // Keys clustered enough to hit, spread enough to evict, with dirty entries (write-backs
+        // that clean their page's other entries) and GC's sets: each access's outcome and the
+        // counters must be the list's.
+        for (per_entry, capacity, span) in [(true, 64, 400), (true, 7, 30), (false, 16, 600), (false, 2, 40)] {
+            let mut rng = rand_pcg::Pcg64::seed_from_u64(capacity as u64);
+            let mut c = if per_entry { MapCache::of_entries(capacity, 10) } else { MapCache::new(capacity, 10) };
+            let mut n = Naive { per_entry, entries_per_page: 10, capacity, list: Vec::new(), counters: MapCacheCounters::default() };
+            for step in 0..20_000 {
+                let lpn = rng.random_range(0..span);
+                let (dirty, set) = (rng.random_bool(0.3), rng.random_bool(0.1));
+                assert_eq!(c.access(lpn, dirty, set), n.access(lpn, dirty, set), "access {step} (lpn {lpn}, entries {per_entry}, capacity {capacity})");
+            }
+            assert_eq!(c.counters, n.counters);
+            assert!(n.counters.hits > 1000 && n.counters.writebacks > 100, "the sequence exercises hits and write-backs: {:?}", n.counters);
+        }
     }
 
     #[test]

@@ -129,6 +129,10 @@ pub struct FlashDevice {
     /// the token of each page being loaded.
     loads: Vec<Option<Loading>>,
     loading: FxHashMap<u64, u32>,
+    /// Emptied lists of a finished load's waiters and of a map wait's page reads, kept to be
+    /// reused: a map cache miss then allocates nothing.
+    spare_waiters: Vec<Vec<CmdId>>,
+    spare_reads: Vec<Vec<PageRead>>,
     /// Read coalescing (`ftl.read_coalesce`): host page reads under way by (block, page), and
     /// each one's page by its `(cmd, byte of the command)`.
     coalesce: bool,
@@ -318,6 +322,8 @@ impl FlashDevice {
             map_ops: Vec::new(),
             loads: Vec::new(),
             loading: FxHashMap::default(),
+            spare_waiters: Vec::new(),
+            spare_reads: Vec::new(),
             coalesce: cfg.read_coalesce,
             shared: FxHashMap::default(),
             shared_by_piece: FxHashMap::default(),
@@ -400,7 +406,8 @@ impl FlashDevice {
                 self.loads.push(None);
                 self.loads.len() - 1
             }) as u32;
-            self.loads[t as usize] = Some(Loading { tpage, waiters: Vec::new() });
+            let waiters = self.spare_waiters.pop().unwrap_or_default();
+            self.loads[t as usize] = Some(Loading { tpage, waiters });
             self.loading.insert(tpage, t);
             self.array.submit_map_load(t, tpage, now, &mut self.out);
             t
@@ -495,15 +502,21 @@ impl FlashDevice {
             nand::Output::MapLoaded { token } => {
                 let Some(l) = self.loads.get_mut(token as usize).and_then(Option::take) else { return false };
                 self.loading.remove(&l.tpage);
-                for cmd in l.waiters {
+                let mut waiters = l.waiters;
+                for &cmd in &waiters {
                     let Some(w) = self.map_wait.get_mut(&cmd) else { continue };
                     w.loads -= 1;
                     if w.loads == 0 {
                         let w = self.map_wait.remove(&cmd).unwrap_or_else(|| unreachable!("just found"));
                         self.map_crit.insert(cmd, (ctx.now.since(w.since), w.reads.len()));
                         self.array.submit_reads(cmd, w.reads.iter().map(|r| (r.block, r.page, r.bytes, r.at)), ctx.now, &mut self.out);
+                        let mut reads = w.reads;
+                        reads.clear();
+                        self.spare_reads.push(reads);
                     }
                 }
+                waiters.clear();
+                self.spare_waiters.push(waiters);
             }
             nand::Output::Programmed { block, page, units } => {
                 if let Some(u) = self.uncached.as_mut() {
@@ -626,7 +639,9 @@ impl Medium for FlashDevice {
             }
         }
         if loads > 0 {
-            self.map_wait.insert(id, MapWait { loads, since: now, reads: reads.clone() });
+            let mut parked = self.spare_reads.pop().unwrap_or_default();
+            parked.extend_from_slice(&reads);
+            self.map_wait.insert(id, MapWait { loads, since: now, reads: parked });
         } else {
             self.array.submit_reads(id, reads.iter().map(|r| (r.block, r.page, r.bytes, r.at)), now, &mut self.out);
         }
