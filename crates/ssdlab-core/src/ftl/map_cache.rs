@@ -136,18 +136,18 @@ impl MapCache {
         FxBuildHasher.hash_one(key)
     }
 
-    /// The place of the entry of `key`, if cached.
+    /// The place of the entry of `key` (whose hash is `hash`), if cached.
     #[inline]
-    fn find(&self, key: u64) -> Option<u32> {
+    fn find(&self, key: u64, hash: u64) -> Option<u32> {
         let entries = &self.entries;
-        self.index.find(Self::hash(key), |&i| entries[i as usize].key() == key).copied()
+        self.index.find(hash, |&i| entries[i as usize].key() == key).copied()
     }
 
-    /// Indexes the entry at place `i` (its key is not indexed yet).
+    /// Indexes the entry at place `i`, whose key (not indexed yet) has `hash`.
     #[inline]
-    fn index_insert(&mut self, i: u32) {
+    fn index_insert(&mut self, i: u32, hash: u64) {
         let entries = &self.entries;
-        self.index.insert_unique(Self::hash(entries[i as usize].key()), i, |&j| Self::hash(entries[j as usize].key()));
+        self.index.insert_unique(hash, i, |&j| Self::hash(entries[j as usize].key()));
     }
 
     /// Fills the free room with clean entries of `lpns` (in order, uncounted): a cache warm
@@ -158,12 +158,13 @@ impl MapCache {
                 break;
             }
             let key = self.key(lpn);
-            if self.find(key).is_some() {
+            let hash = Self::hash(key);
+            if self.find(key, hash).is_some() {
                 continue;
             }
             self.entries.push(Entry::new(key, false));
             let i = (self.entries.len() - 1) as u32;
-            self.index_insert(i);
+            self.index_insert(i, hash);
             self.push_front(i);
         }
     }
@@ -174,7 +175,8 @@ impl MapCache {
     /// the page is needed).
     pub fn access(&mut self, lpn: u64, dirty: bool, set: bool) -> Access {
         let key = self.key(lpn);
-        if let Some(i) = self.find(key) {
+        let hash = Self::hash(key);
+        if let Some(i) = self.find(key, hash) {
             self.counters.hits += 1;
             if dirty {
                 self.entries[i as usize].key |= DIRTY;
@@ -207,7 +209,7 @@ impl MapCache {
             self.entries[i as usize] = Entry::new(key, dirty);
             i
         };
-        self.index_insert(i);
+        self.index_insert(i, hash);
         self.push_front(i);
         Access { hit: false, load: !(self.per_entry && set), writeback }
     }
@@ -216,7 +218,7 @@ impl MapCache {
     fn clean_page(&mut self, tpage: u64) {
         let first = tpage * self.entries_per_page;
         for lpn in first..first + self.entries_per_page {
-            if let Some(i) = self.find(lpn) {
+            if let Some(i) = self.find(lpn, Self::hash(lpn)) {
                 self.entries[i as usize].key &= !DIRTY;
             }
         }
