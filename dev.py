@@ -18,6 +18,9 @@ and the headless check of HTML reports), makes a virtual environment in .venv (f
 venv module has no pip), installs ssdlab in editable mode with its test extras (pytest, and the
 linters ruff and mypy; pip builds the Rust extension with maturin), and records a hash of the
 Rust sources, presets and pyproject.toml so that the next call rebuilds only when they changed.
+The native module is built profile-guided where the toolchain has llvm-profdata (rustup's
+llvm-tools component, added when missing): an instrumented build runs every bench scenario
+briefly first (tools/pgo.py; SSDLAB_PGO=0 builds without). Results are the same either way.
 The lints also need cargo's rustfmt and clippy (rustup component add rustfmt clippy).
 
 Docs installs the `docs` extra of pyproject.toml (mkdocs, mkdocs-material, mkdocstrings) into
@@ -37,6 +40,9 @@ from pathlib import Path
 from typing import Callable, Optional
 
 ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "tools"))
+import pgo  # noqa: E402  (tools/pgo.py: the profile-guided build)
+
 VENV = ROOT / ".venv"
 STAMP = ROOT / ".dev-stamp"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
@@ -57,7 +63,8 @@ def sh(*cmd: object, **kw: object) -> None:
 
 def sources_hash() -> str:
     h = hashlib.sha256()
-    files = [ROOT / "Cargo.toml", ROOT / "Cargo.lock", ROOT / "pyproject.toml", ROOT / ".cargo" / "config.toml"]
+    h.update(f"pgo={pgo.enabled()}".encode())
+    files = [ROOT / "Cargo.toml", ROOT / "Cargo.lock", ROOT / "pyproject.toml", ROOT / ".cargo" / "config.toml", ROOT / "tools" / "pgo.py"]
     for pattern in ("crates/**/*.rs", "crates/**/Cargo.toml", "presets/*.toml"):
         files += sorted(ROOT.glob(pattern))
     for f in files:
@@ -119,8 +126,18 @@ def setup(force: bool = False) -> None:
         probe = subprocess.run([str(PY), "-c", "import ssdlab._core"], cwd=ROOT, capture_output=True)
         if probe.returncode == 0:
             return
-    say("installing ssdlab (editable) and building the native module; the first build takes a few minutes")
-    sh(PY, "-m", "pip", "install", "--disable-pip-version-check", "-q", "-e", ".[test]")
+    say("installing ssdlab (editable) and building the native module; the first build takes several minutes")
+    install = [PY, "-m", "pip", "install", "--disable-pip-version-check", "-q", "-e", ".[test]"]
+    # Profile-guided where the toolchain allows (tools/pgo.py): an instrumented module is built
+    # and trained first, and a build that fails with its profile is done again without.
+    flags = pgo.profile(ROOT, ROOT / "target" / "pgo", say)
+    if flags is not None:
+        say("$ " + " ".join(map(str, install)) + "  (with the profile)")
+        if subprocess.run([str(c) for c in install], cwd=ROOT, env=pgo.encoded(flags)).returncode == 0:
+            STAMP.write_text(digest + "\n")
+            return
+        say("the build with the profile failed: building without it")
+    sh(*install)
     STAMP.write_text(digest + "\n")
 
 

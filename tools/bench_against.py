@@ -4,7 +4,8 @@ HEAD / REV per scenario (median and spread over the rounds). ``--record`` append
 ``ssdlab bench --json`` rows to ``bench/history.jsonl`` (one line per landing).
 
 REV is checked out in a git worktree under ``target/against/`` and its native module built with
-cargo there (its own target directory: HEAD's build is not touched); both modules are loaded
+cargo there (its own target directory: HEAD's build is not touched), profile-guided as HEAD's
+is when the toolchain allows (``tools/pgo.py``), so that the two differ in code alone; both modules are loaded
 straight from their shared objects, so REV's Python code plays no part. Scenarios that only one
 side has are listed, not compared.
 
@@ -27,6 +28,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pgo
 
 ROOT = Path(__file__).resolve().parent.parent
 HISTORY = ROOT / "bench" / "history.jsonl"
@@ -71,9 +74,11 @@ def build(rev: str) -> Path:
         say(f"checking out {sha[:12]} in {tree}")
         subprocess.run(["git", "worktree", "add", "--detach", str(tree), sha], cwd=ROOT, check=True, capture_output=True)
     target = ROOT / "target" / "against" / f"{sha[:12]}-build"
-    say(f"building {sha[:12]}'s native module (cargo build --release -p ssdlab-py)")
-    subprocess.run(["cargo", "build", "--release", "--locked", "-p", "ssdlab-py", "--target-dir", str(target)], cwd=tree, check=True)
-    lib = target / "release" / ("lib_core.dylib" if platform.system() == "Darwin" else "lib_core.so")
+    flags = pgo.profile(tree, ROOT / "target" / "against" / f"{sha[:12]}-pgo", say)
+    say(f"building {sha[:12]}'s native module (cargo build --release -p ssdlab-py{', with its profile' if flags else ''})")
+    env = pgo.encoded(flags) if flags is not None else None
+    subprocess.run(["cargo", "build", "--release", "--locked", "-p", "ssdlab-py", "--target-dir", str(target)], cwd=tree, check=True, env=env)
+    lib = pgo.module_file(target)
     if not lib.exists():
         sys.exit(f"[bench] {lib}: not built")
     return lib

@@ -1,0 +1,71 @@
+"""The profile-guided build's helper (tools/pgo.py): the flags it keeps from the config, the
+environment it builds with, and its ways out to a plain build."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import pgo  # noqa: E402
+
+
+def tree_with(tmp_path: Path, config: str) -> Path:
+    (tmp_path / ".cargo").mkdir()
+    (tmp_path / ".cargo" / "config.toml").write_text(config)
+    return tmp_path
+
+
+def test_the_hosts_target_flags_are_kept_over_the_build_flags(tmp_path: Path) -> None:
+    host = pgo.host()
+    tree = tree_with(tmp_path, f'[build]\nrustflags = ["-C", "opt-level=2"]\n[target.{host}]\nrustflags = ["-C", "target-cpu=x86-64-v2"]\n[target.no-such-triple]\nrustflags = ["-C", "x"]\n')
+    assert pgo.config_flags(tree) == ["-C", "target-cpu=x86-64-v2"]
+
+
+def test_the_build_flags_apply_where_the_host_has_none_and_a_string_is_split(tmp_path: Path) -> None:
+    tree = tree_with(tmp_path, '[build]\nrustflags = "-C opt-level=2"\n')
+    assert pgo.config_flags(tree) == ["-C", "opt-level=2"]
+    assert pgo.config_flags(tmp_path / "nowhere") == []
+
+
+def test_this_repositorys_flags_are_what_its_config_gives_this_host() -> None:
+    flags = pgo.config_flags(ROOT)
+    if pgo.host() == "x86_64-unknown-linux-gnu":
+        assert flags == ["-C", "target-cpu=x86-64-v2"]
+    else:
+        assert flags == []
+
+
+def test_the_environment_carries_exactly_the_flags_even_with_spaces(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUSTFLAGS", "-C debuginfo=0")
+    env = pgo.encoded(["-C", "target-cpu=x86-64-v2", "-Cprofile-use=/a dir/merged.profdata"])
+    assert "RUSTFLAGS" not in env
+    assert env["CARGO_ENCODED_RUSTFLAGS"].split("\x1f") == ["-C", "target-cpu=x86-64-v2", "-Cprofile-use=/a dir/merged.profdata"]
+
+
+def test_pgo_off_builds_plainly_without_building_anything(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SSDLAB_PGO", "0")
+    said: list[str] = []
+    assert pgo.profile(ROOT, tmp_path / "work", said.append) is None
+    assert said and "SSDLAB_PGO=0" in said[0]
+    assert not (tmp_path / "work").exists()
+
+
+def test_a_failed_instrumented_build_falls_back_to_a_plain_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SSDLAB_PGO", "1")
+    monkeypatch.setattr(pgo, "profdata", lambda say: Path("/bin/true"))
+    monkeypatch.setattr(subprocess, "run", _cargo_fails(subprocess.run))
+    said: list[str] = []
+    assert pgo.profile(tmp_path, tmp_path / "work", said.append) is None
+    assert any("instrumented build failed" in s for s in said)
+
+
+def _cargo_fails(real):  # type: ignore[no-untyped-def]
+    def run(cmd, *args, **kw):  # type: ignore[no-untyped-def]
+        if cmd and cmd[0] == "cargo":
+            return subprocess.CompletedProcess(cmd, 101)
+        return real(cmd, *args, **kw)
+
+    return run
