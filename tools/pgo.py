@@ -2,7 +2,7 @@
 
 The simulator's hot path is an event loop that calls into every block's module: its profile is
 flat, and much of its cost is branches and calls that the compiler lays out blind. A profile of
-real runs tells it which paths are hot (measured: 13-18 % fewer instructions per simulated I/O,
+real runs tells it which paths are hot (measured: 8-18 % fewer instructions per simulated I/O,
 the same results bit for bit, since profile-guided optimisation changes no arithmetic).
 
 ``profile(tree, work)`` builds an instrumented copy of the module of the checkout ``tree`` into
