@@ -157,6 +157,23 @@ pub(crate) fn to_front(stack: &mut [u32], key: u32) -> Option<usize> {
     None
 }
 
+/// [`to_front`] for a set of `W` ways, `W` a constant: every way is compared with the key in
+/// one pass without branches, and on a miss all the keys move down one way in a single copy;
+/// a hit takes the walk. Most lookups of a small cache miss, and for them the walk's compare,
+/// branch and store at each way cost more (callgrind: 42 to 27 instructions per lookup of a
+/// 16-set, 4-way curve, with the changes to [`SetLruCurve::feed`]).
+#[inline]
+pub(crate) fn to_front_ways<const W: usize>(stack: &mut [u32; W], key: u32) -> Option<usize> {
+    let hits: [u32; W] = std::array::from_fn(|i| u32::from(stack[i] == key));
+    if hits.iter().fold(0, |a, &h| a | h) == 0 {
+        let mut moved = [key; W];
+        moved[1..].copy_from_slice(&stack[..W - 1]);
+        *stack = moved;
+        return None;
+    }
+    to_front(stack, key)
+}
+
 /// Set-associative LRU at a fixed set count, for every associativity up to `max_ways` at once:
 /// each set keeps its keys in recency order, and an access found at depth `d` of its set hits
 /// every cache of more than `d` ways. Pinned ways in a set push the other keys deeper.
@@ -181,34 +198,52 @@ impl SetLruCurve {
     /// Feeds a run of lookups: `keys[i]` in set `set_keys[i] mod sets`. Common way counts get
     /// a loop the compiler unrolls (the associativity is then a constant).
     pub fn feed(&mut self, keys: &[u32], set_keys: &[u64], skip: impl Fn(u32) -> bool) {
-        macro_rules! run {
-            ($access:expr) => {
+        let pins = self.pinned.iter().any(|&p| p > 0);
+        match (self.max_ways, pins) {
+            (2, false) => self.feed_ways::<2, false>(keys, set_keys, skip),
+            (4, false) => self.feed_ways::<4, false>(keys, set_keys, skip),
+            (8, false) => self.feed_ways::<8, false>(keys, set_keys, skip),
+            (16, false) => self.feed_ways::<16, false>(keys, set_keys, skip),
+            (2, true) => self.feed_ways::<2, true>(keys, set_keys, skip),
+            (4, true) => self.feed_ways::<4, true>(keys, set_keys, skip),
+            (8, true) => self.feed_ways::<8, true>(keys, set_keys, skip),
+            (16, true) => self.feed_ways::<16, true>(keys, set_keys, skip),
+            _ => {
                 for (&key, &set_key) in keys.iter().zip(set_keys) {
                     if !skip(key) {
-                        $access(self, key, set_key);
+                        self.access(key, set_key);
                     }
                 }
-            };
-        }
-        match self.max_ways {
-            2 => run!(Self::access_ways::<2>),
-            4 => run!(Self::access_ways::<4>),
-            8 => run!(Self::access_ways::<8>),
-            16 => run!(Self::access_ways::<16>),
-            _ => run!(Self::access),
+            }
         }
     }
 
-    /// [`Self::access`] with the associativity a constant, so that the walk is unrolled.
-    #[inline]
-    fn access_ways<const W: usize>(&mut self, key: u32, set_key: u64) {
-        self.accesses += 1;
-        let set = (set_key as usize) & (self.sets - 1);
-        let Some(stack) = self.stacks.get_mut(set * W..set * W + W).and_then(|s| <&mut [u32; W]>::try_from(s).ok()) else { return };
-        let depth = to_front(stack, key).unwrap_or(W);
-        let need = depth + usize::from(self.pinned.get(set).copied().unwrap_or(0));
-        if depth < W && need < W {
-            self.hist[need] += 1;
+    /// [`Self::access`] over a run, with the associativity a constant (the walk is unrolled)
+    /// and the sets' pinned ways looked up only where some set has any. The run's depths and
+    /// accesses are counted in locals and added to the curve once.
+    fn feed_ways<const W: usize, const PINS: bool>(&mut self, keys: &[u32], set_keys: &[u64], skip: impl Fn(u32) -> bool) {
+        let mask = self.sets - 1;
+        let pinned = &self.pinned[..];
+        // One stack per set, the sets a power of two: a masked set's stack is in bounds.
+        let Some(stacks) = self.stacks.as_chunks_mut::<W>().0.get_mut(..=mask) else { return };
+        let mut depths = [0u64; W];
+        let mut fed = 0u64;
+        for (&key, &set_key) in keys.iter().zip(set_keys) {
+            if skip(key) {
+                continue;
+            }
+            fed += 1;
+            let set = (set_key as usize) & mask;
+            let Some(depth) = to_front_ways(&mut stacks[set], key) else { continue };
+            // With p ways pinned in this set, depth d needs d + p + 1 ways.
+            let need = if PINS { depth + usize::from(pinned.get(set).copied().unwrap_or(0)) } else { depth };
+            if let Some(d) = depths.get_mut(need) {
+                *d += 1;
+            }
+        }
+        self.accesses += fed;
+        for (h, d) in self.hist.iter_mut().zip(depths) {
+            *h += d;
         }
     }
 

@@ -86,6 +86,24 @@ impl Keys {
         }
     }
 
+    /// Appends the ids of `pages` of address space `pasid` to `out`, as [`Keys::ids_into`]
+    /// does for keys of any address space.
+    pub(crate) fn ids_of_pages(&mut self, pasid: u32, pages: &[u64], out: &mut Vec<u32>) {
+        let start = out.len();
+        match self.windows.get(self.last).filter(|w| w.pasid == pasid) {
+            Some(w) => {
+                let (lo, ids) = (w.lo, &w.ids[..]);
+                out.extend(pages.iter().map(|&page| ids.get(page.wrapping_sub(lo) as usize).copied().unwrap_or(EMPTY)));
+            }
+            None => out.resize(start + pages.len(), EMPTY),
+        }
+        for (id, &page) in out[start..].iter_mut().zip(pages) {
+            if *id == EMPTY {
+                *id = self.id_slow(pasid, page);
+            }
+        }
+    }
+
     /// Keys seen so far.
     pub(crate) fn len(&self) -> usize {
         self.pinned.len()

@@ -78,6 +78,24 @@ pub trait Blocks {
         scratch.clear();
         Ok(true)
     }
+
+    /// Whether the source holds bare addresses only (no sizes, address space 0), which it
+    /// hands over through [`Blocks::next_addresses`].
+    fn bare(&self) -> bool {
+        false
+    }
+
+    /// A source of bare addresses: the next block's addresses as they are, little-endian u64s
+    /// (at most [`BLOCK`]), so that a study keys them without building lookups; None at the
+    /// end. Called only where [`Blocks::bare`] holds: other sources have none to give.
+    fn next_addresses(&mut self) -> Result<Option<&[u8]>> {
+        Ok(None)
+    }
+}
+
+/// The whole little-endian u64 addresses in `bytes`.
+pub(crate) fn addresses(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
 }
 
 /// Accesses per block (24 KiB: a block stays in the L1 cache while it is keyed).
@@ -378,10 +396,23 @@ where
             let mut src = source()?;
             let mut block = Vec::with_capacity(BLOCK);
             let mut lookups_of_block: Vec<(u32, u64)> = Vec::with_capacity(BLOCK);
-            while src.next_lookups(keys.shift, &mut block, &mut lookups_of_block)? {
-                keys.ids_into(&lookups_of_block, &mut chunk.ids);
-                chunk.set_bits.extend(lookups_of_block.iter().map(|&(pasid, page)| set_bits(pasid, page)));
-                lookups_of_block.clear();
+            let bare = src.bare();
+            loop {
+                if bare {
+                    // Bare addresses are pages of address space 0: their set bits are the pages
+                    // themselves, written once and keyed from there.
+                    let Some(bytes) = src.next_addresses()? else { break };
+                    let from = chunk.set_bits.len();
+                    chunk.set_bits.extend(addresses(bytes).map(|a| set_bits(0, a >> keys.shift)));
+                    keys.ids_of_pages(0, &chunk.set_bits[from..], &mut chunk.ids);
+                } else {
+                    if !src.next_lookups(keys.shift, &mut block, &mut lookups_of_block)? {
+                        break;
+                    }
+                    keys.ids_into(&lookups_of_block, &mut chunk.ids);
+                    chunk.set_bits.extend(lookups_of_block.iter().map(|&(pasid, page)| set_bits(pasid, page)));
+                    lookups_of_block.clear();
+                }
                 if chunk.ids.len() >= CHUNK {
                     crate::cancel::checkpoint()?;
                     lookups += chunk.ids.len() as u64;

@@ -14,7 +14,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use super::Access;
+use super::{addresses, Access};
 use crate::error::{Error, Result};
 
 /// Trace layouts.
@@ -89,11 +89,6 @@ impl RawReader {
     }
 }
 
-/// The whole little-endian u64 addresses in `bytes`.
-fn addresses(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
-    bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
-}
-
 /// Appends the accesses of whole little-endian u64 addresses in `bytes` to `out`.
 fn decode(bytes: &[u8], out: &mut Vec<Access>) {
     out.extend(addresses(bytes).map(|addr| Access { addr, size: 0, pasid: 0, pinned: false }));
@@ -128,6 +123,14 @@ impl super::Blocks for RawBlocks {
 
     fn next_lookups(&mut self, shift: u32, _scratch: &mut Vec<Access>, out: &mut Vec<(u32, u64)>) -> Result<bool> {
         Ok(self.next_bytes()?.map(|b| decode_lookups(b, shift, out)).is_some())
+    }
+
+    fn bare(&self) -> bool {
+        true
+    }
+
+    fn next_addresses(&mut self) -> Result<Option<&[u8]>> {
+        self.next_bytes()
     }
 }
 
@@ -164,6 +167,14 @@ impl super::Blocks for AddressBlocks<'_> {
 
     fn next_lookups(&mut self, shift: u32, _scratch: &mut Vec<Access>, out: &mut Vec<(u32, u64)>) -> Result<bool> {
         Ok(self.next_bytes().map(|b| decode_lookups(b, shift, out)).is_some())
+    }
+
+    fn bare(&self) -> bool {
+        true
+    }
+
+    fn next_addresses(&mut self) -> Result<Option<&[u8]>> {
+        Ok(self.next_bytes())
     }
 }
 

@@ -117,6 +117,39 @@ fn set_associative_lru_curve_equals_per_size_simulation() {
     }
 }
 
+/// A run fed at once (unrolled, the depths counted in locals) lands where the same lookups
+/// one by one do, with pinned ways in some sets and lookups the caller skips.
+#[test]
+fn set_associative_lru_curve_fed_with_pins_and_skips_equals_access_by_access() {
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(9);
+    let mut compared = 0;
+    for t in traces() {
+        let set_keys: Vec<u64> = t.iter().map(|&k| u64::from(k).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 7).collect();
+        let skip = |k: u32| k % 11 == 3;
+        for sets in [1usize, 4, 16] {
+            for max_ways in [2usize, 3, 4, 8, 16] {
+                let pinned: Vec<u16> = (0..sets).map(|_| rng.random_range(0..max_ways as u16)).collect();
+                let mut one = curve::SetLruCurve::new(sets, max_ways, pinned.clone());
+                for (&k, &s) in t.iter().zip(&set_keys) {
+                    if !skip(k) {
+                        one.access(k, s);
+                    }
+                }
+                let mut fed = curve::SetLruCurve::new(sets, max_ways, pinned);
+                for (keys, bits) in t.chunks(1000).zip(set_keys.chunks(1000)) {
+                    fed.feed(keys, bits, skip);
+                }
+                assert_eq!(fed.accesses(), one.accesses(), "{sets} sets x {max_ways} ways");
+                compared += one.hits(max_ways);
+                for ways in 1..=max_ways {
+                    assert_eq!(fed.hits(ways), one.hits(ways), "{sets} sets x {ways} of {max_ways} ways");
+                }
+            }
+        }
+    }
+    assert!(compared > 100_000, "too few hits to compare: {compared}");
+}
+
 #[test]
 fn fifo_equals_a_naive_fifo_and_opt_is_never_worse_than_lru() {
     for t in traces() {
