@@ -62,7 +62,7 @@ pub trait Blocks {
 
     /// Appends the lookups of the next block, (address space, STU page) for every page each
     /// access touches, to `out` (`scratch` holds the block meanwhile); false at the end. A
-    /// source of bare addresses overrides it to key its buffer straight, without accesses.
+    /// study keys a source of bare addresses from [`Blocks::next_addresses`] instead.
     fn next_lookups(&mut self, shift: u32, scratch: &mut Vec<Access>, out: &mut Vec<(u32, u64)>) -> Result<bool> {
         if !self.next_block(scratch)? {
             return Ok(false);

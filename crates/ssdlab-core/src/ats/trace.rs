@@ -94,12 +94,6 @@ fn decode(bytes: &[u8], out: &mut Vec<Access>) {
     out.extend(addresses(bytes).map(|addr| Access { addr, size: 0, pasid: 0, pinned: false }));
 }
 
-/// Appends the lookups of whole little-endian u64 addresses in `bytes` to `out`: a bare
-/// address is an access of no size in address space 0, one page.
-fn decode_lookups(bytes: &[u8], shift: u32, out: &mut Vec<(u32, u64)>) {
-    out.extend(addresses(bytes).map(|addr| (0, addr >> shift)));
-}
-
 /// A raw trace read a block at a time: see [`RawReader::blocks`].
 pub struct RawBlocks(RawReader);
 
@@ -119,10 +113,6 @@ impl RawBlocks {
 impl super::Blocks for RawBlocks {
     fn next_block(&mut self, out: &mut Vec<Access>) -> Result<bool> {
         Ok(self.next_bytes()?.map(|b| decode(b, out)).is_some())
-    }
-
-    fn next_lookups(&mut self, shift: u32, _scratch: &mut Vec<Access>, out: &mut Vec<(u32, u64)>) -> Result<bool> {
-        Ok(self.next_bytes()?.map(|b| decode_lookups(b, shift, out)).is_some())
     }
 
     fn bare(&self) -> bool {
@@ -163,10 +153,6 @@ impl AddressBlocks<'_> {
 impl super::Blocks for AddressBlocks<'_> {
     fn next_block(&mut self, out: &mut Vec<Access>) -> Result<bool> {
         Ok(self.next_bytes().map(|b| decode(b, out)).is_some())
-    }
-
-    fn next_lookups(&mut self, shift: u32, _scratch: &mut Vec<Access>, out: &mut Vec<(u32, u64)>) -> Result<bool> {
-        Ok(self.next_bytes().map(|b| decode_lookups(b, shift, out)).is_some())
     }
 
     fn bare(&self) -> bool {
