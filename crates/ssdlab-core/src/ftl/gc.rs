@@ -84,6 +84,7 @@ impl Ftl {
         let level = (f64::from(pool.free_count) - f64::from(pool.trigger)) / band;
         let boost = (1.5 - level).clamp(0.0, 2.0);
         pool.credit += pool.collecting.map_or(1.0, |c| c.pace) * boost;
+        let short = self.short_ways();
         loop {
             let pool = &mut self.pools[p];
             if pool.collecting.is_none() {
@@ -109,10 +110,72 @@ impl Ftl {
             if pool.free_count > floor && pool.credit < 1.0 {
                 return Ok(());
             }
-            if self.move_one(p, sink)? {
+            if short {
+                // As many moves as the credit pays for (all that are left while free blocks
+                // are at the floor), taken together: the loop above then sees what the moves
+                // one by one would have seen after the last of them.
+                let n = if pool.free_count > floor { pool.credit as usize } else { usize::MAX };
+                let moved = self.move_some(p, n, sink)?;
+                let credit = &mut self.pools[p].credit;
+                // One by one, as the moves one by one subtract (bit for bit the same credit).
+                for _ in 0..moved {
+                    *credit -= 1.0;
+                }
+            } else if self.move_one(p, sink)? {
                 self.pools[p].credit -= 1.0;
             }
         }
+    }
+
+    /// Moves up to `n` of the next valid units of the victim under collection the short way
+    /// ([`bulk::move_run`]), each as [`Ftl::move_one`] would in turn: the same flash operations
+    /// in the same order, the victim's copies invalidated. A unit the short way leaves out
+    /// takes the general way. Returns how many it moved (at most what the victim holds).
+    fn move_some(&mut self, p: usize, n: usize, sink: &mut impl FnMut(FlashOp)) -> Result<usize> {
+        let Some(mut c) = self.pools[p].collecting else { return Ok(0) };
+        let (victim, spb) = (c.block, self.g.slots_per_block());
+        let n = n.min(self.blocks[victim as usize].valid as usize);
+        let mut moving = std::mem::take(&mut self.moving);
+        moving.clear();
+        while moving.len() < n && c.next < spb {
+            let lpn = self.p2l.get(victim, c.next);
+            if lpn != UNMAPPED {
+                moving.push((c.next, lpn));
+            }
+            c.next += 1;
+        }
+        if moving.is_empty() {
+            // Nothing valid was left after all (as `move_one` finds it): the victim is erased.
+            self.moving = moving;
+            self.pools[p].collecting = None;
+            self.erase_victim(victim, p, sink);
+            return Ok(0);
+        }
+        let mut i = 0;
+        while i < moving.len() {
+            let Ftl { pools, order, l2p, p2l, blocks, g, .. } = self;
+            i += bulk::move_run(&moving[i..], victim, &mut pools[p], order, l2p, p2l, blocks, g, &mut c.page_read, sink);
+            if i == moving.len() {
+                break;
+            }
+            let (offset, lpn) = moving[i];
+            let page = crate::sim::div_rem(u64::from(offset), u64::from(self.pg.slots_per_page)).0 as u32;
+            if page != c.page_read {
+                self.gc_read(victim, offset, sink);
+                c.page_read = page;
+            }
+            // Invalidated here, with those of the short way's runs below.
+            self.relocate(victim, offset, lpn, p, false, sink)?;
+            i += 1;
+        }
+        for &(offset, _) in &moving {
+            self.p2l.set(victim, offset, UNMAPPED);
+        }
+        self.blocks[victim as usize].valid -= moving.len() as u32;
+        let moved = moving.len();
+        self.moving = moving;
+        self.pools[p].collecting = Some(c);
+        Ok(moved)
     }
 
     /// Picks the pool's next victim and starts collecting it; false if there is none.
@@ -125,11 +188,11 @@ impl Ftl {
         let spb = self.g.slots_per_block();
         // Touch the map entries of the victim's valid units now: independent loads whose cache
         // misses overlap, where the moves one by one would take them in turn.
-        let touched = (0..spb).fold(0u64, |a, offset| {
-            let lpn = self.p2l.get(victim, offset);
-            a ^ self.l2p.peek(if lpn == UNMAPPED { 0 } else { lpn })
-        });
-        std::hint::black_box(touched);
+        let mut moving = std::mem::take(&mut self.moving);
+        moving.clear();
+        self.p2l.valid_into(victim, spb, &mut moving);
+        std::hint::black_box(moving.iter().fold(0u64, |a, &(_, lpn)| a ^ self.l2p.peek(lpn)));
+        self.moving = moving;
         let pace = f64::from(valid) / f64::from(spb.saturating_sub(valid).max(1));
         self.pools[p].collecting = Some(Collecting { block: victim, next: 0, page_read: NIL, pace });
         true
