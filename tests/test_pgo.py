@@ -69,3 +69,50 @@ def _cargo_fails(real):  # type: ignore[no-untyped-def]
         return real(cmd, *args, **kw)
 
     return run
+
+
+def test_a_failed_guided_build_of_the_revision_is_built_again_plain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # tools/bench_against.py: REV's profile trained, but the build with it failed. REV is built
+    # again plain (its module then exists), and the caller is told it is plain, so that HEAD is
+    # built plain beside it.
+    import bench_against
+
+    monkeypatch.setattr(bench_against, "ROOT", tmp_path)
+    sha = bench_against.git("rev-parse", "HEAD")
+    (tmp_path / "target" / "against" / sha[:12]).mkdir(parents=True)
+    monkeypatch.setattr(pgo, "profile", lambda tree, work, say: ["-Cprofile-use=/nowhere.profdata"])
+    builds: list[bool] = []
+    real = subprocess.run
+
+    def cargo(cmd, *args, **kw):  # type: ignore[no-untyped-def]
+        if cmd[0] != "cargo":
+            return real(cmd, *args, **kw)
+        guided = kw.get("env") is not None
+        builds.append(guided)
+        if guided:
+            return subprocess.CompletedProcess(cmd, 101)
+        lib = pgo.module_file(Path(cmd[cmd.index("--target-dir") + 1]))
+        lib.parent.mkdir(parents=True, exist_ok=True)
+        lib.write_bytes(b"")
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(subprocess, "run", cargo)
+    said: list[str] = []
+    monkeypatch.setattr(bench_against, "say", said.append)
+    lib, guided = bench_against.build("HEAD")
+    assert builds == [True, False] and not guided and lib.exists()
+    assert any("profile-guided build failed: building it plain" in s for s in said)
+
+
+def test_a_revision_that_does_not_build_at_all_is_a_clear_exit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import bench_against
+
+    monkeypatch.setattr(bench_against, "ROOT", tmp_path)
+    sha = bench_against.git("rev-parse", "HEAD")
+    (tmp_path / "target" / "against" / sha[:12]).mkdir(parents=True)
+    monkeypatch.setattr(pgo, "profile", lambda tree, work, say: None)
+    monkeypatch.setattr(subprocess, "run", _cargo_fails(subprocess.run))
+    monkeypatch.setattr(bench_against, "say", lambda s: None)
+    with pytest.raises(SystemExit) as e:
+        bench_against.build("HEAD")
+    assert "did not build" in str(e.value.code)

@@ -5,9 +5,11 @@ HEAD / REV per scenario (median and spread over the rounds). ``--record`` append
 
 REV is checked out in a git worktree under ``target/against/`` and its native module built with
 cargo there (its own target directory: HEAD's build is not touched), profile-guided as HEAD's
-is when the toolchain allows (``tools/pgo.py``), so that the two differ in code alone; both modules are loaded
-straight from their shared objects, so REV's Python code plays no part. Scenarios that only one
-side has are listed, not compared.
+is when the toolchain allows (``tools/pgo.py``), so that the two differ in code alone. Where REV
+can only be built plain (no profile, or its guided build failed), HEAD is built plain beside it
+(``target/against/head-plain``) rather than compared guided; the table's heading says which.
+Both modules are loaded straight from their shared objects, so REV's Python code plays no part.
+Scenarios that only one side has are listed, not compared.
 
 ``--instructions`` also counts the instructions each side executes in the scenario (the same
 span the CPU seconds time), once per side, under valgrind's callgrind: a count that does not
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 import pgo
 
@@ -66,8 +69,18 @@ def head_module() -> Path:
     return found[0]
 
 
-def build(rev: str) -> Path:
-    """REV's native module, built in a worktree of its own (reused when it is there)."""
+def cargo_module(tree: Path, target: Path, flags: Optional[list[str]]) -> Optional[Path]:
+    """The native module of checkout ``tree`` built into ``target``, with exactly ``flags`` (the
+    config's own with ``None``); ``None`` when cargo fails or leaves no module."""
+    env = pgo.encoded(flags) if flags is not None else None
+    done = subprocess.run(["cargo", "build", "--release", "--locked", "-p", "ssdlab-py", "--target-dir", str(target)], cwd=tree, env=env)
+    lib = pgo.module_file(target)
+    return lib if done.returncode == 0 and lib.exists() else None
+
+
+def build(rev: str) -> tuple[Path, bool]:
+    """REV's native module, built in a worktree of its own (reused when it is there), and
+    whether it is profile-guided. A guided build that fails is built again plain."""
     sha = git("rev-parse", "--verify", f"{rev}^{{commit}}")
     tree = ROOT / "target" / "against" / sha[:12]
     if not tree.exists():
@@ -76,11 +89,23 @@ def build(rev: str) -> Path:
     target = ROOT / "target" / "against" / f"{sha[:12]}-build"
     flags = pgo.profile(tree, ROOT / "target" / "against" / f"{sha[:12]}-pgo", say)
     say(f"building {sha[:12]}'s native module (cargo build --release -p ssdlab-py{', with its profile' if flags else ''})")
-    env = pgo.encoded(flags) if flags is not None else None
-    subprocess.run(["cargo", "build", "--release", "--locked", "-p", "ssdlab-py", "--target-dir", str(target)], cwd=tree, check=True, env=env)
-    lib = pgo.module_file(target)
-    if not lib.exists():
-        sys.exit(f"[bench] {lib}: not built")
+    lib = cargo_module(tree, target, flags)
+    if lib is None and flags is not None:
+        say(f"{sha[:12]}'s profile-guided build failed: building it plain")
+        flags = None
+        lib = cargo_module(tree, target, None)
+    if lib is None:
+        sys.exit(f"[bench] {sha[:12]}'s native module did not build (cargo's messages are above)")
+    return lib, flags is not None
+
+
+def plain_head() -> Path:
+    """HEAD's module built plain in a target directory of its own, to stand beside a REV that
+    could not be built profile-guided (a guided HEAD would then be compared with a plain REV)."""
+    say("REV is a plain build: building HEAD plain beside it (cargo build --release -p ssdlab-py), so that the two differ in code alone")
+    lib = cargo_module(ROOT, ROOT / "target" / "against" / "head-plain", None)
+    if lib is None:
+        sys.exit("[bench] HEAD's plain native module did not build (cargo's messages are above)")
     return lib
 
 
@@ -102,7 +127,8 @@ def instructions(module: Path, name: str, scale: float) -> int:
 
 
 def against(rev: str, rounds: int, scale: float, only: list[str], count: bool = False, skip: tuple[str, ...] = ()) -> int:
-    head, base = head_module(), build(rev)
+    base, guided = build(rev)
+    head = head_module() if guided else plain_head()
     ours, theirs = child(head, "--list"), child(base, "--list")
     assert isinstance(ours, list) and isinstance(theirs, list)
     names = [n for n in ours if n in theirs and (not only or any(o in n for o in only)) and not any(k in n for k in skip)]
@@ -126,7 +152,8 @@ def against(rev: str, rounds: int, scale: float, only: list[str], count: bool = 
             for side, module in [("head", head), ("rev", base)]:
                 instr[n][side] = instructions(module, n, scale)
             say(f"instructions counted: {i + 1} of {len(names)} scenarios")
-    print(f"HEAD {git('rev-parse', '--short', 'HEAD')} against {rev}: CPU seconds per scenario, {rounds} round{'s' if rounds != 1 else ''}, scale {scale}")
+    builds = "both profile-guided" if guided else "both plain builds"
+    print(f"HEAD {git('rev-parse', '--short', 'HEAD')} against {rev} ({builds}): CPU seconds per scenario, {rounds} round{'s' if rounds != 1 else ''}, scale {scale}")
     # Events per run, HEAD over REV: 1.00 when the model did the same work; otherwise the
     # scenario's model changed and the time ratio mixes speed with the change.
     print(f"{'scenario':<34} {'HEAD s':>8} {rev + ' s':>12} {'ratio':>7} {'spread':>13} {'events':>7}" + (f" {'instructions':>13}" if count else ""))
