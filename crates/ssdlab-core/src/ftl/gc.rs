@@ -164,7 +164,7 @@ impl Ftl {
                 self.gc_read(victim, offset, sink);
                 c.page_read = page;
             }
-            // Invalidated here, with those of the short way's runs below.
+            // Its copy in the victim is invalidated below, with the short way's.
             self.relocate(victim, offset, lpn, p, false, sink)?;
             i += 1;
         }
