@@ -201,6 +201,31 @@ mod tests {
         (f.counters(), f.free_blocks(), blocks, map)
     }
 
+    /// Two drives of 2x2 dies of 2 planes, 40 blocks of 16 pages of `page` B, 20 % spare, aged
+    /// alike by `seed`: one the short ways serve, one kept on the general way by the integrity
+    /// shadow (which only checks).
+    fn aged_pair(page: u64, striping: Striping, seed: u64) -> (Ftl, Ftl) {
+        let nand = NandConfig { channels: 2, ways: 2, dies_per_chip: 1, planes: 2, blocks_per_plane: 40, pages_per_block: 16, page_size: Bytes(page), ..NandConfig::default() };
+        let cfg = FtlConfig { op_ratio: 0.2, striping, ..FtlConfig::default() };
+        let mut short = Ftl::new(&nand, &cfg, seed).unwrap();
+        let mut general = Ftl::new(&nand, &cfg, seed).unwrap();
+        general.enable_integrity();
+        assert!(short.short_ways() && !general.short_ways());
+        assert_eq!(short.age(1.5, 9).unwrap(), general.age(1.5, 9).unwrap());
+        (short, general)
+    }
+
+    /// `n` random writes (drawn by `seed`) to both drives, which must place each alike; their
+    /// flash operations go to `a` and `b`.
+    fn write_both(short: &mut Ftl, general: &mut Ftl, n: usize, seed: u64, a: &mut Vec<FlashOp>, b: &mut Vec<FlashOp>) {
+        let mut rng = crate::sim::Rng::seed_from_u64(seed);
+        let units = short.exported_units();
+        for _ in 0..n {
+            let lpn = Lpn(rng.random_range(0..units));
+            assert_eq!(short.write_placed(lpn, &mut |op| a.push(op)).unwrap(), general.write_placed(lpn, &mut |op| b.push(op)).unwrap());
+        }
+    }
+
     #[test]
     fn the_short_ways_take_the_general_ways_steps() {
         // The integrity shadow keeps every write and move of a drive on the general way (and
@@ -208,22 +233,11 @@ mod tests {
         // flash operations, in the same order, under paced and background GC. Pages of 3
         // units (divisions, not shifts) and of 4, in two striping orders.
         for (page, striping) in [(12_288u64, Striping::ChannelFirst), (16_384, Striping::PlaneFirst)] {
-            let nand = NandConfig { channels: 2, ways: 2, dies_per_chip: 1, planes: 2, blocks_per_plane: 40, pages_per_block: 16, page_size: Bytes(page), ..NandConfig::default() };
-            let cfg = FtlConfig { op_ratio: 0.2, striping, ..FtlConfig::default() };
-            let mut short = Ftl::new(&nand, &cfg, 3).unwrap();
-            let mut general = Ftl::new(&nand, &cfg, 3).unwrap();
-            general.enable_integrity();
-            assert!(short.short_ways() && !general.short_ways());
-            assert_eq!(short.age(1.5, 9).unwrap(), general.age(1.5, 9).unwrap());
+            let (mut short, mut general) = aged_pair(page, striping, 3);
             assert!(short.counters().gc_writes > 10_000, "ageing moved units");
             assert_eq!(state(&short), state(&general), "after ageing ({page} B pages)");
             let (mut a, mut b) = (Vec::new(), Vec::new());
-            let mut rng = crate::sim::Rng::seed_from_u64(5);
-            let units = short.exported_units();
-            for _ in 0..20_000 {
-                let lpn = Lpn(rng.random_range(0..units));
-                assert_eq!(short.write_placed(lpn, &mut |op| a.push(op)).unwrap(), general.write_placed(lpn, &mut |op| b.push(op)).unwrap());
-            }
+            write_both(&mut short, &mut general, 20_000, 5, &mut a, &mut b);
             let mut reclaimed = 0;
             while short.collect_background(0.5, &mut |op| a.push(op)).unwrap() {
                 assert!(general.collect_background(0.5, &mut |op| b.push(op)).unwrap());
@@ -242,12 +256,7 @@ mod tests {
         // short way takes the rest of a victim together. Raising both drives' thresholds after
         // ageing puts them there at once; they must then report the same flash operations, in
         // the same order, and end in the same state.
-        let nand = NandConfig { channels: 2, ways: 2, dies_per_chip: 1, planes: 2, blocks_per_plane: 40, pages_per_block: 16, page_size: Bytes(16_384), ..NandConfig::default() };
-        let cfg = FtlConfig { op_ratio: 0.2, ..FtlConfig::default() };
-        let mut short = Ftl::new(&nand, &cfg, 4).unwrap();
-        let mut general = Ftl::new(&nand, &cfg, 4).unwrap();
-        general.enable_integrity();
-        assert_eq!(short.age(1.5, 9).unwrap(), general.age(1.5, 9).unwrap());
+        let (mut short, mut general) = aged_pair(16_384, FtlConfig::default().striping, 4);
         for f in [&mut short, &mut general] {
             let pool = &mut f.pools[0];
             pool.trigger = 2 * pool.free_count + 4;
@@ -255,12 +264,7 @@ mod tests {
             assert!(pool.free_count <= pool.trigger / 2, "at the floor");
         }
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        let mut rng = crate::sim::Rng::seed_from_u64(6);
-        let units = short.exported_units();
-        for _ in 0..5_000 {
-            let lpn = Lpn(rng.random_range(0..units));
-            assert_eq!(short.write_placed(lpn, &mut |op| a.push(op)).unwrap(), general.write_placed(lpn, &mut |op| b.push(op)).unwrap());
-        }
+        write_both(&mut short, &mut general, 5_000, 6, &mut a, &mut b);
         assert!(short.counters().gc_victims > 10 && a.len() > 5_000 && a == b, "the same flash operations");
         assert_eq!(state(&short), state(&general));
         general.verify().unwrap();

@@ -151,23 +151,7 @@ impl Ftl {
             self.erase_victim(victim, p, sink);
             return Ok(0);
         }
-        let mut i = 0;
-        while i < moving.len() {
-            let Ftl { pools, order, l2p, p2l, blocks, g, .. } = self;
-            i += bulk::move_run(&moving[i..], victim, &mut pools[p], order, l2p, p2l, blocks, g, &mut c.page_read, sink);
-            if i == moving.len() {
-                break;
-            }
-            let (offset, lpn) = moving[i];
-            let page = crate::sim::div_rem(u64::from(offset), u64::from(self.pg.slots_per_page)).0 as u32;
-            if page != c.page_read {
-                self.gc_read(victim, offset, sink);
-                c.page_read = page;
-            }
-            // Its copy in the victim is invalidated below, with the short way's.
-            self.relocate(victim, offset, lpn, p, false, sink)?;
-            i += 1;
-        }
+        self.move_listed(victim, p, &moving, true, &mut c.page_read, sink)?;
         for &(offset, _) in &moving {
             self.p2l.set(victim, offset, UNMAPPED);
         }
@@ -231,7 +215,7 @@ impl Ftl {
     /// valid count); without, the caller moves every valid unit of the victim in one go and
     /// then erases it, which drops its reverse map and valid count whole: nothing reads them
     /// in between.
-    // Inlined into its two callers (a victim reclaimed whole, GC paced by host writes): the
+    // Inlined into its callers (`move_listed`, `move_one`): the
     // call's saving and restoring of registers was about a tenth of a move's instructions.
     #[allow(clippy::inline_always)]
     #[inline(always)]
@@ -284,7 +268,6 @@ impl Ftl {
         self.pools[p].victims.unlist(&mut self.links, victim, valid);
         self.pools[p].counters.gc_victims += 1;
         let spb = self.g.slots_per_block();
-        let spp = self.pg.slots_per_page;
         let mut moving = std::mem::take(&mut self.moving);
         moving.clear();
         self.p2l.valid_into(victim, spb, &mut moving);
@@ -294,27 +277,40 @@ impl Ftl {
         let mut page_read = NIL;
         // Runs of moves take the short way where the drive allows it (`bulk.rs`).
         let short = self.short_ways();
+        self.move_listed(victim, p, &moving, short, &mut page_read, sink)?;
+        self.moving = moving;
+        self.blocks[victim as usize].valid = 0;
+        self.erase_victim(victim, p, sink);
+        Ok(())
+    }
+
+    /// Moves `moving` (offset, unit: valid units of `victim`, no longer listed, in slot order)
+    /// to the pool's GC stream, leaving the victim's copies for the caller to drop: in runs the
+    /// short way where `short` allows ([`bulk::move_run`]), each unit a run leaves out the
+    /// general way. GC reads each of the victim's pages once (`page_read`: the page last read).
+    // Inlined into its two callers, as `relocate` is.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn move_listed(&mut self, victim: u32, p: usize, moving: &[(u32, u64)], short: bool, page_read: &mut u32, sink: &mut impl FnMut(FlashOp)) -> Result<()> {
+        let spp = self.pg.slots_per_page;
         let mut i = 0;
         while i < moving.len() {
             if short {
                 let Ftl { pools, order, l2p, p2l, blocks, g, .. } = self;
-                i += bulk::move_run(&moving[i..], victim, &mut pools[p], order, l2p, p2l, blocks, g, &mut page_read, sink);
+                i += bulk::move_run(&moving[i..], victim, &mut pools[p], order, l2p, p2l, blocks, g, page_read, sink);
                 if i == moving.len() {
                     break;
                 }
             }
             let (offset, lpn) = moving[i];
             let page = crate::sim::div_rem(u64::from(offset), u64::from(spp)).0 as u32;
-            if page != page_read {
+            if page != *page_read {
                 self.gc_read(victim, offset, sink);
-                page_read = page;
+                *page_read = page;
             }
             self.relocate(victim, offset, lpn, p, false, sink)?;
             i += 1;
         }
-        self.moving = moving;
-        self.blocks[victim as usize].valid = 0;
-        self.erase_victim(victim, p, sink);
         Ok(())
     }
 
