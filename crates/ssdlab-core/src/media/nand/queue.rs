@@ -10,39 +10,118 @@
 //! the places hold, an op taken from the middle (a pool's fair share) leaves a hole that is
 //! dropped when it reaches the head, and an op put back at the head takes the serial before
 //! it. An op merged into another's multi-plane program stays in the ring, marked taken, and is
-//! reported as taken when it comes up (the die skips it).
+//! reported as taken when it comes up (the die skips it). Each entry is packed in 16 bytes
+//! (see [`Packed`]).
 
 use std::collections::VecDeque;
 
-use super::Op;
+use super::{Op, Work};
+use crate::ids::BlockId;
+use crate::sim::{SimDuration, SimTime};
 
-/// A queued op, and how the queue holds it.
+/// The kinds of [`Packed::bits`] (its low three bits).
+const GC_READ: u8 = 0;
+const PROGRAM: u8 = 1;
+const ERASE: u8 = 2;
+const MAP_PROGRAM: u8 = 3;
+const MAP_LOAD: u8 = 4;
+/// A background translation-page load (`MapLoad { token: None }`).
+const MAP_LOAD_ANY: u8 = 5;
+/// An op with more to it than fits (a host read, with its command, bytes and wait; a
+/// read-ahead): kept whole in the spill, at place `word`.
+const SPILLED: u8 = 6;
+const KIND: u8 = 0b111;
+/// A program of GC's.
+const GC: u8 = 1 << 3;
+/// Merged into a multi-plane program already: reported as taken when it comes up.
+const TAKEN: u8 = 1 << 4;
+/// Listed in the page index (a program queued at the back while multi-plane is on).
+const INDEXED: u8 = 1 << 5;
+/// Taken from the middle: a hole until it reaches the head.
+const HOLE: u8 = 1 << 6;
+
+/// A queued op in 16 bytes. The ops a die queues under GC (programs, GC reads, erases) need
+/// their block, page, pool and a program's generation, and no queueing time (only a host
+/// read's wait is accounted, and host reads go to the die's own queue under read-priority):
+/// so a die's queue, thousands deep on the aged drive and read long after it was written,
+/// takes a quarter of the memory, and of the cache misses, that whole ops would.
 #[derive(Clone, Copy)]
-struct Entry {
-    op: Op,
-    /// Merged into a multi-plane program already: reported as taken when it comes up.
-    taken: bool,
-    /// Listed in the page index (a program queued at the back while multi-plane is on).
-    indexed: bool,
-    /// Taken from the middle: a hole until it reaches the head.
-    hole: bool,
+struct Packed {
+    block: BlockId,
+    page: u32,
+    /// A program's generation, a load's token, or a spilled op's place in the spill.
+    word: u32,
+    pool: u16,
+    bits: u8,
 }
 
 /// The queue of one die.
 #[derive(Default)]
 pub(super) struct OpQueue {
-    ring: VecDeque<Entry>,
+    ring: VecDeque<Packed>,
     /// The serial of the entry at the head of the ring (wrapping).
     head: u64,
-    /// Per page offset: the serials of the indexed programs of that offset, in queue order.
+    /// Per page offset: the serials of the indexed programs of that offset, in queue order
+    /// (and of some that have left at the head since: dropped when a gather meets them).
     by_page: Vec<VecDeque<u64>>,
+    /// Whole ops that do not pack, and the places of the spill free for reuse.
+    spill: Vec<Op>,
+    free: Vec<u32>,
 }
 
 impl OpQueue {
+    /// `op` as the queue holds it, with flags `flags`.
+    fn pack(&mut self, op: Op, flags: u8) -> Packed {
+        let (kind, word) = match op.work {
+            Work::GcRead => (GC_READ, 0),
+            Work::Program { gc, gen } => (PROGRAM | if gc { GC } else { 0 }, u32::from(gen)),
+            Work::Erase => (ERASE, 0),
+            Work::MapProgram => (MAP_PROGRAM, 0),
+            Work::MapLoad { token: Some(t) } => (MAP_LOAD, t),
+            Work::MapLoad { token: None } => (MAP_LOAD_ANY, 0),
+            Work::HostRead { .. } | Work::Prefetch { .. } => {
+                let at = if let Some(at) = self.free.pop() {
+                    self.spill[at as usize] = op;
+                    at
+                } else {
+                    self.spill.push(op);
+                    (self.spill.len() - 1) as u32
+                };
+                (SPILLED, at)
+            }
+        };
+        Packed { block: op.block, page: op.page, word, pool: op.pool, bits: kind | flags }
+    }
+
+    /// The op `e` holds (a packed one has no queueing time: nothing reads it but a host
+    /// read's, which is spilled whole).
+    fn unpack(spill: &[Op], e: Packed) -> Op {
+        let work = match e.bits & KIND {
+            GC_READ => Work::GcRead,
+            PROGRAM => Work::Program { gc: e.bits & GC != 0, gen: e.word as u16 },
+            ERASE => Work::Erase,
+            MAP_PROGRAM => Work::MapProgram,
+            MAP_LOAD => Work::MapLoad { token: Some(e.word) },
+            MAP_LOAD_ANY => Work::MapLoad { token: None },
+            _ => return spill[e.word as usize],
+        };
+        Op { work, block: e.block, page: e.page, pool: e.pool, queued: SimTime::ZERO, gc: SimDuration::ZERO }
+    }
+
+    /// Takes the op `e` holds out of the queue: a spilled op's place is free again.
+    fn take_out(&mut self, e: Packed) -> Op {
+        let op = Self::unpack(&self.spill, e);
+        if e.bits & KIND == SPILLED {
+            self.free.push(e.word);
+        }
+        op
+    }
+
     /// Queues `op` at the back; with `index`, a program that multi-plane partners may find.
     pub(super) fn push_back(&mut self, op: Op, index: bool) {
         let serial = self.head.wrapping_add(self.ring.len() as u64);
-        self.ring.push_back(Entry { op, taken: false, indexed: index, hole: false });
+        let e = self.pack(op, if index { INDEXED } else { 0 });
+        self.ring.push_back(e);
         if index {
             let page = op.page as usize;
             if page >= self.by_page.len() {
@@ -55,19 +134,20 @@ impl OpQueue {
     /// Puts `op` back at the head (it was taken but cannot start yet); it is not indexed again.
     pub(super) fn push_front(&mut self, op: Op) {
         self.head = self.head.wrapping_sub(1);
-        self.ring.push_front(Entry { op, taken: false, indexed: false, hole: false });
+        let e = self.pack(op, 0);
+        self.ring.push_front(e);
     }
 
     /// The pools of the entries in queue order, for a pool's fair share to pick from (ops taken
     /// by a multi-plane program included; a hole is no pool's: `None`).
     pub(super) fn pools(&self) -> impl Iterator<Item = Option<u16>> + '_ {
-        self.ring.iter().map(|e| (!e.hole).then_some(e.op.pool))
+        self.ring.iter().map(|e| (e.bits & HOLE == 0).then_some(e.pool))
     }
 
     /// The ops in queue order (those taken by a multi-plane program included).
     #[cfg(test)]
-    fn iter(&self) -> impl Iterator<Item = &Op> {
-        self.ring.iter().filter(|e| !e.hole).map(|e| &e.op)
+    fn iter(&self) -> impl Iterator<Item = Op> + '_ {
+        self.ring.iter().filter(|e| e.bits & HOLE == 0).map(|&e| Self::unpack(&self.spill, e))
     }
 
     /// Removes the op at place `at`, counting holes (the places of [`Self::pools`]; never a
@@ -78,37 +158,46 @@ impl OpQueue {
         let e = if at == 0 {
             let e = self.ring.pop_front()?;
             self.head = self.head.wrapping_add(1);
-            while self.ring.front().is_some_and(|e| e.hole) {
+            while self.ring.front().is_some_and(|e| e.bits & HOLE != 0) {
                 self.ring.pop_front();
                 self.head = self.head.wrapping_add(1);
             }
             e
         } else {
             let slot = self.ring.get_mut(at)?;
-            debug_assert!(!slot.hole, "place {at} is a hole");
-            slot.hole = true;
+            debug_assert!(slot.bits & HOLE == 0, "place {at} is a hole");
+            slot.bits |= HOLE;
             *slot
         };
-        if e.indexed && !e.taken {
-            let q = &mut self.by_page[e.op.page as usize];
+        let taken = e.bits & TAKEN != 0;
+        // An indexed op taken at the head stays in the page index until a gather meets it
+        // there (its place is behind the head by then: see `gather`); one taken from the
+        // middle leaves it now, as its place is a hole until the head reaches it.
+        if at > 0 && e.bits & INDEXED != 0 && !taken {
+            let q = &mut self.by_page[e.page as usize];
             if let Some(k) = q.iter().position(|&s| s == serial) {
                 q.remove(k);
             }
         }
-        Some((e.op, e.taken))
+        Some((self.take_out(e), taken))
     }
 
     /// Multi-plane program: the indexed programs of `page`, oldest first, whose plane
     /// (`plane_of`) is not among `taken` (a bit per plane) join until `max` planes act
     /// together; each joins `merged`, leaves the index and is marked taken. Returns the
     /// planes, counting the ones in `taken`.
-    pub(super) fn gather(&mut self, page: u32, mut taken: u32, max: u32, plane_of: impl Fn(&Op) -> u32, merged: &mut Vec<Op>) -> u32 {
+    pub(super) fn gather(&mut self, page: u32, mut taken: u32, max: u32, plane_of: impl Fn(BlockId) -> u32, merged: &mut Vec<Op>) -> u32 {
         let mut planes = taken.count_ones();
         let Some(q) = self.by_page.get_mut(page as usize) else { return planes };
         let mut k = 0;
         while k < q.len() && planes < max {
-            let e = &mut self.ring[q[k].wrapping_sub(self.head) as usize];
-            let bit = 1 << plane_of(&e.op);
+            // A serial whose op has left at the head points behind it (or, after an op was
+            // put back there, at that op, which is not indexed): it leaves the index here.
+            let Some(e) = self.ring.get_mut(q[k].wrapping_sub(self.head) as usize).filter(|e| e.bits & (INDEXED | TAKEN | HOLE) == INDEXED) else {
+                q.remove(k);
+                continue;
+            };
+            let bit = 1 << plane_of(e.block);
             if taken & bit != 0 {
                 k += 1;
                 continue;
@@ -116,8 +205,9 @@ impl OpQueue {
             taken |= bit;
             planes += 1;
             q.remove(k);
-            e.taken = true;
-            merged.push(e.op);
+            e.bits |= TAKEN;
+            let e = *e;
+            merged.push(Self::unpack(&self.spill, e));
         }
         planes
     }
@@ -134,8 +224,12 @@ mod tests {
     }
 
     /// Planes by the block number's parity.
-    fn plane(o: &Op) -> u32 {
-        o.block.0 % 2
+    fn plane(b: BlockId) -> u32 {
+        b.0 % 2
+    }
+
+    fn drain_n(q: &mut OpQueue, n: usize) -> Vec<(u32, bool)> {
+        std::iter::from_fn(|| q.remove(0)).take(n).map(|(o, t)| (o.block.0, t)).collect()
     }
 
     fn drain(q: &mut OpQueue) -> Vec<(u32, bool)> {
@@ -153,11 +247,29 @@ mod tests {
         assert_eq!((first.block, taken), (BlockId(0), false));
         // Block 0's program on plane 0 starts: the oldest page-5 program of plane 1 joins it.
         let mut merged = Vec::new();
-        assert_eq!(q.gather(5, 1 << plane(&first), 2, plane, &mut merged), 2);
+        assert_eq!(q.gather(5, 1 << plane(first.block), 2, plane, &mut merged), 2);
         assert_eq!(merged.iter().map(|o| o.block).collect::<Vec<_>>(), vec![BlockId(1)]);
         assert_eq!(q.iter().map(|o| o.block.0).collect::<Vec<_>>(), vec![2, 1, 3]);
         assert_eq!(drain(&mut q), vec![(2, false), (1, true), (3, false)]);
-        assert!(q.ring.is_empty() && q.by_page.iter().all(VecDeque::is_empty));
+        assert!(q.ring.is_empty() && q.free.len() == q.spill.len());
+    }
+
+    #[test]
+    fn ops_gone_at_the_head_leave_the_page_index_when_a_gather_meets_them() {
+        let mut q = OpQueue::default();
+        for b in [0u32, 1, 3, 4] {
+            q.push_back(program(b, 5), true);
+        }
+        // Blocks 0 and 1 start one after the other, alone: their serials stay in the index.
+        assert_eq!(drain_n(&mut q, 2), vec![(0, false), (1, false)]);
+        assert_eq!(q.by_page[5].len(), 4);
+        // A plane-0 program of page 5 starts: block 0's and block 1's serials are met first
+        // and dropped, and block 3 (plane 1) joins it.
+        let mut merged = Vec::new();
+        assert_eq!(q.gather(5, 1 << 0, 2, plane, &mut merged), 2);
+        assert_eq!(merged.iter().map(|o| o.block.0).collect::<Vec<_>>(), vec![3]);
+        assert_eq!(q.by_page[5].len(), 1, "block 0's and 1's serials went, block 3's with its merge");
+        assert_eq!(drain(&mut q), vec![(3, true), (4, false)]);
     }
 
     #[test]
@@ -211,7 +323,7 @@ mod tests {
         assert_eq!(first.block, BlockId(0));
         assert_eq!(q.pools().next(), Some(Some(0)), "the hole at the head went with it");
         let mut merged = Vec::new();
-        assert_eq!(q.gather(3, 1 << plane(&first), 2, plane, &mut merged), 2);
+        assert_eq!(q.gather(3, 1 << plane(first.block), 2, plane, &mut merged), 2);
         assert_eq!(merged[0].block, BlockId(5));
         // Put back at the head, block 0 comes first again, and the index still finds the rest.
         q.push_front(first);
@@ -219,7 +331,7 @@ mod tests {
         assert_eq!(q.gather(3, 1 << 0, 2, plane, &mut merged), 2);
         assert_eq!(merged[0].block, BlockId(7));
         assert_eq!(drain(&mut q), vec![(0, false), (2, false), (4, false), (5, true), (6, false), (7, true)]);
-        assert!(q.ring.is_empty() && q.by_page.iter().all(VecDeque::is_empty));
+        assert!(q.ring.is_empty() && q.free.len() == q.spill.len());
     }
 
     #[test]
@@ -231,7 +343,7 @@ mod tests {
         // Block 0 starts with block 1 (plane 1) merged into it.
         let (first, _) = q.remove(0).unwrap();
         let mut merged = Vec::new();
-        assert_eq!(q.gather(4, 1 << plane(&first), 2, plane, &mut merged), 2);
+        assert_eq!(q.gather(4, 1 << plane(first.block), 2, plane, &mut merged), 2);
         // A fair share takes blocks 3 and 2 from the middle: two holes side by side.
         assert_eq!(q.remove(2).map(|(o, t)| (o.block.0, t)), Some((3, false)));
         assert_eq!(q.remove(1).map(|(o, t)| (o.block.0, t)), Some((2, false)));
@@ -247,6 +359,6 @@ mod tests {
         q.push_front(Op::new(Work::Erase, BlockId(9), 0));
         assert_eq!(q.remove(1).map(|(o, t)| (o.block.0, t)), Some((4, true)));
         assert_eq!(drain(&mut q), vec![(9, false), (5, false)]);
-        assert!(q.ring.is_empty() && q.by_page.iter().all(VecDeque::is_empty));
+        assert!(q.ring.is_empty() && q.free.len() == q.spill.len());
     }
 }

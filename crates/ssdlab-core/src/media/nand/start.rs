@@ -5,6 +5,7 @@
 
 use super::Event;
 use super::{DieId, NandArray, Op, Output, Phase, Running, Work};
+use crate::ids::BlockId;
 use crate::sim::{SimDuration, SimTime};
 
 /// What the die does for its next operation: how many planes act together, the bytes its
@@ -164,9 +165,9 @@ impl NandArray {
             return 1;
         }
         let (per_plane, planes) = (self.g.blocks_per_plane, self.g.planes);
-        let plane_of = |o: &Op| o.block.0 / per_plane % planes;
+        let plane_of = |b: BlockId| b.0 / per_plane % planes;
         let d = &mut self.dies[die.index()];
-        d.other.gather(op.page, 1 << plane_of(op), planes, plane_of, &mut d.merged)
+        d.other.gather(op.page, 1 << plane_of(op.block), planes, plane_of, &mut d.merged)
     }
 
     /// `op` goes: its command (and a program's data) on the channel, then the array. With
