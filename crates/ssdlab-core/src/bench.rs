@@ -16,19 +16,59 @@ pub struct Scenario {
     pub settings: &'static [(&'static str, &'static str)],
 }
 
+/// Seed 003's four tenants, of weights 1 to 4, each at QD32.
+const TENANTS_1_TO_4: &str =
+    "[{name = \"vm1\", weight = 1, workload = {iodepth = 32}}, {name = \"vm2\", weight = 2, workload = {iodepth = 32}}, {name = \"vm3\", weight = 3, workload = {iodepth = 32}}, {name = \"vm4\", weight = 4, workload = {iodepth = 32}}]";
+
 /// The scenarios, in the order they are reported.
 pub const SCENARIOS: &[Scenario] = &[
-    Scenario { name: "randread-4k-qd1", preset: "default", settings: &[("workload.numjobs", "1"), ("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.iodepth", "1"), ("workload.number_ios", "200000")] },
-    Scenario { name: "randread-4k-qd32", preset: "default", settings: &[("workload.numjobs", "1"), ("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "2000000")] },
-    Scenario { name: "randwrite-4k-qd32", preset: "default", settings: &[("workload.numjobs", "1"), ("workload.rw", "randwrite"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "1000000")] },
-    Scenario { name: "seqread-128k-qd8", preset: "default", settings: &[("workload.numjobs", "1"), ("workload.rw", "read"), ("workload.bs", "128k"), ("workload.iodepth", "8"), ("workload.number_ios", "100000")] },
-    Scenario { name: "optane-randread-4k-qd16", preset: "optane", settings: &[("workload.numjobs", "1"), ("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.iodepth", "16"), ("workload.number_ios", "1000000")] },
-    Scenario { name: "tlc-randread-4k-qd16", preset: "tlc", settings: &[("workload.numjobs", "1"), ("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.iodepth", "16"), ("workload.number_ios", "1000000")] },
-    Scenario { name: "tlc-seqread-128k-qd8", preset: "tlc", settings: &[("workload.numjobs", "1"), ("workload.rw", "read"), ("workload.bs", "128k"), ("workload.iodepth", "8"), ("workload.number_ios", "100000")] },
-    Scenario { name: "tlc-aged-randwrite-4k-qd32", preset: "tlc-aged", settings: &[("workload.numjobs", "1"), ("workload.rw", "randwrite"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "300000")] },
+    Scenario {
+        name: "randread-4k-qd1",
+        preset: "default",
+        settings: &[("workload.numjobs", "1"), ("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.iodepth", "1"), ("workload.number_ios", "200000")],
+    },
+    Scenario {
+        name: "randread-4k-qd32",
+        preset: "default",
+        settings: &[("workload.numjobs", "1"), ("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "2000000")],
+    },
+    Scenario {
+        name: "randwrite-4k-qd32",
+        preset: "default",
+        settings: &[("workload.numjobs", "1"), ("workload.rw", "randwrite"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "1000000")],
+    },
+    Scenario {
+        name: "seqread-128k-qd8",
+        preset: "default",
+        settings: &[("workload.numjobs", "1"), ("workload.rw", "read"), ("workload.bs", "128k"), ("workload.iodepth", "8"), ("workload.number_ios", "100000")],
+    },
+    Scenario {
+        name: "optane-randread-4k-qd16",
+        preset: "optane",
+        settings: &[("workload.numjobs", "1"), ("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.iodepth", "16"), ("workload.number_ios", "1000000")],
+    },
+    Scenario {
+        name: "tlc-randread-4k-qd16",
+        preset: "tlc",
+        settings: &[("workload.numjobs", "1"), ("workload.rw", "randread"), ("workload.bs", "4k"), ("workload.iodepth", "16"), ("workload.number_ios", "1000000")],
+    },
+    Scenario {
+        name: "tlc-seqread-128k-qd8",
+        preset: "tlc",
+        settings: &[("workload.numjobs", "1"), ("workload.rw", "read"), ("workload.bs", "128k"), ("workload.iodepth", "8"), ("workload.number_ios", "100000")],
+    },
+    Scenario {
+        name: "tlc-aged-randwrite-4k-qd32",
+        preset: "tlc-aged",
+        settings: &[("workload.numjobs", "1"), ("workload.rw", "randwrite"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "300000")],
+    },
     // Trims on the aged drive: each 4 KiB block trimmed (a Dataset Management deallocate),
     // then written again, under GC.
-    Scenario { name: "tlc-aged-randtrimwrite-4k-qd32", preset: "tlc-aged", settings: &[("workload.numjobs", "1"), ("workload.rw", "randtrimwrite"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "600000")] },
+    Scenario {
+        name: "tlc-aged-randtrimwrite-4k-qd32",
+        preset: "tlc-aged",
+        settings: &[("workload.numjobs", "1"), ("workload.rw", "randtrimwrite"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "600000")],
+    },
     // Buffered I/O through the page cache: a sequential reader kept in memory by readahead, and
     // random writers paced by writeback into a 256 MiB cache.
     Scenario {
@@ -52,11 +92,7 @@ pub const SCENARIOS: &[Scenario] = &[
     // fio's zbd random writes on the zoned drive: 16 KiB writes of four jobs at QD8 at their
     // zones' write pointers, each full zone reset (and its 64 blocks erased) before it is
     // written again.
-    Scenario {
-        name: "zns-zbd-randwrite-16k",
-        preset: "zns",
-        settings: &[("workload.bs", "16k"), ("workload.iodepth", "8"), ("workload.number_ios", "100000")],
-    },
+    Scenario { name: "zns-zbd-randwrite-16k", preset: "zns", settings: &[("workload.bs", "16k"), ("workload.iodepth", "8"), ("workload.number_ios", "100000")] },
     Scenario { name: "mqsim-randread-4k-qd32", preset: "mqsim", settings: &[("workload.number_ios", "500000")] },
     Scenario { name: "mqsim-cmt-randread-4k-qd32", preset: "mqsim", settings: &[("workload.number_ios", "500000"), ("ftl.map_cache", "\"2MiB\"")] },
     Scenario { name: "moneta-16-threads-4k", preset: "moneta", settings: &[("workload.numjobs", "16"), ("workload.number_ios", "60000")] },
@@ -71,14 +107,21 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "seed003-4-tenants-aged",
         preset: "ops-isolation",
+        settings: &[("workload.number_ios", "10000"), ("host.share", "\"weight\""), ("host.cost_wrandiops", "8865"), ("tenants", TENANTS_1_TO_4)],
+    },
+    // The same tenants, each in a pool of its own (OPS isolation), the dies' time shared among
+    // the pools by weight (`tenant_fair`): each die picks its next op from the pool furthest
+    // behind its share, from the middle of a queue thousands deep.
+    Scenario {
+        name: "seed003-4-tenants-isolated-fair",
+        preset: "ops-isolation",
         settings: &[
             ("workload.number_ios", "10000"),
             ("host.share", "\"weight\""),
             ("host.cost_wrandiops", "8865"),
-            (
-                "tenants",
-                "[{name = \"vm1\", weight = 1, workload = {iodepth = 32}}, {name = \"vm2\", weight = 2, workload = {iodepth = 32}}, {name = \"vm3\", weight = 3, workload = {iodepth = 32}}, {name = \"vm4\", weight = 4, workload = {iodepth = 32}}]",
-            ),
+            ("tenants", TENANTS_1_TO_4),
+            ("ftl.pools", "\"isolated\""),
+            ("media.nand.tenant_fair", "true"),
         ],
     },
 ];

@@ -401,6 +401,9 @@ impl NandArray {
         let pools = weight.len();
         let n = self.dies.len() * pools;
         self.share = Some(Box::new(DieShare::new(owner, weight, n)));
+        for d in &mut self.dies {
+            d.other.track_pools(pools);
+        }
     }
 
     /// A block moved to another pool (it must have no op queued).

@@ -64,6 +64,9 @@ pub(super) struct OpQueue {
     /// Per page offset: the serials of the indexed programs of that offset, in queue order
     /// (and of some that have left at the head since: dropped when a gather meets them).
     by_page: Vec<VecDeque<u64>>,
+    /// With a fair share among pools: per pool, the serials of its entries that are not holes
+    /// (merged ones included), in queue order; empty otherwise.
+    by_pool: Vec<VecDeque<u64>>,
     /// Whole ops that do not pack, and the places of the spill free for reuse.
     spill: Vec<Op>,
     free: Vec<u32>,
@@ -117,11 +120,36 @@ impl OpQueue {
         op
     }
 
+    /// Keeps, from now on, where each of `pools` pools' first entry is (for a fair share).
+    pub(super) fn track_pools(&mut self, pools: usize) {
+        self.by_pool = vec![VecDeque::new(); pools];
+        for (i, e) in self.ring.iter().enumerate() {
+            if e.bits & HOLE == 0 && usize::from(e.pool) < pools {
+                self.by_pool[usize::from(e.pool)].push_back(self.head.wrapping_add(i as u64));
+            }
+        }
+    }
+
+    /// The pool of the entry at the head (never a hole), if any.
+    pub(super) fn front_pool(&self) -> Option<u16> {
+        self.ring.front().map(|e| e.pool)
+    }
+
+    /// The place of pool `p`'s first entry (counting holes, as [`Self::remove`] does), if
+    /// pools are tracked and it has one.
+    pub(super) fn first_of(&self, p: usize) -> Option<usize> {
+        let s = *self.by_pool.get(p)?.front()?;
+        Some(s.wrapping_sub(self.head) as usize)
+    }
+
     /// Queues `op` at the back; with `index`, a program that multi-plane partners may find.
     pub(super) fn push_back(&mut self, op: Op, index: bool) {
         let serial = self.head.wrapping_add(self.ring.len() as u64);
         let e = self.pack(op, if index { INDEXED } else { 0 });
         self.ring.push_back(e);
+        if let Some(q) = self.by_pool.get_mut(usize::from(op.pool)) {
+            q.push_back(serial);
+        }
         if index {
             let page = op.page as usize;
             if page >= self.by_page.len() {
@@ -136,11 +164,15 @@ impl OpQueue {
         self.head = self.head.wrapping_sub(1);
         let e = self.pack(op, 0);
         self.ring.push_front(e);
+        if let Some(q) = self.by_pool.get_mut(usize::from(op.pool)) {
+            q.push_front(self.head);
+        }
     }
 
-    /// The pools of the entries in queue order, for a pool's fair share to pick from (ops taken
-    /// by a multi-plane program included; a hole is no pool's: `None`).
-    pub(super) fn pools(&self) -> impl Iterator<Item = Option<u16>> + '_ {
+    /// The pools of the entries in queue order (ops taken by a multi-plane program included; a
+    /// hole is no pool's: `None`).
+    #[cfg(test)]
+    fn pools(&self) -> impl Iterator<Item = Option<u16>> + '_ {
         self.ring.iter().map(|e| (e.bits & HOLE == 0).then_some(e.pool))
     }
 
@@ -169,6 +201,11 @@ impl OpQueue {
             slot.bits |= HOLE;
             *slot
         };
+        if let Some(q) = self.by_pool.get_mut(usize::from(e.pool)) {
+            // What is taken is its pool's first: the head, or the first the fair share picked.
+            debug_assert_eq!(q.front(), Some(&serial), "an entry taken before its pool's first");
+            q.pop_front();
+        }
         let taken = e.bits & TAKEN != 0;
         // An indexed op taken at the head stays in the page index until a gather meets it
         // there (its place is behind the head by then: see `gather`); one taken from the
@@ -226,6 +263,13 @@ mod tests {
     /// Planes by the block number's parity.
     fn plane(b: BlockId) -> u32 {
         b.0 % 2
+    }
+
+    /// Each tracked pool's first entry is where a walk of the queue finds it.
+    fn check_pools(q: &OpQueue) {
+        for p in 0..q.by_pool.len() {
+            assert_eq!(q.first_of(p), q.pools().position(|x| x == Some(p as u16)), "pool {p}'s first entry");
+        }
     }
 
     fn drain_n(q: &mut OpQueue, n: usize) -> Vec<(u32, bool)> {
@@ -310,10 +354,12 @@ mod tests {
     #[test]
     fn ops_taken_from_the_middle_leave_holes_that_keep_the_index_right() {
         let mut q = OpQueue::default();
+        q.track_pools(2);
         // Pools 0 and 1 alternate; page-3 programs on planes 0 and 1 throughout.
         for b in 0..8u32 {
             q.push_back(Op { pool: (b % 2) as u16, ..program(b, 3) }, true);
         }
+        check_pools(&q);
         // A fair share takes pool 1's ops from the middle (places 1 and 3 of the ring).
         assert_eq!(q.remove(1).map(|(o, t)| (o.block.0, t)), Some((1, false)));
         assert_eq!(q.pools().collect::<Vec<_>>(), vec![Some(0), None, Some(0), Some(1), Some(0), Some(1), Some(0), Some(1)]);
@@ -322,11 +368,14 @@ mod tests {
         let (first, _) = q.remove(0).unwrap();
         assert_eq!(first.block, BlockId(0));
         assert_eq!(q.pools().next(), Some(Some(0)), "the hole at the head went with it");
+        check_pools(&q);
         let mut merged = Vec::new();
         assert_eq!(q.gather(3, 1 << plane(first.block), 2, plane, &mut merged), 2);
         assert_eq!(merged[0].block, BlockId(5));
+        check_pools(&q);
         // Put back at the head, block 0 comes first again, and the index still finds the rest.
         q.push_front(first);
+        check_pools(&q);
         merged.clear();
         assert_eq!(q.gather(3, 1 << 0, 2, plane, &mut merged), 2);
         assert_eq!(merged[0].block, BlockId(7));

@@ -55,18 +55,19 @@ impl DieShare {
         self.queued[i] = self.queued[i].saturating_sub(1);
     }
 
-    /// Where in the die's queue (the pools of its entries, in order; `None` for a hole) its
-    /// next op is: translation-page traffic at the head goes first (it belongs to no tenant);
-    /// else the first op of the waiting pool with the least virtual time.
-    pub(super) fn pick(&self, die: DieId, mut queue: impl Iterator<Item = Option<u16>>) -> usize {
-        let Some(front) = queue.next() else { return 0 };
-        if front == Some(NO_POOL) {
+    /// Where in the die's queue its next op is, given the pool of the op at its head (`None`:
+    /// the queue is empty) and where each pool's first op is (`first_of`): translation-page
+    /// traffic at the head goes first (it belongs to no tenant); else the first op of the
+    /// waiting pool with the least virtual time.
+    pub(super) fn pick(&self, die: DieId, front: Option<u16>, first_of: impl Fn(usize) -> Option<usize>) -> usize {
+        let Some(front) = front else { return 0 };
+        if front == NO_POOL {
             return 0;
         }
         let base = die.index() * self.pools;
         let waiting = (0..self.pools).filter(|&p| self.queued[base + p] > 0);
         let Some(p) = waiting.min_by(|&a, &b| self.vt[base + a].total_cmp(&self.vt[base + b]).then(a.cmp(&b))) else { return 0 };
-        std::iter::once(front).chain(queue).position(|pool| pool.is_some_and(|pool| usize::from(pool) == p)).unwrap_or(0)
+        first_of(p).unwrap_or(0)
     }
 
     /// Charges `ps` of array time to pool `p` (negative: a refund).

@@ -91,7 +91,7 @@ impl NandArray {
             return None;
         }
         loop {
-            let at = self.share.as_ref().map_or(0, |sh| sh.pick(die, d.other.pools()));
+            let at = self.share.as_ref().map_or(0, |sh| sh.pick(die, d.other.front_pool(), |p| d.other.first_of(p)));
             let (op, taken) = d.other.remove(at)?;
             if let Some(sh) = &mut self.share {
                 sh.dequeued(die, usize::from(op.pool));
