@@ -182,9 +182,10 @@ impl OpQueue {
         self.ring.iter().filter(|e| e.bits & HOLE == 0).map(|&e| Self::unpack(&self.spill, e))
     }
 
-    /// Removes the op at place `at`, counting holes (the places of [`Self::pools`]; never a
+    /// Removes the op at place `at`, counting holes (the places of [`Self::first_of`]; never a
     /// hole itself): the op and whether a multi-plane program took it already. An indexed op
-    /// leaves the page index too.
+    /// taken from the middle leaves the page index now; one taken at the head, when a gather
+    /// meets its serial.
     pub(super) fn remove(&mut self, at: usize) -> Option<(Op, bool)> {
         let serial = self.head.wrapping_add(at as u64);
         let e = if at == 0 {
