@@ -50,6 +50,10 @@ use crate::io::Kind;
 use crate::sim::{div_rem, Grant, SimDuration, SimTime, Timeline};
 use crate::stats::{Component, Metrics};
 
+/// The most codewords per chunk whose crossing times are kept in a table (256 with 512-byte
+/// codewords in a 128 KiB chunk); larger chunks work each out as it streams.
+const CODEWORD_TABLE: u64 = 256;
+
 /// The array's view of the simulation while it handles an input.
 type Ctx<'a> = super::Ctx<'a, Event>;
 
@@ -94,10 +98,14 @@ pub struct NvmArray {
     interconnect: Interconnect,
     links: Vec<Timeline>,
     ps_per_byte: f64,
+    /// With cut-through, how long after a chunk starts to stream each of its codewords has
+    /// crossed ([`NvmArray::bus_time`] of its end), worked out once; empty when a chunk holds
+    /// more than [`CODEWORD_TABLE`] of them (then each is worked out as it streams).
+    cw_crossed: Vec<SimDuration>,
     hop_latency: SimDuration,
     gap_interval: u32,
-    writes: Vec<u32>,
-    gap_bank: Vec<u32>,
+    /// Per controller: writes since its gap last moved, and the bank the gap moves on next.
+    gap: Vec<(u32, u32)>,
     /// Start-gap moves done.
     pub gap_moves: u64,
     /// The write buffer (boxed: it keeps the media enum's variants of similar size).
@@ -112,7 +120,7 @@ impl NvmArray {
         let n = &c.nvm;
         let degree = if n.interleave == 0 { n.controllers } else { n.interleave };
         let groups = u64::from(n.controllers / degree.max(1)).max(1);
-        NvmArray {
+        let mut a = NvmArray {
             banks: vec![Timeline::default(); (n.controllers * n.banks) as usize],
             banks_per_controller: n.banks,
             controllers: n.controllers,
@@ -131,12 +139,17 @@ impl NvmArray {
             ps_per_byte: 1e12 / n.bus_bandwidth.0,
             hop_latency: n.hop_latency,
             gap_interval: n.start_gap_interval,
-            writes: vec![0; n.controllers as usize],
-            gap_bank: vec![0; n.controllers as usize],
+            gap: vec![(0, 0); n.controllers as usize],
             gap_moves: 0,
             buffer: Box::new(WriteBuffer { slots: (n.write_buffer.0 / n.chunk.0.max(1)) as u32, ..WriteBuffer::default() }),
             ecc: Box::new(Ecc::new(&c.ecc, seed)),
+            cw_crossed: Vec::new(),
+        };
+        let codewords = a.chunk.div_ceil(a.codeword);
+        if a.cut_through && codewords <= CODEWORD_TABLE {
+            a.cw_crossed = (1..=codewords).map(|k| a.bus_time((k * a.codeword).min(a.chunk))).collect();
         }
+        a
     }
 
     /// Controller and bank of the chunk holding byte `addr`.
@@ -198,12 +211,13 @@ impl NvmArray {
         let g = self.banks[unit as usize].reserve(now, t);
         if write && self.gap_interval > 0 {
             let c = (unit / self.banks_per_controller) as usize;
-            self.writes[c] += 1;
-            if self.writes[c] >= self.gap_interval {
-                self.writes[c] = 0;
+            let (writes, next) = &mut self.gap[c];
+            *writes += 1;
+            if *writes >= self.gap_interval {
+                *writes = 0;
                 // The gap line moves: its neighbour is read and written into it.
-                let bank = c as u32 * self.banks_per_controller + self.gap_bank[c];
-                self.gap_bank[c] = (self.gap_bank[c] + 1) % self.banks_per_controller;
+                let bank = c as u32 * self.banks_per_controller + *next;
+                *next = (*next + 1) % self.banks_per_controller;
                 let t = self.read_latency + self.write_latency;
                 self.banks[bank as usize].reserve(now, t);
                 self.gap_moves += 1;
@@ -300,6 +314,25 @@ mod tests {
         assert_eq!(m.hops(4), SimDuration::from_ns(40));
         let g = m.transfer(4, SimTime(0), 4096);
         assert_eq!(g.end, SimTime(256_000 + 40_000));
+    }
+
+    #[test]
+    fn codewords_cross_when_the_bus_has_carried_them() {
+        use crate::media::ecc::EccConfig;
+        let cfg = |chunk: u64, codeword: u64| MediaConfig {
+            nvm: NvmConfig { chunk: Bytes(chunk), cut_through: true, bus_bandwidth: crate::units::Bandwidth(1.5e9), ..NvmConfig::default() },
+            ecc: EccConfig { codeword: Bytes(codeword), ..EccConfig::default() },
+            ..MediaConfig::default()
+        };
+        // 4 KiB in 512-byte codewords (the P4800X's layout); a chunk that is no whole number of
+        // codewords ends with a short one.
+        for (chunk, codeword) in [(4096, 512), (3072, 2048), (65536, 512)] {
+            let m = NvmArray::new(&cfg(chunk, codeword), 1);
+            let ends: Vec<u64> = (1..=chunk.div_ceil(codeword)).map(|k| (k * codeword).min(chunk)).collect();
+            assert_eq!(m.cw_crossed, ends.iter().map(|&e| SimDuration::from_ps((e as f64 * 1e12 / 1.5e9).round() as u64)).collect::<Vec<_>>());
+        }
+        assert!(NvmArray::new(&cfg(256 << 10, 512), 1).cw_crossed.is_empty(), "512 codewords: worked out as they stream");
+        assert!(NvmArray::new(&MediaConfig::default(), 1).cw_crossed.is_empty(), "store and forward needs no table");
     }
 
     #[test]
@@ -404,16 +437,19 @@ impl NvmArray {
         let mut sent = 0;
         let mut latest = start;
         let mut cw = 0;
+        let mut k = 0;
         while cw < self.chunk {
             let next = (cw + self.codeword).min(self.chunk);
             let (a, b) = (cw.max(within), next.min(end));
             if a < b {
-                let arrives = start + self.bus_time(next) + hops;
+                let crossed = self.cw_crossed.get(k).copied().unwrap_or_else(|| self.bus_time(next));
+                let arrives = start + crossed + hops;
                 ctx.at(arrives, Out::Data { cmd, len: (b - a) as u32, at: at + (a - within) as u32 });
                 latest = arrives;
                 sent += 1;
             }
             cw = next;
+            k += 1;
         }
         // The command's data now arrives in `sent` parts where one was counted, and its media
         // time ends with the last codeword it needs, not with the chunk.
