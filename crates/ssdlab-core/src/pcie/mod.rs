@@ -41,14 +41,16 @@ pub enum Dir {
     Up,
 }
 
-/// The cost of a group of TLPs: how many, how many bytes on the wire, and how long those bytes
+/// The cost of a group of TLPs: how many, how many bytes on the wire, how long those bytes
 /// take to serialise (with no DLLPs owed ahead of them: the usual case, worked out once here
-/// rather than on the direction's timeline).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// rather than on the direction's timeline), and the DLLP bytes the receiver sends back for
+/// them on the other direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Tlps {
     pub count: u64,
     pub wire_bytes: u64,
     pub time: SimDuration,
+    pub dllp_bytes: f64,
 }
 
 /// Link parameters derived once from the config.
@@ -148,7 +150,7 @@ impl LinkParams {
     /// `count` TLPs of `wire_bytes` in all.
     #[inline]
     pub fn group(&self, count: u64, wire_bytes: u64) -> Tlps {
-        Tlps { count, wire_bytes, time: self.serialise(wire_bytes as f64) }
+        Tlps { count, wire_bytes, time: self.serialise(wire_bytes as f64), dllp_bytes: count as f64 * self.dllps_per_tlp * DLLP_BYTES }
     }
 
     /// Serialisation time of `bytes` on one direction.
@@ -192,6 +194,12 @@ pub struct Link {
     host_memory: SimDuration,
     /// The device presents virtio-blk virtqueues instead of NVMe queue pairs.
     virtio: bool,
+    /// The bytes of the last read data sent up, and their TLPs (a run's pieces and codewords
+    /// mostly have one size).
+    last_out: (u64, Tlps),
+    /// The last transfer through a mover: its data bytes, the mover's picoseconds per byte
+    /// (as bits) and the time they take it.
+    last_moved: (u64, u64, SimDuration),
 }
 
 /// A data mover in the device that a transfer's bytes pass on their way to or from the link (a
@@ -225,7 +233,9 @@ pub enum Sent {
 impl Link {
     /// A link whose host side answers read requests after `host_memory`.
     pub fn new(c: &PcieConfig, host_memory: SimDuration) -> Self {
-        Link { params: LinkParams::new(c), down: Direction::default(), up: Direction::default(), host_memory, virtio: false }
+        let params = LinkParams::new(c);
+        let last_out = (0, params.writes(0));
+        Link { params, down: Direction::default(), up: Direction::default(), host_memory, virtio: false, last_out, last_moved: (0, 0.0f64.to_bits(), SimDuration::ZERO) }
     }
 
     /// The device presents virtio-blk virtqueues: fetches and completions move their bytes.
@@ -264,7 +274,7 @@ impl Link {
         };
         this.tlps += tlps.count;
         this.wire_bytes += tlps.wire_bytes;
-        other.dllp_debt += tlps.count as f64 * p.dllps_per_tlp * DLLP_BYTES;
+        other.dllp_debt += tlps.dllp_bytes;
         if cut_in {
             return this.wire.cut_in(now, service, p.one_tlp);
         }
@@ -303,7 +313,10 @@ impl Link {
                     Tlp::DataOut { len, .. } => u64::from(len),
                     _ => c.data_len(),
                 };
-                let end = g.end.max(g.start + SimDuration::from_ps((data as f64 * m.ps_per_byte).round() as u64));
+                if (self.last_moved.0, self.last_moved.1) != (data, m.ps_per_byte.to_bits()) {
+                    self.last_moved = (data, m.ps_per_byte.to_bits(), SimDuration::from_ps((data as f64 * m.ps_per_byte).round() as u64));
+                }
+                let end = g.end.max(g.start + self.last_moved.2);
                 m.line.occupy(g.start, end);
                 Grant { start: g.start, end, wait: g.start.since(now) }
             }
@@ -384,7 +397,7 @@ impl Link {
 
     /// The direction and TLPs of `tlp` for command `c`.
     #[inline]
-    fn tlps(&self, c: &Command, tlp: Tlp) -> (Dir, Tlps) {
+    fn tlps(&mut self, c: &Command, tlp: Tlp) -> (Dir, Tlps) {
         let p = &self.params;
         match tlp {
             Tlp::SqDoorbell => (Dir::Down, p.fixed.doorbell),
@@ -399,7 +412,11 @@ impl Link {
             Tlp::DataIn => (Dir::Down, p.completions(c.data_len() + c.md)),
             Tlp::DataOut { len, .. } => {
                 let md = if c.md == 0 { 0 } else { c.md * u64::from(len) / c.len.max(1) };
-                (Dir::Up, p.writes(u64::from(len) + md))
+                let bytes = u64::from(len) + md;
+                if self.last_out.0 != bytes {
+                    self.last_out = (bytes, p.writes(bytes));
+                }
+                (Dir::Up, self.last_out.1)
             }
             Tlp::Cqe if self.virtio => {
                 let all: Vec<Tlps> = VIRTIO_COMPLETION_BYTES.iter().map(|&b| p.writes(b)).collect();
@@ -535,6 +552,42 @@ mod tests {
         let late = SimTime(c.end.0 + 1_000_000);
         let d = link.send(Dir::Up, late, link.params.writes(16));
         assert_eq!(d.end.since(d.start), link.params.serialise(40.0));
+    }
+
+    /// Read data going up reuses the last size's TLPs; each piece must still be cut as its own
+    /// size (with its share of the metadata) would be.
+    #[test]
+    fn read_data_is_cut_by_its_own_size() {
+        use crate::ids::{JobId, TenantId};
+        let mut link = Link::new(&PcieConfig { mps: Bytes(128), ..PcieConfig::default() }, SimDuration::ZERO);
+        let mut c = Command::new(TenantId(0), JobId(0), crate::io::Op::Read, 0, 16384, SimTime(0));
+        for (len, md) in [(4096, 0), (4096, 0), (512, 0), (0, 0), (4096, 0), (512, 64), (512, 64), (4096, 64), (16384, 64)] {
+            c.md = md;
+            let (dir, t) = link.tlps(&c, Tlp::DataOut { len, at: 0 });
+            let bytes = u64::from(len) + md * u64::from(len) / 16384;
+            assert_eq!((dir, t), (Dir::Up, link.params.writes(bytes)), "{len} bytes, {md} of metadata");
+        }
+    }
+
+    /// A transfer through a data mover ends when the slower of the link and the mover has
+    /// carried it; the mover's time is kept for the last size and rate, and must follow each.
+    #[test]
+    fn a_mover_holds_each_transfer_for_its_own_size_at_its_own_rate() {
+        use crate::ids::{JobId, TenantId};
+        let mut link = Link::new(&PcieConfig::default(), SimDuration::ZERO);
+        let mut engine = Timeline::default();
+        let c = &mut Command::new(TenantId(0), JobId(0), crate::io::Op::Read, 0, 1 << 20, SimTime(0));
+        c.pieces_left = 100;
+        let mut now = SimTime(0);
+        for (len, ps_per_byte) in [(4096u32, 500.0), (4096, 500.0), (512, 500.0), (512, 0.1), (4096, 0.1), (4096, 500.0), (0, 500.0), (512, 500.0)] {
+            let Sent::DataOut { end, .. } = link.transmit(now, c, Tlp::DataOut { len, at: 0 }, SimDuration::ZERO, Some(Mover { line: &mut engine, ps_per_byte })) else { panic!("read data") };
+            // Both are idle at `now` (the upstream direction owes no DLLPs: only it is used).
+            let wire = link.params.writes(u64::from(len)).time;
+            let mover = SimDuration::from_ps((f64::from(len) * ps_per_byte).round() as u64);
+            assert_eq!(end, now + wire.max(mover), "{len} bytes at {ps_per_byte} ps/B");
+            assert_eq!(engine.free_at(), end);
+            now = end;
+        }
     }
 
     /// A group's serialisation time is worked out when it is cut; a send whose owed DLLPs the
