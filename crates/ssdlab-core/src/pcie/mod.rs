@@ -419,8 +419,8 @@ impl Link {
                 (Dir::Up, self.last_out.1)
             }
             Tlp::Cqe if self.virtio => {
-                let all: Vec<Tlps> = VIRTIO_COMPLETION_BYTES.iter().map(|&b| p.writes(b)).collect();
-                (Dir::Up, p.group(all.iter().map(|t| t.count).sum(), all.iter().map(|t| t.wire_bytes).sum()))
+                let (count, wire_bytes) = VIRTIO_COMPLETION_BYTES.iter().map(|&b| p.writes(b)).fold((0, 0), |(n, w), t| (n + t.count, w + t.wire_bytes));
+                (Dir::Up, p.group(count, wire_bytes))
             }
             Tlp::Cqe => (Dir::Up, p.fixed.cqe),
         }
