@@ -59,7 +59,7 @@ use crate::cmd::{Command, Origin};
 use crate::ids::{CmdId, JobId, QueueId, TenantId};
 use crate::io::Op;
 use crate::nvme::{Interface, NvmeConfig, WrrClass};
-use crate::sim::{Grant, SimDuration, SimTime, Timeline};
+use crate::sim::{ByteRate, Grant, SimDuration, SimTime, Timeline};
 use crate::stats::{Component, Metrics};
 use lock::SpinLock;
 use metrics::{
@@ -236,9 +236,9 @@ pub struct Host {
     jobs_of_queue: Vec<Vec<usize>>,
     completion: Completion,
     hybrid_threshold: u64,
-    copy_ps_per_byte: Option<f64>,
+    copy_rate: Option<ByteRate>,
     /// memcpy time per byte (buffered I/O copies whatever `copy` says).
-    memcpy_ps_per_byte: f64,
+    memcpy_rate: ByteRate,
     /// The page cache, when a job does buffered I/O.
     cache: Option<Box<PageCache>>,
     /// The cache's device reads in flight, with their pages.
@@ -312,8 +312,8 @@ impl Host {
             poll_cost: h.poll_complete_cost,
             completion: h.completion,
             hybrid_threshold: h.hybrid_threshold.0,
-            copy_ps_per_byte: h.copy.then(|| 1e12 / h.copy_bandwidth.0),
-            memcpy_ps_per_byte: 1e12 / h.copy_bandwidth.0,
+            copy_rate: h.copy.then(|| ByteRate::new(1e12 / h.copy_bandwidth.0)),
+            memcpy_rate: ByteRate::new(1e12 / h.copy_bandwidth.0),
             cache,
             reads: FxHashMap::default(),
             waiters: FxHashMap::default(),
@@ -559,12 +559,12 @@ impl Host {
     }
 
     fn copy_time(&self, len: u64) -> SimDuration {
-        self.copy_ps_per_byte.map_or(SimDuration::ZERO, |p| SimDuration::from_ps((len as f64 * p).round() as u64))
+        self.copy_rate.map_or(SimDuration::ZERO, |p| p.time(len))
     }
 
     /// A memcpy of `len` bytes on one CPU.
     fn memcpy(&self, len: u64) -> SimDuration {
-        SimDuration::from_ps((len as f64 * self.memcpy_ps_per_byte).round() as u64)
+        self.memcpy_rate.time(len)
     }
 
     /// A buffered I/O reaches the page cache: a read takes what is cached and waits for what

@@ -47,7 +47,7 @@ use super::{Interconnect, MediaConfig, Medium, Out};
 use crate::ctrl::transfer::Transfer;
 use crate::ids::CmdId;
 use crate::io::Kind;
-use crate::sim::{div_rem, Grant, SimDuration, SimTime, Timeline};
+use crate::sim::{div_rem, ByteRate, Grant, SimDuration, SimTime, Timeline};
 use crate::stats::{Component, Metrics};
 
 /// The most codewords per chunk whose crossing times are kept in a table (256 with 512-byte
@@ -97,7 +97,7 @@ pub struct NvmArray {
     parts: Option<Box<Partitions>>,
     interconnect: Interconnect,
     links: Vec<Timeline>,
-    ps_per_byte: f64,
+    bus_rate: ByteRate,
     /// With cut-through, how long after a chunk starts to stream each of its codewords has
     /// crossed ([`NvmArray::bus_time`] of its end), worked out once; empty when a chunk holds
     /// more than [`CODEWORD_TABLE`] of them (then each is worked out as it streams).
@@ -136,7 +136,7 @@ impl NvmArray {
             }),
             interconnect: n.interconnect,
             links: vec![Timeline::default(); if n.interconnect == Interconnect::Crossbar { n.controllers as usize } else { 1 }],
-            ps_per_byte: 1e12 / n.bus_bandwidth.0,
+            bus_rate: ByteRate::new(1e12 / n.bus_bandwidth.0),
             hop_latency: n.hop_latency,
             gap_interval: n.start_gap_interval,
             gap: vec![(0, 0); n.controllers as usize],
@@ -237,7 +237,7 @@ impl NvmArray {
 
     /// Time `len` bytes take on the interconnect, without hop latency.
     pub fn bus_time(&self, len: u64) -> SimDuration {
-        SimDuration::from_ps((len as f64 * self.ps_per_byte).round() as u64)
+        self.bus_rate.time(len)
     }
 
     /// Hop latency between the host interface and bank `unit`'s controller.

@@ -11,5 +11,5 @@ pub mod timeline;
 pub use div::{div_rem, divides};
 pub use queue::EventQueue;
 pub use rng::{stream_seed, Rng};
-pub use time::{Clock, SimDuration, SimTime, PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US};
+pub use time::{ByteRate, Clock, SimDuration, SimTime, PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US};
 pub use timeline::{Grant, ServerPool, Timeline};

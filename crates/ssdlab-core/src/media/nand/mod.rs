@@ -59,7 +59,7 @@ use share::{DieShare, NO_POOL};
 use super::config::{DieScheduler, NandConfig};
 use super::ecc::{Ecc, EccConfig};
 use crate::ids::{BlockId, CmdId, DieId};
-use crate::sim::{stream_seed, Rng, SimDuration, SimTime, Timeline};
+use crate::sim::{stream_seed, ByteRate, Rng, SimDuration, SimTime, Timeline};
 
 /// What an operation is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -299,7 +299,7 @@ pub struct NandArray {
     read: Vec<SimDuration>,
     program: Vec<SimDuration>,
     erase: SimDuration,
-    ps_per_byte: f64,
+    channel_rate: ByteRate,
     overhead: SimDuration,
     read_first: bool,
     suspend: Option<SimDuration>,
@@ -357,7 +357,7 @@ impl NandArray {
             read: c.read_latency.clone(),
             program: c.program_latency.clone(),
             erase: c.erase_latency,
-            ps_per_byte: 1e12 / bytes_per_sec,
+            channel_rate: ByteRate::new(1e12 / bytes_per_sec),
             overhead: c.command_overhead,
             read_first: c.scheduler == DieScheduler::ReadPriority,
             suspend: if c.suspend { c.suspend_latency } else { None },
@@ -433,7 +433,7 @@ impl NandArray {
 
     /// Time `bytes` take on a channel.
     pub fn transfer_time(&self, bytes: u64) -> SimDuration {
-        SimDuration::from_ps((bytes as f64 * self.ps_per_byte).round() as u64)
+        self.channel_rate.time(bytes)
     }
 
     /// tR of a page.
