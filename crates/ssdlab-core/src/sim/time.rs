@@ -290,7 +290,8 @@ mod tests {
     fn byte_rates_take_the_time_the_float_product_gives() {
         // Exact rates (an ONFI channel, a 16 GB/s bus at 62.5 ps, 1/256 ps) take the integer
         // way; the others, and counts past its bound, the float one. Both must give the float
-        // formula's picosecond, halves rounded away from zero.
+        // formula's picosecond, halves rounded away from zero; odd counts past the bound would
+        // lose their low bits in the float product if the integer way took them.
         let rates = [
             1250.0,
             62.5,
@@ -318,7 +319,7 @@ mod tests {
         for p in rates {
             let r = ByteRate::new(p);
             assert_eq!(r.ps_per_byte().to_bits(), if p.is_sign_negative() { 0.0f64.to_bits() } else { p.to_bits() }, "{p}");
-            for bytes in (0..5000u64).chain([4096, 16384, 32768, 1 << 20, (1 << 33) - 1, 1 << 33, 1 << 40]) {
+            for bytes in (0..5000u64).chain([4096, 16384, 32768, 1 << 20, (1 << 33) - 1, 1 << 33, (1 << 33) + 1, 1 << 40, (1 << 53) + 1, u64::MAX]) {
                 let want = SimDuration::from_ps((bytes as f64 * p).round() as u64);
                 assert_eq!(r.time(bytes), want, "{bytes} bytes at {p} ps a byte");
             }
