@@ -134,6 +134,8 @@ impl ByteRate {
     /// The largest numerator taken exactly, the largest power of two (2^`POW_MAX`) under it,
     /// and the largest count: the product of count and numerator stays below 2^53.
     const NUM_MAX: u64 = 1 << 20;
+    /// The bits that hold an exact rate's numerator.
+    const NUM_MASK: u64 = Self::NUM_MAX * 2 - 1;
     const POW_MAX: u32 = 8;
     const BYTES_MAX: u64 = 1 << 33;
 
@@ -155,10 +157,14 @@ impl ByteRate {
     /// The rate, in picoseconds per byte.
     pub fn ps_per_byte(self) -> f64 {
         if self.0 & Self::EXACT != 0 {
-            (self.0 & (Self::NUM_MAX * 2 - 1)) as f64 / f64::from(1u32 << self.pow())
+            self.num() as f64 / f64::from(1u32 << self.pow())
         } else {
             f64::from_bits(self.0)
         }
+    }
+
+    fn num(self) -> u64 {
+        self.0 & Self::NUM_MASK
     }
 
     fn pow(self) -> u32 {
@@ -170,7 +176,7 @@ impl ByteRate {
     pub fn time(self, bytes: u64) -> SimDuration {
         if self.0 & Self::EXACT != 0 && bytes < Self::BYTES_MAX {
             let k = self.pow();
-            SimDuration((bytes * (self.0 & (Self::NUM_MAX * 2 - 1)) + ((1 << k) >> 1)) >> k)
+            SimDuration((bytes * self.num() + ((1 << k) >> 1)) >> k)
         } else {
             SimDuration::from_ps((bytes as f64 * self.ps_per_byte()).round() as u64)
         }
