@@ -35,7 +35,11 @@ DRIVE = ("<Execution_Parameter_Set><Device_Parameter_Set><Seed>123</Seed><Ideal_
 # MQSim's rule: a flow with a Stop_Time other than 0 stops there, whatever its request count;
 # this stand-in then serves half the requests.
 STAND_IN = """#!{python}
-import re, sys
+import os, re, sys
+drive = open(sys.argv[sys.argv.index("-i") + 1]).read()
+ideal = re.search(r"<Ideal_Mapping_Table>(\\w+)<", drive).group(1)
+if ideal != os.environ.get("EXPECT_IDEAL", ideal):
+    sys.exit("Ideal_Mapping_Table is " + ideal)
 text = open(sys.argv[sys.argv.index("-w") + 1]).read()
 n = int(re.search(r"<Total_Requests_To_Generate>(\\d+)<", text).group(1))
 stop = int(re.search(r"<Stop_Time>(\\d+)<", text).group(1))
@@ -87,7 +91,8 @@ def checkout(tmp_path: Path, workload: str) -> Path:
     return tmp_path
 
 
-def test_both_programs_run_alternately_and_the_table_gives_their_medians(tmp_path: Path) -> None:
+def test_both_programs_run_alternately_and_the_table_gives_their_medians(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EXPECT_IDEAL", "true")
     said: list[str] = []
     results = sbs.compare(checkout(tmp_path, WORKLOAD), [sys.executable, "-m", "ssdlab"], 2, 300, False, say=said.append)
     assert [s.split(":")[0] for s in said] == ["round 1 MQSim ", "round 1 ssdlab", "round 2 ssdlab", "round 2 MQSim "]
@@ -102,4 +107,37 @@ def test_a_run_that_serves_fewer_requests_than_asked_is_an_error(tmp_path: Path)
     (stuck / "MQSim").write_text(STAND_IN.format(python=sys.executable).replace("if stop else n", "if True else n"))
     with pytest.raises(sbs.SideBySideError, match="MQSim served 150 requests, not 300"):
         sbs.compare(stuck, [sys.executable, "-m", "ssdlab"], 1, 300, False, say=lambda _: None)
+
+
+def test_the_cached_map_runs_both_with_their_cmt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EXPECT_IDEAL", "false")
+    sbs.compare(checkout(tmp_path, WORKLOAD), [sys.executable, "-m", "ssdlab"], 1, 200, True, say=lambda _: None)
+    assert "ftl.map_cache=2MiB" in sbs.ssdlab_command(["ssdlab"], 200, True)
+    assert "ftl.map_cache=2MiB" not in sbs.ssdlab_command(["ssdlab"], 200, False)
+    monkeypatch.setenv("EXPECT_IDEAL", "true")
+    with pytest.raises(sbs.SideBySideError, match="Ideal_Mapping_Table is false"):
+        sbs.compare(tmp_path, [sys.executable, "-m", "ssdlab"], 1, 200, True, say=lambda _: None)
+
+
+def test_an_ssdlab_run_short_of_its_count_or_that_cannot_start_is_an_error(tmp_path: Path) -> None:
+    short = [sys.executable, "-c", "print('{\"ios\": 7}')"]
+    with pytest.raises(sbs.SideBySideError, match="ssdlab served 7 requests, not 300"):
+        sbs.compare(checkout(tmp_path, WORKLOAD), short, 1, 300, False, say=lambda _: None)
+    with pytest.raises(sbs.SideBySideError, match="cannot run it"):
+        sbs.compare(tmp_path, [str(tmp_path / "no-such-ssdlab")], 1, 300, False, say=lambda _: None)
+
+
+def test_the_table_row_gives_rounds_medians_ratio_and_rates() -> None:
+    results = {"MQSim": [(12.0, 12.1, 2048 * 1024), (13.0, 13.1, 2000 * 1024), (11.0, 11.1, 1024)],
+               "ssdlab": [(2.0, 2.1, 48 * 1024), (3.0, 3.1, 40 * 1024), (2.5, 2.6, 1024)]}
+    cells = [c.strip() for c in sbs.table(results, 1_000_000, True).splitlines()[-1].split("|")[1:-1]]
+    assert cells == ["2 MiB cached map", "2.00, 3.00, 2.50", "12.00, 13.00, 11.00", "4.8x", "400 k / 83 k", "48 MiB / 2048 MiB"]
+
+
+def test_the_cli_says_one_line_and_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert sbs.main(["--mqsim", str(checkout(tmp_path, WORKLOAD)), "--rounds", "1", "--ssdlab", "unbalanced 'quote"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --ssdlab") and err.count("\n") == 1
     assert sbs.main(["--mqsim", str(tmp_path / "nowhere"), "--rounds", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "no MQSim binary" in err and err.count("\n") == 1

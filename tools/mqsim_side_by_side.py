@@ -13,12 +13,17 @@ nothing of MQSim is copied here and what was changed is written down in this fil
   a flow of 100 % random reads at 32 outstanding requests that stops after ``--ios`` requests.
   Its ``Stop_Time`` is set to 0: MQSim stops a flow at ``Stop_Time`` whenever it is not 0,
   whatever ``Total_Requests_To_Generate`` says, and the stock 10 s would run for ~2 M requests.
+  It keeps the stock ``Working_Set_Percentage`` of 50: MQSim reads the first half of the
+  logical space where ssdlab reads all of it. With the map in DRAM neither simulator does more
+  per read for that; with the CMT, MQSim's smaller working set can only raise its hit rate,
+  so its figure is if anything the faster for it.
 
 ssdlab runs ``ssdlab run mqsim`` (``presets/mqsim.toml``, MQSim's geometry and timings) with
 the host's software costs at zero, as MQSim has no host, and for ``--map cmt`` with
 ``--set ftl.map_cache=2MiB`` (the preset's CMT of single 9 B entries). Each run's count of
 served requests is checked against ``--ios``, so that a run that stopped early is an error,
-not a fast figure. The table printed is the one `docs/speed-mqsim.md` keeps.
+not a fast figure. Each run's figures go to standard error as it ends; standard output gets
+only the table that `docs/speed-mqsim.md` keeps.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -96,7 +101,10 @@ def timed(cmd: list[str], cwd: Path) -> tuple[float, float, int, str]:
     KiB, and standard output. A failed run is an error that shows the end of its output."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        try:
+            proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        except OSError as e:
+            raise SideBySideError(f"{cmd[0]}: cannot run it ({e.strerror or e})") from e
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -104,7 +112,8 @@ def timed(cmd: list[str], cwd: Path) -> tuple[float, float, int, str]:
         err.seek(0)
         text, errors = out.read().decode(errors="replace"), err.read().decode(errors="replace")
     if proc.returncode != 0:
-        raise SideBySideError(f"{' '.join(cmd)} exited with {proc.returncode}: {(errors or text)[-400:].strip()}")
+        said = " ".join((errors.strip() or text.strip())[-400:].split())
+        raise SideBySideError(f"{' '.join(cmd)} exited with {proc.returncode}: {said or 'nothing said'}")
     return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss, text
 
 
@@ -125,16 +134,16 @@ def ssdlab_ios(stdout: str) -> int:
     return ios
 
 
-def compare(mqsim: Path, ssdlab: list[str], rounds: int, ios: int, cmt: bool, say=print) -> dict[str, list[tuple[float, float, int]]]:
+def compare(mqsim: Path, ssdlab: list[str], rounds: int, ios: int, cmt: bool, say: Callable[[str], None] = print) -> dict[str, list[tuple[float, float, int]]]:
     """``rounds`` alternating pairs of runs (MQSim first in odd rounds, ssdlab first in even
     ones); for each program, (CPU s, wall s, peak RSS KiB) per round."""
     binary = mqsim / "MQSim"
-    if not binary.is_file():
-        raise SideBySideError(f"{binary}: no MQSim binary (build the checkout with its own make)")
+    if not binary.is_file() or not os.access(binary, os.X_OK):
+        raise SideBySideError(f"{binary}: no MQSim binary that can run (build the checkout with its own make)")
     try:
         drive = drive_config((mqsim / "ssdconfig.xml").read_text(encoding="utf-8"), ideal_map=not cmt)
         work = workload_config((mqsim / "workload.xml").read_text(encoding="utf-8"), ios)
-    except (OSError, ET.ParseError) as e:
+    except (OSError, ValueError, ET.ParseError) as e:
         raise SideBySideError(f"{mqsim}: {e}") from e
     results: dict[str, list[tuple[float, float, int]]] = {"MQSim": [], "ssdlab": []}
     with tempfile.TemporaryDirectory(prefix="mqsim-sbs-") as tmp:
@@ -180,13 +189,16 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = ap.parse_args(argv)
     venv = ROOT / ".venv" / "bin" / "ssdlab"
     found = str(venv) if venv.exists() else shutil.which("ssdlab")
-    ssdlab = shlex.split(args.ssdlab) if args.ssdlab else [found] if found else None
     try:
+        try:
+            ssdlab = shlex.split(args.ssdlab) if args.ssdlab else [found] if found else None
+        except ValueError as e:
+            raise SideBySideError(f"--ssdlab {args.ssdlab!r}: {e}") from e
         if args.rounds < 1 or args.ios < 1:
             raise SideBySideError("--rounds and --ios must be at least 1")
         if not ssdlab:
             raise SideBySideError("no ssdlab command: run `python3 dev.py setup` or pass --ssdlab")
-        results = compare(args.mqsim, ssdlab, args.rounds, args.ios, args.map == "cmt")
+        results = compare(args.mqsim, ssdlab, args.rounds, args.ios, args.map == "cmt", say=lambda line: print(line, file=sys.stderr))
     except SideBySideError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
