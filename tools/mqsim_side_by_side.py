@@ -167,8 +167,8 @@ def compare(mqsim: Path, ssdlab: list[str], rounds: int, ios: int, cmt: bool, sa
 
 
 def table(results: dict[str, list[tuple[float, float, int]]], ios: int, cmt: bool) -> str:
-    """The Markdown row of `docs/speed-mqsim.md`: each program's CPU seconds by round, the
-    ratio of the medians, and the peak RSS."""
+    """The Markdown table of `docs/speed-mqsim.md`, its heading and one row: each program's CPU
+    seconds by round, the ratio of the medians, I/Os per CPU second, and the peak RSS."""
     cpu = {k: [c for c, _, _ in v] for k, v in results.items()}
     med = {k: statistics.median(v) for k, v in cpu.items()}
     rss = {k: max(m for _, _, m in v) / 1024 for k, v in results.items()}
