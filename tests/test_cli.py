@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -157,6 +158,59 @@ def test_bench_runs_only_the_scenarios_named(cli):
     assert [r["name"] for r in json.loads(p.stdout)["scenarios"]] == ["randread-4k-qd1", "randwrite-4k-qd32"]
     bad = cli("bench", "--only", "randread-4k-qd64")
     assert bad.returncode == 2 and "randread-4k-qd64" in bad.stderr and "--list" in bad.stderr
+
+
+def test_bench_rounds_report_each_scenarios_median_run(cli):
+    p = cli("bench", "--json", "--scale", "0.01", "--rounds", "3", "--only", "randread-4k-qd1", "--only", "randwrite-4k-qd32")
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(p.stdout)["scenarios"]
+    assert [r["name"] for r in rows] == ["randread-4k-qd1", "randwrite-4k-qd32"]
+    for r in rows:
+        walls = r["runs_wall_s"]
+        assert r["rounds"] == 3 and len(walls) == 3
+        # The row is the median run's own: its wall time, and the rate from it.
+        assert r["wall_s"] == sorted(walls)[1]
+        assert abs(r["sim_ios_per_sec"] * r["wall_s"] - r["ios"]) <= 1e-6 * r["ios"]
+    table = cli("bench", "--scale", "0.01", "--rounds", "2", "--only", "randread-4k-qd1")
+    assert table.returncode == 0 and "min-max s" in table.stdout
+    assert re.search(r"\d\.\d{3}-\d\.\d{3}", table.stdout), table.stdout
+    bad = cli("bench", "--rounds", "0")
+    assert bad.returncode == 2 and "--rounds" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_bench_rounds_run_the_set_round_after_round_and_keep_the_lower_middle(monkeypatch):
+    # A stand-in core whose runs take known times: the calls must go round after round (so that
+    # a drifting machine slows every scenario alike), and an even count keeps the lower middle.
+    from ssdlab import bench as b
+
+    calls = []
+    times = {"a": [0.5, 0.2, 0.4, 0.3], "b": [0.9, 0.7, 0.8, 0.6]}
+
+    class Core:
+        @staticmethod
+        def bench_scenarios():
+            return ["a", "b"]
+
+        @staticmethod
+        def bench_run(name, scale):
+            wall = times[name][sum(1 for c in calls if c == name)]
+            calls.append(name)
+            return json.dumps({"name": name, "ios": 100, "events": 1, "wall_s": wall, "sim_ios_per_sec": 100 / wall, "precondition_s": 0.0})
+
+    monkeypatch.setattr(b, "_core", Core)
+    seen = []
+    rows = b.bench(1.0, progress=seen.append, rounds=4)
+    assert calls == ["a", "b"] * 4
+    assert seen == [k / 8 for k in range(1, 9)]
+    assert [(r["name"], r["wall_s"], r["sim_ios_per_sec"]) for r in rows] == [("a", 0.3, 100 / 0.3), ("b", 0.7, 100 / 0.7)]
+    assert [r["runs_wall_s"] for r in rows] == [times["a"], times["b"]]
+    # One round: each run as the core gave it, without the rounds' fields.
+    calls.clear()
+    one = b.bench(1.0)
+    assert calls == ["a", "b"] and [(r["name"], r["wall_s"]) for r in one] == [("a", 0.5), ("b", 0.9)]
+    assert all("rounds" not in r and "runs_wall_s" not in r for r in one)
+    with pytest.raises(ValueError, match="rounds"):
+        b.bench(1.0, rounds=0)
 
 
 def test_ctrl_c_stops_a_long_run_cleanly():

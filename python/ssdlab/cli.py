@@ -479,6 +479,7 @@ def bench(
     scale: float = typer.Option(1.0, min=0.001, max=100.0, help="Scale the I/O count of every scenario."),
     only: list[str] = typer.Option([], "--only", help="Run only this scenario (repeatable; --list names them)."),
     list_: bool = typer.Option(False, "--list", help="List the scenarios and exit."),
+    rounds: int = typer.Option(1, min=1, max=100, help="Run the set this many times and report each scenario's median run and spread."),
 ) -> None:
     """Measure simulation speed: simulated I/Os per wall-clock second on fixed scenarios."""
     from ssdlab import bench as b
@@ -490,7 +491,7 @@ def bench(
     if bad:
         raise UsageError(f"--only: no scenario {', '.join(repr(n) for n in bad)} (ssdlab bench --list names them)")
     with Bar("benchmarking") as bar:
-        rows = b.bench(scale, progress=bar, only=only)
+        rows = b.bench(scale, progress=bar, only=only, rounds=rounds)
     if json_:
         out.file.write(json.dumps({"scenarios": rows}, indent=2) + "\n")
         return
