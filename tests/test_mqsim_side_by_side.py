@@ -141,3 +141,38 @@ def test_the_cli_says_one_line_and_exits_2(tmp_path: Path, capsys: pytest.Captur
     assert sbs.main(["--mqsim", str(tmp_path / "nowhere"), "--rounds", "1"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "no MQSim binary" in err and err.count("\n") == 1
+
+
+def test_start_up_runs_follow_each_pair_in_its_order_and_the_table_takes_them_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EXPECT_IDEAL", "true")
+    said: list[str] = []
+    results = sbs.compare(checkout(tmp_path, WORKLOAD), [sys.executable, "-m", "ssdlab"], 2, 300, False, say=said.append, startup_ios=100)
+    assert [s.split(":")[0].strip() for s in said] == [
+        "round 1 MQSim", "round 1 ssdlab", "round 1 MQSim start-up", "round 1 ssdlab start-up",
+        "round 2 ssdlab", "round 2 MQSim", "round 2 ssdlab start-up", "round 2 MQSim start-up"]
+    assert sorted(results) == ["MQSim", "MQSim start-up", "ssdlab", "ssdlab start-up"]
+    lines = sbs.table(results, 300, False).splitlines()
+    assert lines[0].endswith("| start-up CPU s ssdlab / MQSim | ratio less start-up |")
+    assert lines[2].count("|") == 9
+
+
+def test_the_ratio_less_start_up_is_that_of_the_medians_less_their_start_ups() -> None:
+    results = {"MQSim": [(12.0, 12.1, 2048 * 1024), (13.0, 13.1, 2000 * 1024), (11.0, 11.1, 1024)],
+               "ssdlab": [(2.0, 2.1, 48 * 1024), (3.0, 3.1, 40 * 1024), (2.5, 2.6, 1024)],
+               "MQSim start-up": [(2.0, 2.0, 1024), (1.0, 1.0, 1024), (3.0, 3.0, 99 * 1024 * 1024)],
+               "ssdlab start-up": [(0.4, 0.4, 1024), (0.5, 0.5, 1024), (0.6, 0.6, 1024)]}
+    cells = [c.strip() for c in sbs.table(results, 1_000_000, False).splitlines()[-1].split("|")[1:-1]]
+    # (12 - 2) / (2.5 - 0.5); the peak RSS is the measured runs', not the start-ups'.
+    assert cells[3:] == ["4.8x", "400 k / 83 k", "48 MiB / 2048 MiB", "0.50 / 2.00", "5.0x"]
+    results["ssdlab start-up"] = [(2.5, 2.5, 1024)] * 3
+    assert sbs.table(results, 1_000_000, False).splitlines()[-1].split("|")[-2].strip().startswith("n/a")
+
+
+def test_a_start_up_run_short_of_its_count_is_an_error_and_a_negative_count_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    short = checkout(tmp_path, WORKLOAD)
+    (short / "MQSim").write_text(STAND_IN.format(python=sys.executable).replace("if stop else n", "if stop else (n - 1 if n < 100 else n)"))
+    with pytest.raises(sbs.SideBySideError, match="MQSim start-up served 49 requests, not 50"):
+        sbs.compare(short, [sys.executable, "-m", "ssdlab"], 1, 300, False, say=lambda _: None, startup_ios=50)
+    assert sbs.main(["--mqsim", str(short), "--startup-ios", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "--startup-ios" in err and err.count("\n") == 1

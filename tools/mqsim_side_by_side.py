@@ -24,6 +24,12 @@ the host's software costs at zero, as MQSim has no host, and for ``--map cmt`` w
 served requests is checked against ``--ios``, so that a run that stopped early is an error,
 not a fast figure. Each run's figures go to standard error as it ends; standard output gets
 only the table that `docs/speed-mqsim.md` keeps.
+
+Each round also runs both programs with ``--startup-ios`` requests (1000 by default; 0 leaves
+it out), in the same order: what a program spends to start, load its configuration and build
+its drive (MQSim allocates its whole map; ssdlab starts Python and imports its CLI). The table
+then gives each side's median of those and the ratio of the medians less them, the two
+simulations alone.
 """
 
 from __future__ import annotations
@@ -134,49 +140,69 @@ def ssdlab_ios(stdout: str) -> int:
     return ios
 
 
-def compare(mqsim: Path, ssdlab: list[str], rounds: int, ios: int, cmt: bool, say: Callable[[str], None] = print) -> dict[str, list[tuple[float, float, int]]]:
+def compare(mqsim: Path, ssdlab: list[str], rounds: int, ios: int, cmt: bool, say: Callable[[str], None] = print,
+            startup_ios: int = 0) -> dict[str, list[tuple[float, float, int]]]:
     """``rounds`` alternating pairs of runs (MQSim first in odd rounds, ssdlab first in even
-    ones); for each program, (CPU s, wall s, peak RSS KiB) per round."""
+    ones); for each program, (CPU s, wall s, peak RSS KiB) per round. With ``startup_ios``, each
+    round then runs the pair again with that many requests, in the same order, under the keys
+    ``"MQSim start-up"`` and ``"ssdlab start-up"``."""
     binary = mqsim / "MQSim"
     if not binary.is_file() or not os.access(binary, os.X_OK):
         raise SideBySideError(f"{binary}: no MQSim binary that can run (build the checkout with its own make)")
     try:
         drive = drive_config((mqsim / "ssdconfig.xml").read_text(encoding="utf-8"), ideal_map=not cmt)
-        work = workload_config((mqsim / "workload.xml").read_text(encoding="utf-8"), ios)
+        stock = (mqsim / "workload.xml").read_text(encoding="utf-8")
+        work = {ios: workload_config(stock, ios)}
+        if startup_ios:
+            work[startup_ios] = workload_config(stock, startup_ios)
     except (OSError, ValueError, ET.ParseError) as e:
         raise SideBySideError(f"{mqsim}: {e}") from e
     results: dict[str, list[tuple[float, float, int]]] = {"MQSim": [], "ssdlab": []}
+    runs = [("", ios)]
+    if startup_ios:
+        results.update({"MQSim start-up": [], "ssdlab start-up": []})
+        runs.append((" start-up", startup_ios))
     with tempfile.TemporaryDirectory(prefix="mqsim-sbs-") as tmp:
         here = Path(tmp)
         (here / "ssd.xml").write_text(drive, encoding="utf-8")
-        (here / "wl.xml").write_text(work, encoding="utf-8")
+        for n, text in work.items():
+            (here / f"wl-{n}.xml").write_text(text, encoding="utf-8")
         for r in range(rounds):
             order = ("MQSim", "ssdlab") if r % 2 == 0 else ("ssdlab", "MQSim")
-            for who in order:
-                if who == "MQSim":
-                    cpu, wall, rss, text = timed([str(binary.resolve()), "-i", "ssd.xml", "-w", "wl.xml"], here)
-                    got = served(text)
-                else:
-                    cpu, wall, rss, text = timed(ssdlab_command(ssdlab, ios, cmt), here)
-                    got = ssdlab_ios(text)
-                if got != ios:
-                    raise SideBySideError(f"{who} served {got} requests, not {ios}")
-                results[who].append((cpu, wall, rss))
-                say(f"round {r + 1} {who:6s}: {cpu:7.2f} CPU s  {wall:7.2f} s wall  {rss / 1024:7.0f} MiB peak RSS")
+            for suffix, n in runs:
+                for who in order:
+                    if who == "MQSim":
+                        cpu, wall, rss, out = timed([str(binary.resolve()), "-i", "ssd.xml", "-w", f"wl-{n}.xml"], here)
+                        got = served(out)
+                    else:
+                        cpu, wall, rss, out = timed(ssdlab_command(ssdlab, n, cmt), here)
+                        got = ssdlab_ios(out)
+                    if got != n:
+                        raise SideBySideError(f"{who}{suffix} served {got} requests, not {n}")
+                    results[who + suffix].append((cpu, wall, rss))
+                    say(f"round {r + 1} {who + suffix:6s}: {cpu:7.2f} CPU s  {wall:7.2f} s wall  {rss / 1024:7.0f} MiB peak RSS")
     return results
 
 
 def table(results: dict[str, list[tuple[float, float, int]]], ios: int, cmt: bool) -> str:
     """The Markdown table of `docs/speed-mqsim.md`, its heading and one row: each program's CPU
-    seconds by round, the ratio of the medians, I/Os per CPU second, and the peak RSS."""
+    seconds by round, the ratio of the medians, I/Os per CPU second, and the peak RSS; with
+    start-up runs in ``results``, also each side's median start-up and the ratio of the
+    medians less it."""
     cpu = {k: [c for c, _, _ in v] for k, v in results.items()}
     med = {k: statistics.median(v) for k, v in cpu.items()}
-    rss = {k: max(m for _, _, m in v) / 1024 for k, v in results.items()}
+    rss = {k: max(m for _, _, m in results[k]) / 1024 for k in ("MQSim", "ssdlab")}
     rounds = {k: ", ".join(f"{c:.2f}" for c in v) for k, v in cpu.items()}
     label = "2 MiB cached map" if cmt else "all in DRAM"
-    head = "| map | ssdlab CPU s (rounds) | MQSim CPU s (rounds) | ratio of medians | ssdlab / MQSim I/Os per CPU s | peak RSS ssdlab / MQSim |\n|---|---|---|---|---|---|\n"
-    return head + (f"| {label} | {rounds['ssdlab']} | {rounds['MQSim']} | {med['MQSim'] / med['ssdlab']:.1f}x | "
-                   f"{ios / med['ssdlab'] / 1e3:.0f} k / {ios / med['MQSim'] / 1e3:.0f} k | {rss['ssdlab']:.0f} MiB / {rss['MQSim']:.0f} MiB |")
+    cols = ["map", "ssdlab CPU s (rounds)", "MQSim CPU s (rounds)", "ratio of medians", "ssdlab / MQSim I/Os per CPU s", "peak RSS ssdlab / MQSim"]
+    cells = [label, rounds["ssdlab"], rounds["MQSim"], f"{med['MQSim'] / med['ssdlab']:.1f}x",
+             f"{ios / med['ssdlab'] / 1e3:.0f} k / {ios / med['MQSim'] / 1e3:.0f} k", f"{rss['ssdlab']:.0f} MiB / {rss['MQSim']:.0f} MiB"]
+    if "ssdlab start-up" in med:
+        start = (med["ssdlab start-up"], med["MQSim start-up"])
+        alone = (med["ssdlab"] - start[0], med["MQSim"] - start[1])
+        cols += ["start-up CPU s ssdlab / MQSim", "ratio less start-up"]
+        cells += [f"{start[0]:.2f} / {start[1]:.2f}", f"{alone[1] / alone[0]:.1f}x" if min(alone) > 0 else "n/a (a run no longer than its start-up)"]
+    return "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n| " + " | ".join(cells) + " |"
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -185,6 +211,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--map", choices=("dram", "cmt"), default="dram", help="the map all in DRAM (default) or MQSim's 2 MiB CMT")
     ap.add_argument("--rounds", type=int, default=3, help="alternating pairs of runs (default 3)")
     ap.add_argument("--ios", type=int, default=1_000_000, help="requests per run (default 10^6)")
+    ap.add_argument("--startup-ios", type=int, default=1000, help="requests of each round's start-up runs (default 1000; 0: none)")
     ap.add_argument("--ssdlab", default=None, help="the ssdlab command, split as a shell would (default: the venv's, else the one on PATH)")
     args = ap.parse_args(argv)
     venv = ROOT / ".venv" / "bin" / "ssdlab"
@@ -194,11 +221,12 @@ def main(argv: Optional[list[str]] = None) -> int:
             ssdlab = shlex.split(args.ssdlab) if args.ssdlab else [found] if found else None
         except ValueError as e:
             raise SideBySideError(f"--ssdlab {args.ssdlab!r}: {e}") from e
-        if args.rounds < 1 or args.ios < 1:
-            raise SideBySideError("--rounds and --ios must be at least 1")
+        if args.rounds < 1 or args.ios < 1 or args.startup_ios < 0:
+            raise SideBySideError("--rounds and --ios must be at least 1, and --startup-ios at least 0")
         if not ssdlab:
             raise SideBySideError("no ssdlab command: run `python3 dev.py setup` or pass --ssdlab")
-        results = compare(args.mqsim, ssdlab, args.rounds, args.ios, args.map == "cmt", say=lambda line: print(line, file=sys.stderr))
+        results = compare(args.mqsim, ssdlab, args.rounds, args.ios, args.map == "cmt", say=lambda line: print(line, file=sys.stderr),
+                          startup_ios=args.startup_ios)
     except SideBySideError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
