@@ -149,19 +149,15 @@ def compare(mqsim: Path, ssdlab: list[str], rounds: int, ios: int, cmt: bool, sa
     binary = mqsim / "MQSim"
     if not binary.is_file() or not os.access(binary, os.X_OK):
         raise SideBySideError(f"{binary}: no MQSim binary that can run (build the checkout with its own make)")
+    # Each round's runs: the measured pair, then the start-up pair.
+    runs = [("", ios)] + ([(" start-up", startup_ios)] if startup_ios else [])
     try:
         drive = drive_config((mqsim / "ssdconfig.xml").read_text(encoding="utf-8"), ideal_map=not cmt)
         stock = (mqsim / "workload.xml").read_text(encoding="utf-8")
-        work = {ios: workload_config(stock, ios)}
-        if startup_ios:
-            work[startup_ios] = workload_config(stock, startup_ios)
+        work = {n: workload_config(stock, n) for _, n in runs}
     except (OSError, ValueError, ET.ParseError) as e:
         raise SideBySideError(f"{mqsim}: {e}") from e
-    results: dict[str, list[tuple[float, float, int]]] = {"MQSim": [], "ssdlab": []}
-    runs = [("", ios)]
-    if startup_ios:
-        results.update({"MQSim start-up": [], "ssdlab start-up": []})
-        runs.append((" start-up", startup_ios))
+    results: dict[str, list[tuple[float, float, int]]] = {who + suffix: [] for suffix, _ in runs for who in ("MQSim", "ssdlab")}
     with tempfile.TemporaryDirectory(prefix="mqsim-sbs-") as tmp:
         here = Path(tmp)
         (here / "ssd.xml").write_text(drive, encoding="utf-8")
