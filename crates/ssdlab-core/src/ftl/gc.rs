@@ -151,6 +151,8 @@ impl Ftl {
             self.erase_victim(victim, p, sink);
             return Ok(0);
         }
+        let upto = c.next;
+        self.prefetch_moves(p, &mut c, upto);
         self.move_listed(victim, p, &moving, true, &mut c.page_read, sink)?;
         for &(offset, _) in &moving {
             self.p2l.set(victim, offset, UNMAPPED);
@@ -170,15 +172,16 @@ impl Ftl {
         self.blocks[victim as usize].state = State::Victim;
         self.pools[p].counters.gc_victims += 1;
         let spb = self.g.slots_per_block();
-        // Touch the map entries of the victim's valid units now: independent loads whose cache
-        // misses overlap, where the moves one by one would take them in turn.
-        let mut moving = std::mem::take(&mut self.moving);
-        moving.clear();
-        self.p2l.valid_into(victim, spb, &mut moving);
-        std::hint::black_box(moving.iter().fold(0u64, |a, &(_, lpn)| a ^ self.l2p.peek(lpn)));
-        self.moving = moving;
+        // The victim's valid units, whose map entries the moves will update: brought toward
+        // the cache a few moves ahead of each (`prefetch_moves`).
+        let mut units = std::mem::take(&mut self.pools[p].victim_units);
+        units.clear();
+        self.p2l.valid_into(victim, spb, &mut units);
+        self.pools[p].victim_units = units;
         let pace = f64::from(valid) / f64::from(spb.saturating_sub(valid).max(1));
-        self.pools[p].collecting = Some(Collecting { block: victim, next: 0, page_read: NIL, pace });
+        let mut c = Collecting { block: victim, next: 0, page_read: NIL, pace, ahead: 0, ahead_leaf: 0 };
+        self.prefetch_moves(p, &mut c, 0);
+        self.pools[p].collecting = Some(c);
         true
     }
 

@@ -60,6 +60,7 @@ pub mod metrics;
 pub mod ops;
 mod placement;
 mod pool;
+mod prefetch;
 mod read_ahead;
 mod slots;
 mod zones;

@@ -227,6 +227,10 @@ pub(super) struct Pool {
     pub gc_active: bool,
     /// The victim being collected, unit by unit.
     pub collecting: Option<Collecting>,
+    /// The victim's valid units (offset, lpn) when its collection started, for bringing
+    /// their map entries toward the cache ahead of the moves (a hint: some may have been
+    /// written since).
+    pub victim_units: Vec<(u32, u64)>,
     /// Unit moves GC owes the host writes so far (see `Ftl::collect_if_needed`).
     pub credit: f64,
 }
@@ -242,6 +246,10 @@ pub(super) struct Collecting {
     /// Unit moves per host write that keep free blocks level while this victim is collected:
     /// valid / (slots per block - valid).
     pub pace: f64,
+    /// Of `Pool::victim_units`, the first whose map entry and whose leaf pointer have not
+    /// been brought toward the cache.
+    pub ahead: u32,
+    pub ahead_leaf: u32,
 }
 
 impl Pool {
@@ -264,6 +272,7 @@ impl Pool {
             counters: FtlCounters::default(),
             gc_active: false,
             collecting: None,
+            victim_units: Vec::new(),
             credit: 0.0,
         }
     }

@@ -124,6 +124,17 @@ impl FlashDevice {
                 return;
             }
             self.waiting[part].pop_front();
+            // The writes queued behind this one come in soon: bring the metadata of the next
+            // one's old copy, and the map entry of the one after, toward the cache.
+            if let Some(n) = self.waiting[part].front() {
+                self.ftl.prefetch_old(Lpn(ctx.cmds[n.id].offset / self.unit));
+            }
+            if let Some(n) = self.waiting[part].get(1) {
+                self.ftl.prefetch_entry(Lpn(ctx.cmds[n.id].offset / self.unit));
+            }
+            if let Some(n) = self.waiting[part].get(2) {
+                self.ftl.prefetch_leaf(Lpn(ctx.cmds[n.id].offset / self.unit));
+            }
             self.buffer_used[part] += units;
             let first = c.offset / self.unit;
             let mut ops = std::mem::take(&mut self.ops);

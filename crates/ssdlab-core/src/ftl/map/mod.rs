@@ -137,6 +137,19 @@ impl L2p {
         self.dense.peek(leaf, off)
     }
 
+    /// Brings the line of the pointer to `lpn`'s dense leaf toward the cache (a hint).
+    #[inline]
+    pub fn prefetch_leaf(&self, lpn: u64) {
+        self.dense.prefetch_leaf((lpn >> LEAF_BITS) as usize);
+    }
+
+    /// Brings the line of `lpn`'s dense entry toward the cache (a hint; nothing changes).
+    #[inline]
+    pub fn prefetch(&self, lpn: u64) {
+        let (leaf, off) = ((lpn >> LEAF_BITS) as usize, (lpn as usize) & (LEAF - 1));
+        self.dense.prefetch(leaf, off);
+    }
+
     /// Sets the slot of `lpn` and returns the previous one.
     #[allow(clippy::inline_always)]
     #[inline(always)]

@@ -75,6 +75,24 @@ impl<W: Word> Dense<W> {
         self.0[leaf].as_ref().map(|l| l[off].widen())
     }
 
+    /// Brings the line of `leaf`'s pointer toward the cache.
+    #[inline]
+    fn prefetch_leaf(&self, leaf: usize) {
+        if let Some(p) = self.0.get(leaf) {
+            mem_prefetch::prefetch_read_data::<_, 3>(p);
+        }
+    }
+
+    /// Brings the line of entry `off` of `leaf` toward the cache, if the leaf is made.
+    #[inline]
+    fn prefetch(&self, leaf: usize, off: usize) {
+        if let Some(Some(l)) = self.0.get(leaf) {
+            if let Some(e) = l.get(off) {
+                mem_prefetch::prefetch_read_data::<_, 3>(e);
+            }
+        }
+    }
+
     #[inline]
     fn peek(&self, leaf: usize, off: usize) -> u64 {
         self.0.get(leaf).and_then(Option::as_ref).map_or(0, |l| l[off].widen())
@@ -135,6 +153,18 @@ impl Leaves {
     #[inline]
     pub(super) fn get(&self, leaf: usize, off: usize) -> Option<u64> {
         each!(self, Leaves, d => d.get(leaf, off))
+    }
+
+    /// Brings the line of `leaf`'s pointer toward the cache (a hint).
+    #[inline]
+    pub(super) fn prefetch_leaf(&self, leaf: usize) {
+        each!(self, Leaves, d => d.prefetch_leaf(leaf));
+    }
+
+    /// Brings the line of entry `off` of `leaf` toward the cache (a hint).
+    #[inline]
+    pub(super) fn prefetch(&self, leaf: usize, off: usize) {
+        each!(self, Leaves, d => d.prefetch(leaf, off));
     }
 
     /// The entry, or 0 where the leaf is not made (or lies beyond the map).

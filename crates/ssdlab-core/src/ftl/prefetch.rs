@@ -1,0 +1,100 @@
+//! Cache hints for the FTL's random accesses. A host write updates the map entry of a random
+//! logical unit and the metadata of the block its old copy sits in; a GC move updates the map
+//! entry of each of a victim's units, as random. On a large drive each is a miss to DRAM, and
+//! taken in turn they would hold up the work behind them. These bring the lines toward the
+//! cache a few writes or moves ahead, as software prefetches (no load waits for them), so that
+//! the misses overlap with other work. They read what is there and change nothing: results are
+//! the same with or without them.
+
+use super::pool::Collecting;
+use super::{Ftl, Lpn};
+
+impl Ftl {
+    /// Brings the pointer to `lpn`'s map leaf toward the cache, for a host write soon (a hint).
+    #[inline]
+    pub fn prefetch_leaf(&self, lpn: Lpn) {
+        self.l2p.prefetch_leaf(lpn.0);
+    }
+
+    /// Brings `lpn`'s map entry toward the cache, for a host write soon (a hint).
+    #[inline]
+    pub fn prefetch_entry(&self, lpn: Lpn) {
+        self.l2p.prefetch(lpn.0);
+    }
+
+    /// Brings the metadata of the block that holds `lpn`'s copy toward the cache, for a host
+    /// write soon, whose map entry [`Self::prefetch_entry`] brought in earlier (a hint).
+    #[inline]
+    pub fn prefetch_old(&self, lpn: Lpn) {
+        let slot = self.l2p.peek(lpn.0);
+        let (block, _) = self.place_of_slot(slot);
+        if let Some(b) = self.blocks.get(block as usize) {
+            mem_prefetch::prefetch_read_data::<_, 3>(b);
+            self.p2l.prefetch(block);
+        }
+    }
+
+    /// Brings toward the cache the map entries of the victim's units up to `AHEAD` slots
+    /// past `upto`, and the pointers to their leaves twice as far: the moves of the next host
+    /// writes then find them there, and their misses overlap with other work. A hint: it
+    /// changes nothing.
+    pub(super) fn prefetch_moves(&self, p: usize, c: &mut Collecting, upto: u32) {
+        const AHEAD: u32 = 32;
+        let units = &self.pools[p].victim_units;
+        while let Some(&(_, lpn)) = units.get(c.ahead_leaf as usize).filter(|u| u.0 < upto + 2 * AHEAD) {
+            self.l2p.prefetch_leaf(lpn);
+            c.ahead_leaf += 1;
+        }
+        while let Some(&(_, lpn)) = units.get(c.ahead as usize).filter(|u| u.0 < upto + AHEAD) {
+            self.l2p.prefetch(lpn);
+            c.ahead += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{RngExt, SeedableRng};
+
+    use super::*;
+    use crate::ftl::pool::Collecting;
+    use crate::ftl::{FtlConfig, NIL};
+    use crate::ids::BlockId;
+    use crate::media::NandConfig;
+    use crate::units::Bytes;
+
+    /// Each unit's slot, each block's erases and valid count, and the counters.
+    fn state(f: &Ftl) -> (Vec<Option<u64>>, Vec<(u32, u32)>, String) {
+        let map = (0..f.exported_units()).map(|l| f.lookup(Lpn(l))).collect();
+        let blocks = (0..f.blocks.len() as u32).map(|b| (f.erases(BlockId(b)), f.blocks[b as usize].valid)).collect();
+        (map, blocks, format!("{:?}", f.counters()))
+    }
+
+    #[test]
+    fn hints_take_any_unit_and_change_nothing() {
+        // An aged drive under random writes (GC collecting a victim, whose moves the hints
+        // run ahead of): every hint, for every unit, unmapped ones, trimmed ones and ones
+        // beyond the drive, leaves the map, the blocks and the counters as they were.
+        let nand = NandConfig { channels: 2, ways: 2, dies_per_chip: 1, planes: 2, blocks_per_plane: 40, pages_per_block: 16, page_size: Bytes(16_384), ..NandConfig::default() };
+        let mut f = Ftl::new(&nand, &FtlConfig { op_ratio: 0.2, ..FtlConfig::default() }, 7).unwrap();
+        f.age(1.5, 9).unwrap();
+        let units = f.exported_units();
+        let mut rng = crate::sim::Rng::seed_from_u64(11);
+        for _ in 0..5_000 {
+            f.write_placed(Lpn(rng.random_range(0..units)), &mut |_| {}).unwrap();
+        }
+        f.trim(Lpn(3));
+        assert!(f.pools[0].collecting.is_some() && !f.pools[0].victim_units.is_empty(), "GC is collecting a victim");
+        let before = state(&f);
+        for l in (0..units + 64).chain([u64::MAX / 2, u64::MAX]) {
+            f.prefetch_leaf(Lpn(l));
+            f.prefetch_entry(Lpn(l));
+            f.prefetch_old(Lpn(l));
+        }
+        let spb = f.g.slots_per_block();
+        let mut c = Collecting { block: NIL, next: 0, page_read: NIL, pace: 1.0, ahead: 0, ahead_leaf: 0 };
+        f.prefetch_moves(0, &mut c, spb);
+        assert_eq!(c.ahead as usize, f.pools[0].victim_units.len(), "every unit of the victim was hinted");
+        assert_eq!(state(&f), before);
+    }
+}
