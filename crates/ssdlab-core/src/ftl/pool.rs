@@ -246,10 +246,9 @@ pub(super) struct Collecting {
     /// Unit moves per host write that keep free blocks level while this victim is collected:
     /// valid / (slots per block - valid).
     pub pace: f64,
-    /// Of `Pool::victim_units`, the first whose map entry and whose leaf pointer have not
-    /// been brought toward the cache.
+    /// Of `Pool::victim_units`, the first whose map entry has not been brought toward the
+    /// cache.
     pub ahead: u32,
-    pub ahead_leaf: u32,
 }
 
 impl Pool {

@@ -35,16 +35,11 @@ impl Ftl {
     }
 
     /// Brings toward the cache the map entries of the victim's units up to `AHEAD` slots
-    /// past `upto`, and the pointers to their leaves twice as far: the moves of the next host
-    /// writes then find them there, and their misses overlap with other work. A hint: it
-    /// changes nothing.
+    /// past `upto`: the moves of the next host writes then find them there, and their misses
+    /// overlap with other work. A hint: it changes nothing.
     pub(super) fn prefetch_moves(&self, p: usize, c: &mut Collecting, upto: u32) {
         const AHEAD: u32 = 32;
         let units = &self.pools[p].victim_units;
-        while let Some(&(_, lpn)) = units.get(c.ahead_leaf as usize).filter(|u| u.0 < upto + 2 * AHEAD) {
-            self.l2p.prefetch_leaf(lpn);
-            c.ahead_leaf += 1;
-        }
         while let Some(&(_, lpn)) = units.get(c.ahead as usize).filter(|u| u.0 < upto + AHEAD) {
             self.l2p.prefetch(lpn);
             c.ahead += 1;
@@ -92,7 +87,7 @@ mod tests {
             f.prefetch_old(Lpn(l));
         }
         let spb = f.g.slots_per_block();
-        let mut c = Collecting { block: NIL, next: 0, page_read: NIL, pace: 1.0, ahead: 0, ahead_leaf: 0 };
+        let mut c = Collecting { block: NIL, next: 0, page_read: NIL, pace: 1.0, ahead: 0 };
         f.prefetch_moves(0, &mut c, spb);
         assert_eq!(c.ahead as usize, f.pools[0].victim_units.len(), "every unit of the victim was hinted");
         assert_eq!(state(&f), before);
