@@ -208,6 +208,8 @@ impl Ftl {
             c.page_read = page;
         }
         c.next += 1;
+        let upto = c.next;
+        self.prefetch_moves(p, &mut c, upto);
         self.pools[p].collecting = Some(c);
         self.relocate(victim, offset, lpn, p, true, sink)?;
         Ok(true)
