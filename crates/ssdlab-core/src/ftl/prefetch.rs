@@ -12,20 +12,20 @@ use super::{Ftl, Lpn};
 impl Ftl {
     /// Brings the pointer to `lpn`'s map leaf toward the cache, for a host write soon (a hint).
     #[inline]
-    pub fn prefetch_leaf(&self, lpn: Lpn) {
+    pub(crate) fn prefetch_leaf(&self, lpn: Lpn) {
         self.l2p.prefetch_leaf(lpn.0);
     }
 
     /// Brings `lpn`'s map entry toward the cache, for a host write soon (a hint).
     #[inline]
-    pub fn prefetch_entry(&self, lpn: Lpn) {
+    pub(crate) fn prefetch_entry(&self, lpn: Lpn) {
         self.l2p.prefetch(lpn.0);
     }
 
     /// Brings the metadata of the block that holds `lpn`'s copy toward the cache, for a host
     /// write soon, whose map entry [`Self::prefetch_entry`] brought in earlier (a hint).
     #[inline]
-    pub fn prefetch_old(&self, lpn: Lpn) {
+    pub(crate) fn prefetch_old(&self, lpn: Lpn) {
         let slot = self.l2p.peek(lpn.0);
         let (block, _) = self.place_of_slot(slot);
         if let Some(b) = self.blocks.get(block as usize) {
@@ -36,11 +36,11 @@ impl Ftl {
 
     /// Brings toward the cache the map entries of the victim's units up to `AHEAD` slots
     /// past `upto`: the moves of the next host writes then find them there, and their misses
-    /// overlap with other work. A hint: it changes nothing.
+    /// overlap with other work. A hint: it changes only `c.ahead`, how far the hints have gone.
     pub(super) fn prefetch_moves(&self, p: usize, c: &mut Collecting, upto: u32) {
         const AHEAD: u32 = 32;
         let units = &self.pools[p].victim_units;
-        while let Some(&(_, lpn)) = units.get(c.ahead as usize).filter(|u| u.0 < upto + AHEAD) {
+        while let Some(&(_, lpn)) = units.get(c.ahead as usize).filter(|u| u.0 < upto.saturating_add(AHEAD)) {
             self.l2p.prefetch(lpn);
             c.ahead += 1;
         }
@@ -52,7 +52,6 @@ mod tests {
     use rand::{RngExt, SeedableRng};
 
     use super::*;
-    use crate::ftl::pool::Collecting;
     use crate::ftl::{FtlConfig, NIL};
     use crate::ids::BlockId;
     use crate::media::NandConfig;

@@ -124,8 +124,9 @@ impl FlashDevice {
                 return;
             }
             self.waiting[part].pop_front();
-            // The writes queued behind this one come in soon: bring the metadata of the next
-            // one's old copy, and the map entry of the one after, toward the cache.
+            // The writes queued behind this one come in soon: bring toward the cache the
+            // metadata of the next one's old copy, the map entry of the one after, and the
+            // pointer to the map leaf of the third (each stage needs the one before).
             if let Some(n) = self.waiting[part].front() {
                 self.ftl.prefetch_old(Lpn(ctx.cmds[n.id].offset / self.unit));
             }
