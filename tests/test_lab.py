@@ -18,6 +18,7 @@ import pytest
 import ssdlab
 from ssdlab import lab
 from ssdlab.exceptions import InputError
+from ssdlab.store import Store
 
 from conftest import ROOT
 from test_cli import no_traceback
@@ -322,20 +323,13 @@ def test_an_axis_over_the_seed_wins_and_repeats_differ(tmp_path):
         lab.Spec.load({"set": {"workload.randseed": 3}})
 
 
-def _finished_points(store):
-    """The point files a sweep has finished: each is written under a ``.tmp-`` name first and
-    renamed when whole, so a file in the folder is not yet a finished point."""
-    d = store / "points"
-    return [f for f in os.listdir(d) if f.endswith(".parquet") and not f.startswith(".")] if d.is_dir() else []
-
-
 def test_ctrl_c_stops_a_sweep_keeps_finished_points_and_leaves_no_worker(tmp_path):
     spec = tmp_path / "long.toml"
     spec.write_text('base = "default"\n[set]\n"workload.number_ios" = 2000000\n"workload.numjobs" = 1\n[axes]\n"workload.iodepth" = { from = 1, to = 12 }\n')
     store = tmp_path / "long.store"
     p = subprocess.Popen([sys.executable, "-m", "ssdlab", "sweep", str(spec), "-j", "2"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 120
-    while not _finished_points(store):
+    while not Store(str(store)).done():  # a file in points/ may be one still being written
         assert time.monotonic() < deadline and p.poll() is None, "no point finished"
         time.sleep(0.05)
     os.killpg(p.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole foreground group
@@ -372,7 +366,7 @@ def test_kill_9_of_the_sweep_alone_leaves_no_worker_behind(tmp_path):
     store = tmp_path / "long.store"
     p = subprocess.Popen([sys.executable, "-m", "ssdlab", "sweep", str(spec), "-j", "2"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 120
-    while not _finished_points(store):
+    while not Store(str(store)).done():  # a file in points/ may be one still being written
         assert time.monotonic() < deadline and p.poll() is None, "no point finished"
         time.sleep(0.05)
     assert subprocess.run(["pgrep", "-g", str(p.pid)], capture_output=True, text=True).stdout.split().__len__() >= 3, "the sweep, its fork server and workers"
