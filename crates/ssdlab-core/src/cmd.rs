@@ -194,6 +194,56 @@ impl std::ops::IndexMut<CmdId> for Commands {
     }
 }
 
+/// A value per command in flight, found by the command's slot: what a hash map keyed by
+/// [`CmdId`] holds, without hashing (ids are the command table's slots: few, and reused).
+#[derive(Clone, Debug)]
+pub struct PerCmd<T> {
+    slots: Vec<Option<T>>,
+}
+
+impl<T> Default for PerCmd<T> {
+    fn default() -> Self {
+        PerCmd { slots: Vec::new() }
+    }
+}
+
+impl<T> PerCmd<T> {
+    #[inline]
+    pub fn get_mut(&mut self, id: CmdId) -> Option<&mut T> {
+        self.slots.get_mut(id.0 as usize)?.as_mut()
+    }
+
+    #[inline]
+    pub fn contains(&self, id: CmdId) -> bool {
+        self.slots.get(id.0 as usize).is_some_and(Option::is_some)
+    }
+
+    /// Sets the value of `id`; returns the one it replaces.
+    #[inline]
+    pub fn insert(&mut self, id: CmdId, value: T) -> Option<T> {
+        let i = id.0 as usize;
+        if i >= self.slots.len() {
+            self.slots.resize_with(i + 1, || None);
+        }
+        self.slots[i].replace(value)
+    }
+
+    /// The value of `id`, made by `make` if it has none.
+    #[inline]
+    pub fn get_or_insert_with(&mut self, id: CmdId, make: impl FnOnce() -> T) -> &mut T {
+        let i = id.0 as usize;
+        if i >= self.slots.len() {
+            self.slots.resize_with(i + 1, || None);
+        }
+        self.slots[i].get_or_insert_with(make)
+    }
+
+    #[inline]
+    pub fn remove(&mut self, id: CmdId) -> Option<T> {
+        self.slots.get_mut(id.0 as usize)?.take()
+    }
+}
+
 /// A block's view of the simulation while it handles an input: `O` is the block's output type.
 pub struct Ctx<'a, O> {
     pub now: SimTime,
@@ -221,5 +271,37 @@ impl<'a, O> Ctx<'a, O> {
     /// Stops the run with `e` (the first failure wins).
     pub fn fail(&mut self, e: Error) {
         self.failure.get_or_insert(e);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use rand::{RngExt, SeedableRng};
+
+    use super::*;
+
+    /// Random inserts, updates, removals and lookups agree with a hash map's.
+    #[test]
+    fn per_cmd_does_what_a_hash_map_by_id_does() {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        let (mut t, mut m) = (PerCmd::<u32>::default(), HashMap::<CmdId, u32>::new());
+        for step in 0..20_000u32 {
+            let id = CmdId(rng.random_range(0..48));
+            match rng.random_range(0..5u32) {
+                0 => assert_eq!(t.insert(id, step), m.insert(id, step)),
+                1 => assert_eq!(t.remove(id), m.remove(&id)),
+                2 => assert_eq!(t.get_mut(id).map(|v| std::mem::replace(v, step)), m.get_mut(&id).map(|v| std::mem::replace(v, step))),
+                3 => {
+                    *t.get_or_insert_with(id, || 100) += 1;
+                    *m.entry(id).or_insert(100) += 1;
+                }
+                _ => assert_eq!(t.contains(id), m.contains_key(&id)),
+            }
+        }
+        for i in 0..64 {
+            assert_eq!(t.get_mut(CmdId(i)).copied(), m.get(&CmdId(i)).copied(), "slot {i}");
+        }
     }
 }

@@ -43,6 +43,7 @@ use write_buffer::{Uncached, Waiting};
 
 use super::read_ahead::{Lookup, ReadAhead};
 use super::{FlashOp, Ftl, FtlConfig, MapCacheUnit, PoolSpec, Precondition};
+use crate::cmd::PerCmd;
 use crate::ctrl::transfer::Transfer;
 use crate::error::Result;
 use crate::ftl::metrics::{NAND_CHANNELS_BUSY, NAND_DIES_BUSY};
@@ -119,10 +120,10 @@ pub struct FlashDevice {
     ahead: ReadAhead,
     /// Reads waiting for their translation pages (map cache misses): loads outstanding, since
     /// when they wait, and the page reads to issue after.
-    map_wait: FxHashMap<CmdId, MapWait>,
+    map_wait: PerCmd<MapWait>,
     /// Reads issued after their map loads: how long they waited for them (the breakdown's
     /// `map`) and the page reads still to land.
-    map_crit: FxHashMap<CmdId, (SimDuration, usize)>,
+    map_crit: PerCmd<(SimDuration, usize)>,
     /// Scratch: the flash operations of one command's map lookups.
     map_ops: Vec<FlashOp>,
     /// Translation-page loads that host reads wait for, by token (`None`: a free token), and
@@ -143,7 +144,7 @@ pub struct FlashDevice {
     gc_reported: Option<u64>,
     /// Read-modify-write: writes waiting for the flash reads of units they cover in part (page
     /// reads left), and the units read so.
-    rmw: FxHashMap<CmdId, u32>,
+    rmw: PerCmd<u32>,
     rmw_reads: u64,
 }
 
@@ -317,8 +318,8 @@ impl FlashDevice {
             buffer_hits: 0,
             unmapped_reads: 0,
             page_reads: Vec::new(),
-            map_wait: FxHashMap::default(),
-            map_crit: FxHashMap::default(),
+            map_wait: PerCmd::default(),
+            map_crit: PerCmd::default(),
             map_ops: Vec::new(),
             loads: Vec::new(),
             loading: FxHashMap::default(),
@@ -329,7 +330,7 @@ impl FlashDevice {
             shared_by_piece: FxHashMap::default(),
             coalesced: 0,
             gc_reported: None,
-            rmw: FxHashMap::default(),
+            rmw: PerCmd::default(),
             rmw_reads: 0,
             ahead: ReadAhead::new(cfg.read_ahead.0, unit, g.slots_per_page),
             precondition: report,
@@ -475,14 +476,14 @@ impl FlashDevice {
     fn apply_one(&mut self, ctx: &mut Ctx, o: nand::Output) -> bool {
         match o {
             nand::Output::At(t, e) => ctx.at(t, Out::Wake(Event::Nand(e))),
-            nand::Output::ReadReady { cmd, .. } if self.rmw.contains_key(&cmd) => return self.merged(ctx, cmd),
+            nand::Output::ReadReady { cmd, .. } if self.rmw.contains(cmd) => return self.merged(ctx, cmd),
             nand::Output::ReadReady { cmd, bytes, at, service, gc } => {
                 ctx.cmds[cmd].crit_map = SimDuration::ZERO;
-                if let Some((map, left)) = self.map_crit.get_mut(&cmd) {
+                if let Some((map, left)) = self.map_crit.get_mut(cmd) {
                     ctx.cmds[cmd].crit_map = *map;
                     *left -= 1;
                     if *left == 0 {
-                        self.map_crit.remove(&cmd);
+                        self.map_crit.remove(cmd);
                     }
                 }
                 ctx.cmds[cmd].crit_media = service;
@@ -504,10 +505,10 @@ impl FlashDevice {
                 self.loading.remove(&l.tpage);
                 let mut waiters = l.waiters;
                 for &cmd in &waiters {
-                    let Some(w) = self.map_wait.get_mut(&cmd) else { continue };
+                    let Some(w) = self.map_wait.get_mut(cmd) else { continue };
                     w.loads -= 1;
                     if w.loads == 0 {
-                        let w = self.map_wait.remove(&cmd).unwrap_or_else(|| unreachable!("just found"));
+                        let w = self.map_wait.remove(cmd).unwrap_or_else(|| unreachable!("just found"));
                         self.map_crit.insert(cmd, (ctx.now.since(w.since), w.reads.len()));
                         self.array.submit_reads(cmd, w.reads.iter().map(|r| (r.block, r.page, r.bytes, r.at)), ctx.now, &mut self.out);
                         let mut reads = w.reads;
@@ -522,12 +523,12 @@ impl FlashDevice {
                 if let Some(u) = self.uncached.as_mut() {
                     // Writes whose last page this was complete now: their media time ends here.
                     for id in u.by_page.remove(&(block.0, page)).unwrap_or_default() {
-                        let left = u.pending.get_mut(&id).map_or(0, |n| {
+                        let left = u.pending.get_mut(id).map_or(0, |n| {
                             *n -= 1;
                             *n
                         });
                         if left == 0 {
-                            u.pending.remove(&id);
+                            u.pending.remove(id);
                             ctx.cmds[id].account(Component::Media, ctx.now);
                             ctx.at(ctx.now, Out::Done { cmd: id });
                         }

@@ -13,7 +13,7 @@
 use rustc_hash::FxHashMap;
 
 use super::{Ctx, FlashDevice, PageRead};
-use crate::cmd::NO_PID;
+use crate::cmd::{PerCmd, NO_PID};
 use crate::ids::{CmdId, Lpn};
 use crate::io::Kind;
 use crate::media::Out;
@@ -32,7 +32,7 @@ pub(super) struct Waiting {
 #[derive(Default)]
 pub(super) struct Uncached {
     pub(super) by_page: FxHashMap<(u32, u32), Vec<CmdId>>,
-    pub(super) pending: FxHashMap<CmdId, u32>,
+    pub(super) pending: PerCmd<u32>,
 }
 
 impl FlashDevice {
@@ -80,12 +80,12 @@ impl FlashDevice {
     /// A page read of write `cmd`'s read-modify-write landed: once all have, the write (its
     /// reads' time its media time) waits for buffer space. True when it does.
     pub(super) fn merged(&mut self, ctx: &mut Ctx, cmd: CmdId) -> bool {
-        let Some(left) = self.rmw.get_mut(&cmd) else { return false };
+        let Some(left) = self.rmw.get_mut(cmd) else { return false };
         *left -= 1;
         if *left > 0 {
             return false;
         }
-        self.rmw.remove(&cmd);
+        self.rmw.remove(cmd);
         ctx.cmds[cmd].account(Component::Media, ctx.now);
         self.enqueue_write(ctx, cmd);
         true
@@ -154,7 +154,7 @@ impl FlashDevice {
                     // programmed all the same).
                     let (block, page) = self.ftl.locate(slot);
                     u.by_page.entry((block.0, page)).or_default().push(id);
-                    *u.pending.entry(id).or_default() += 1;
+                    *u.pending.get_or_insert_with(id, || 0) += 1;
                 }
             }
             if let Some(n) = self.tenant_ios.get_mut(tenant) {
