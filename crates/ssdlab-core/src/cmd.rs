@@ -221,21 +221,23 @@ impl<T> PerCmd<T> {
     /// Sets the value of `id`; returns the one it replaces.
     #[inline]
     pub fn insert(&mut self, id: CmdId, value: T) -> Option<T> {
-        let i = id.0 as usize;
-        if i >= self.slots.len() {
-            self.slots.resize_with(i + 1, || None);
-        }
-        self.slots[i].replace(value)
+        self.slot(id).replace(value)
     }
 
     /// The value of `id`, made by `make` if it has none.
     #[inline]
     pub fn get_or_insert_with(&mut self, id: CmdId, make: impl FnOnce() -> T) -> &mut T {
+        self.slot(id).get_or_insert_with(make)
+    }
+
+    /// The slot of `id`, the table grown to hold it.
+    #[inline]
+    fn slot(&mut self, id: CmdId) -> &mut Option<T> {
         let i = id.0 as usize;
         if i >= self.slots.len() {
             self.slots.resize_with(i + 1, || None);
         }
-        self.slots[i].get_or_insert_with(make)
+        &mut self.slots[i]
     }
 
     #[inline]
