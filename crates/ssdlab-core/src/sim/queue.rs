@@ -543,6 +543,27 @@ mod tests {
     }
 
     #[test]
+    fn pushes_landing_second_or_third_keep_time_and_push_order() {
+        // Rings of 2 to 6 entries at times 10, 20, ...; a push at each time from 5 to 65 (ties
+        // with every entry, and every place between): the pops must be in time order, a tie
+        // after its equal.
+        for n in 2..=6u64 {
+            for t in 5..=65u64 {
+                let mut q = EventQueue::new();
+                let mut want: Vec<(u64, u32)> = (0..n).map(|k| (10 * (k + 1), k as u32)).collect();
+                for &(time, tag) in &want {
+                    q.push(SimTime(time), tag);
+                }
+                q.push(SimTime(t), 99);
+                want.push((t, 99));
+                want.sort_by_key(|&(time, tag)| (time, tag));
+                let got: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop().map(|(time, e)| (time.0, e))).collect();
+                assert_eq!(got, want, "{n} entries, a push at {t}");
+            }
+        }
+    }
+
+    #[test]
     fn a_run_pushed_at_once_lands_where_its_pushes_one_by_one_would() {
         // Two queues fed the same pushes and pops, one taking each run through `push_all` and
         // the other one push per item: runs in order and out of it, with ties among the items
