@@ -10,8 +10,10 @@
 //! no entry of which precedes an entry of the ring. A simulation schedules most events either
 //! sooner than everything pending (a TLP's hop, a controller step: about three in four at
 //! QD32) or later than everything (the command's next step after a long wait): both are an
-//! insert at an end of the ring, found by a short scan, and a pop is the ring's front. A push
-//! into the middle moves the shorter side of the ring by one place (a long run as slice
+//! insert at an end of the ring, and a pop is the ring's front. On an aged drive about half land
+//! second or third instead, behind another command's next hop: the one or two entries ahead
+//! move down one place. A push to either end, second or third is inlined where the event is
+//! scheduled. A push further into the middle moves the shorter side of the ring by one place (a long run as slice
 //! copies: on an aged drive, a host command's events land among the dies' array
 //! operations and the other commands' events, 64 pending). Only an event no earlier than the
 //! heap's first, or one that overflows a full ring, goes to the heap, so many pending events
