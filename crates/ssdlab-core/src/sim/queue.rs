@@ -10,14 +10,14 @@
 //! no entry of which precedes an entry of the ring. A simulation schedules most events either
 //! sooner than everything pending (a TLP's hop, a controller step: about three in four at
 //! QD32) or later than everything (the command's next step after a long wait): both are an
-//! insert at an end of the ring, and a pop is the ring's front. On an aged drive about half land
-//! second or third instead, behind another command's next hop: the one or two entries ahead
-//! move down one place. A push to either end, second or third is inlined where the event is
-//! scheduled. A push further into the middle moves the shorter side of the ring by one place (a long run as slice
-//! copies: on an aged drive, a host command's events land among the dies' array
-//! operations and the other commands' events, 64 pending). Only an event no earlier than the
-//! heap's first, or one that overflows a full ring, goes to the heap, so many pending events
-//! (thousands of timers) cost what a heap costs. A run of events scheduled together in time
+//! insert at an end of the ring, and a pop is the ring's front. On an aged drive about half
+//! land second or third instead, behind another command's next hop: the one or two entries
+//! ahead move down one place. A push to either end, second or third is inlined where the
+//! event is scheduled. A push further into the middle moves the shorter side of the ring by
+//! one place (a long run as slice copies: on an aged drive, a host command's events land among
+//! the dies' array operations and the other commands' events, 64 pending). Only an event no
+//! earlier than the heap's first, or one that overflows a full ring, goes to the heap, so many
+//! pending events (thousands of timers) cost what a heap costs. A run of events scheduled together in time
 //! order (a chunk's codewords, a die's pieces) is merged into the ring in one pass, so that an
 //! entry it passes moves once, not once per event. Cancellation is not needed by any model yet
 //! (timers that may become stale carry a generation number that the handler checks instead).
@@ -146,6 +146,18 @@ fn copy_down<T: Copy>(ring: &mut [T], from: usize, len: usize, d: usize) {
     }
 }
 
+/// Puts `entry` at place `k` of the ring that starts at `head`, the `k` entries ahead of it
+/// moved down one place, as [`EventQueue::insert`] moves them for a place in the front half;
+/// returns the ring's new head.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn behind_front<T: Copy>(ring: &mut [T], head: usize, k: usize, entry: T) -> usize {
+    move_down(ring, head, k, 1);
+    let h = (head + MASK) & MASK;
+    ring[(h + k) & MASK] = entry;
+    h
+}
+
 /// The first of ring positions `lo..hi` (from `head`) whose entry is later than `time`, or
 /// `hi`: the entries are in time order.
 #[inline]
@@ -216,20 +228,12 @@ impl<E: Copy> EventQueue<E> {
                 self.len = n + 1;
             } else if time < ring[(head + 1) & MASK].time {
                 // Second place (the ring's last is later than `time`, the first is not: it
-                // holds two entries or more): the first moves down one place, as `insert`
-                // would move it.
-                let h = (head + MASK) & MASK;
-                ring[h] = ring[head & MASK];
-                ring[head & MASK] = entry;
-                self.head = h;
+                // holds two entries or more).
+                self.head = behind_front(ring, head, 1, entry);
                 self.len = n + 1;
             } else if n > 3 && time < ring[(head + 2) & MASK].time {
-                // Third place, in a ring of four or more: the first two move down.
-                let h = (head + MASK) & MASK;
-                ring[h] = ring[head & MASK];
-                ring[head & MASK] = ring[(head + 1) & MASK];
-                ring[(head + 1) & MASK] = entry;
-                self.head = h;
+                // Third place, in a ring of four or more.
+                self.head = behind_front(ring, head, 2, entry);
                 self.len = n + 1;
             } else {
                 self.insert(entry);
