@@ -225,7 +225,13 @@ impl Nvme {
         qp.timer_armed = false;
         qp.timer_gen = qp.timer_gen.wrapping_add(1);
         let n = qp.cq_waiting.len();
-        qp.cq_signalled.extend(qp.cq_waiting.drain(..));
+        if qp.cq_signalled.is_empty() {
+            // The usual case: the handler has taken every earlier CQE, so the waiting ones
+            // become the signalled ones as they are (and the emptied ring waits for the next).
+            std::mem::swap(&mut qp.cq_signalled, &mut qp.cq_waiting);
+        } else {
+            qp.cq_signalled.extend(qp.cq_waiting.drain(..));
+        }
         n
     }
 
