@@ -317,6 +317,73 @@ mod tests {
         assert_eq!(drain(&mut q), vec![(3, true), (4, false)]);
     }
 
+    /// What a gather takes, by definition: the ring's indexed ops of `page`, not taken and
+    /// not holes, oldest first, one per plane not yet taken, up to `max` planes.
+    fn gather_by_scan(q: &mut OpQueue, page: u32, mut taken: u32, max: u32, plane_of: impl Fn(BlockId) -> u32, merged: &mut Vec<Op>) -> u32 {
+        let mut planes = taken.count_ones();
+        for e in q.ring.iter_mut() {
+            if planes >= max {
+                break;
+            }
+            if e.bits & (INDEXED | TAKEN | HOLE) == INDEXED && e.page == page && taken & (1 << plane_of(e.block)) == 0 {
+                taken |= 1 << plane_of(e.block);
+                planes += 1;
+                e.bits |= TAKEN;
+                merged.push(OpQueue::unpack(&q.spill, *e));
+            }
+        }
+        planes
+    }
+
+    #[test]
+    fn gathers_take_what_a_scan_of_the_whole_ring_takes() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = crate::sim::Rng::from_seed(crate::sim::stream_seed(11, 0).to_le_bytes());
+        let plane4 = |b: BlockId| b.0 % 4;
+        let mut joined = 0;
+        for _ in 0..200 {
+            let (mut q, mut reference) = (OpQueue::default(), OpQueue::default());
+            q.track_pools(2);
+            reference.track_pools(2);
+            let mut block = 0u32;
+            for _ in 0..400 {
+                let step = rng.random_range(0..10);
+                let page = rng.random_range(0..3);
+                for q in [&mut q, &mut reference] {
+                    match step {
+                        0..=4 => {
+                            // Programs of a few pages on random planes, an erase now and then.
+                            let op = if step == 4 { Op::new(Work::Erase, BlockId(block), 0) } else { Op { pool: (block % 2) as u16, ..program(block, page) } };
+                            q.push_back(op, step != 4);
+                        }
+                        5 | 6 => {
+                            q.remove(0);
+                        }
+                        7 => {
+                            // A fair share takes pool 1's first entry from the middle.
+                            if let Some(at) = q.first_of(1) {
+                                q.remove(at);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                block += rng.random_range(1..4);
+                if step >= 8 {
+                    let (taken, max) = (1u32 << rng.random_range(0..4), rng.random_range(2..5));
+                    let (mut got, mut want) = (Vec::new(), Vec::new());
+                    let n = q.gather(page, taken, max, plane4, &mut got);
+                    assert_eq!(n, gather_by_scan(&mut reference, page, taken, max, plane4, &mut want));
+                    assert_eq!(got.iter().map(|o| o.block).collect::<Vec<_>>(), want.iter().map(|o| o.block).collect::<Vec<_>>());
+                    joined += got.len();
+                }
+            }
+            let bits = |q: &OpQueue| q.ring.iter().map(|e| (e.block, e.bits & (TAKEN | HOLE))).collect::<Vec<_>>();
+            assert_eq!(bits(&q), bits(&reference));
+        }
+        assert!(joined > 1000, "only {joined} ops joined a multi-plane program");
+    }
+
     #[test]
     fn a_program_put_back_at_the_head_is_no_partner() {
         let mut q = OpQueue::default();
