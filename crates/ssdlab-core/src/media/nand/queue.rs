@@ -321,7 +321,7 @@ mod tests {
     /// not holes, oldest first, one per plane not yet taken, up to `max` planes.
     fn gather_by_scan(q: &mut OpQueue, page: u32, mut taken: u32, max: u32, plane_of: impl Fn(BlockId) -> u32, merged: &mut Vec<Op>) -> u32 {
         let mut planes = taken.count_ones();
-        for e in q.ring.iter_mut() {
+        for e in &mut q.ring {
             if planes >= max {
                 break;
             }
