@@ -17,10 +17,11 @@
 //! one place (a long run as slice copies: on an aged drive, a host command's events land among
 //! the dies' array operations and the other commands' events, 64 pending). Only an event no
 //! earlier than the heap's first, or one that overflows a full ring, goes to the heap, so many
-//! pending events (thousands of timers) cost what a heap costs. A run of events scheduled together in time
-//! order (a chunk's codewords, a die's pieces) is merged into the ring in one pass, so that an
-//! entry it passes moves once, not once per event. Cancellation is not needed by any model yet
-//! (timers that may become stale carry a generation number that the handler checks instead).
+//! pending events (thousands of timers) cost what a heap costs. A run of events scheduled
+//! together in time order (a chunk's codewords, a die's pieces) is merged into the ring in one
+//! pass, so that an entry it passes moves once, not once per event. Cancellation is not needed
+//! by any model yet (timers that may become stale carry a generation number that the handler
+//! checks instead).
 //!
 //! The ring keeps ties in order by position, so its entries carry only time and event. The
 //! heap orders by `(time, seq)`: an event pushed to it takes the next of a counter that rises
