@@ -69,6 +69,27 @@ def test_config_forms_agree():
     assert hw.hash != by_name.hash and "hardware" in hw.description
 
 
+def test_the_table_is_the_toml_parsed():
+    # `Config.table` comes from the core as JSON; it must hold what the TOML text says, key for
+    # key and value for value (types included), for every preset and for settings of every kind.
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    configs = [ssdlab.load_config(name) for name in ssdlab.presets().index]
+    configs.append(ssdlab.load_config("default", workload={"rw": "randrw", "rwmixread": 70, "bssplit": "4k/50:64k/50"}, set={"pcie.lanes": 8, "tenants": [{"name": "a", "weight": 3}]}))
+    assert len(configs) > 10
+    for cfg in configs:
+        table = cfg.table
+        assert table == tomllib.loads(cfg.toml), cfg.description
+        assert json.dumps(table, sort_keys=True) == json.dumps(tomllib.loads(cfg.toml), sort_keys=True), cfg.description
+    # A copy at each call: changing one leaves the config's as it was.
+    t = configs[0].table
+    t["pcie"]["lanes"] = -1
+    assert configs[0].table["pcie"]["lanes"] != -1
+
+
 def test_presets_table():
     p = ssdlab.presets()
     assert {"default", "default-hw", "dram-polled"} <= set(p.index)

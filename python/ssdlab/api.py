@@ -6,7 +6,6 @@ import json
 import operator
 import os
 import re
-import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Optional, Union
@@ -93,12 +92,11 @@ class Config:
 
     @property
     def table(self) -> dict[str, Any]:
-        """The resolved config as nested dicts (the TOML parsed)."""
-        if sys.version_info >= (3, 11):
-            import tomllib
-        else:
-            import tomli as tomllib
-        return tomllib.loads(self.toml)
+        """The resolved config as nested dicts: the tables, keys and values of its TOML (a new
+        copy at each call)."""
+        # The core hands the same tree over as JSON, which Python parses in native code.
+        table: dict[str, Any] = json.loads(self._native.to_json())
+        return table
 
     def __repr__(self) -> str:
         return f"<ssdlab.Config {self.hash} {self.description!r}>"

@@ -145,6 +145,11 @@ impl Config {
         self.inner.to_toml()
     }
 
+    /// The resolved config as JSON: the TOML's tables, keys and values.
+    fn to_json(&self) -> PyResult<String> {
+        self.inner.to_json().map_err(|e| PyCoreError(e).into())
+    }
+
     /// A short stable hash of the resolved config.
     fn hash(&self) -> String {
         self.inner.hash()
