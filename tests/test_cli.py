@@ -28,6 +28,36 @@ def test_run_json_document(cli):
         assert key in s["read"]["latency_us"]
 
 
+def test_a_json_run_and_an_atc_study_import_only_what_they_use(tmp_path):
+    # What a command imports is most of its start: rich (tables, progress), pandas and
+    # pyarrow (frames), tomllib and the store's modules are left for the commands that print a
+    # table, make a frame, read TOML in Python or sweep. Counted by module, not timed.
+    trace = tmp_path / "a.u64"
+    trace.write_bytes(b"".join((i * 4096).to_bytes(8, "little") for i in range(1000)))
+    heavy = ("rich", "pandas", "pyarrow", "numpy", "matplotlib", "tomllib", "tomli", "ssdlab.lab", "ssdlab.store")
+    runs = {
+        "run --json": ["run", "--json", "-w", "number_ios=100"],
+        "atc --json": ["atc", str(trace), "--stu", "4k", "--policy", "lru", "--assoc", "4", "--lines", "64", "--json"],
+    }
+    for what, args in runs.items():
+        code = (
+            "import atexit, sys\n"
+            "atexit.register(lambda: print(' '.join(sorted(sys.modules)), file=sys.stderr))\n"
+            f"sys.argv = ['ssdlab', *{args!r}]\n"
+            "from ssdlab.cli import main\n"
+            "main()\n"
+        )
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+        assert p.returncode == 0, p.stderr
+        json.loads(p.stdout)
+        loaded = set(p.stderr.split())
+        assert "ssdlab._core" in loaded, what
+        assert not {m for m in loaded if m.split(".")[0] in heavy or m in heavy}, what
+    # A table does need rich, and the command still prints it.
+    p = subprocess.run([sys.executable, "-m", "ssdlab", "atc", str(trace), "--stu", "4k", "--policy", "lru", "--assoc", "4", "--lines", "64"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert p.returncode == 0 and "Hit rate, STU 4 KiB" in p.stdout, p.stderr
+
+
 def test_run_table_with_no_arguments_uses_the_embedded_default(cli):
     p = cli("run", "--set", "workload.number_ios=2000")
     assert p.returncode == 0, p.stderr

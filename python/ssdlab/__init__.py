@@ -9,12 +9,16 @@ controller and the media, and back, and tells where every nanosecond went.
 True
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ssdlab._core import __version__
 from ssdlab.api import Config, Result, components, load_config, metrics, presets, run
 from ssdlab.decompose import decompose, plot_decomposition
 from ssdlab.exceptions import ConfigError, ConfigWarning, InputError, SimulationError, SsdlabError, StoreWarning, TraceError, WorkloadError
-from ssdlab.lab import open_store, sweep
 from ssdlab.series import plot_timeseries
+
+if TYPE_CHECKING:
+    from ssdlab.lab import open_store, sweep
 
 __all__ = [
     "Config",
@@ -39,3 +43,13 @@ __all__ = [
     "run",
     "sweep",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``sweep`` and ``open_store`` come from :mod:`ssdlab.lab` at their first use: it and the
+    store behind it (hashing, uuid, Parquet's helpers) are not needed to run a simulation."""
+    if name in ("open_store", "sweep"):
+        from ssdlab import lab
+
+        return getattr(lab, name)
+    raise AttributeError(f"module 'ssdlab' has no attribute {name!r}")

@@ -15,11 +15,9 @@ import time
 from typing import Any, Optional
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
 from ssdlab import _core, api, ats, summary
-from ssdlab.cliutil import FORCE_HELP, Bar, Count, UsageError, check_out, check_out_dir, check_plot, ctrl_c_exits_130, err, exit_interrupted, fio_values, out, pairs
+from ssdlab.cliutil import FORCE_HELP, Bar, Count, UsageError, check_out, check_out_dir, check_plot, ctrl_c_exits_130, err, escape, exit_interrupted, fio_values, out, pairs
 from ssdlab.decompose import SEED001_MEDIA, decompose as run_decomposition, plot_decomposition, print_table as print_decomposition
 from ssdlab.exceptions import SsdlabError, issues
 from ssdlab.names import names
@@ -453,6 +451,8 @@ def reproduce(
 @ctrl_c_exits_130
 def presets() -> None:
     """List the preset library."""
+    from rich.table import Table
+
     t = Table(title="Presets (use a name as CONFIG, or `extends = \"NAME\"` in a file)", title_justify="left")
     t.add_column("name", style="bold")
     t.add_column("description")

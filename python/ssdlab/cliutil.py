@@ -12,17 +12,52 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import Any, NoReturn, Optional, TypeVar
-
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+from typing import TYPE_CHECKING, Any, NoReturn, Optional, TypeVar, cast
 
 from ssdlab import _core
 from ssdlab.exceptions import SsdlabError
 
-# Off a terminal (pipes, CI logs) rich would wrap tables at 80 columns; give them room.
-out = Console(width=None if sys.stdout.isatty() else 120)
-err = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+
+
+class _Console:
+    """A rich ``Console`` made at its first use. Importing rich takes about a fifth of a
+    command's start, and a command that writes only JSON, or nothing, never needs it."""
+
+    def __init__(self, stderr: bool) -> None:
+        self._stderr = stderr
+        self._console: Optional[Console] = None
+
+    @property
+    def file(self) -> Any:
+        """The stream it writes to (JSON goes straight there, without making the console)."""
+        if self._console is not None:
+            return self._console.file
+        return sys.stderr if self._stderr else sys.stdout
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            # Off a terminal (pipes, CI logs) rich would wrap tables at 80 columns; give them room.
+            if self._stderr:
+                self._console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
+            else:
+                self._console = Console(width=None if sys.stdout.isatty() else 120)
+        return getattr(self._console, name)
+
+
+def escape(text: str) -> str:
+    """rich's escape of console markup (``[``), importing it at the first use."""
+    from rich.markup import escape as markup_escape
+
+    return markup_escape(text)
+
+
+out = cast("Console", _Console(stderr=False))
+err = cast("Console", _Console(stderr=True))
 
 
 class UsageError(Exception):
@@ -149,7 +184,9 @@ class _Progress:
     def __init__(self, label: str) -> None:
         self.label = label
         self.start = time.monotonic()
-        self.enabled = err.is_terminal
+        # Whether stderr is a terminal is asked once a pass has taken 1 s, not before: a
+        # short command never makes the console.
+        self.enabled = True
         self.progress: Optional[Progress] = None
         self.task: Any = None
 
@@ -162,6 +199,11 @@ class _Progress:
         if self.progress is None:
             if time.monotonic() - self.start < 1.0:
                 return
+            if not err.is_terminal:
+                self.enabled = False
+                return
+            from rich.progress import Progress, TextColumn
+
             self.progress = Progress(TextColumn("{task.description}"), *self.columns(), console=err, transient=True)
             self.progress.start()
             self.task = self.progress.add_task(self.label, total=self.total)
@@ -184,6 +226,8 @@ class Bar(_Progress):
     total = 1.0
 
     def columns(self) -> tuple[Any, ...]:
+        from rich.progress import BarColumn, TaskProgressColumn, TimeRemainingColumn
+
         return BarColumn(), TaskProgressColumn(), TimeRemainingColumn()
 
     def __call__(self, fraction: float) -> None:
@@ -194,6 +238,8 @@ class Count(_Progress):
     """A running count of records for passes of unknown length: ``count(records)``."""
 
     def columns(self) -> tuple[Any, ...]:
+        from rich.progress import TextColumn
+
         return (TextColumn("{task.completed:,.0f} records"),)
 
     def __call__(self, records: int) -> None:

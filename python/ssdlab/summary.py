@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
-
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from typing import TYPE_CHECKING, Any, Optional
 
 from ssdlab import api
 from ssdlab.units import format_bytes
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 Json = Mapping[str, Any]
 
@@ -290,6 +289,9 @@ def _fmt(x: float, digits: int = 2) -> str:
 def print_summary(out: Console, s: RunSummary, description: str, overrides: Sequence[tuple[str, str]] = ()) -> None:
     """The run's tables and lines: ``description`` is the config's, ``overrides`` what the
     command line changed in it."""
+    from rich.markup import escape
+    from rich.table import Table
+
     changed = "; with " + ", ".join(f"{k}={v}" for k, v in overrides) if overrides else ""
     out.print(f"[bold]ssdlab {s.version}[/bold]  {escape(description + changed)}")
     out.print(
@@ -318,6 +320,9 @@ def print_summary(out: Console, s: RunSummary, description: str, overrides: Sequ
 
 
 def _print_tenants(out: Console, tenants: list[TenantStats]) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
     tt = Table(title="Per tenant", title_justify="left")
     flash_t = all(t.flash for t in tenants)
     slos = any(t.slo for t in tenants)
@@ -344,6 +349,8 @@ def _print_tenants(out: Console, tenants: list[TenantStats]) -> None:
 
 
 def _print_breakdown(out: Console, s: RunSummary, ops: list[str]) -> None:
+    from rich.table import Table
+
     b = Table(title="Where the time goes (mean us)", title_justify="left")
     b.add_column("component")
     for op in ops:
@@ -362,6 +369,8 @@ def _print_breakdown(out: Console, s: RunSummary, ops: list[str]) -> None:
 
 def _print_lines(out: Console, s: RunSummary) -> None:
     """The one-line sections: utilisation, host CPU, ATC, flash, steady state, series, replay."""
+    from rich.markup import escape
+
     u = dict(s.utilisation)
     flash = s.flash
     if flash:
@@ -427,6 +436,9 @@ def print_result(out: Console, result: api.Result, overrides: Sequence[tuple[str
 
 def print_metrics(out: Console, frame: Any, as_json: bool) -> None:
     """The metric list (``ssdlab run --metrics``): a table, or JSON `[{name, unit, kind, description}]`."""
+    from rich.markup import escape
+    from rich.table import Table
+
     rows = frame.reset_index().to_dict(orient="records")
     if as_json:
         out.file.write(json.dumps(rows, indent=2) + "\n")
@@ -442,6 +454,8 @@ def print_metrics(out: Console, frame: Any, as_json: bool) -> None:
 def run_jobs(name: str, args: list[str], device: Optional[str], settings: list[tuple[str, str]], seed: Optional[int], output_format: str, max_memory: Optional[str] = None) -> None:
     """``ssdlab run`` of a fio job file (``name``) or of fio's options (``args``): each group's
     tables, or fio's own output (``json``, ``json+`` or ``terse``)."""
+    from rich.markup import escape
+
     from ssdlab import fiojob
     from ssdlab.cliutil import Bar, err, out
 
@@ -470,6 +484,8 @@ def run_jobs(name: str, args: list[str], device: Optional[str], settings: list[t
 def print_served(out: Console, result: dict[str, Any], description: str, overrides: Sequence[tuple[str, str]], as_json: bool) -> None:
     """What ``ssdlab serve`` prints at the end: the run's tables (as ``ssdlab run``'s) and the
     emulation's figures, or one JSON document with both."""
+    from rich.table import Table
+
     from ssdlab.emulate import keeps_up
 
     em = result["emulation"]
