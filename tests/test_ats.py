@@ -22,6 +22,31 @@ def test_atc_json_document(cli):
         assert p["hits"] <= p["accesses"] == doc["accesses"]
 
 
+def test_the_printed_table_is_the_pivot_of_the_points(cli):
+    # `ssdlab atc` prints its table without pandas; it must show what a pandas pivot of the
+    # points shows: per STU, a row per size, a column per series in name order, the mean hit rate.
+    r = ats.study(synth={"stack": "linux-direct", "ios": 5000}, stu=["4k", "2m"], policies=["lru", "fifo", "random"], assoc=["full", 4, 2], lines="1-1024", pin_rings=True)
+    # A cache of one set is named `full` whatever its ways, so a 4-way cache of 4 lines and a
+    # fully associative one share a cell: both show their mean.
+    tables = ats.series_by_stu(r.points)
+    df = r.frame
+    df = df.assign(series=[f"{p} {'full' if s == 1 else str(w) + '-way'}{' pin' if pin else ''}" for p, s, w, pin in zip(df.policy, df.sets, df.ways, df.pinned)])
+    assert sorted(tables) == sorted(df.stu_bytes.unique())
+    for stu, d in df.groupby("stu_bytes", sort=True):
+        pivot = d.pivot_table(index="lines", columns="series", values="hit_rate")
+        rows = tables[int(stu)]
+        assert sorted(rows) == list(pivot.index)
+        assert sorted({n for row in rows.values() for n in row}) == list(pivot.columns)
+        for lines_, row in pivot.iterrows():
+            shown = {n: v for n, v in row.items() if v == v}
+            assert rows[int(lines_)] == pytest.approx(shown, abs=1e-12)
+    # And the command prints it: one table per STU with every series as a column.
+    p = cli("atc", "--synth", "linux-direct", "--ios", "5000", "--stu", "4k,2m", "--lines", "1-16", "--policy", "lru,fifo", "--assoc", "full,4")
+    assert p.returncode == 0, p.stderr
+    assert "Hit rate, STU 4 KiB" in p.stdout and "Hit rate, STU 2 MiB" in p.stdout
+    assert all(name in p.stdout for name in ("lru full", "lru 4-way", "fifo full", "fifo 4-way"))
+
+
 def test_seed_findings_and_plot(tmp_path, cli):
     png = tmp_path / "atc.png"
     svg = tmp_path / "atc.svg"

@@ -164,21 +164,32 @@ class AtcResult:
         return save(fig, path, dpi=150)
 
     def print_table(self, out: Console) -> None:
-        """The table ``ssdlab atc`` prints: hit rate per size, one table per STU."""
+        """The table ``ssdlab atc`` prints: hit rate per size, one table per STU, a column per
+        series (policy, associativity, pinning) in name order. Built from the points without
+        pandas, whose import would take longer than most studies from a file."""
         from rich.table import Table
 
-        df = self.frame
         out.print(f"[bold]ssdlab atc[/bold]  {self.accesses:,} lookups in {self.wall_s:.2f} s" + (f"  ({self.skipped_lines} bad lines skipped)" if self.skipped_lines else ""))
-        for stu, d in df.groupby("stu_bytes", sort=True):
-            d = d.assign(series=[f"{p} {'full' if s == 1 else str(w) + '-way'}{' pin' if pin else ''}" for p, s, w, pin in zip(d.policy, d.sets, d.ways, d.pinned)])
-            table = d.pivot_table(index="lines", columns="series", values="hit_rate")
+        for stu, rows in sorted(series_by_stu(self.points).items()):
+            names = sorted({name for row in rows.values() for name in row})
             t = Table(title=f"Hit rate, STU {format_bytes(int(stu))}", title_justify="left")
             t.add_column("lines", justify="right")
-            for c in table.columns:
-                t.add_column(c, justify="right")
-            for lines_, row in table.iterrows():
-                t.add_row(str(lines_), *("" if v != v else f"{v:.3f}" for v in row))
+            for name in names:
+                t.add_column(name, justify="right")
+            for lines_, row in sorted(rows.items()):
+                t.add_row(str(lines_), *(f"{row[name]:.3f}" if name in row else "" for name in names))
             out.print(t)
+
+
+def series_by_stu(points: Iterable[Mapping[str, Any]]) -> dict[int, dict[int, dict[str, float]]]:
+    """Hit rates by STU, then cache size (lines), then series name (``lru 4-way``, ``lru full
+    pin``): the table :meth:`AtcResult.print_table` prints. A series measured more than once at
+    one size shows the mean of its hit rates."""
+    found: dict[int, dict[int, dict[str, list[float]]]] = {}
+    for p in points:
+        name = f"{p['policy']} {'full' if p['sets'] == 1 else str(p['ways']) + '-way'}{' pin' if p['pinned'] else ''}"
+        found.setdefault(int(p["stu_bytes"]), {}).setdefault(int(p["lines"]), {}).setdefault(name, []).append(float(p["hit_rate"]))
+    return {stu: {n: {k: sum(v) / len(v) for k, v in row.items()} for n, row in rows.items()} for stu, rows in found.items()}
 
 
 def _read_columnar(path: str) -> bytes:
