@@ -29,12 +29,12 @@ def test_run_json_document(cli):
 
 
 def test_a_json_run_and_an_atc_study_import_only_what_they_use(tmp_path):
-    # What a command imports is most of its start: rich (tables, progress), pandas and
+    # What a command imports is most of its start: rich and the summary's tables, pandas and
     # pyarrow (frames), tomllib and the store's modules are left for the commands that print a
     # table, make a frame, read TOML in Python or sweep. Counted by module, not timed.
     trace = tmp_path / "a.u64"
     trace.write_bytes(b"".join((i * 4096).to_bytes(8, "little") for i in range(1000)))
-    heavy = ("rich", "pandas", "pyarrow", "numpy", "matplotlib", "tomllib", "tomli", "ssdlab.lab", "ssdlab.store")
+    heavy = ("rich", "pandas", "pyarrow", "numpy", "matplotlib", "tomllib", "tomli", "ssdlab.lab", "ssdlab.store", "ssdlab.summary")
     runs = {
         "run --json": ["run", "--json", "-w", "number_ios=100"],
         "atc --json": ["atc", str(trace), "--stu", "4k", "--policy", "lru", "--assoc", "4", "--lines", "64", "--json"],

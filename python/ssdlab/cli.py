@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 import typer
 
-from ssdlab import _core, api, ats, summary
+from ssdlab import _core, api, ats
 from ssdlab.cliutil import FORCE_HELP, Bar, Count, UsageError, check_out, check_out_dir, check_plot, ctrl_c_exits_130, err, escape, exit_interrupted, fio_values, out, pairs
 from ssdlab.decompose import SEED001_MEDIA, decompose as run_decomposition, plot_decomposition, print_table as print_decomposition
 from ssdlab.exceptions import SsdlabError, issues
@@ -108,12 +108,16 @@ def run(
         if extra and config is not None:
             device = device or config
         name = config if is_jobfile and config is not None else "<command line>"
+        from ssdlab import summary  # the tables' module; a config's run with --json needs none of it
+
         summary.run_jobs(name, extra, device, settings, seed, "json" if json_ and output_format == "normal" else output_format, max_memory)
         return
     if device is not None or output_format != "normal":
         raise UsageError("--device and --output-format go with a fio job file or fio options")
     cfg = api.load_config(config, seed=seed, settings=settings)
     if metrics_:
+        from ssdlab import summary
+
         summary.print_metrics(out, api.metrics(cfg), json_)
         return
     with Bar("simulating") as bar:
@@ -124,6 +128,8 @@ def run(
         # With the config (its base, the keys set, the TOML), so a report can name the run.
         out.file.write(json.dumps({**result.summary, "config": api.config_record(config, cfg)}, indent=2) + "\n")
     else:
+        from ssdlab import summary
+
         summary.print_result(out, result, settings)
 
 
@@ -152,7 +158,7 @@ def serve_cmd(
     client leaving, with --once) stops the server and prints the same summary as `ssdlab run`,
     with the emulation's lag percentiles. Needs nbdkit and nbdkit-plugin-python.
     """
-    from ssdlab import emulate
+    from ssdlab import emulate, summary
 
     settings = pairs(set_, "--set")
     try:
