@@ -193,6 +193,20 @@ fn resolved_config_round_trips_through_toml() {
     }
 }
 
+#[test]
+fn the_json_holds_what_the_toml_holds() {
+    // `to_json` is the TOML's tree for readers that parse JSON: every table, key and value, of
+    // the same type (an integer stays one, a float stays one).
+    let mut configs: Vec<Config> = presets::names().iter().map(|n| Config::load(n).unwrap()).collect();
+    configs.push(build(Some("tlc"), None, &[("workload.rw".into(), "randrw".into()), ("ftl.op_ratio".into(), "0.125".into())]).unwrap());
+    for c in &configs {
+        let from_toml: toml::Value = toml::from_str(&c.to_toml()).unwrap();
+        let from_json: serde_json::Value = serde_json::from_str(&c.to_json().unwrap()).unwrap();
+        // (serde_json's numbers compare their kind: 1 and 1.0 differ.)
+        assert_eq!(serde_json::to_value(&from_toml).unwrap(), from_json, "{}", c.description);
+    }
+}
+
 /// The issues of the default config on NAND with `extra` settings.
 fn nand(extra: &[(&str, &str)]) -> Vec<ConfigIssue> {
     let mut s = vec![("media.kind", "\"nand\""), ("workload.numjobs", "1")];
