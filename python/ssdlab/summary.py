@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 from ssdlab import api
+from ssdlab.cliutil import escape
 from ssdlab.units import format_bytes
 
 if TYPE_CHECKING:
@@ -289,7 +290,6 @@ def _fmt(x: float, digits: int = 2) -> str:
 def print_summary(out: Console, s: RunSummary, description: str, overrides: Sequence[tuple[str, str]] = ()) -> None:
     """The run's tables and lines: ``description`` is the config's, ``overrides`` what the
     command line changed in it."""
-    from rich.markup import escape
     from rich.table import Table
 
     changed = "; with " + ", ".join(f"{k}={v}" for k, v in overrides) if overrides else ""
@@ -320,7 +320,6 @@ def print_summary(out: Console, s: RunSummary, description: str, overrides: Sequ
 
 
 def _print_tenants(out: Console, tenants: list[TenantStats]) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     tt = Table(title="Per tenant", title_justify="left")
@@ -369,8 +368,6 @@ def _print_breakdown(out: Console, s: RunSummary, ops: list[str]) -> None:
 
 def _print_lines(out: Console, s: RunSummary) -> None:
     """The one-line sections: utilisation, host CPU, ATC, flash, steady state, series, replay."""
-    from rich.markup import escape
-
     u = dict(s.utilisation)
     flash = s.flash
     if flash:
@@ -436,13 +433,12 @@ def print_result(out: Console, result: api.Result, overrides: Sequence[tuple[str
 
 def print_metrics(out: Console, frame: Any, as_json: bool) -> None:
     """The metric list (``ssdlab run --metrics``): a table, or JSON `[{name, unit, kind, description}]`."""
-    from rich.markup import escape
-    from rich.table import Table
-
     rows = frame.reset_index().to_dict(orient="records")
     if as_json:
         out.file.write(json.dumps(rows, indent=2) + "\n")
         return
+    from rich.table import Table
+
     table = Table(title="Metrics (counters count over the measurement window; gauges are states)", title_justify="left")
     for col in ("name", "unit", "kind", "description"):
         table.add_column(col, overflow="fold")
@@ -454,8 +450,6 @@ def print_metrics(out: Console, frame: Any, as_json: bool) -> None:
 def run_jobs(name: str, args: list[str], device: Optional[str], settings: list[tuple[str, str]], seed: Optional[int], output_format: str, max_memory: Optional[str] = None) -> None:
     """``ssdlab run`` of a fio job file (``name``) or of fio's options (``args``): each group's
     tables, or fio's own output (``json``, ``json+`` or ``terse``)."""
-    from rich.markup import escape
-
     from ssdlab import fiojob
     from ssdlab.cliutil import Bar, err, out
 
