@@ -188,10 +188,34 @@ impl Study {
     }
 }
 
-/// The key stream of one STU, in chunks: dense id and set-index bits of each lookup.
+/// The key stream of one STU, in chunks. The reading thread fills the set-index bits of each
+/// lookup and, unless the lookups are bare pages of address space 0 (whose set bits are the
+/// pages themselves), its (address space, page); the models' thread turns them into dense ids.
 struct Chunk {
-    ids: Vec<u32>,
+    lookups: Vec<(u32, u64)>,
     set_bits: Vec<u64>,
+    ids: Vec<u32>,
+}
+
+impl Chunk {
+    fn new() -> Self {
+        Chunk { lookups: Vec::with_capacity(CHUNK), set_bits: Vec::with_capacity(CHUNK), ids: Vec::with_capacity(CHUNK) }
+    }
+
+    /// The chunk's dense ids, from its lookups or (when it holds none) from its bare pages.
+    fn key(&mut self, keys: &mut Keys) {
+        if self.lookups.is_empty() {
+            keys.ids_of_pages(0, &self.set_bits, &mut self.ids);
+        } else {
+            keys.ids_into(&self.lookups, &mut self.ids);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.lookups.clear();
+        self.set_bits.clear();
+        self.ids.clear();
+    }
 }
 
 /// Set-index bits of a page: the page number, with the PASID mixed in so that address spaces
@@ -362,15 +386,17 @@ fn models(study: &Study, pinned_keys: &[(u32, u64)], variants: &[bool]) -> Vec<M
 }
 
 /// Streams the accesses through every model, a chunk at a time: this thread reads the source
-/// and maps pages to keys while another feeds the previous chunk to the models (in parallel
-/// across models). Keys found during the stream are never pinned. Returns the lookups, and
-/// for OPT (`keep`) every key and its set bits in stream order.
+/// while another keys the previous chunk and feeds it to the models (in parallel across
+/// models). Reading (the copy out of the page cache, the decoding) and keying cost about the
+/// same per lookup, so each thread takes one. Keys found during the stream are never pinned.
+/// Returns the lookups, and for OPT (`keep`) every key and its set bits in stream order.
 fn stream<F, S>(keys: &mut Keys, models: &mut [Model], keep: bool, source: &mut F) -> Result<(u64, Vec<u32>, Vec<u64>)>
 where
     F: FnMut() -> Result<S>,
     S: Blocks,
 {
     let pinned_flags = keys.pinned_flags().to_vec();
+    let shift = keys.shift;
     let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(2);
     let (back_tx, back_rx) = std::sync::mpsc::channel::<Chunk>();
     let mut lookups = 0u64;
@@ -378,45 +404,39 @@ where
         let consumer = scope.spawn(move || {
             let (mut ids, mut bits) = (Vec::new(), Vec::new());
             for mut chunk in rx {
+                chunk.key(keys);
                 feed(models, &chunk, &pinned_flags);
                 if keep {
                     ids.extend_from_slice(&chunk.ids);
                     bits.extend_from_slice(&chunk.set_bits);
                 }
-                chunk.ids.clear();
-                chunk.set_bits.clear();
+                chunk.clear();
                 // The producer may have finished: a chunk nobody takes back is dropped.
                 let _ = back_tx.send(chunk);
             }
             (ids, bits)
         });
-        let fresh = || Chunk { ids: Vec::with_capacity(CHUNK), set_bits: Vec::with_capacity(CHUNK) };
-        let mut chunk = fresh();
+        let mut chunk = Chunk::new();
         let streamed = (|| -> Result<()> {
             let mut src = source()?;
             let mut block = Vec::with_capacity(BLOCK);
-            let mut lookups_of_block: Vec<(u32, u64)> = Vec::with_capacity(BLOCK);
             let bare = src.bare();
             loop {
                 if bare {
-                    // Bare addresses are pages of address space 0: their set bits are the pages
-                    // themselves, written once and keyed from there.
+                    // Bare addresses are pages of address space 0: their set bits are the pages.
                     let Some(bytes) = src.next_addresses()? else { break };
-                    let from = chunk.set_bits.len();
-                    chunk.set_bits.extend(addresses(bytes).map(|a| set_bits(0, a >> keys.shift)));
-                    keys.ids_of_pages(0, &chunk.set_bits[from..], &mut chunk.ids);
+                    chunk.set_bits.extend(addresses(bytes).map(|a| set_bits(0, a >> shift)));
                 } else {
-                    if !src.next_lookups(keys.shift, &mut block, &mut lookups_of_block)? {
+                    let from = chunk.lookups.len();
+                    if !src.next_lookups(shift, &mut block, &mut chunk.lookups)? {
                         break;
                     }
-                    keys.ids_into(&lookups_of_block, &mut chunk.ids);
-                    chunk.set_bits.extend(lookups_of_block.iter().map(|&(pasid, page)| set_bits(pasid, page)));
-                    lookups_of_block.clear();
+                    chunk.set_bits.extend(chunk.lookups[from..].iter().map(|&(pasid, page)| set_bits(pasid, page)));
                 }
-                if chunk.ids.len() >= CHUNK {
+                if chunk.set_bits.len() >= CHUNK {
                     crate::cancel::checkpoint()?;
-                    lookups += chunk.ids.len() as u64;
-                    let next = back_rx.try_recv().unwrap_or_else(|_| fresh());
+                    lookups += chunk.set_bits.len() as u64;
+                    let next = back_rx.try_recv().unwrap_or_else(|_| Chunk::new());
                     if tx.send(std::mem::replace(&mut chunk, next)).is_err() {
                         break;
                     }
@@ -424,7 +444,7 @@ where
             }
             Ok(())
         })();
-        lookups += chunk.ids.len() as u64;
+        lookups += chunk.set_bits.len() as u64;
         let _ = tx.send(chunk);
         drop(tx);
         let out = consumer.join().map_err(|_| Error::workload("trace", "", "the ATC models' thread failed"))?;
