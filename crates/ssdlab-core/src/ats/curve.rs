@@ -26,8 +26,13 @@ pub struct FaLruCurve {
     accesses: u64,
 }
 
-/// No access yet: a key's last slot before its first access, and a set's way not yet filled.
+/// No access yet: a key's last slot before its first access, and a simulator's line not yet
+/// filled.
 pub(crate) const NEVER: u32 = u32::MAX;
+
+/// A set-associative curve's way not yet filled: no key (a dense id, or a page number, which
+/// is at most 2^52) equals it.
+const UNFILLED: u64 = u64::MAX;
 
 impl FaLruCurve {
     /// Curves up to `limit` lines.
@@ -139,13 +144,13 @@ impl FaLruCurve {
     }
 }
 
-/// Moves `key` to the front of a set kept most recent first (a way not yet filled holds
-/// [`NEVER`], which no key equals): the depth it was found at, or None when it missed and the
+/// Moves `key` to the front of a set kept most recent first (a way not yet filled holds a
+/// value no key equals): the depth it was found at, or None when it missed and the
 /// last way (the least recently used, or an unfilled one) was dropped. The walk shifts the
 /// keys above it down in the same pass (a set holds a handful of ways: a loop beats a call to
 /// memmove); a slice of constant length is unrolled where the call is inlined.
 #[inline]
-pub(crate) fn to_front(stack: &mut [u32], key: u32) -> Option<usize> {
+pub(crate) fn to_front<K: Copy + PartialEq>(stack: &mut [K], key: K) -> Option<usize> {
     let mut carried = key;
     for (d, slot) in stack.iter_mut().enumerate() {
         let k = std::mem::replace(slot, carried);
@@ -163,7 +168,7 @@ pub(crate) fn to_front(stack: &mut [u32], key: u32) -> Option<usize> {
 /// branch and store at each way cost more (callgrind: 42 to 27 instructions per lookup of a
 /// 16-set, 4-way curve, with the changes to [`SetLruCurve::feed`]).
 #[inline]
-pub(crate) fn to_front_ways<const W: usize>(stack: &mut [u32; W], key: u32) -> Option<usize> {
+pub(crate) fn to_front_ways<const W: usize>(stack: &mut [u64; W], key: u64) -> Option<usize> {
     let hits: [u32; W] = std::array::from_fn(|i| u32::from(stack[i] == key));
     if hits.iter().fold(0, |a, &h| a | h) == 0 {
         let mut moved = [key; W];
@@ -177,12 +182,14 @@ pub(crate) fn to_front_ways<const W: usize>(stack: &mut [u32; W], key: u32) -> O
 /// Set-associative LRU at a fixed set count, for every associativity up to `max_ways` at once:
 /// each set keeps its keys in recency order, and an access found at depth `d` of its set hits
 /// every cache of more than `d` ways. Pinned ways in a set push the other keys deeper.
+///
+/// A key only has to tell translations apart, so the curve takes dense ids or, where a study
+/// has no use for ids (bare pages of one address space), the page numbers themselves.
 pub struct SetLruCurve {
     sets: usize,
     max_ways: usize,
-    /// Each set's keys, most recent first; a way not yet filled holds [`NEVER`], which no
-    /// key equals (keys are dense ids, far fewer than 2^32 - 1).
-    stacks: Vec<u32>,
+    /// Each set's keys, most recent first; a way not yet filled holds [`UNFILLED`].
+    stacks: Vec<u64>,
     /// Ways taken by pinned keys, per set.
     pinned: Vec<u16>,
     hist: Vec<u64>,
@@ -192,26 +199,27 @@ pub struct SetLruCurve {
 impl SetLruCurve {
     /// `sets` must be a power of two; keys map to set `key mod sets`.
     pub fn new(sets: usize, max_ways: usize, pinned: Vec<u16>) -> Self {
-        SetLruCurve { sets, max_ways, stacks: vec![NEVER; sets * max_ways], pinned, hist: vec![0; max_ways + 1], accesses: 0 }
+        SetLruCurve { sets, max_ways, stacks: vec![UNFILLED; sets * max_ways], pinned, hist: vec![0; max_ways + 1], accesses: 0 }
     }
 
     /// Feeds a run of lookups: `keys[i]` in set `set_keys[i] mod sets`. Common way counts get
-    /// a loop the compiler unrolls (the associativity is then a constant).
-    pub fn feed(&mut self, keys: &[u32], set_keys: &[u64], skip: impl Fn(u32) -> bool) {
+    /// a loop the compiler unrolls (the associativity is then a constant). A curve must be fed
+    /// keys of one kind throughout (ids, or pages).
+    pub fn feed<K: Copy + Into<u64>>(&mut self, keys: &[K], set_keys: &[u64], skip: impl Fn(K) -> bool) {
         let pins = self.pinned.iter().any(|&p| p > 0);
         match (self.max_ways, pins) {
-            (2, false) => self.feed_ways::<2, false>(keys, set_keys, skip),
-            (4, false) => self.feed_ways::<4, false>(keys, set_keys, skip),
-            (8, false) => self.feed_ways::<8, false>(keys, set_keys, skip),
-            (16, false) => self.feed_ways::<16, false>(keys, set_keys, skip),
-            (2, true) => self.feed_ways::<2, true>(keys, set_keys, skip),
-            (4, true) => self.feed_ways::<4, true>(keys, set_keys, skip),
-            (8, true) => self.feed_ways::<8, true>(keys, set_keys, skip),
-            (16, true) => self.feed_ways::<16, true>(keys, set_keys, skip),
+            (2, false) => self.feed_ways::<2, false, K>(keys, set_keys, skip),
+            (4, false) => self.feed_ways::<4, false, K>(keys, set_keys, skip),
+            (8, false) => self.feed_ways::<8, false, K>(keys, set_keys, skip),
+            (16, false) => self.feed_ways::<16, false, K>(keys, set_keys, skip),
+            (2, true) => self.feed_ways::<2, true, K>(keys, set_keys, skip),
+            (4, true) => self.feed_ways::<4, true, K>(keys, set_keys, skip),
+            (8, true) => self.feed_ways::<8, true, K>(keys, set_keys, skip),
+            (16, true) => self.feed_ways::<16, true, K>(keys, set_keys, skip),
             _ => {
                 for (&key, &set_key) in keys.iter().zip(set_keys) {
                     if !skip(key) {
-                        self.access(key, set_key);
+                        self.access(key.into(), set_key);
                     }
                 }
             }
@@ -221,7 +229,7 @@ impl SetLruCurve {
     /// [`Self::access`] over a run, with the associativity a constant (the walk is unrolled)
     /// and the sets' pinned ways looked up only where some set has any. The run's depths and
     /// accesses are counted in locals and added to the curve once.
-    fn feed_ways<const W: usize, const PINS: bool>(&mut self, keys: &[u32], set_keys: &[u64], skip: impl Fn(u32) -> bool) {
+    fn feed_ways<const W: usize, const PINS: bool, K: Copy + Into<u64>>(&mut self, keys: &[K], set_keys: &[u64], skip: impl Fn(K) -> bool) {
         let mask = self.sets - 1;
         let pinned = &self.pinned[..];
         // One stack per set, the sets a power of two: a masked set's stack is in bounds.
@@ -234,7 +242,7 @@ impl SetLruCurve {
             }
             fed += 1;
             let set = (set_key as usize) & mask;
-            let Some(depth) = to_front_ways(&mut stacks[set], key) else { continue };
+            let Some(depth) = to_front_ways(&mut stacks[set], key.into()) else { continue };
             // With p ways pinned in this set, depth d needs d + p + 1 ways.
             let need = if PINS { depth + usize::from(pinned.get(set).copied().unwrap_or(0)) } else { depth };
             if let Some(d) = depths.get_mut(need) {
@@ -248,7 +256,7 @@ impl SetLruCurve {
     }
 
     #[inline]
-    pub fn access(&mut self, key: u32, set_key: u64) {
+    pub fn access(&mut self, key: u64, set_key: u64) {
         self.accesses += 1;
         let set = (set_key as usize) & (self.sets - 1);
         let base = set * self.max_ways;

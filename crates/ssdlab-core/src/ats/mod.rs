@@ -190,8 +190,11 @@ impl Study {
 
 /// The key stream of one STU, in chunks. The reading thread fills the set-index bits of each
 /// lookup and, unless the lookups are bare pages of address space 0 (whose set bits are the
-/// pages themselves), its (address space, page); the models' thread turns them into dense ids.
+/// pages themselves), its (address space, page); the models' thread turns them into dense ids
+/// where a model needs them.
 struct Chunk {
+    /// The lookups are bare pages (`set_bits` alone).
+    bare: bool,
     lookups: Vec<(u32, u64)>,
     set_bits: Vec<u64>,
     ids: Vec<u32>,
@@ -199,12 +202,12 @@ struct Chunk {
 
 impl Chunk {
     fn new() -> Self {
-        Chunk { lookups: Vec::with_capacity(CHUNK), set_bits: Vec::with_capacity(CHUNK), ids: Vec::with_capacity(CHUNK) }
+        Chunk { bare: false, lookups: Vec::with_capacity(CHUNK), set_bits: Vec::with_capacity(CHUNK), ids: Vec::with_capacity(CHUNK) }
     }
 
-    /// The chunk's dense ids, from its lookups or (when it holds none) from its bare pages.
+    /// The chunk's dense ids, from its lookups or its bare pages.
     fn key(&mut self, keys: &mut Keys) {
-        if self.lookups.is_empty() {
+        if self.bare {
             keys.ids_of_pages(0, &self.set_bits, &mut self.ids);
         } else {
             keys.ids_into(&self.lookups, &mut self.ids);
@@ -397,6 +400,9 @@ where
 {
     let pinned_flags = keys.pinned_flags().to_vec();
     let shift = keys.shift;
+    // Set-associative curves only need keys that tell translations apart: where every model
+    // is one (no pins, no OPT), bare pages are their own keys and no ids are made.
+    let ids_needed = keep || !models.iter().all(|m| matches!(m, Model::SetLru { pinned: false, .. }));
     let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(2);
     let (back_tx, back_rx) = std::sync::mpsc::channel::<Chunk>();
     let mut lookups = 0u64;
@@ -404,8 +410,11 @@ where
         let consumer = scope.spawn(move || {
             let (mut ids, mut bits) = (Vec::new(), Vec::new());
             for mut chunk in rx {
-                chunk.key(keys);
-                feed(models, &chunk, &pinned_flags);
+                let by_page = chunk.bare && !ids_needed;
+                if !by_page {
+                    chunk.key(keys);
+                }
+                feed(models, &chunk, &pinned_flags, by_page);
                 if keep {
                     ids.extend_from_slice(&chunk.ids);
                     bits.extend_from_slice(&chunk.set_bits);
@@ -422,6 +431,7 @@ where
             let mut block = Vec::with_capacity(BLOCK);
             let bare = src.bare();
             loop {
+                chunk.bare = bare;
                 if bare {
                     // Bare addresses are pages of address space 0: their set bits are the pages.
                     let Some(bytes) = src.next_addresses()? else { break };
@@ -534,7 +544,9 @@ fn is_pinned(pinned: &[bool], id: u32) -> bool {
     pinned.get(id as usize).copied().unwrap_or(false)
 }
 
-fn feed(models: &mut [Model], chunk: &Chunk, pinned: &[bool]) {
+/// Feeds a chunk to every model: by dense id, or (`by_page`, set-associative curves only) by
+/// the bare pages.
+fn feed(models: &mut [Model], chunk: &Chunk, pinned: &[bool], by_page: bool) {
     models.par_iter_mut().for_each(|m| match m {
         Model::FaLru { curve, pinned: on } => {
             for &id in &chunk.ids {
@@ -544,7 +556,9 @@ fn feed(models: &mut [Model], chunk: &Chunk, pinned: &[bool]) {
             }
         }
         Model::SetLru { curve, pinned: on, .. } => {
-            if *on {
+            if by_page {
+                curve.feed(&chunk.set_bits, &chunk.set_bits, |_| false);
+            } else if *on {
                 curve.feed(&chunk.ids, &chunk.set_bits, |id| is_pinned(pinned, id));
             } else {
                 curve.feed(&chunk.ids, &chunk.set_bits, |_| false);
