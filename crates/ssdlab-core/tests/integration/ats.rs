@@ -236,10 +236,12 @@ fn bare_addresses_key_the_same_from_a_file_from_memory_and_as_accesses() {
     let path = std::env::temp_dir().join(format!("ssdlab-test-raw-{}.u64", std::process::id()));
     std::fs::write(&path, &bytes).unwrap();
     let accesses: Vec<Access> = addrs.iter().map(|&addr| Access { addr, size: 0, pasid: 0, pinned: false }).collect();
-    // With a fully associative curve the bare pages get dense ids; set-associative curves
-    // alone compare the pages themselves.
-    for assocs in [vec![Assoc::Full, Assoc::Ways(4), Assoc::Ways(8)], vec![Assoc::Ways(2), Assoc::Ways(4), Assoc::Ways(16)]] {
-        let mut s = study(vec![Policy::Lru], assocs, vec![8, 64, 256], Vec::new());
+    // With a fully associative curve, or with pins, the bare pages get dense ids;
+    // set-associative curves alone compare the pages themselves.
+    let set_assoc = vec![Assoc::Ways(2), Assoc::Ways(4), Assoc::Ways(16)];
+    let pins = vec![(0x1_0000_0000u64, 0x1_0000_4000u64)];
+    for (assocs, pins) in [(vec![Assoc::Full, Assoc::Ways(4), Assoc::Ways(8)], Vec::new()), (set_assoc.clone(), Vec::new()), (set_assoc, pins)] {
+        let mut s = study(vec![Policy::Lru], assocs, vec![8, 64, 256], pins);
         s.stus = vec![0, 9];
         let reference = numbers(&run_study(&s, || Ok(accesses.iter().copied().map(Ok))).unwrap());
         let in_memory = numbers(&run_study(&s, || Ok(ssdlab_core::ats::trace::AddressBlocks::new(&bytes))).unwrap());
