@@ -4,7 +4,9 @@
 //! Every DMA address maps to a translation key: its STU page (STU `k` covers 2^k × 4 KiB, as the
 //! ATS field encodes it: 2 MiB is STU 9), tagged by PASID so that different address spaces never
 //! share a translation. Keys are interned to dense ids once per STU, so every model works on
-//! arrays. The study replays one stream through many caches at once:
+//! arrays; where a study is set-associative LRU curves alone (no pins, no OPT) over bare
+//! addresses, the pages themselves are the keys and no ids are made. The study replays one
+//! stream through many caches at once:
 //! - fully associative LRU for every size in one pass (stack distances, [`curve::FaLruCurve`]);
 //! - set-associative LRU for every associativity at each set count in one pass
 //!   ([`curve::SetLruCurve`]);
