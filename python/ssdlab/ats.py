@@ -148,7 +148,7 @@ class AtcResult:
         styles = ["-", "--", ":", "-."]
         for ax, stu in zip(axes[0], stus):
             d = df[df.stu_bytes == stu]
-            d = d.assign(assoc=[("full" if s == 1 else f"{w}-way") for s, w in zip(d.sets, d.ways)])
+            d = d.assign(assoc=[assoc_label(s, w) for s, w in zip(d.sets, d.ways)])
             for i, ((policy, assoc, pinned), g) in enumerate(d.groupby(["policy", "assoc", "pinned"], sort=True)):
                 g = g.sort_values("lines")
                 ax.plot(g.lines, g.hit_rate, marker=markers[i % len(markers)], ms=4, lw=1.3, ls=styles[(i // len(markers) + 2 * bool(pinned)) % len(styles)],
@@ -181,13 +181,19 @@ class AtcResult:
             out.print(t)
 
 
+def assoc_label(sets: int, ways: int) -> str:
+    """How the plot and the table name a cache's associativity: ``full`` for one set (whatever
+    its ways), else ``N-way``."""
+    return "full" if sets == 1 else f"{ways}-way"
+
+
 def series_by_stu(points: Iterable[Mapping[str, Any]]) -> dict[int, dict[int, dict[str, float]]]:
     """Hit rates by STU, then cache size (lines), then series name (``lru 4-way``, ``lru full
     pin``): the table :meth:`AtcResult.print_table` prints. A series measured more than once at
     one size shows the mean of its hit rates."""
     found: dict[int, dict[int, dict[str, list[float]]]] = {}
     for p in points:
-        name = f"{p['policy']} {'full' if p['sets'] == 1 else str(p['ways']) + '-way'}{' pin' if p['pinned'] else ''}"
+        name = f"{p['policy']} {assoc_label(p['sets'], p['ways'])}{' pin' if p['pinned'] else ''}"
         found.setdefault(int(p["stu_bytes"]), {}).setdefault(int(p["lines"]), {}).setdefault(name, []).append(float(p["hit_rate"]))
     return {stu: {n: {k: sum(v) / len(v) for k, v in row.items()} for n, row in rows.items()} for stu, rows in found.items()}
 

@@ -203,8 +203,10 @@ struct Chunk {
 }
 
 impl Chunk {
+    /// Every stream fills the set bits; the lookups and the ids grow only in a stream that
+    /// uses them (chunks are reused, so they grow once).
     fn new() -> Self {
-        Chunk { bare: false, lookups: Vec::with_capacity(CHUNK), set_bits: Vec::with_capacity(CHUNK), ids: Vec::with_capacity(CHUNK) }
+        Chunk { bare: false, lookups: Vec::new(), set_bits: Vec::with_capacity(CHUNK), ids: Vec::new() }
     }
 
     /// The chunk's dense ids, from its lookups or its bare pages.
