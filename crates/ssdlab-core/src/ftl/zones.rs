@@ -62,11 +62,6 @@ impl Ftl {
         self.zones.as_ref().map(|z| (z.wp.len(), z.units))
     }
 
-    /// Each zone's write pointer, in units from its start.
-    pub fn zone_pointers(&self) -> Vec<u64> {
-        self.zones.as_ref().map_or_else(Vec::new, |z| z.wp.clone())
-    }
-
     /// The unit at the write pointer of the zone holding unit `lpn`.
     pub fn zone_pointer(&self, lpn: u64) -> Option<u64> {
         let z = self.zones.as_ref()?;

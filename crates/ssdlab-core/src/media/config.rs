@@ -290,9 +290,4 @@ impl NandConfig {
     pub fn dies(&self) -> u64 {
         u64::from(self.channels) * u64::from(self.ways) * u64::from(self.dies_per_chip)
     }
-
-    /// Raw bytes of the array.
-    pub fn raw_bytes(&self) -> u64 {
-        self.dies() * u64::from(self.planes) * u64::from(self.blocks_per_plane) * u64::from(self.pages_per_block) * self.page_size.0
-    }
 }

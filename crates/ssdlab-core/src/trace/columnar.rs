@@ -128,11 +128,6 @@ impl ParquetSource {
         self.names.clone()
     }
 
-    /// Rows read so far.
-    pub fn rows_read(&self) -> u64 {
-        self.before + self.pos as u64
-    }
-
     fn ints(&self, rg: &dyn parquet::file::reader::RowGroupReader, col: usize, n: usize, what: &str) -> Result<Vec<i64>> {
         let bad = |e: parquet::errors::ParquetError| err(&self.name, format!("row group {}: column {what}: {e}", self.group));
         let mut values = Vec::with_capacity(n.min(RESERVE));

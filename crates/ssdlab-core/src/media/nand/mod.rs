@@ -446,19 +446,13 @@ impl NandArray {
         self.program[page as usize % self.program.len()]
     }
 
-    /// Media time of a host read of `bytes` from `page`, without waits: command cycles, tR and
-    /// the data out over the channel.
-    pub fn read_service(&self, page: u32, bytes: u64) -> SimDuration {
-        self.overhead + self.read_time(page) + self.transfer_time(bytes)
-    }
-
-    /// Whether page `page` of `block` holds programmed data (else it is still in the buffer).
     /// How many times `block` has been erased here (a program queued before an erase is
     /// dropped, and never marks its page programmed).
     pub fn erasures(&self, block: BlockId) -> u64 {
         u64::from(self.gen[block.index()])
     }
 
+    /// Whether page `page` of `block` holds programmed data (else it is still in the buffer).
     pub fn is_programmed(&self, block: BlockId, page: u32) -> bool {
         page < u32::from(self.programmed[block.index()])
     }
