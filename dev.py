@@ -2,9 +2,11 @@
 """Everyday commands for ssdlab, needing only python3, pip and cargo.
 
     python3 dev.py run [ARGS...]   set up, then `ssdlab run ARGS` (the embedded default if none)
-    python3 dev.py test            set up, then the lints, then every test: cargo test and pytest
-    python3 dev.py lint            set up, then cargo fmt --check, cargo clippy (-D warnings), ruff and
-                                   mypy, in that order, stopping at the first that fails
+    python3 dev.py test            set up, then the lints, then every test: cargo test (and the
+                                   census feature's own tests) and pytest
+    python3 dev.py lint            set up, then cargo fmt --check, cargo clippy (-D warnings; again
+                                   with the core's census feature), ruff and mypy, in that order,
+                                   stopping at the first that fails
     python3 dev.py bench [ARGS...] set up, then `ssdlab bench ARGS`; with --against REV, every
                                    scenario beside REV's build, alternating, CPU time, ratio per
                                    scenario; with --record, HEAD's rows into bench/history.jsonl
@@ -164,6 +166,8 @@ def lint() -> None:
     exit code. ruff and mypy are the venv's (the test extra), configured in pyproject.toml."""
     sh("cargo", "fmt", "--all", "--", "--check")
     sh("cargo", "clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings")
+    # The event loop's census, for speed work, is compiled only with its feature.
+    sh("cargo", "clippy", "-p", "ssdlab-core", "--features", "census", "--all-targets", "--locked", "--", "-D", "warnings")
     sh(PY, "-m", "ruff", "check", "python", "tests", "tools", "dev.py")
     sh(PY, "-m", "mypy", "python/ssdlab")
 
@@ -225,6 +229,7 @@ def main(argv: list[str]) -> None:
         setup()
         lint()
         sh("cargo", "test", "--locked", "-p", "ssdlab-core")
+        sh("cargo", "test", "--locked", "-p", "ssdlab-core", "--features", "census", "--lib", "--", "census", "place_of")
         sh(PY, "-m", "pytest", *rest)
         return
     print(f"unknown command {cmd!r}\n{__doc__}", file=sys.stderr)

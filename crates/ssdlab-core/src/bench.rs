@@ -140,6 +140,20 @@ pub struct BenchResult {
 
 /// Runs one scenario, with its I/O count scaled by `scale` (1.0 = as listed).
 pub fn run_scenario(s: &Scenario, scale: f64) -> Result<BenchResult> {
+    run_with(s, scale, |_| {}).map(|(r, _)| r)
+}
+
+/// [`run_scenario`] with the event loop's census (the `census` feature), counted over the
+/// timed run alone: the result (whose wall time includes the census's own cost) and the census.
+#[cfg(feature = "census")]
+pub fn census_scenario(s: &Scenario, scale: f64) -> Result<(BenchResult, crate::simulation::Census)> {
+    let (r, mut sim) = run_with(s, scale, Simulation::start_census)?;
+    Ok((r, sim.take_census().unwrap_or_default()))
+}
+
+/// Builds the scenario's simulation (timed as its precondition), calls `before` on it, and
+/// times its run.
+fn run_with(s: &Scenario, scale: f64, before: impl FnOnce(&mut Simulation)) -> Result<(BenchResult, Simulation)> {
     let mut settings: Vec<(String, String)> = s.settings.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect();
     for kv in &mut settings {
         if kv.0 == "workload.number_ios" {
@@ -151,10 +165,12 @@ pub fn run_scenario(s: &Scenario, scale: f64) -> Result<BenchResult> {
     let t_build = Instant::now();
     let mut sim = Simulation::new(config)?;
     let precondition_s = t_build.elapsed().as_secs_f64();
+    before(&mut sim);
     let t0 = Instant::now();
     let summary = sim.run()?;
     let wall = t0.elapsed().as_secs_f64();
-    Ok(BenchResult { name: s.name.to_string(), ios: summary.ios, events: summary.events, wall_s: wall, sim_ios_per_sec: if wall > 0.0 { summary.ios as f64 / wall } else { 0.0 }, precondition_s })
+    let r = BenchResult { name: s.name.to_string(), ios: summary.ios, events: summary.events, wall_s: wall, sim_ios_per_sec: if wall > 0.0 { summary.ios as f64 / wall } else { 0.0 }, precondition_s };
+    Ok((r, sim))
 }
 
 /// Scenarios over streams rather than simulated I/Os: the ATC models, measured in addresses per

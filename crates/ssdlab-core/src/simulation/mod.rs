@@ -7,6 +7,8 @@
 //! attributed). Each step attributes `[mark, t)` to one component and moves the mark, so the
 //! components of every I/O add up to its latency exactly.
 
+#[cfg(feature = "census")]
+mod census;
 mod drive;
 mod external;
 mod route;
@@ -14,6 +16,8 @@ mod summary;
 
 use std::time::Instant;
 
+#[cfg(feature = "census")]
+pub use census::{Census, PLACES};
 pub use drive::Device;
 
 use crate::ats::{Access, Atc, Translator};
@@ -68,6 +72,9 @@ pub struct Simulation {
     config: Config,
     now: SimTime,
     queue: EventQueue<Event>,
+    /// The event loop's census, once asked for (the `census` feature).
+    #[cfg(feature = "census")]
+    census: Option<Census>,
     cmds: Commands,
     stats: Stats,
     metrics: Metrics,
@@ -134,6 +141,8 @@ impl Simulation {
         let mut sim = Simulation {
             now: SimTime::ZERO,
             queue: EventQueue::new(),
+            #[cfg(feature = "census")]
+            census: None,
             cmds: Commands::default(),
             stats: Stats::new(&config.stats, from),
             metrics: Metrics::default(),
@@ -266,6 +275,10 @@ impl Simulation {
                 }
             }
             let Some((t, ev)) = self.queue.pop() else { break };
+            #[cfg(feature = "census")]
+            if let Some(c) = &mut self.census {
+                c.popped(&ev);
+            }
             if t >= time::LIMIT {
                 return Err(overflow(self.now));
             }
@@ -278,6 +291,18 @@ impl Simulation {
             left -= 1;
         }
         Ok(())
+    }
+
+    /// Starts the event loop's census afresh (the `census` feature).
+    #[cfg(feature = "census")]
+    pub fn start_census(&mut self) {
+        self.census = Some(Census::default());
+    }
+
+    /// What the census counted since it started, if it did; it stops.
+    #[cfg(feature = "census")]
+    pub fn take_census(&mut self) -> Option<Census> {
+        self.census.take()
     }
 
     /// Fraction of the work done, 0 to 1.

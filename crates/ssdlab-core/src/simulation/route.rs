@@ -184,6 +184,10 @@ impl Simulation {
 
     #[inline]
     fn at(&mut self, t: SimTime, ev: Event) {
+        #[cfg(feature = "census")]
+        if let Some(c) = &mut self.census {
+            c.pushed(&self.queue, &[(t, ev)], false);
+        }
         self.queue.push(t, ev);
     }
 
@@ -279,6 +283,10 @@ impl Simulation {
                 if let Some(ev) = self.media_event(t, o, own) {
                     run.push((t, ev));
                 }
+            }
+            #[cfg(feature = "census")]
+            if let Some(c) = &mut self.census {
+                c.pushed(&self.queue, &run, true);
             }
             self.queue.push_all(&run);
             run.clear();
