@@ -436,6 +436,15 @@ impl<E: Copy> EventQueue<E> {
         ring + self.heap.iter().filter(|e| e.time <= time).count()
     }
 
+    /// The times of the pending events, in the order they will be popped. For the `census`
+    /// feature, which starts its log with them; it copies and sorts the heap.
+    #[cfg(feature = "census")]
+    pub fn pending_times(&self) -> Vec<SimTime> {
+        let mut heap: Vec<(SimTime, u64)> = self.heap.iter().map(|e| (e.time, e.seq)).collect();
+        heap.sort_unstable();
+        (0..self.len).map(|i| self.ring[(self.head + i) & MASK].time).chain(heap.into_iter().map(|(t, _)| t)).collect()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0 && self.heap.is_empty()
     }

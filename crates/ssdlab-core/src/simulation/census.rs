@@ -1,30 +1,31 @@
 //! A census of the event loop, for speed work (the `census` feature; without it none of this
 //! is compiled). It counts the events a run handles by kind, where each push lands in the
-//! future-event list, and logs the list's pushes and pops in order, which [`Census::replay`]
-//! runs through an [`EventQueue`] alone to time what the list costs. It observes and decides
-//! nothing: a run with the census gives the same results as one without, only slower (each
-//! event's kind is read from its `Debug` text).
+//! future-event list, and logs the list's pushes and pops in order (8 bytes each), which
+//! [`Census::replay`] runs through an [`EventQueue`] alone to time what the list costs. It
+//! observes and decides nothing: a run with the census gives the same results as one without,
+//! only slower (each event's kind is read from its `Debug` text).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use super::Event;
-use crate::sim::{EventQueue, SimTime};
+use crate::sim::{time::LIMIT, EventQueue, SimTime};
 
 /// Where pushes are counted as landing: the place a push takes among the pending events.
 pub const PLACES: [&str; 5] = ["first", "second", "third", "4th-20th", "further"];
 
-/// One operation on the future-event list.
-#[derive(Clone, Copy)]
-enum Op {
-    Push(SimTime),
-    /// The next `n` pushes were scheduled together, as one `push_all`.
-    Run(u32),
-    Pop,
-}
+/// The log's word for a pop. A push is its time (no later than [`LIMIT`]); a run of `n` pushes
+/// scheduled together (one `push_all`) starts with `RUN - n`.
+const POP: u64 = u64::MAX;
+const RUN: u64 = u64::MAX - 1;
 
-/// What the census has counted since it was made or cleared.
+/// The replay's payload: an event's size and alignment, so that its queue moves what the run's
+/// does.
+type Payload = [u64; std::mem::size_of::<Event>() / 8];
+const _: () = assert!(std::mem::size_of::<Payload>() == std::mem::size_of::<Event>());
+
+/// What the census has counted since the run started it.
 #[derive(Default)]
 pub struct Census {
     /// Events handled, by kind (`Pcie::Send`, `Flash::Nand::ArrayDone`, ...).
@@ -33,15 +34,36 @@ pub struct Census {
     places: [u64; 5],
     /// The pending events at each push, summed (for the mean).
     pending: u64,
-    ops: Vec<Op>,
+    /// Pushes and pops in order: the events pending when the census started come first, as
+    /// pushes.
+    log: Vec<u64>,
+    /// A hash of the times popped, in order, to check a replay against.
+    popped: u64,
     text: String,
     kind: String,
 }
 
+/// Folds `time` into a hash of a sequence of times.
+fn fold(hash: u64, time: SimTime) -> u64 {
+    (hash ^ time.0).wrapping_mul(0x0100_0000_01b3)
+}
+
+/// The place each of `items` takes when they are pushed onto `queue` in turn: behind the
+/// pending events at its time or earlier, and the items before it at its time or earlier.
+fn places<'a, E: Copy>(queue: &'a EventQueue<E>, items: &'a [(SimTime, E)]) -> impl Iterator<Item = usize> + 'a {
+    items.iter().enumerate().map(move |(j, &(time, _))| queue.place_of(time) + items[..j].iter().filter(|(t, _)| *t <= time).count())
+}
+
 impl Census {
-    /// An event was popped to be handled.
-    pub(super) fn popped(&mut self, ev: &Event) {
-        self.ops.push(Op::Pop);
+    /// A census whose log starts with the events pending on `queue`.
+    pub(super) fn new<E: Copy>(queue: &EventQueue<E>) -> Census {
+        let log = queue.pending_times().into_iter().map(|t| t.0.min(LIMIT.0)).collect();
+        Census { log, ..Census::default() }
+    }
+
+    /// An event at `time` was popped to be handled.
+    pub(super) fn popped(&mut self, time: SimTime, ev: &Event) {
+        self.logged_pop(time);
         // The kind is the variants' path: `Pcie(Send { cmd: .. })` is `Pcie::Send`.
         self.text.clear();
         let _ = write!(self.text, "{ev:?}");
@@ -60,22 +82,26 @@ impl Census {
         }
     }
 
+    /// Logs a pop of an event at `time`.
+    fn logged_pop(&mut self, time: SimTime) {
+        self.log.push(POP);
+        self.popped = fold(self.popped, time);
+    }
+
     /// `items` are about to be pushed onto `queue`, one by one or (`together`) as one run.
-    pub(super) fn pushed(&mut self, queue: &EventQueue<Event>, items: &[(SimTime, Event)], together: bool) {
+    pub(super) fn pushed<E: Copy>(&mut self, queue: &EventQueue<E>, items: &[(SimTime, E)], together: bool) {
         if together {
-            self.ops.push(Op::Run(u32::try_from(items.len()).unwrap_or(u32::MAX)));
+            self.log.push(RUN - items.len() as u64);
         }
         let pending = queue.len();
-        for (j, &(time, _)) in items.iter().enumerate() {
-            // Behind the pending events at `time` or earlier, and the run's own before it.
-            let place = queue.place_of(time) + items[..j].iter().filter(|(t, _)| *t <= time).count();
+        for (j, place) in places(queue, items).enumerate() {
             self.places[match place {
                 0..=2 => place,
                 3..=19 => 3,
                 _ => 4,
             }] += 1;
             self.pending += (pending + j) as u64;
-            self.ops.push(Op::Push(time));
+            self.log.push(items[j].0 .0.min(LIMIT.0));
         }
     }
 
@@ -99,52 +125,89 @@ impl Census {
         }
     }
 
-    /// Pushes and pops logged.
+    /// Pushes and pops logged (the pending events the log starts with among the pushes).
     pub fn operations(&self) -> usize {
-        self.ops.iter().filter(|o| !matches!(o, Op::Run(_))).count()
+        self.log.iter().filter(|&&w| w == POP || w <= LIMIT.0).count()
     }
 
-    /// Replays the logged pushes and pops, in order and with the same times, through an
-    /// [`EventQueue`] alone, with 24-byte payloads (an event takes at most 24 bytes); returns
-    /// the wall time the replay took. A pop of an event pushed before the census began finds
-    /// the replay's queue without it; nothing else differs.
+    /// Replays the log, in order and with the same times, through an [`EventQueue`] alone, with
+    /// payloads of an event's size; returns the wall time the replay took. Its pops come out in
+    /// the run's order (see [`Self::replay_matches`]).
     pub fn replay(&self) -> Duration {
-        let mut queue: EventQueue<[u64; 3]> = EventQueue::new();
-        let mut run: Vec<(SimTime, [u64; 3])> = Vec::new();
-        let mut sink = 0u64;
         let start = Instant::now();
+        std::hint::black_box(self.replay_hash());
+        start.elapsed()
+    }
+
+    /// Whether a replay pops the times the run popped, in the same order.
+    pub fn replay_matches(&self) -> bool {
+        self.replay_hash() == self.popped
+    }
+
+    /// Replays the log; the hash of the times popped.
+    fn replay_hash(&self) -> u64 {
+        let mut queue: EventQueue<Payload> = EventQueue::new();
+        let mut run: Vec<(SimTime, Payload)> = Vec::new();
+        let mut hash = 0;
         let mut i = 0;
-        while i < self.ops.len() {
-            match self.ops[i] {
-                Op::Push(time) => queue.push(time, [i as u64, 0, 0]),
-                Op::Run(n) => {
-                    run.clear();
-                    let items = &self.ops[i + 1..(i + 1 + n as usize).min(self.ops.len())];
-                    for (k, op) in items.iter().enumerate() {
-                        if let Op::Push(time) = *op {
-                            run.push((time, [k as u64, 0, 0]));
-                        }
+        while i < self.log.len() {
+            match self.log[i] {
+                POP => {
+                    if let Some((time, _)) = queue.pop() {
+                        hash = fold(hash, time);
                     }
+                }
+                w if w > LIMIT.0 => {
+                    let n = usize::try_from(RUN - w).unwrap_or(usize::MAX);
+                    let items = &self.log[i + 1..(i + 1).saturating_add(n).min(self.log.len())];
+                    run.clear();
+                    run.extend(items.iter().enumerate().map(|(k, &t)| (SimTime(t), [k as u64; std::mem::size_of::<Payload>() / 8])));
                     queue.push_all(&run);
                     i += items.len();
                 }
-                Op::Pop => {
-                    if let Some((time, e)) = queue.pop() {
-                        sink = sink.wrapping_add(time.0 ^ e[0]);
-                    }
-                }
+                t => queue.push(SimTime(t), [i as u64; std::mem::size_of::<Payload>() / 8]),
             }
             i += 1;
         }
-        std::hint::black_box(sink);
-        start.elapsed()
+        hash
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::{places, Census};
     use crate::config::build;
+    use crate::sim::{EventQueue, SimTime};
     use crate::simulation::{Simulation, Summary};
+
+    /// A small deterministic stream of pseudo-random numbers (xorshift64), from `state`.
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
+    /// A queue of fewer than `most` events at times below `span`.
+    fn random_queue(next: &mut impl FnMut() -> u64, most: u64, span: u64) -> EventQueue<u64> {
+        let mut q = EventQueue::new();
+        for i in 0..next() % most {
+            q.push(SimTime(next() % span), i);
+        }
+        q
+    }
+
+    /// `len` events at times below `span`, marked `u64::MAX`, `u64::MAX - 1`, ..., in time
+    /// order if `sorted`.
+    fn random_run(next: &mut impl FnMut() -> u64, len: u64, span: u64, sorted: bool) -> Vec<(SimTime, u64)> {
+        let mut run: Vec<(SimTime, u64)> = (0..len).map(|j| (SimTime(next() % span), u64::MAX - j)).collect();
+        if sorted {
+            run.sort_by_key(|&(t, _)| t);
+        }
+        run
+    }
 
     /// The run's summary, its census if `census`, and the events pending before and after it.
     fn run(preset: &str, settings: &[(&str, &str)], census: bool) -> (Summary, Option<super::Census>, usize, usize) {
@@ -183,10 +246,66 @@ mod tests {
             // at the end was pushed too.
             let pushes: u64 = c.places().iter().sum();
             assert_eq!(pushes + before as u64, handled + after as u64, "{preset}: every push counted");
-            assert_eq!(c.operations() as u64, handled + pushes, "{preset}: a pop per event and every push logged");
+            assert!(c.replay_matches(), "{preset}: the replay pops the run's times in the run's order");
             assert!(c.kinds().keys().all(|k| !k.contains(['(', ' ', '{'])), "{preset}: kinds are variant paths: {:?}", c.kinds().keys());
             assert!(c.kinds().contains_key("Pcie::Send"), "{preset}: {:?}", c.kinds().keys());
-            c.replay();
+        }
+    }
+
+    #[test]
+    fn a_replay_pops_what_the_queue_popped_from_a_census_begun_midway() {
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+        for round in 0..100u64 {
+            // Events pending when the census begins, in the ring and (past 256) in the heap.
+            let mut q = random_queue(&mut next, 700, 300);
+            let mut c = Census::new(&q);
+            for _ in 0..3000 {
+                match next() % 3 {
+                    0 => {
+                        if let Some((t, _)) = q.pop() {
+                            c.logged_pop(t);
+                        }
+                    }
+                    1 => {
+                        let t = SimTime(next() % 400);
+                        c.pushed(&q, &[(t, 0)], false);
+                        q.push(t, 0);
+                    }
+                    _ => {
+                        let (len, sorted) = (next() % 12, next().is_multiple_of(2));
+                        let run = random_run(&mut next, len, 400, sorted);
+                        c.pushed(&q, &run, true);
+                        q.push_all(&run);
+                    }
+                }
+            }
+            while let Some((t, _)) = q.pop() {
+                c.logged_pop(t);
+            }
+            assert!(c.replay_matches(), "round {round}");
+        }
+    }
+
+    #[test]
+    fn a_run_pushed_together_takes_the_places_counted() {
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+        for round in 0..300u64 {
+            let mut q = random_queue(&mut next, 400, 150);
+            // A run in time order (merged into the ring in one pass) or in any order.
+            let len = 1 + next() % 40;
+            let run = random_run(&mut next, len, 170, round % 2 == 0);
+            let counted: Vec<usize> = places(&q, &run).collect();
+            q.push_all(&run);
+            let mut order = Vec::new();
+            while let Some((_, e)) = q.pop() {
+                order.push(e);
+            }
+            for (j, &(t, marker)) in run.iter().enumerate() {
+                // Its place when pushed, and the later items that land ahead of it since.
+                let overtaken = run[j + 1..].iter().filter(|(u, _)| *u < t).count();
+                let popped_at = order.iter().position(|&e| e == marker).expect("popped");
+                assert_eq!(popped_at, counted[j] + overtaken, "round {round}, item {j}");
+            }
         }
     }
 }

@@ -275,12 +275,12 @@ impl Simulation {
                 }
             }
             let Some((t, ev)) = self.queue.pop() else { break };
-            #[cfg(feature = "census")]
-            if let Some(c) = &mut self.census {
-                c.popped(&ev);
-            }
             if t >= time::LIMIT {
                 return Err(overflow(self.now));
+            }
+            #[cfg(feature = "census")]
+            if let Some(c) = &mut self.census {
+                c.popped(t, &ev);
             }
             if t >= self.observe_at {
                 self.observe(t);
@@ -296,7 +296,7 @@ impl Simulation {
     /// Starts the event loop's census afresh (the `census` feature).
     #[cfg(feature = "census")]
     pub fn start_census(&mut self) {
-        self.census = Some(Census::default());
+        self.census = Some(Census::new(&self.queue));
     }
 
     /// What the census counted since it started, if it did; it stops.
