@@ -458,13 +458,9 @@ mod tests {
     #[cfg(feature = "census")]
     #[test]
     fn a_push_takes_the_place_place_of_gives() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        use rand::{RngExt, SeedableRng};
+        let mut rng = crate::sim::Rng::seed_from_u64(17);
+        let mut next = move || rng.random::<u64>();
         for round in 0..300u64 {
             let mut q: EventQueue<u64> = EventQueue::new();
             // Up to 600 pending (past the ring's 256, into the heap), times with many ties.

@@ -180,14 +180,11 @@ mod tests {
     use crate::sim::{EventQueue, SimTime};
     use crate::simulation::{Simulation, Summary};
 
-    /// A small deterministic stream of pseudo-random numbers (xorshift64), from `state`.
-    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
-        move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        }
+    /// The project's seeded generator, as a stream of u64 draws.
+    fn draws(seed: u64) -> impl FnMut() -> u64 {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = crate::sim::Rng::seed_from_u64(seed);
+        move || rng.random::<u64>()
     }
 
     /// A queue of fewer than `most` events at times below `span`.
@@ -254,7 +251,7 @@ mod tests {
 
     #[test]
     fn a_replay_pops_what_the_queue_popped_from_a_census_begun_midway() {
-        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+        let mut next = draws(23);
         for round in 0..100u64 {
             // Events pending when the census begins, in the ring and (past 256) in the heap.
             let mut q = random_queue(&mut next, 700, 300);
@@ -288,7 +285,7 @@ mod tests {
 
     #[test]
     fn a_run_pushed_together_takes_the_places_counted() {
-        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut next = draws(29);
         for round in 0..300u64 {
             let mut q = random_queue(&mut next, 400, 150);
             // A run in time order (merged into the ring in one pass) or in any order.
