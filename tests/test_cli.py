@@ -173,7 +173,7 @@ def test_bench_json(cli):
         "tlc-seqread-128k-qd8", "tlc-aged-randwrite-4k-qd32", "tlc-aged-randtrimwrite-4k-qd32", "tlc-buffered-seqread-4k", "tlc-buffered-randwrite-4k",
         "zns-zbd-randwrite-16k", "mqsim-randread-4k-qd32", "mqsim-cmt-randread-4k-qd32",
         "moneta-16-threads-4k", "openexpress-hw-randwrite-16k", "seed003-4-tenants-aged",
-        "seed003-4-tenants-isolated-fair", "atc-4way-lru-replay", "atc-fa-lru-curve-64k", "atc-4way-lru-raw-file", "trace-stats-mqsim",
+        "seed003-4-tenants-isolated-fair", "seed003-4-tenants-fdp", "atc-4way-lru-replay", "atc-fa-lru-curve-64k", "atc-4way-lru-raw-file", "trace-stats-mqsim",
     ]
     for r in rows:
         assert set(r) >= {"name", "ios", "wall_s", "sim_ios_per_sec"} and r["ios"] > 0 and r["sim_ios_per_sec"] > 0

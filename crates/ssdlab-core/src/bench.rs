@@ -124,6 +124,13 @@ pub const SCENARIOS: &[Scenario] = &[
             ("media.nand.tenant_fair", "true"),
         ],
     },
+    // The same tenants in one shared pool under FDP: each writes through a reclaim unit handle
+    // of its own (seed 003's "aged FDP" case), so GC's victims and moves follow the handles.
+    Scenario {
+        name: "seed003-4-tenants-fdp",
+        preset: "ops-isolation",
+        settings: &[("workload.number_ios", "10000"), ("host.share", "\"weight\""), ("host.cost_wrandiops", "8865"), ("tenants", TENANTS_1_TO_4), ("ftl.placement", "\"fdp\"")],
+    },
 ];
 
 /// The measurement of one scenario. `wall_s` times the run only; preconditioning (functional,
