@@ -54,6 +54,44 @@ pub enum Event {
     Nvm(nvm::Event),
     /// The flash device's own events.
     Flash(ftl::Event),
+    /// Read data a medium handed to the link for one instant, piece after piece: run `run`
+    /// of [`DataRuns`], each piece sent as a `Pcie::Send` event of its own would be.
+    DataRun {
+        run: u32,
+    },
+}
+
+/// Pieces of read data `(cmd, bytes, byte of the command)` that a medium handed to the link
+/// one after another for the same instant, each list sent in one event ([`Event::DataRun`]):
+/// by run, and the runs free for reuse.
+#[derive(Default)]
+struct DataRuns {
+    runs: Vec<Vec<(CmdId, u32, u32)>>,
+    free: Vec<u32>,
+}
+
+impl DataRuns {
+    /// An empty run to fill.
+    fn start(&mut self) -> u32 {
+        self.free.pop().unwrap_or_else(|| {
+            self.runs.push(Vec::new());
+            (self.runs.len() - 1) as u32
+        })
+    }
+
+    /// Run `run`'s pieces, taken out while they are sent (a send may start runs of its own).
+    fn take(&mut self, run: u32) -> Vec<(CmdId, u32, u32)> {
+        self.runs.get_mut(run as usize).map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Gives run `run` back, its list kept for reuse.
+    fn put_back(&mut self, run: u32, mut pieces: Vec<(CmdId, u32, u32)>) {
+        if let Some(r) = self.runs.get_mut(run as usize) {
+            pieces.clear();
+            *r = pieces;
+            self.free.push(run);
+        }
+    }
 }
 
 /// The blocks' outboxes: what each wrote during one call, for the router to carry on.
@@ -90,6 +128,10 @@ pub struct Simulation {
     /// What an ATC miss costs.
     round_trip: SimDuration,
     outs: Outboxes,
+    data_runs: DataRuns,
+    /// Read data for one instant sent in one event ([`Event::DataRun`]); off only to check
+    /// that this changes no result ([`Simulation::unfold_runs`]).
+    fold_data: bool,
     /// When the observer looks next: the end of the ramp, or the next time-series boundary.
     observe_at: SimTime,
     reset_pending: bool,
@@ -155,6 +197,8 @@ impl Simulation {
             dma: Translator::new(atc),
             round_trip,
             outs: Outboxes::default(),
+            data_runs: DataRuns::default(),
+            fold_data: true,
             observe_at: SimTime(u64::MAX),
             reset_pending: from > SimTime::ZERO,
             halted: false,
@@ -240,6 +284,17 @@ impl Simulation {
 
     pub fn io_log(&self) -> Option<&IoLog> {
         self.stats.log()
+    }
+
+    /// Schedules every piece of read data, and every piece a flash device serves from DRAM,
+    /// as an event of its own instead of one event per run of them: the same results from
+    /// more events. For tests that check so; call before the first event.
+    #[doc(hidden)]
+    pub fn unfold_runs(&mut self) {
+        self.fold_data = false;
+        if let Device::Flash(f) = &mut self.medium {
+            f.unfold_runs();
+        }
     }
 
     /// Runs to the end.

@@ -172,6 +172,13 @@ impl Simulation {
                 }
                 self.drain_nvm(start);
             }
+            Event::DataRun { run } => {
+                let pieces = self.data_runs.take(run);
+                for &(cmd, len, at) in &pieces {
+                    self.send(cmd, Tlp::DataOut { len, at });
+                }
+                self.data_runs.put_back(run, pieces);
+            }
             Event::Flash(e) => {
                 let start = self.outs.flash.len();
                 if let Device::Flash(m) = &mut self.medium {
@@ -263,26 +270,54 @@ impl Simulation {
         })
     }
 
+    /// The event of output `i` of a medium's outbox (up to `end`), and the index of the
+    /// output after those it covers. Read data for one instant, written one piece after
+    /// another, is one [`Event::DataRun`]: the pieces' `Send` events would have been
+    /// scheduled one after another for the same instant, so nothing could run between them.
+    #[inline]
+    fn media_event_at<E: Copy>(&mut self, first: usize, end: usize, outbox: fn(&mut Outboxes) -> &mut MediaOutbox<E>, own: fn(E) -> Event) -> (usize, Option<(SimTime, Event)>) {
+        let outs = outbox(&mut self.outs);
+        let (when, out) = outs[first];
+        if self.fold_data && matches!(out, media::Out::Data { .. }) {
+            let mut after = first + 1;
+            while after < end && matches!(outs[after], (w, media::Out::Data { .. }) if w == when) {
+                after += 1;
+            }
+            if after - first > 1 {
+                let run = self.data_runs.start();
+                let pieces = &mut self.data_runs.runs[run as usize];
+                for &(_, piece) in &outs[first..after] {
+                    if let media::Out::Data { cmd, len, at } = piece {
+                        pieces.push((cmd, len, at));
+                    }
+                }
+                return (after, Some((when, Event::DataRun { run })));
+            }
+        }
+        (first + 1, self.media_event(when, out, own).map(|ev| (when, ev)))
+    }
+
     /// Carries on a medium's outputs from `start` of its outbox (`outbox` picks it); `own`
     /// makes its own events the simulation's. Several events are scheduled together (a
     /// chunk's codewords, a die's pieces), in the order the medium wrote them.
     #[inline]
     fn drain_media<E: Copy>(&mut self, start: usize, outbox: fn(&mut Outboxes) -> &mut MediaOutbox<E>, own: fn(E) -> Event) {
         let end = outbox(&mut self.outs).len();
+        let mut i = start;
         if end - start < RUN {
-            for i in start..end {
-                let (t, o) = outbox(&mut self.outs)[i];
-                if let Some(ev) = self.media_event(t, o, own) {
+            while i < end {
+                let (next, ev) = self.media_event_at(i, end, outbox, own);
+                if let Some((t, ev)) = ev {
                     self.at(t, ev);
                 }
+                i = next;
             }
         } else {
             let mut run = std::mem::take(&mut self.outs.run);
-            for i in start..end {
-                let (t, o) = outbox(&mut self.outs)[i];
-                if let Some(ev) = self.media_event(t, o, own) {
-                    run.push((t, ev));
-                }
+            while i < end {
+                let (next, ev) = self.media_event_at(i, end, outbox, own);
+                run.extend(ev);
+                i = next;
             }
             #[cfg(feature = "census")]
             if let Some(c) = &mut self.census {

@@ -25,6 +25,7 @@ mod page_cache;
 mod programs;
 mod replay;
 mod robustness;
+mod runs;
 mod tails;
 mod tenants;
 mod time_overflow;
@@ -60,6 +61,18 @@ pub fn config(settings: &[(&str, &str)]) -> Config {
     let mut all = vec![("workload.numjobs", "1")];
     all.extend_from_slice(settings);
     config_from(None, &all)
+}
+
+/// Drops the keys named in `keys` from a summary's JSON, at every depth.
+pub fn scrub(v: &mut serde_json::Value, keys: &[&str]) {
+    match v {
+        serde_json::Value::Object(m) => {
+            m.retain(|k, _| !keys.contains(&k.as_str()));
+            m.values_mut().for_each(|x| scrub(x, keys));
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| scrub(x, keys)),
+        _ => {}
+    }
 }
 
 pub fn config_from(base: Option<&str>, settings: &[(&str, &str)]) -> Config {

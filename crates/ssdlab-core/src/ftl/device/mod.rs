@@ -61,8 +61,11 @@ pub(super) type Ctx<'a> = crate::media::Ctx<'a, Event>;
 /// Flash device events.
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
-    /// A read served from the write buffer is ready.
+    /// A piece of a read served from DRAM (the write buffer, read-ahead) is ready.
     Buffered { cmd: CmdId, len: u32, at: u32 },
+    /// Pieces that leave DRAM at the same instant, in order: run `run` of [`FlashDevice`]'s
+    /// runs.
+    BufferedRun { run: u32 },
     /// Check whether background GC should run.
     BackgroundGc,
     /// The dynamic OPS controller's step.
@@ -146,6 +149,12 @@ pub struct FlashDevice {
     /// reads left), and the units read so.
     rmw: PerCmd<u32>,
     rmw_reads: u64,
+    /// Pieces of reads `(cmd, bytes, byte of the command)` scheduled together as one
+    /// [`Event::BufferedRun`], by run, and the runs free for reuse.
+    runs: Vec<Vec<(CmdId, u32, u32)>>,
+    free_runs: Vec<u32>,
+    /// Off: one event per piece, as before runs (to check that runs change no result).
+    fold_runs: bool,
 }
 
 /// A host page read under way that reads of the same bytes join.
@@ -332,6 +341,9 @@ impl FlashDevice {
             gc_reported: None,
             rmw: PerCmd::default(),
             rmw_reads: 0,
+            runs: Vec::new(),
+            free_runs: Vec::new(),
+            fold_runs: true,
             ahead: ReadAhead::new(cfg.read_ahead.0, unit, g.slots_per_page),
             precondition: report,
         })
@@ -490,15 +502,12 @@ impl FlashDevice {
                 ctx.cmds[cmd].crit_gc = gc;
                 ctx.at(ctx.now, Out::Data { cmd, len: bytes, at });
                 if let Some(s) = self.shared_by_piece.remove(&(cmd, at)).and_then(|key| self.shared.remove(&key)) {
-                    for (cmd, len, at) in s.joined {
-                        ctx.at(ctx.now + self.buffer_latency, Out::Wake(Event::Buffered { cmd, len, at }));
-                    }
+                    self.buffered(ctx, s.joined);
                 }
             }
             nand::Output::Prefetched { token } => {
-                for (cmd, len, at) in self.ahead.landed(token) {
-                    ctx.at(ctx.now + self.buffer_latency, Out::Wake(Event::Buffered { cmd, len, at }));
-                }
+                let landed = self.ahead.landed(token);
+                self.buffered(ctx, landed);
             }
             nand::Output::MapLoaded { token } => {
                 let Some(l) = self.loads.get_mut(token as usize).and_then(Option::take) else { return false };
@@ -650,21 +659,7 @@ impl Medium for FlashDevice {
         if let Some(lpns) = self.ahead.on_read(ctx.cmds[id].job, offset, len, self.unit) {
             self.read_ahead(lpns, now);
         }
-        for (bytes, within, served) in immediate {
-            if served == Served::Zeroes {
-                // Never written: the controller returns zeroes without touching the flash.
-                self.unmapped_reads += 1;
-                ctx.cmds[id].crit_media = SimDuration::ZERO;
-                ctx.cmds[id].crit_gc = SimDuration::ZERO;
-                ctx.cmds[id].crit_map = SimDuration::ZERO;
-                ctx.at(now, Out::Data { cmd: id, len: bytes, at: within });
-                continue;
-            }
-            if served == Served::WriteBuffer {
-                self.buffer_hits += 1;
-            }
-            ctx.at(now + self.buffer_latency, Out::Wake(Event::Buffered { cmd: id, len: bytes, at: within }));
-        }
+        self.serve_at_once(ctx, id, immediate);
         self.apply(ctx);
         Self::arm_background_gc(ctx, bg);
     }
@@ -739,11 +734,14 @@ impl Medium for FlashDevice {
 impl FlashDevice {
     fn handle_event(&mut self, ctx: &mut Ctx, ev: Event) {
         match ev {
-            Event::Buffered { cmd, len, at } => {
-                ctx.cmds[cmd].crit_media = self.buffer_latency;
-                ctx.cmds[cmd].crit_gc = SimDuration::ZERO;
-                ctx.cmds[cmd].crit_map = SimDuration::ZERO;
-                ctx.at(ctx.now, Out::Data { cmd, len, at });
+            Event::Buffered { cmd, len, at } => self.buffered_ready(ctx, cmd, len, at),
+            Event::BufferedRun { run } => {
+                let Some(pieces) = self.runs.get_mut(run as usize).map(std::mem::take) else { return };
+                for &(cmd, len, at) in &pieces {
+                    self.buffered_ready(ctx, cmd, len, at);
+                }
+                self.runs[run as usize] = pieces;
+                self.free_runs.push(run);
             }
             Event::BackgroundGc => self.background_gc(ctx),
             Event::OpsResize => self.resize_ops(ctx),
@@ -752,6 +750,78 @@ impl FlashDevice {
                 self.apply(ctx);
             }
         }
+    }
+
+    /// Serves the pieces of read `id` that need no flash read: zeroes at once, the rest from
+    /// DRAM (the write buffer, read-ahead) after the buffer's latency, in one run.
+    fn serve_at_once(&mut self, ctx: &mut Ctx, id: CmdId, pieces: Vec<(u32, u32, Served)>) {
+        let mut run = Vec::new();
+        for (bytes, within, served) in pieces {
+            if served == Served::Zeroes {
+                // The pieces before go first, as they were written.
+                self.buffered(ctx, std::mem::take(&mut run));
+                // Never written: the controller returns zeroes without touching the flash.
+                self.unmapped_reads += 1;
+                ctx.cmds[id].crit_media = SimDuration::ZERO;
+                ctx.cmds[id].crit_gc = SimDuration::ZERO;
+                ctx.cmds[id].crit_map = SimDuration::ZERO;
+                ctx.at(ctx.now, Out::Data { cmd: id, len: bytes, at: within });
+                continue;
+            }
+            if served == Served::WriteBuffer {
+                self.buffer_hits += 1;
+            }
+            run.push((id, bytes, within));
+        }
+        self.buffered(ctx, run);
+    }
+
+    /// Schedules `pieces` of reads (`(cmd, bytes, byte of the command)`, in order), which
+    /// leave DRAM after the buffer's latency: one event for one piece, one run for more.
+    /// Events scheduled one after another for the same instant run one after another, with
+    /// nothing between them, so a run handled in one event hands its pieces to the link
+    /// exactly as they would have gone one event each.
+    fn buffered(&mut self, ctx: &mut Ctx, mut pieces: Vec<(CmdId, u32, u32)>) {
+        let t = ctx.now + self.buffer_latency;
+        match pieces.len() {
+            0 => {}
+            n if n == 1 || !self.fold_runs => {
+                for &(cmd, len, at) in &pieces {
+                    ctx.at(t, Out::Wake(Event::Buffered { cmd, len, at }));
+                }
+            }
+            _ => {
+                let run = if let Some(r) = self.free_runs.pop() {
+                    // Keep the larger allocation of the two.
+                    let old = &mut self.runs[r as usize];
+                    if old.capacity() >= pieces.len() {
+                        old.clear();
+                        old.extend_from_slice(&pieces);
+                    } else {
+                        std::mem::swap(old, &mut pieces);
+                    }
+                    r
+                } else {
+                    self.runs.push(pieces);
+                    (self.runs.len() - 1) as u32
+                };
+                ctx.at(t, Out::Wake(Event::BufferedRun { run }));
+            }
+        }
+    }
+
+    /// One event per piece of a read from DRAM, not one per run: the same results, more
+    /// events (for tests that check so).
+    pub fn unfold_runs(&mut self) {
+        self.fold_runs = false;
+    }
+
+    /// A piece of a read served from DRAM is ready: it goes to the link.
+    fn buffered_ready(&mut self, ctx: &mut Ctx, cmd: CmdId, len: u32, at: u32) {
+        ctx.cmds[cmd].crit_media = self.buffer_latency;
+        ctx.cmds[cmd].crit_gc = SimDuration::ZERO;
+        ctx.cmds[cmd].crit_map = SimDuration::ZERO;
+        ctx.at(ctx.now, Out::Data { cmd, len, at });
     }
 
     /// Reports the units GC moved since the last report, when the controller charges them.
