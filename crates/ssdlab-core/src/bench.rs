@@ -57,6 +57,13 @@ pub const SCENARIOS: &[Scenario] = &[
         preset: "tlc",
         settings: &[("workload.numjobs", "1"), ("workload.rw", "read"), ("workload.bs", "128k"), ("workload.iodepth", "8"), ("workload.number_ios", "100000")],
     },
+    // Sequential writes over the TLC drive, filled in order: the write buffer and the dies'
+    // programs at full speed; the units overwritten in order leave GC nothing to move (WAF 1).
+    Scenario {
+        name: "tlc-seqwrite-128k-qd8",
+        preset: "tlc",
+        settings: &[("workload.numjobs", "1"), ("workload.rw", "write"), ("workload.bs", "128k"), ("workload.iodepth", "8"), ("workload.number_ios", "100000")],
+    },
     Scenario {
         name: "tlc-aged-randwrite-4k-qd32",
         preset: "tlc-aged",
