@@ -270,54 +270,65 @@ impl Simulation {
         })
     }
 
-    /// The event of output `i` of a medium's outbox (up to `end`), and the index of the
-    /// output after those it covers. Read data for one instant, written one piece after
-    /// another, is one [`Event::DataRun`]: the pieces' `Send` events would have been
-    /// scheduled one after another for the same instant, so nothing could run between them.
-    #[inline]
-    fn media_event_at<E: Copy>(&mut self, first: usize, end: usize, outbox: fn(&mut Outboxes) -> &mut MediaOutbox<E>, own: fn(E) -> Event) -> (usize, Option<(SimTime, Event)>) {
+    /// The run of read data that starts at output `first` of a medium's outbox (up to `end`),
+    /// as one [`Event::DataRun`] at its instant, and the index of the output after it. The
+    /// pieces' `Send` events would have been scheduled one after another for that instant, so
+    /// nothing could run between them, and whatever the first schedules for it runs after the
+    /// last.
+    #[inline(never)]
+    fn data_run<E: Copy>(&mut self, first: usize, end: usize, outbox: fn(&mut Outboxes) -> &mut MediaOutbox<E>) -> (usize, SimTime, Event) {
         let outs = outbox(&mut self.outs);
-        let (when, out) = outs[first];
-        if self.fold_data && matches!(out, media::Out::Data { .. }) {
-            let mut after = first + 1;
-            while after < end && matches!(outs[after], (w, media::Out::Data { .. }) if w == when) {
-                after += 1;
+        let when = outs[first].0;
+        let run = self.data_runs.start();
+        let pieces = &mut self.data_runs.runs[run as usize];
+        let mut after = first;
+        while after < end {
+            match outs[after] {
+                (w, media::Out::Data { cmd, len, at }) if w == when => pieces.push((cmd, len, at)),
+                _ => break,
             }
-            if after - first > 1 {
-                let run = self.data_runs.start();
-                let pieces = &mut self.data_runs.runs[run as usize];
-                for &(_, piece) in &outs[first..after] {
-                    if let media::Out::Data { cmd, len, at } = piece {
-                        pieces.push((cmd, len, at));
-                    }
-                }
-                return (after, Some((when, Event::DataRun { run })));
-            }
+            after += 1;
         }
-        (first + 1, self.media_event(when, out, own).map(|ev| (when, ev)))
+        (after, when, Event::DataRun { run })
     }
 
     /// Carries on a medium's outputs from `start` of its outbox (`outbox` picks it); `own`
     /// makes its own events the simulation's. Several events are scheduled together (a
-    /// chunk's codewords, a die's pieces), in the order the medium wrote them.
+    /// chunk's codewords, a die's pieces), in the order the medium wrote them; read data for
+    /// one instant, written piece after piece, goes as one run ([`Self::data_run`]).
     #[inline]
     fn drain_media<E: Copy>(&mut self, start: usize, outbox: fn(&mut Outboxes) -> &mut MediaOutbox<E>, own: fn(E) -> Event) {
         let end = outbox(&mut self.outs).len();
+        let fold = self.fold_data;
         let mut i = start;
         if end - start < RUN {
             while i < end {
-                let (next, ev) = self.media_event_at(i, end, outbox, own);
-                if let Some((t, ev)) = ev {
+                let (t, o) = outbox(&mut self.outs)[i];
+                if fold && starts_data_run(outbox(&mut self.outs), i, end) {
+                    let (next, t, ev) = self.data_run(i, end, outbox);
+                    self.at(t, ev);
+                    i = next;
+                    continue;
+                }
+                if let Some(ev) = self.media_event(t, o, own) {
                     self.at(t, ev);
                 }
-                i = next;
+                i += 1;
             }
         } else {
             let mut run = std::mem::take(&mut self.outs.run);
             while i < end {
-                let (next, ev) = self.media_event_at(i, end, outbox, own);
-                run.extend(ev);
-                i = next;
+                let (t, o) = outbox(&mut self.outs)[i];
+                if fold && starts_data_run(outbox(&mut self.outs), i, end) {
+                    let (next, t, ev) = self.data_run(i, end, outbox);
+                    run.push((t, ev));
+                    i = next;
+                    continue;
+                }
+                if let Some(ev) = self.media_event(t, o, own) {
+                    run.push((t, ev));
+                }
+                i += 1;
             }
             #[cfg(feature = "census")]
             if let Some(c) = &mut self.census {
@@ -526,4 +537,11 @@ impl Simulation {
         }
         self.scratch = batch;
     }
+}
+
+/// Whether output `i` of a medium's outbox (before `end`) starts a run of read data: it and
+/// the next are read data for the same instant.
+#[inline]
+fn starts_data_run<E: Copy>(outs: &MediaOutbox<E>, i: usize, end: usize) -> bool {
+    i + 1 < end && matches!((outs[i], outs[i + 1]), ((t, media::Out::Data { .. }), (u, media::Out::Data { .. })) if t == u)
 }
