@@ -29,7 +29,7 @@ use crate::host::{self, Host};
 use crate::media::{self, nvm};
 use crate::nvme::{self, Nvme};
 use crate::pcie::{self, Link};
-use crate::sim::{time, EventQueue, SimDuration, SimTime};
+use crate::sim::{time, EventQueue, Runs, SimDuration, SimTime};
 use crate::stats::series::{Series, DEFAULT_TRACKED, IO_COLUMNS, MAX_INTERVALS};
 use crate::stats::steady;
 use crate::stats::{IoLog, Kind, MetricInfo, Metrics, Stats};
@@ -55,43 +55,11 @@ pub enum Event {
     /// The flash device's own events.
     Flash(ftl::Event),
     /// Read data a medium handed to the link for one instant, piece after piece: run `run`
-    /// of [`DataRuns`], each piece sent as a `Pcie::Send` event of its own would be.
+    /// of `(cmd, bytes, byte of the command)`, each piece sent as a `Pcie::Send` event of its
+    /// own would be.
     DataRun {
         run: u32,
     },
-}
-
-/// Pieces of read data `(cmd, bytes, byte of the command)` that a medium handed to the link
-/// one after another for the same instant, each list sent in one event ([`Event::DataRun`]):
-/// by run, and the runs free for reuse.
-#[derive(Default)]
-struct DataRuns {
-    runs: Vec<Vec<(CmdId, u32, u32)>>,
-    free: Vec<u32>,
-}
-
-impl DataRuns {
-    /// An empty run to fill.
-    fn start(&mut self) -> u32 {
-        self.free.pop().unwrap_or_else(|| {
-            self.runs.push(Vec::new());
-            (self.runs.len() - 1) as u32
-        })
-    }
-
-    /// Run `run`'s pieces, taken out while they are sent (a send may start runs of its own).
-    fn take(&mut self, run: u32) -> Vec<(CmdId, u32, u32)> {
-        self.runs.get_mut(run as usize).map(std::mem::take).unwrap_or_default()
-    }
-
-    /// Gives run `run` back, its list kept for reuse.
-    fn put_back(&mut self, run: u32, mut pieces: Vec<(CmdId, u32, u32)>) {
-        if let Some(r) = self.runs.get_mut(run as usize) {
-            pieces.clear();
-            *r = pieces;
-            self.free.push(run);
-        }
-    }
 }
 
 /// The blocks' outboxes: what each wrote during one call, for the router to carry on.
@@ -128,7 +96,7 @@ pub struct Simulation {
     /// What an ATC miss costs.
     round_trip: SimDuration,
     outs: Outboxes,
-    data_runs: DataRuns,
+    data_runs: Runs<(CmdId, u32, u32)>,
     /// Read data for one instant sent in one event ([`Event::DataRun`]); off only to check
     /// that this changes no result ([`Simulation::unfold_runs`]).
     fold_data: bool,
@@ -197,7 +165,7 @@ impl Simulation {
             dma: Translator::new(atc),
             round_trip,
             outs: Outboxes::default(),
-            data_runs: DataRuns::default(),
+            data_runs: Runs::default(),
             fold_data: true,
             observe_at: SimTime(u64::MAX),
             reset_pending: from > SimTime::ZERO,

@@ -277,19 +277,14 @@ impl Simulation {
     /// last.
     #[inline(never)]
     fn data_run<E: Copy>(&mut self, first: usize, end: usize, outbox: fn(&mut Outboxes) -> &mut MediaOutbox<E>) -> (usize, SimTime, Event) {
-        let outs = outbox(&mut self.outs);
-        let when = outs[first].0;
-        let run = self.data_runs.start();
-        let pieces = &mut self.data_runs.runs[run as usize];
-        let mut after = first;
-        while after < end {
-            match outs[after] {
-                (w, media::Out::Data { cmd, len, at }) if w == when => pieces.push((cmd, len, at)),
-                _ => break,
-            }
-            after += 1;
-        }
-        (after, when, Event::DataRun { run })
+        let outs = &outbox(&mut self.outs)[first..end];
+        let when = outs[0].0;
+        let n = outs.iter().take_while(|&&(w, o)| w == when && matches!(o, media::Out::Data { .. })).count();
+        let run = self.data_runs.start(outs[..n].iter().filter_map(|&(_, o)| match o {
+            media::Out::Data { cmd, len, at } => Some((cmd, len, at)),
+            _ => None,
+        }));
+        (first + n, when, Event::DataRun { run })
     }
 
     /// Carries on a medium's outputs from `start` of its outbox (`outbox` picks it); `own`

@@ -52,7 +52,7 @@ use crate::ids::{BlockId, Lpn};
 use crate::media::nand::{self, NandArray};
 use crate::media::MediaConfig;
 use crate::media::{Medium, Out};
-use crate::sim::{SimDuration, SimTime};
+use crate::sim::{Runs, SimDuration, SimTime};
 use crate::stats::{Component, Metrics, Record};
 
 /// The flash device's view of the simulation while it handles an input.
@@ -150,9 +150,8 @@ pub struct FlashDevice {
     rmw: PerCmd<u32>,
     rmw_reads: u64,
     /// Pieces of reads `(cmd, bytes, byte of the command)` scheduled together as one
-    /// [`Event::BufferedRun`], by run, and the runs free for reuse.
-    runs: Vec<Vec<(CmdId, u32, u32)>>,
-    free_runs: Vec<u32>,
+    /// [`Event::BufferedRun`], by run.
+    runs: Runs<(CmdId, u32, u32)>,
     /// Off: one event per piece, as before runs (to check that runs change no result).
     fold_runs: bool,
 }
@@ -341,8 +340,7 @@ impl FlashDevice {
             gc_reported: None,
             rmw: PerCmd::default(),
             rmw_reads: 0,
-            runs: Vec::new(),
-            free_runs: Vec::new(),
+            runs: Runs::default(),
             fold_runs: true,
             ahead: ReadAhead::new(cfg.read_ahead.0, unit, g.slots_per_page),
             precondition: report,
@@ -502,12 +500,12 @@ impl FlashDevice {
                 ctx.cmds[cmd].crit_gc = gc;
                 ctx.at(ctx.now, Out::Data { cmd, len: bytes, at });
                 if let Some(s) = self.shared_by_piece.remove(&(cmd, at)).and_then(|key| self.shared.remove(&key)) {
-                    self.buffered(ctx, s.joined);
+                    self.buffered(ctx, &s.joined);
                 }
             }
             nand::Output::Prefetched { token } => {
                 let landed = self.ahead.landed(token);
-                self.buffered(ctx, landed);
+                self.buffered(ctx, &landed);
             }
             nand::Output::MapLoaded { token } => {
                 let Some(l) = self.loads.get_mut(token as usize).and_then(Option::take) else { return false };
@@ -736,12 +734,11 @@ impl FlashDevice {
         match ev {
             Event::Buffered { cmd, len, at } => self.buffered_ready(ctx, cmd, len, at),
             Event::BufferedRun { run } => {
-                let Some(pieces) = self.runs.get_mut(run as usize).map(std::mem::take) else { return };
+                let pieces = self.runs.take(run);
                 for &(cmd, len, at) in &pieces {
                     self.buffered_ready(ctx, cmd, len, at);
                 }
-                self.runs[run as usize] = pieces;
-                self.free_runs.push(run);
+                self.runs.put_back(run, pieces);
             }
             Event::BackgroundGc => self.background_gc(ctx),
             Event::OpsResize => self.resize_ops(ctx),
@@ -759,7 +756,8 @@ impl FlashDevice {
         for (bytes, within, served) in pieces {
             if served == Served::Zeroes {
                 // The pieces before go first, as they were written.
-                self.buffered(ctx, std::mem::take(&mut run));
+                self.buffered(ctx, &run);
+                run.clear();
                 // Never written: the controller returns zeroes without touching the flash.
                 self.unmapped_reads += 1;
                 ctx.cmds[id].crit_media = SimDuration::ZERO;
@@ -773,7 +771,7 @@ impl FlashDevice {
             }
             run.push((id, bytes, within));
         }
-        self.buffered(ctx, run);
+        self.buffered(ctx, &run);
     }
 
     /// Schedules `pieces` of reads (`(cmd, bytes, byte of the command)`, in order), which
@@ -781,31 +779,14 @@ impl FlashDevice {
     /// Events scheduled one after another for the same instant run one after another, with
     /// nothing between them, so a run handled in one event hands its pieces to the link
     /// exactly as they would have gone one event each.
-    fn buffered(&mut self, ctx: &mut Ctx, mut pieces: Vec<(CmdId, u32, u32)>) {
+    fn buffered(&mut self, ctx: &mut Ctx, pieces: &[(CmdId, u32, u32)]) {
         let t = ctx.now + self.buffer_latency;
-        match pieces.len() {
-            0 => {}
-            n if n == 1 || !self.fold_runs => {
-                for &(cmd, len, at) in &pieces {
-                    ctx.at(t, Out::Wake(Event::Buffered { cmd, len, at }));
-                }
-            }
-            _ => {
-                let run = if let Some(r) = self.free_runs.pop() {
-                    // Keep the larger allocation of the two.
-                    let old = &mut self.runs[r as usize];
-                    if old.capacity() >= pieces.len() {
-                        old.clear();
-                        old.extend_from_slice(&pieces);
-                    } else {
-                        std::mem::swap(old, &mut pieces);
-                    }
-                    r
-                } else {
-                    self.runs.push(pieces);
-                    (self.runs.len() - 1) as u32
-                };
-                ctx.at(t, Out::Wake(Event::BufferedRun { run }));
+        if pieces.len() > 1 && self.fold_runs {
+            let run = self.runs.start(pieces.iter().copied());
+            ctx.at(t, Out::Wake(Event::BufferedRun { run }));
+        } else {
+            for &(cmd, len, at) in pieces {
+                ctx.at(t, Out::Wake(Event::Buffered { cmd, len, at }));
             }
         }
     }
