@@ -170,7 +170,8 @@ def test_bench_json(cli):
     rows = json.loads(p.stdout)["scenarios"]
     assert [r["name"] for r in rows] == [
         "randread-4k-qd1", "randread-4k-qd32", "randwrite-4k-qd32", "seqread-128k-qd8", "optane-randread-4k-qd16", "tlc-randread-4k-qd16",
-        "tlc-seqread-128k-qd8", "tlc-seqwrite-128k-qd8", "tlc-aged-randwrite-4k-qd32", "tlc-aged-randtrimwrite-4k-qd32", "tlc-buffered-seqread-4k", "tlc-buffered-randwrite-4k",
+        "tlc-seqread-128k-qd8", "tlc-seqwrite-128k-qd8", "tlc-aged-randwrite-4k-qd32", "tlc-aged-randtrimwrite-4k-qd32",
+        "tlc-aged-1tib-randwrite-4k-qd32", "tlc-buffered-seqread-4k", "tlc-buffered-randwrite-4k",
         "zns-zbd-randwrite-16k", "mqsim-randread-4k-qd32", "mqsim-cmt-randread-4k-qd32",
         "moneta-16-threads-4k", "openexpress-hw-randwrite-16k", "seed003-4-tenants-aged",
         "seed003-4-tenants-isolated-fair", "seed003-4-tenants-fdp", "atc-4way-lru-replay", "atc-fa-lru-curve-64k", "atc-4way-lru-raw-file", "trace-stats-mqsim",

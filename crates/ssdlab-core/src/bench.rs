@@ -76,6 +76,21 @@ pub const SCENARIOS: &[Scenario] = &[
         preset: "tlc-aged",
         settings: &[("workload.numjobs", "1"), ("workload.rw", "randtrimwrite"), ("workload.bs", "4k"), ("workload.iodepth", "32"), ("workload.number_ios", "600000")],
     },
+    // The same writes on the aged drive made 1 TiB (4096 blocks a plane): its forward map is
+    // past the size whose leaves are dense from the start, so writes and GC's moves land in
+    // sparse leaves (sorted lists) first, and the layout answers for units not yet moved.
+    Scenario {
+        name: "tlc-aged-1tib-randwrite-4k-qd32",
+        preset: "tlc-aged",
+        settings: &[
+            ("media.nand.blocks_per_plane", "4096"),
+            ("workload.numjobs", "1"),
+            ("workload.rw", "randwrite"),
+            ("workload.bs", "4k"),
+            ("workload.iodepth", "32"),
+            ("workload.number_ios", "200000"),
+        ],
+    },
     // Buffered I/O through the page cache: a sequential reader kept in memory by readahead, and
     // random writers paced by writeback into a 256 MiB cache.
     Scenario {
