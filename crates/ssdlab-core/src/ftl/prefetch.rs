@@ -10,10 +10,24 @@ use super::pool::Collecting;
 use super::{Ftl, Lpn};
 
 impl Ftl {
-    /// Brings the pointer to `lpn`'s map leaf toward the cache, for a host write soon (a hint).
+    /// Brings the pointer to `lpn`'s map leaf toward the cache, for a host write soon (a hint),
+    /// and on a map with sparse leaves the number of its list.
     #[inline]
     pub(crate) fn prefetch_leaf(&self, lpn: Lpn) {
-        self.l2p.prefetch_leaf(lpn.0);
+        self.l2p.prefetch_far(lpn.0);
+    }
+
+    /// Whether the map has sparse leaves, whose entries take a stage more of hints.
+    #[inline]
+    pub(crate) fn map_has_sparse(&self) -> bool {
+        self.l2p.has_sparse()
+    }
+
+    /// Brings the header of `lpn`'s sparse list toward the cache, if its leaf has one, for a
+    /// host write soon (a hint; [`Self::prefetch_leaf`] brought in the list's number).
+    #[inline]
+    pub(crate) fn prefetch_list(&self, lpn: Lpn) {
+        self.l2p.prefetch_list(lpn.0);
     }
 
     /// Brings `lpn`'s map entry toward the cache, for a host write soon (a hint).
@@ -36,11 +50,27 @@ impl Ftl {
 
     /// Brings toward the cache the map entries of the victim's units up to `AHEAD` slots
     /// past `upto`: the moves of the next host writes then find them there, and their misses
-    /// overlap with other work. A hint: it changes only `c.ahead`, how far the hints have gone.
+    /// overlap with other work. A hint: it changes only the cursors of `c`, how far the hints
+    /// have gone.
+    ///
+    /// On a map with sparse leaves an entry is three loads deep (the leaf's list number, the
+    /// list's header, its entries), each waiting on the one before: the hints go in three
+    /// stages, each `AHEAD` slots behind the one before, so that each load finds its line.
     pub(super) fn prefetch_moves(&self, p: usize, c: &mut Collecting, upto: u32) {
         const AHEAD: u32 = 32;
         let units = &self.pools[p].victim_units;
-        while let Some(&(_, lpn)) = units.get(c.ahead as usize).filter(|u| u.0 < upto.saturating_add(AHEAD)) {
+        let within = |ahead: u32| move |u: &&(u32, u64)| u.0 < upto.saturating_add(ahead);
+        if self.l2p.has_sparse() {
+            while let Some(&(_, lpn)) = units.get(c.far as usize).filter(within(3 * AHEAD)) {
+                self.l2p.prefetch_far(lpn);
+                c.far += 1;
+            }
+            while let Some(&(_, lpn)) = units.get(c.mid as usize).filter(within(2 * AHEAD)) {
+                self.l2p.prefetch_list(lpn);
+                c.mid += 1;
+            }
+        }
+        while let Some(&(_, lpn)) = units.get(c.ahead as usize).filter(within(AHEAD)) {
             self.l2p.prefetch(lpn);
             c.ahead += 1;
         }
@@ -82,11 +112,12 @@ mod tests {
         let before = state(&f);
         for l in (0..units + 64).chain([u64::MAX / 2, u64::MAX]) {
             f.prefetch_leaf(Lpn(l));
+            f.prefetch_list(Lpn(l));
             f.prefetch_entry(Lpn(l));
             f.prefetch_old(Lpn(l));
         }
         let spb = f.g.slots_per_block();
-        let mut c = Collecting { block: NIL, next: 0, page_read: NIL, pace: 1.0, ahead: 0 };
+        let mut c = Collecting { block: NIL, next: 0, page_read: NIL, pace: 1.0, ahead: 0, far: 0, mid: 0 };
         f.prefetch_moves(0, &mut c, spb);
         assert_eq!(c.ahead as usize, f.pools[0].victim_units.len(), "every unit of the victim was hinted");
         assert_eq!(state(&f), before);

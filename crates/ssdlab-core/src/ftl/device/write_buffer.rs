@@ -126,14 +126,21 @@ impl FlashDevice {
             self.waiting[part].pop_front();
             // The writes queued behind this one come in soon: bring toward the cache the
             // metadata of the next one's old copy, the map entry of the one after, and the
-            // pointer to the map leaf of the third (each stage needs the one before).
+            // pointer to the map leaf of the third (each stage needs the one before). A map
+            // with sparse leaves has a stage more: the header of the leaf's list.
+            let sparse = usize::from(self.ftl.map_has_sparse());
             if let Some(n) = self.waiting[part].front() {
                 self.ftl.prefetch_old(Lpn(ctx.cmds[n.id].offset / self.unit));
             }
             if let Some(n) = self.waiting[part].get(1) {
                 self.ftl.prefetch_entry(Lpn(ctx.cmds[n.id].offset / self.unit));
             }
-            if let Some(n) = self.waiting[part].get(2) {
+            if sparse == 1 {
+                if let Some(n) = self.waiting[part].get(2) {
+                    self.ftl.prefetch_list(Lpn(ctx.cmds[n.id].offset / self.unit));
+                }
+            }
+            if let Some(n) = self.waiting[part].get(2 + sparse) {
                 self.ftl.prefetch_leaf(Lpn(ctx.cmds[n.id].offset / self.unit));
             }
             self.buffer_used[part] += units;

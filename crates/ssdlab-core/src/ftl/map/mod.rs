@@ -67,6 +67,16 @@ const VALUE_MASK: u64 = (1 << VALUE_BITS) - 1;
 /// holds 1 KiB, a dense leaf 4 or 8 KiB).
 const SPARSE_MAX: usize = LEAF / 8;
 
+/// Brings every cache line of a sparse list toward the cache at once (a hint). A list is up
+/// to 1 KiB that nothing else has touched lately (random writes and GC's moves visit a leaf
+/// rarely), and a binary search's probes each wait for the one before.
+#[inline]
+fn prefetch_lines(list: &[u64]) {
+    for e in list.iter().step_by(8).chain(list.last()) {
+        mem_prefetch::prefetch_read_data::<_, 3>(e);
+    }
+}
+
 /// A slot as a sparse entry's value ("unmapped" as the all-ones value).
 #[inline]
 fn pack(off: usize, slot: u64) -> u64 {
@@ -137,17 +147,48 @@ impl L2p {
         self.dense.peek(leaf, off)
     }
 
-    /// Brings the line of the pointer to `lpn`'s dense leaf toward the cache (a hint).
-    #[inline]
-    pub fn prefetch_leaf(&self, lpn: u64) {
-        self.dense.prefetch_leaf((lpn >> LEAF_BITS) as usize);
-    }
-
-    /// Brings the line of `lpn`'s dense entry toward the cache (a hint; nothing changes).
+    /// Brings the line of `lpn`'s dense entry toward the cache, or, in a sparse leaf, the lines
+    /// of its list (a hint; nothing changes). The leaf's directory entries, and a list's
+    /// header, should be in the cache already ([`Self::prefetch_far`], [`Self::prefetch_list`]):
+    /// this reads them.
     #[inline]
     pub fn prefetch(&self, lpn: u64) {
         let (leaf, off) = ((lpn >> LEAF_BITS) as usize, (lpn as usize) & (LEAF - 1));
-        self.dense.prefetch(leaf, off);
+        if self.dense.prefetch(leaf, off) {
+            return;
+        }
+        if let Some(list) = self.sparse.get(leaf).and_then(|&i| self.lists.get(i as usize)) {
+            prefetch_lines(list);
+        }
+    }
+
+    /// Whether the map has sparse leaves (it is over [`DENSE_UNITS`] units): only then is an
+    /// entry three dependent loads from the directory, whose first two
+    /// [`Self::prefetch_far`] and [`Self::prefetch_list`] bring in ahead (a dense map's
+    /// directory is at most 256 KiB, and stays in the cache).
+    #[inline]
+    pub fn has_sparse(&self) -> bool {
+        !self.sparse.is_empty()
+    }
+
+    /// Brings the lines of `lpn`'s two directory entries toward the cache: the pointer to its
+    /// dense leaf and the number of its sparse list (a hint, the first of three stages).
+    #[inline]
+    pub fn prefetch_far(&self, lpn: u64) {
+        let leaf = (lpn >> LEAF_BITS) as usize;
+        self.dense.prefetch_leaf(leaf);
+        if let Some(i) = self.sparse.get(leaf) {
+            mem_prefetch::prefetch_read_data::<_, 3>(i);
+        }
+    }
+
+    /// Brings the header of `lpn`'s sparse list toward the cache, if its leaf has one (a hint,
+    /// the second stage: it reads the list's number, which [`Self::prefetch_far`] brought in).
+    #[inline]
+    pub fn prefetch_list(&self, lpn: u64) {
+        if let Some(list) = self.sparse.get((lpn >> LEAF_BITS) as usize).and_then(|&i| self.lists.get(i as usize)) {
+            mem_prefetch::prefetch_read_data::<_, 3>(list);
+        }
     }
 
     /// Sets the slot of `lpn` and returns the previous one.

@@ -83,14 +83,15 @@ impl<W: Word> Dense<W> {
         }
     }
 
-    /// Brings the line of entry `off` of `leaf` toward the cache, if the leaf is made.
+    /// Brings the line of entry `off` of `leaf` toward the cache, if the leaf is made; returns
+    /// whether it is.
     #[inline]
-    fn prefetch(&self, leaf: usize, off: usize) {
-        if let Some(Some(l)) = self.0.get(leaf) {
-            if let Some(e) = l.get(off) {
-                mem_prefetch::prefetch_read_data::<_, 3>(e);
-            }
+    fn prefetch(&self, leaf: usize, off: usize) -> bool {
+        let Some(Some(l)) = self.0.get(leaf) else { return false };
+        if let Some(e) = l.get(off) {
+            mem_prefetch::prefetch_read_data::<_, 3>(e);
         }
+        true
     }
 
     #[inline]
@@ -161,10 +162,11 @@ impl Leaves {
         each!(self, Leaves, d => d.prefetch_leaf(leaf));
     }
 
-    /// Brings the line of entry `off` of `leaf` toward the cache (a hint).
+    /// Brings the line of entry `off` of `leaf` toward the cache (a hint); returns whether the
+    /// leaf is made.
     #[inline]
-    pub(super) fn prefetch(&self, leaf: usize, off: usize) {
-        each!(self, Leaves, d => d.prefetch(leaf, off));
+    pub(super) fn prefetch(&self, leaf: usize, off: usize) -> bool {
+        each!(self, Leaves, d => d.prefetch(leaf, off))
     }
 
     /// The entry, or 0 where the leaf is not made (or lies beyond the map).
