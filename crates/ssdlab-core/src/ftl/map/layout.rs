@@ -147,6 +147,36 @@ impl Layout {
         }
     }
 
+    /// Appends `(offset, unit)` for each slot of `block` (the `index`-th of its blocks) among
+    /// its first `slots` that the layout filled and whose bit in `valid` is set (every filled
+    /// slot, without `valid`), in slot order: what [`Self::unit_at`] answers slot by slot, with
+    /// the rank of each placed slot counted on from the one before rather than afresh.
+    pub(super) fn valid_units_into(&self, index: usize, block: u32, slots: u32, valid: Option<&[u64]>, out: &mut Vec<(u32, u64)>) {
+        let Kind::Scattered { perm, kstart, placed, words } = &self.kind else {
+            let valid_at = |o: u32| valid.is_none_or(|v| v[o as usize / 64] >> (o % 64) & 1 != 0);
+            out.extend((0..slots).filter(|&o| valid_at(o)).map(|o| (o, self.unit_at(index, block, o))).filter(|&(_, u)| u != UNMAPPED));
+            return;
+        };
+        let bits = &placed[index * words..(index + 1) * words];
+        let mut k = kstart[index];
+        for (w, &word) in bits.iter().enumerate() {
+            let keep = valid.map_or(word, |v| word & v[w]);
+            let mut x = word;
+            while x != 0 {
+                let b = x.trailing_zeros();
+                let o = w as u32 * 64 + b;
+                if o >= slots {
+                    return;
+                }
+                if keep >> b & 1 != 0 {
+                    out.push((o, perm.apply(k)));
+                }
+                k += 1;
+                x &= x - 1;
+            }
+        }
+    }
+
     /// Writes the `index`-th block's placed slots as bits into `bits`.
     pub(super) fn placed_bits(&self, index: usize, bits: &mut [u64]) {
         match &self.kind {

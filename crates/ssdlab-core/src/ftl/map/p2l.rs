@@ -61,8 +61,15 @@ impl P2l {
 
     /// Takes the layout's blocks as filled as it says (they must hold nothing yet).
     pub fn install(&mut self, layout: Arc<Layout>) {
+        let eager = layout.blocks().len() * self.words * 8 <= EAGER_BITMAPS;
+        self.install_with(layout, eager);
+    }
+
+    /// [`Self::install`], with every layout block's bitmap made now (`eager`) or on its first
+    /// overwrite.
+    fn install_with(&mut self, layout: Arc<Layout>, eager: bool) {
         let n = layout.blocks().len();
-        self.eager = n * self.words * 8 <= EAGER_BITMAPS;
+        self.eager = eager;
         if self.eager {
             self.valid = vec![0; n * self.words];
         } else {
@@ -153,8 +160,16 @@ impl P2l {
     /// pass when it has one.
     pub fn valid_into(&self, block: u32, slots: u32, out: &mut Vec<(u32, u64)>) {
         let c = self.index[block as usize];
-        if c == NO_CHUNK || c & LAID != 0 {
-            out.extend((0..slots).map(|o| (o, self.get(block, o))).filter(|&(_, u)| u != UNMAPPED));
+        if c == NO_CHUNK {
+            return;
+        }
+        if c & LAID != 0 {
+            let i = (c & !LAID) as usize;
+            let b = if self.eager { i as u32 } else { self.bitmap_of[i] };
+            let valid = (b != NO_BITMAP).then(|| &self.valid[b as usize * self.words..(b as usize + 1) * self.words]);
+            if let Some(layout) = &self.layout {
+                layout.valid_units_into(i, block, slots, valid, out);
+            }
             return;
         }
         let start = c as usize * self.chunk;
@@ -251,6 +266,55 @@ mod tests {
         p.open(1);
         assert_eq!(p.get(1, 3), UNMAPPED, "a recycled chunk starts invalid");
         assert_eq!(p.pool.len(), 8);
+    }
+
+    /// `valid_into` lists what `get` answers slot by slot: over replica ageing's scattered
+    /// layout and a striped fill, with the layout's bitmaps made at once or on the first
+    /// overwrite, after units are invalidated and a layout block is written again, over whole
+    /// blocks and their first slots.
+    #[test]
+    fn valid_into_lists_what_get_answers() {
+        use rand::{RngExt, SeedableRng};
+
+        use crate::ftl::Geometry;
+
+        let g = Geometry { channels: 2, dies_per_channel: 1, planes: 2, blocks_per_plane: 6, pages_per_block: 40, page_size: 16_384, unit: 4096, slots_per_page: 4 };
+        let spb = g.slots_per_block();
+        let (blocks, words) = (24u32, (spb as usize).div_ceil(64));
+        let mut rng = crate::sim::Rng::seed_from_u64(3);
+        let laid: Vec<u32> = (0..20).map(|i| i + i / 5).collect();
+        let mut placed = vec![0u64; laid.len() * words];
+        for i in 0..laid.len() {
+            for o in 0..spb as usize {
+                if rng.random_range(0..10) < 8 {
+                    placed[i * words + o / 64] |= 1 << (o % 64);
+                }
+            }
+        }
+        let units: u64 = placed.iter().map(|w| u64::from(w.count_ones())).sum();
+        let striped_units = 4 * 5 * u64::from(spb) - 37;
+        let layouts = [(Layout::scattered(&g, laid, placed, units, 7), units), (Layout::striped(&g, &[2, 0, 3, 1], vec![super::super::Segment { lpns: 0..striped_units, span: 0..5 }]), striped_units)];
+        for (layout, units) in layouts {
+            let layout = Arc::new(layout);
+            for eager in [true, false] {
+                let mut p = P2l::new(blocks as usize, spb as usize, units);
+                p.install_with(layout.clone(), eager);
+                let filled = layout.blocks();
+                for _ in 0..300 {
+                    p.set(filled[rng.random_range(0..filled.len())], rng.random_range(0..spb), UNMAPPED);
+                }
+                let again = filled[3];
+                p.set(again, 5, 42);
+                for b in 0..blocks {
+                    for slots in [spb, 100, 1] {
+                        let mut out = Vec::new();
+                        p.valid_into(b, slots, &mut out);
+                        let want: Vec<(u32, u64)> = (0..slots).map(|o| (o, p.get(b, o))).filter(|&(_, u)| u != UNMAPPED).collect();
+                        assert_eq!(out, want, "block {b}, first {slots} slots, eager {eager}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
