@@ -23,6 +23,13 @@ impl Ftl {
         self.l2p.has_sparse()
     }
 
+    /// Brings toward the cache what the layout reads to say where it put `lpn`, in two stages
+    /// (`second`), for a host write soon whose unit may not have moved since ageing (a hint).
+    #[inline]
+    pub(crate) fn prefetch_base(&self, lpn: Lpn, second: bool) {
+        self.l2p.prefetch_base(lpn.0, second);
+    }
+
     /// Brings the header of `lpn`'s sparse list toward the cache, if its leaf has one, for a
     /// host write soon (a hint; [`Self::prefetch_leaf`] brought in the list's number).
     #[inline]
@@ -115,6 +122,8 @@ mod tests {
             f.prefetch_list(Lpn(l));
             f.prefetch_entry(Lpn(l));
             f.prefetch_old(Lpn(l));
+            f.prefetch_base(Lpn(l), false);
+            f.prefetch_base(Lpn(l), true);
         }
         let spb = f.g.slots_per_block();
         let mut c = Collecting { block: NIL, next: 0, page_read: NIL, pace: 1.0, ahead: 0, far: 0, mid: 0 };

@@ -127,13 +127,23 @@ impl FlashDevice {
             // The writes queued behind this one come in soon: bring toward the cache the
             // metadata of the next one's old copy, the map entry of the one after, and the
             // pointer to the map leaf of the third (each stage needs the one before). A map
-            // with sparse leaves has a stage more: the header of the leaf's list.
+            // with sparse leaves has a stage more, the header of the leaf's list, and on such
+            // a drive (over 128 GiB) most units still sit where ageing or the fill put them:
+            // what the layout reads to say where comes in over the last two stages.
             let sparse = usize::from(self.ftl.map_has_sparse());
             if let Some(n) = self.waiting[part].front() {
-                self.ftl.prefetch_old(Lpn(ctx.cmds[n.id].offset / self.unit));
+                let lpn = Lpn(ctx.cmds[n.id].offset / self.unit);
+                self.ftl.prefetch_old(lpn);
+                if sparse == 1 {
+                    self.ftl.prefetch_base(lpn, true);
+                }
             }
             if let Some(n) = self.waiting[part].get(1) {
-                self.ftl.prefetch_entry(Lpn(ctx.cmds[n.id].offset / self.unit));
+                let lpn = Lpn(ctx.cmds[n.id].offset / self.unit);
+                self.ftl.prefetch_entry(lpn);
+                if sparse == 1 {
+                    self.ftl.prefetch_base(lpn, false);
+                }
             }
             if sparse == 1 {
                 if let Some(n) = self.waiting[part].get(2) {

@@ -119,6 +119,30 @@ impl Layout {
         }
     }
 
+    /// Brings toward the cache what [`Self::slot_of`] reads for `lpn` under replica aging's
+    /// placement (a hint, in two stages, the second some time after the first): first the
+    /// block ranks where its search starts, then the placed bits and number of the block it
+    /// finds. Each stage works out the permutation again; a sequential fill's places are
+    /// arithmetic, and take no hint.
+    #[inline]
+    pub(super) fn prefetch_slot(&self, lpn: u64, second: bool) {
+        let Kind::Scattered { perm, kstart, placed, words } = &self.kind else { return };
+        if lpn >= perm.n {
+            return;
+        }
+        let k = perm.invert(lpn);
+        if second {
+            let i = block_of_rank(kstart, k);
+            let bits = &placed[i * words..(i + 1) * words];
+            for w in bits.iter().step_by(8).chain(bits.last()) {
+                mem_prefetch::prefetch_read_data::<_, 3>(w);
+            }
+            mem_prefetch::prefetch_read_data::<_, 3>(&self.blocks[i]);
+        } else {
+            mem_prefetch::prefetch_read_data::<_, 3>(&kstart[rank_guess(kstart, k)]);
+        }
+    }
+
     /// The unit the layout put at `offset` of `block`, the `index`-th of its blocks
     /// (`UNMAPPED` if none).
     #[inline]
@@ -215,9 +239,7 @@ impl Layout {
 #[inline]
 fn block_of_rank(kstart: &[u64], k: u64) -> usize {
     let n = kstart.len() - 1;
-    let total = kstart[n].max(1);
-    let guess = ((u128::from(k) * n as u128) / u128::from(total)) as usize;
-    let guess = guess.min(n - 1);
+    let guess = rank_guess(kstart, k);
     let (lo, hi) = if kstart[guess] <= k {
         let mut step = 1;
         let mut lo = guess;
@@ -236,6 +258,14 @@ fn block_of_rank(kstart: &[u64], k: u64) -> usize {
         (hi.saturating_sub(step), hi)
     };
     lo + kstart[lo..hi].partition_point(|&s| s <= k) - 1
+}
+
+/// Where [`block_of_rank`] starts its search for `k`.
+#[inline]
+fn rank_guess(kstart: &[u64], k: u64) -> usize {
+    let n = kstart.len() - 1;
+    let total = kstart[n].max(1);
+    (((u128::from(k) * n as u128) / u128::from(total)) as usize).min(n - 1)
 }
 
 /// Set bits of `bits` below bit `offset`.

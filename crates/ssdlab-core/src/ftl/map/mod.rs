@@ -191,6 +191,16 @@ impl L2p {
         }
     }
 
+    /// Brings toward the cache what the layout reads to say where it put `lpn` (a hint, in
+    /// two stages: see [`Layout::prefetch_slot`]), for a write that will find its entry at
+    /// the layout's place.
+    #[inline]
+    pub fn prefetch_base(&self, lpn: u64, second: bool) {
+        if let Some(l) = &self.layout {
+            l.prefetch_slot(lpn, second);
+        }
+    }
+
     /// Sets the slot of `lpn` and returns the previous one.
     #[allow(clippy::inline_always)]
     #[inline(always)]
@@ -337,10 +347,23 @@ mod tests {
         assert_eq!(m.mapped(), want.values().filter(|&&s| s != UNMAPPED).count() as u64);
         let dense = (0..m.dense.len()).filter(|&l| m.dense.has(l)).count();
         assert!(dense > 0 && dense < 40, "{dense} dense leaves");
+        // The hints, in every stage, take any unit (beyond the map too) and change nothing.
+        assert!(m.has_sparse());
+        for lpn in want.keys().copied().chain(0..5_000).chain([1 << 30, u64::MAX]) {
+            m.prefetch_far(lpn);
+            m.prefetch_list(lpn);
+            m.prefetch(lpn);
+            m.prefetch_base(lpn, false);
+            m.prefetch_base(lpn, true);
+        }
+        for (&lpn, &slot) in &want {
+            assert_eq!(m.get(lpn), slot);
+        }
         // A small map makes every leaf dense at once.
         let mut small = L2p::new(DENSE_UNITS, DENSE_UNITS);
         small.set(5, 1);
         assert!(small.lists.is_empty() && small.dense.has(0) && small.get(5) == 1 && small.get(6) == UNMAPPED);
+        assert!(!small.has_sparse());
         // ~200k scattered entries in ~200k leaves: tens of bytes each, not a leaf.
         let entries_bytes = m.heap_bytes() - m.dense.len() * 12;
         assert!(entries_bytes < 200_000 * 80 + 40 * 8200, "{entries_bytes} B");

@@ -271,7 +271,7 @@ mod tests {
     /// `valid_into` lists what `get` answers slot by slot: over replica ageing's scattered
     /// layout and a striped fill, with the layout's bitmaps made at once or on the first
     /// overwrite, after units are invalidated and a layout block is written again, over whole
-    /// blocks and their first slots.
+    /// blocks and their first slots. The layouts' hints take any unit.
     #[test]
     fn valid_into_lists_what_get_answers() {
         use rand::{RngExt, SeedableRng};
@@ -295,6 +295,13 @@ mod tests {
         let striped_units = 4 * 5 * u64::from(spb) - 37;
         let layouts = [(Layout::scattered(&g, laid, placed, units, 7), units), (Layout::striped(&g, &[2, 0, 3, 1], vec![super::super::Segment { lpns: 0..striped_units, span: 0..5 }]), striped_units)];
         for (layout, units) in layouts {
+            // The layout's hints take any unit, beyond the drive too, and change nothing.
+            let slots: Vec<u64> = (0..units).map(|l| layout.slot_of(l)).collect();
+            for l in (0..units + 64).chain([u64::MAX / 2, u64::MAX]) {
+                layout.prefetch_slot(l, false);
+                layout.prefetch_slot(l, true);
+            }
+            assert!((0..units).all(|l| layout.slot_of(l) == slots[l as usize]));
             let layout = Arc::new(layout);
             for eager in [true, false] {
                 let mut p = P2l::new(blocks as usize, spb as usize, units);
