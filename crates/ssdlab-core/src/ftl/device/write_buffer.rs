@@ -130,27 +130,27 @@ impl FlashDevice {
             // with sparse leaves has a stage more, the header of the leaf's list, and on such
             // a drive (over 128 GiB) most units still sit where ageing or the fill put them:
             // what the layout reads to say where comes in over the last two stages.
-            let sparse = usize::from(self.ftl.map_has_sparse());
+            let sparse = self.ftl.map_has_sparse();
             if let Some(n) = self.waiting[part].front() {
                 let lpn = Lpn(ctx.cmds[n.id].offset / self.unit);
                 self.ftl.prefetch_old(lpn);
-                if sparse == 1 {
+                if sparse {
                     self.ftl.prefetch_base(lpn, true);
                 }
             }
             if let Some(n) = self.waiting[part].get(1) {
                 let lpn = Lpn(ctx.cmds[n.id].offset / self.unit);
                 self.ftl.prefetch_entry(lpn);
-                if sparse == 1 {
+                if sparse {
                     self.ftl.prefetch_base(lpn, false);
                 }
             }
-            if sparse == 1 {
+            if sparse {
                 if let Some(n) = self.waiting[part].get(2) {
                     self.ftl.prefetch_list(Lpn(ctx.cmds[n.id].offset / self.unit));
                 }
             }
-            if let Some(n) = self.waiting[part].get(2 + sparse) {
+            if let Some(n) = self.waiting[part].get(2 + usize::from(sparse)) {
                 self.ftl.prefetch_leaf(Lpn(ctx.cmds[n.id].offset / self.unit));
             }
             self.buffer_used[part] += units;

@@ -133,10 +133,7 @@ impl Layout {
         let k = perm.invert(lpn);
         if second {
             let i = block_of_rank(kstart, k);
-            let bits = &placed[i * words..(i + 1) * words];
-            for w in bits.iter().step_by(8).chain(bits.last()) {
-                mem_prefetch::prefetch_read_data::<_, 3>(w);
-            }
+            super::prefetch_lines(&placed[i * words..(i + 1) * words]);
             mem_prefetch::prefetch_read_data::<_, 3>(&self.blocks[i]);
         } else {
             mem_prefetch::prefetch_read_data::<_, 3>(&kstart[rank_guess(kstart, k)]);

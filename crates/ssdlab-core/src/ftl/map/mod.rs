@@ -67,12 +67,13 @@ const VALUE_MASK: u64 = (1 << VALUE_BITS) - 1;
 /// holds 1 KiB, a dense leaf 4 or 8 KiB).
 const SPARSE_MAX: usize = LEAF / 8;
 
-/// Brings every cache line of a sparse list toward the cache at once (a hint). A list is up
-/// to 1 KiB that nothing else has touched lately (random writes and GC's moves visit a leaf
-/// rarely), and a binary search's probes each wait for the one before.
+/// Brings every cache line of `words` toward the cache at once (a hint): a sparse list (up
+/// to 1 KiB that nothing else has touched lately, since random writes and GC's moves visit a
+/// leaf rarely, where a binary search's probes each wait for the one before), or a layout
+/// block's placed bits.
 #[inline]
-fn prefetch_lines(list: &[u64]) {
-    for e in list.iter().step_by(8).chain(list.last()) {
+fn prefetch_lines(words: &[u64]) {
+    for e in words.iter().step_by(8).chain(words.last()) {
         mem_prefetch::prefetch_read_data::<_, 3>(e);
     }
 }
@@ -115,13 +116,13 @@ impl L2p {
     /// The entry of `lpn` in a sparse list (BASE when absent or the leaf has none).
     #[inline(never)]
     fn listed(&self, leaf: usize, off: usize) -> u64 {
-        match self.sparse.get(leaf) {
-            None | Some(&NO_LIST) => BASE,
-            Some(&i) => {
-                let list = &self.lists[i as usize];
-                list.binary_search_by_key(&(off as u64), |e| e >> VALUE_BITS).map_or(BASE, |at| unpack(list[at]))
-            }
-        }
+        self.list(leaf).map_or(BASE, |list| list.binary_search_by_key(&(off as u64), |e| e >> VALUE_BITS).map_or(BASE, |at| unpack(list[at])))
+    }
+
+    /// The sparse list of `leaf`, if it has one (`NO_LIST` names none).
+    #[inline]
+    fn list(&self, leaf: usize) -> Option<&Vec<u64>> {
+        self.sparse.get(leaf).and_then(|&i| self.lists.get(i as usize))
     }
 
     #[inline]
@@ -157,7 +158,7 @@ impl L2p {
         if self.dense.prefetch(leaf, off) {
             return;
         }
-        if let Some(list) = self.sparse.get(leaf).and_then(|&i| self.lists.get(i as usize)) {
+        if let Some(list) = self.list(leaf) {
             prefetch_lines(list);
         }
     }
@@ -186,7 +187,7 @@ impl L2p {
     /// the second stage: it reads the list's number, which [`Self::prefetch_far`] brought in).
     #[inline]
     pub fn prefetch_list(&self, lpn: u64) {
-        if let Some(list) = self.sparse.get((lpn >> LEAF_BITS) as usize).and_then(|&i| self.lists.get(i as usize)) {
+        if let Some(list) = self.list((lpn >> LEAF_BITS) as usize) {
             mem_prefetch::prefetch_read_data::<_, 3>(list);
         }
     }

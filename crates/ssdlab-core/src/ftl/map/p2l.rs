@@ -123,9 +123,20 @@ impl P2l {
         }
     }
 
+    /// The number of the `i`-th layout block's bitmap in `valid` ([`NO_BITMAP`] while every
+    /// unit placed in it is still valid).
+    #[inline]
+    fn bitmap_number(&self, i: usize) -> u32 {
+        if self.eager {
+            i as u32
+        } else {
+            self.bitmap_of[i]
+        }
+    }
+
     #[inline]
     fn laid(&self, i: usize, block: u32, offset: u32) -> u64 {
-        let (o, b) = (offset as usize, if self.eager { i as u32 } else { self.bitmap_of[i] });
+        let (o, b) = (offset as usize, self.bitmap_number(i));
         if b != NO_BITMAP && self.valid[b as usize * self.words + o / 64] >> (o % 64) & 1 == 0 {
             return UNMAPPED;
         }
@@ -165,7 +176,7 @@ impl P2l {
         }
         if c & LAID != 0 {
             let i = (c & !LAID) as usize;
-            let b = if self.eager { i as u32 } else { self.bitmap_of[i] };
+            let b = self.bitmap_number(i);
             let valid = (b != NO_BITMAP).then(|| &self.valid[b as usize * self.words..(b as usize + 1) * self.words]);
             if let Some(layout) = &self.layout {
                 layout.valid_units_into(i, block, slots, valid, out);
