@@ -116,6 +116,30 @@ impl Links {
 
     /// Bytes per block (for the heap estimate).
     pub const PER_BLOCK: usize = 12;
+
+    /// Brings `block`'s links toward the cache (a hint).
+    #[inline]
+    pub fn prefetch(&self, block: u32) {
+        let b = block as usize;
+        if let (Some(n), Some(p)) = (self.next.get(b), self.prev.get(b)) {
+            mem_prefetch::prefetch_read_data::<_, 3>(n);
+            mem_prefetch::prefetch_read_data::<_, 3>(p);
+        }
+    }
+
+    /// Brings toward the cache the links of `block`'s neighbours in its victim bucket, which
+    /// moving it to another bucket changes (a hint, the stage after [`Self::prefetch`]: it
+    /// reads `block`'s own links).
+    #[inline]
+    pub fn prefetch_neighbours(&self, block: u32) {
+        let b = block as usize;
+        if let Some(x) = self.next.get(b).and_then(|&n| self.prev.get(n as usize)) {
+            mem_prefetch::prefetch_read_data::<_, 3>(x);
+        }
+        if let Some(x) = self.prev.get(b).and_then(|&p| self.next.get(p as usize)) {
+            mem_prefetch::prefetch_read_data::<_, 3>(x);
+        }
+    }
 }
 
 /// A pool's full blocks, as GC chooses among them: in intrusive lists by valid count (greedy),

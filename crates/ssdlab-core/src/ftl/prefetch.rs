@@ -1,13 +1,14 @@
 //! Cache hints for the FTL's random accesses. A host write updates the map entry of a random
-//! logical unit and the metadata of the block its old copy sits in; a GC move updates the map
-//! entry of each of a victim's units, as random. On a large drive each is a miss to DRAM, and
+//! logical unit and the metadata of the block its old copy sits in (its valid count, the old
+//! copy's reverse-map word, the links of its victim bucket); a GC move updates the map entry
+//! of each of a victim's units, as random. On a large drive each is a miss to DRAM, and
 //! taken in turn they would hold up the work behind them. These bring the lines toward the
 //! cache a few writes or moves ahead, as software prefetches (no load waits for them), so that
 //! the misses overlap with other work. They read what is there and change nothing: results are
 //! the same with or without them.
 
 use super::pool::Collecting;
-use super::{Ftl, Lpn};
+use super::{Ftl, Lpn, UNMAPPED};
 
 impl Ftl {
     /// Brings the pointer to `lpn`'s map leaf toward the cache, for a host write soon (a hint),
@@ -43,15 +44,34 @@ impl Ftl {
         self.l2p.prefetch(lpn.0);
     }
 
-    /// Brings the metadata of the block that holds `lpn`'s copy toward the cache, for a host
-    /// write soon, whose map entry [`Self::prefetch_entry`] brought in earlier (a hint).
+    /// Brings the metadata of the block that holds `lpn`'s copy toward the cache (its valid
+    /// count, reverse-map index entry and victim-list links), for a host write soon, whose map
+    /// entry [`Self::prefetch_entry`] brought in earlier (a hint). Returns the slot it found
+    /// (`UNMAPPED` for none), for [`Self::prefetch_old_slot`] a write later.
     #[inline]
-    pub(crate) fn prefetch_old(&self, lpn: Lpn) {
-        let slot = self.l2p.peek(lpn.0);
-        let (block, _) = self.place_of_slot(slot);
-        if let Some(b) = self.blocks.get(block as usize) {
-            mem_prefetch::prefetch_read_data::<_, 3>(b);
-            self.p2l.prefetch(block);
+    pub(crate) fn prefetch_old(&self, lpn: Lpn) -> u64 {
+        let slot = self.l2p.find(lpn.0);
+        if slot != UNMAPPED {
+            let (block, _) = self.place_of_slot(slot);
+            if let Some(b) = self.blocks.get(block as usize) {
+                mem_prefetch::prefetch_read_data::<_, 3>(b);
+                self.p2l.prefetch(block);
+                self.links.prefetch(block);
+            }
+        }
+        slot
+    }
+
+    /// Brings toward the cache the reverse-map word that a host write clears for the old copy
+    /// in `slot`, and the victim-list links its block's move to another bucket changes (a
+    /// hint, the stage after [`Self::prefetch_old`], which found the slot and brought in the
+    /// block's index entry and links, which say where those are).
+    #[inline]
+    pub(crate) fn prefetch_old_slot(&self, slot: u64) {
+        if slot != UNMAPPED {
+            let (block, offset) = self.place_of_slot(slot);
+            self.p2l.prefetch_slot(block, offset);
+            self.links.prefetch_neighbours(block);
         }
     }
 
@@ -121,7 +141,10 @@ mod tests {
             f.prefetch_leaf(Lpn(l));
             f.prefetch_list(Lpn(l));
             f.prefetch_entry(Lpn(l));
-            f.prefetch_old(Lpn(l));
+            let slot = f.prefetch_old(Lpn(l));
+            assert_eq!(slot, if l < units { f.lookup(Lpn(l)).unwrap_or(UNMAPPED) } else { UNMAPPED }, "the old copy of {l}");
+            f.prefetch_old_slot(slot);
+            f.prefetch_old_slot(l);
             f.prefetch_base(Lpn(l), false);
             f.prefetch_base(Lpn(l), true);
         }

@@ -14,6 +14,7 @@ use rustc_hash::FxHashMap;
 
 use super::{Ctx, FlashDevice, PageRead};
 use crate::cmd::{PerCmd, NO_PID};
+use crate::ftl::UNMAPPED;
 use crate::ids::{CmdId, Lpn};
 use crate::io::Kind;
 use crate::media::Out;
@@ -26,6 +27,9 @@ pub(super) struct Waiting {
     pub(super) id: CmdId,
     pub(super) busy: SimDuration,
     pub(super) gc: SimDuration,
+    /// Where the hints found its first unit's old copy a write before it is admitted
+    /// (`UNMAPPED` until then): read only by the hint of the stage after.
+    pub(super) old: u64,
 }
 
 /// Writes that complete only when programmed (`ftl.write_cache = false`).
@@ -40,7 +44,7 @@ impl FlashDevice {
     pub(super) fn enqueue_write(&mut self, ctx: &mut Ctx, id: CmdId) {
         let part = self.part_of(ctx.cmds[id].offset);
         let (busy, gc) = self.array.busy_totals();
-        self.waiting[part].push_back(Waiting { id, busy, gc });
+        self.waiting[part].push_back(Waiting { id, busy, gc, old: UNMAPPED });
     }
 
     /// Starts the flash reads of write `id`'s read-modify-write: its first and last units when
@@ -111,7 +115,7 @@ impl FlashDevice {
 
     pub(super) fn admit_part(&mut self, ctx: &mut Ctx, part: usize) {
         let now = ctx.now;
-        while let Some(&Waiting { id, busy, gc }) = self.waiting[part].front() {
+        while let Some(&Waiting { id, busy, gc, .. }) = self.waiting[part].front() {
             if ctx.cmds[id].kind == Kind::ZoneAppend {
                 // A Zone Append goes to its zone's write pointer as the drive finds it.
                 if let Some(lpn) = self.ftl.zone_pointer(ctx.cmds[id].offset / self.unit) {
@@ -124,34 +128,37 @@ impl FlashDevice {
                 return;
             }
             self.waiting[part].pop_front();
-            // The writes queued behind this one come in soon: bring toward the cache the
-            // metadata of the next one's old copy, the map entry of the one after, and the
-            // pointer to the map leaf of the third (each stage needs the one before). A map
-            // with sparse leaves has a stage more, the header of the leaf's list, and on such
-            // a drive (over 128 GiB) most units still sit where ageing or the fill put them:
-            // what the layout reads to say where comes in over the last two stages.
+            // The writes queued behind this one come in soon: bring toward the cache, a stage
+            // a write, what each will read, each stage reading what the one before brought
+            // in: the pointer to the map leaf of the fourth, the map entry of the third, the
+            // metadata of the second's old copy (its block and index entry), and the word of
+            // the reverse map that the next one's write clears for its old copy. A map with
+            // sparse leaves has a stage more, the header of the leaf's list; on such a drive
+            // (over 128 GiB) most units still sit where ageing or the fill put them, and what
+            // the layout reads to say where comes in over the two stages before the old copy's.
             let sparse = self.ftl.map_has_sparse();
+            let (cmds, unit) = (&ctx.cmds, self.unit);
+            let lpn_of = |n: &Waiting| Lpn(cmds[n.id].offset / unit);
             if let Some(n) = self.waiting[part].front() {
-                let lpn = Lpn(ctx.cmds[n.id].offset / self.unit);
-                self.ftl.prefetch_old(lpn);
+                self.ftl.prefetch_old_slot(n.old);
+            }
+            if let Some(n) = self.waiting[part].get_mut(1) {
+                n.old = self.ftl.prefetch_old(lpn_of(n));
+            }
+            if let Some(lpn) = self.waiting[part].get(2).map(lpn_of) {
+                self.ftl.prefetch_entry(lpn);
                 if sparse {
                     self.ftl.prefetch_base(lpn, true);
                 }
             }
-            if let Some(n) = self.waiting[part].get(1) {
-                let lpn = Lpn(ctx.cmds[n.id].offset / self.unit);
-                self.ftl.prefetch_entry(lpn);
-                if sparse {
+            if sparse {
+                if let Some(lpn) = self.waiting[part].get(3).map(lpn_of) {
+                    self.ftl.prefetch_list(lpn);
                     self.ftl.prefetch_base(lpn, false);
                 }
             }
-            if sparse {
-                if let Some(n) = self.waiting[part].get(2) {
-                    self.ftl.prefetch_list(Lpn(ctx.cmds[n.id].offset / self.unit));
-                }
-            }
-            if let Some(n) = self.waiting[part].get(2 + usize::from(sparse)) {
-                self.ftl.prefetch_leaf(Lpn(ctx.cmds[n.id].offset / self.unit));
+            if let Some(lpn) = self.waiting[part].get(3 + usize::from(sparse)).map(lpn_of) {
+                self.ftl.prefetch_leaf(lpn);
             }
             self.buffer_used[part] += units;
             let first = c.offset / self.unit;

@@ -139,6 +139,18 @@ impl L2p {
         }
     }
 
+    /// Where `lpn` is, as [`Self::get`] answers, for a hint: `UNMAPPED` beyond the map. The
+    /// lines it reads (the entry, and for a unit where the layout put it the layout's) should
+    /// be in the cache already, brought in by the earlier stages of hints.
+    #[inline]
+    pub fn find(&self, lpn: u64) -> u64 {
+        if lpn < self.units {
+            self.get(lpn)
+        } else {
+            UNMAPPED
+        }
+    }
+
     /// The entry of `lpn` as a dense leaf stores it (a slot or a marker; 0 without a dense
     /// leaf), to bring its cache line in ahead of use: no branch depends on what it loads, so
     /// the loads of a run of calls overlap.
@@ -358,8 +370,9 @@ mod tests {
             m.prefetch_base(lpn, true);
         }
         for (&lpn, &slot) in &want {
-            assert_eq!(m.get(lpn), slot);
+            assert_eq!((m.get(lpn), m.find(lpn)), (slot, slot));
         }
+        assert_eq!((m.find(1 << 30), m.find(u64::MAX)), (UNMAPPED, UNMAPPED), "beyond the map");
         // A small map makes every leaf dense at once.
         let mut small = L2p::new(DENSE_UNITS, DENSE_UNITS);
         small.set(5, 1);

@@ -151,6 +151,29 @@ impl P2l {
         }
     }
 
+    /// Brings toward the cache the word that overwriting the unit at `offset` of `block`
+    /// changes: its entry in the block's chunk, or its bit in a layout block's bitmap (a hint,
+    /// the stage after [`Self::prefetch`]: it reads the block's index entry).
+    #[inline]
+    pub fn prefetch_slot(&self, block: u32, offset: u32) {
+        let Some(&c) = self.index.get(block as usize) else { return };
+        if c == NO_CHUNK {
+            return;
+        }
+        let o = offset as usize;
+        if c & LAID == 0 {
+            self.pool.prefetch(c as usize * self.chunk + o);
+            return;
+        }
+        let i = (c & !LAID) as usize;
+        let b = if self.eager { i as u32 } else { self.bitmap_of.get(i).copied().unwrap_or(NO_BITMAP) };
+        if b != NO_BITMAP {
+            if let Some(w) = self.valid.get(b as usize * self.words + o / 64) {
+                mem_prefetch::prefetch_read_data::<_, 3>(w);
+            }
+        }
+    }
+
     // Inlined where GC scans a victim slot by slot: left to its own judgement, the compiler
     // calls it out of line there.
     #[allow(clippy::inline_always)]
@@ -282,7 +305,7 @@ mod tests {
     /// `valid_into` lists what `get` answers slot by slot: over replica ageing's scattered
     /// layout and a striped fill, with the layout's bitmaps made at once or on the first
     /// overwrite, after units are invalidated and a layout block is written again, over whole
-    /// blocks and their first slots. The layouts' hints take any unit.
+    /// blocks and their first slots. The layouts' hints, and the overwrite's, take any unit.
     #[test]
     fn valid_into_lists_what_get_answers() {
         use rand::{RngExt, SeedableRng};
@@ -323,6 +346,16 @@ mod tests {
                 }
                 let again = filled[3];
                 p.set(again, 5, 42);
+                // The overwrite's hint takes any slot (beyond the blocks too: laid blocks with
+                // their bits and without, a chunk, blocks never written) and changes nothing.
+                let all = |p: &P2l| (0..blocks).flat_map(|b| (0..spb).map(move |o| (b, o))).map(|(b, o)| p.get(b, o)).collect::<Vec<_>>();
+                let before = all(&p);
+                for b in (0..blocks + 2).chain([u32::MAX]) {
+                    for o in (0..spb + 70).chain([u32::MAX]) {
+                        p.prefetch_slot(b, o);
+                    }
+                }
+                assert_eq!(all(&p), before);
                 for b in 0..blocks {
                     for slots in [spb, 100, 1] {
                         let mut out = Vec::new();

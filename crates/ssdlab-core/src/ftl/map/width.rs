@@ -232,6 +232,16 @@ impl Entries {
         each!(self, Entries, v => v.get(i).map_or(0, |x| x.widen()))
     }
 
+    /// Brings the line of entry `i` toward the cache, if the array has one (a hint).
+    #[inline]
+    pub(super) fn prefetch(&self, i: usize) {
+        each!(self, Entries, v => {
+            if let Some(e) = v.get(i) {
+                mem_prefetch::prefetch_read_data::<_, 3>(e);
+            }
+        });
+    }
+
     #[inline]
     pub(super) fn set(&mut self, i: usize, value: u64) {
         each!(self, Entries, v => v[i] = Word::narrow(value));
