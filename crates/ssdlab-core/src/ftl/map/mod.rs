@@ -273,10 +273,16 @@ impl L2p {
             Ok(at) => unpack(std::mem::replace(&mut list[at], pack(off, slot))),
             Err(at) => {
                 if list.len() == list.capacity() {
-                    // Grow by half: a list's slack stays small.
-                    list.reserve_exact((list.len() / 2).max(4));
+                    // Grow by half (a list's slack stays small), the new entry copied into its
+                    // place with the rest rather than moved there after them.
+                    let mut grown = Vec::with_capacity(list.len() + (list.len() / 2).max(4));
+                    grown.extend_from_slice(&list[..at]);
+                    grown.push(pack(off, slot));
+                    grown.extend_from_slice(&list[at..]);
+                    *list = grown;
+                } else {
+                    list.insert(at, pack(off, slot));
                 }
-                list.insert(at, pack(off, slot));
                 if list.len() > SPARSE_MAX {
                     self.dense.make(leaf, list.iter().map(|&e| ((e >> VALUE_BITS) as usize, unpack(e))));
                     self.lists[i] = Vec::new();
