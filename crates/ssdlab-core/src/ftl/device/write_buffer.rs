@@ -131,8 +131,9 @@ impl FlashDevice {
             // The writes queued behind this one come in soon: bring toward the cache, a stage
             // a write, what each will read, each stage reading what the one before brought
             // in: the pointer to the map leaf of the fourth, the map entry of the third, the
-            // metadata of the second's old copy (its block and index entry), and the word of
-            // the reverse map that the next one's write clears for its old copy. A map with
+            // metadata of the second's old copy (its block, index entry and victim-list links),
+            // and for the next one's old copy the word of the reverse map its write clears and
+            // the links of its block's bucket neighbours. A map with
             // sparse leaves has a stage more, the header of the leaf's list; on such a drive
             // (over 128 GiB) most units still sit where ageing or the fill put them, and what
             // the layout reads to say where comes in over the two stages before the old copy's.

@@ -165,8 +165,7 @@ impl P2l {
             self.pool.prefetch(c as usize * self.chunk + o);
             return;
         }
-        let i = (c & !LAID) as usize;
-        let b = if self.eager { i as u32 } else { self.bitmap_of.get(i).copied().unwrap_or(NO_BITMAP) };
+        let b = self.bitmap_number((c & !LAID) as usize);
         if b != NO_BITMAP {
             if let Some(w) = self.valid.get(b as usize * self.words + o / 64) {
                 mem_prefetch::prefetch_read_data::<_, 3>(w);
