@@ -133,10 +133,10 @@ impl FlashDevice {
             // in: the pointer to the map leaf of the fourth, the map entry of the third, the
             // metadata of the second's old copy (its block, index entry and victim-list links),
             // and for the next one's old copy the word of the reverse map its write clears and
-            // the links of its block's bucket neighbours. A map with
-            // sparse leaves has a stage more, the header of the leaf's list; on such a drive
-            // (over 128 GiB) most units still sit where ageing or the fill put them, and what
-            // the layout reads to say where comes in over the two stages before the old copy's.
+            // the links of its block's bucket neighbours. A map with sparse leaves has a stage
+            // more, the header of the leaf's list; on such a drive (over 128 GiB) most units
+            // still sit where ageing or the fill put them, and what the layout reads to say
+            // where comes in over the two stages before the old copy's.
             let sparse = self.ftl.map_has_sparse();
             let (cmds, unit) = (&ctx.cmds, self.unit);
             let lpn_of = |n: &Waiting| Lpn(cmds[n.id].offset / unit);
