@@ -56,7 +56,7 @@ fn take(pool: &mut Pool, order: &[u32], blocks: &mut [Block], p2l: &mut P2l, g: 
     s.written[plane] = written + 1;
     if divides(spp, written + 1) {
         s.cursor = if s.cursor + 1 == order.len() { 0 } else { s.cursor + 1 };
-        sink(FlashOp::Program { block: BlockId(block), page: written / spp, gc: false });
+        sink(FlashOp::Program { block: BlockId(block), page: div_rem(u64::from(written), u64::from(spp)).0 as u32, gc: false });
     }
     Some((block, written))
 }
@@ -146,7 +146,7 @@ pub(super) fn take_pages<S: FnMut(FlashOp)>(
         s.written[plane] = written + k32;
         if divides(spp, written + k32) {
             s.cursor = if s.cursor + 1 == order.len() { 0 } else { s.cursor + 1 };
-            sink(FlashOp::Program { block: BlockId(block), page: written / spp, gc: true });
+            sink(FlashOp::Program { block: BlockId(block), page: div_rem(u64::from(written), u64::from(spp)).0 as u32, gc: true });
         }
         taken += k;
     }

@@ -15,6 +15,7 @@ use rustc_hash::FxHashMap;
 
 use crate::ids::CmdId;
 use crate::ids::{JobId, Lpn};
+use crate::sim::div_ceil;
 
 /// A unit read ahead: still being read by page read `token`, or in DRAM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,12 +115,12 @@ impl ReadAhead {
             self.streams.resize(job.index() + 1, Stream::default());
         }
         let st = self.streams[job.index()];
-        let end_lpn = (offset + len).div_ceil(unit);
+        let end_lpn = div_ceil(offset + len, unit);
         let sequential = offset == st.next && offset > 0;
         self.streams[job.index()].next = offset + len;
         if !sequential {
             // The stream broke: what it read ahead and did not use is dropped.
-            let from = st.next.div_ceil(unit);
+            let from = div_ceil(st.next, unit);
             for lpn in from..st.ahead_to {
                 if self.units.get(&lpn) == Some(&Unit::Ready) {
                     self.units.remove(&lpn);

@@ -3,7 +3,7 @@
 //! striping order; a page that fills is reported for programming, and a block that fills is
 //! closed and listed with its pool's victims.
 
-use super::{array_block, divides, Block, Error, Ftl, P2l, Pool, Result, State, NIL};
+use super::{array_block, div_rem, divides, Block, Error, Ftl, P2l, Pool, Result, State, NIL};
 use crate::ids::BlockId;
 use crate::media::nand::FlashOp;
 
@@ -66,7 +66,7 @@ impl Ftl {
         // is as reporting before.)
         if self.group == 1 {
             if page_full {
-                sink(FlashOp::Program { block: BlockId(block), page: offset / spp, gc: self.is_gc_stream(stream) });
+                sink(FlashOp::Program { block: BlockId(block), page: div_rem(u64::from(offset), u64::from(spp)).0 as u32, gc: self.is_gc_stream(stream) });
             }
         } else {
             let (die_planes, bpp) = (self.pg.planes, self.g.blocks_per_plane);

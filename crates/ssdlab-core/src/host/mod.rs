@@ -59,7 +59,7 @@ use crate::cmd::{Command, Origin};
 use crate::ids::{CmdId, JobId, QueueId, TenantId};
 use crate::io::Op;
 use crate::nvme::{Interface, NvmeConfig, WrrClass};
-use crate::sim::{ByteRate, Grant, SimDuration, SimTime, Timeline};
+use crate::sim::{div_ceil, ByteRate, Grant, SimDuration, SimTime, Timeline};
 use crate::stats::{Component, Metrics};
 use lock::SpinLock;
 use metrics::{
@@ -523,7 +523,7 @@ impl Host {
             }
         }
         // A trim's data is its one range descriptor.
-        let pages = if op == Op::Trim { 1 } else { len.div_ceil(self.page_size) };
+        let pages = if op == Op::Trim { 1 } else { div_ceil(len, self.page_size) };
         // virtio-blk describes the buffer with a descriptor; NVMe needs a PRP list past two pages.
         c.prp_entries = if pages > 2 && !self.virtio { pages - 1 } else { 0 };
         if let Some(m) = &mut self.memory {
@@ -627,7 +627,7 @@ impl Host {
         let mut c = Command::new(self.threads[job].tenant, JobId(job as u32), op, run.first * PAGE, run.pages * PAGE, now);
         c.queue = QueueId(self.queue_of[job]);
         c.origin = Origin::PageCache;
-        let pages = c.len.div_ceil(self.page_size);
+        let pages = div_ceil(c.len, self.page_size);
         // virtio-blk describes the buffer with a descriptor; NVMe needs a PRP list past two pages.
         c.prp_entries = if pages > 2 && !self.virtio { pages - 1 } else { 0 };
         if let Some(m) = &mut self.memory {
@@ -654,8 +654,9 @@ impl Host {
     /// The flusher sends the writeback blk-wbt has room for, round robin over the queues.
     fn pump_writeback(&mut self, ctx: &mut Ctx) {
         while let Some((run, seq)) = self.cache.as_mut().and_then(|c| c.next_writeback()) {
-            let job = self.flusher_rr % self.threads.len();
-            self.flusher_rr += 1;
+            // (Below the thread count: the next in turn wraps by a comparison, not a division.)
+            let job = self.flusher_rr;
+            self.flusher_rr = if job + 1 >= self.threads.len() { 0 } else { job + 1 };
             let id = self.cache_request(ctx, job, Op::Write, run, true);
             self.writebacks.insert(id, (run, seq));
         }

@@ -143,11 +143,13 @@ impl Nvme {
     fn round_robin(&mut self, g: usize) -> Option<usize> {
         let members = &self.groups[g];
         let n = members.len();
+        // `next` is below `n`, so a place wraps at most once: a subtraction, not a division.
+        let wrap = |k: usize| if k >= n { k - n } else { k };
         for i in 0..n {
-            let k = (self.next[g] + i) % n;
+            let k = wrap(self.next[g] + i);
             let q = members[k];
             if !self.qps[q].sq.is_empty() {
-                self.next[g] = (k + 1) % n;
+                self.next[g] = wrap(k + 1);
                 return Some(q);
             }
         }

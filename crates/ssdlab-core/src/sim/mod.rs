@@ -10,7 +10,7 @@ pub mod runs;
 pub mod time;
 pub mod timeline;
 
-pub use div::{div_rem, divides};
+pub use div::{div_ceil, div_rem, divides, Divisor};
 pub use queue::EventQueue;
 pub use rng::{stream_seed, Rng};
 pub use runs::Runs;

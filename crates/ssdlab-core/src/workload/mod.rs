@@ -31,7 +31,7 @@ use rand_distr::{Distribution as _, Exp, Zipf};
 
 use crate::error::{Error, Result};
 use crate::io::{Kind, Op};
-use crate::sim::{stream_seed, Rng, SimDuration, SimTime, PS_PER_S};
+use crate::sim::{div_rem, stream_seed, Rng, SimDuration, SimTime, PS_PER_S};
 
 /// One I/O request: direction, byte offset and length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -397,7 +397,7 @@ impl JobGen {
     /// Where the next I/O of `len` bytes in direction `op` starts.
     fn offset_for(&mut self, op: Op, len: u64) -> u64 {
         if self.random {
-            let last = (self.region - len) / self.align;
+            let last = div_rem(self.region - len, self.align).0;
             let slot = match &self.offsets {
                 Offsets::Uniform => self.rng.random_range(0..=last),
                 Offsets::Zipf { dist, ranks } => {

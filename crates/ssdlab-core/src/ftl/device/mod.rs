@@ -52,7 +52,7 @@ use crate::ids::{BlockId, Lpn};
 use crate::media::nand::{self, NandArray};
 use crate::media::MediaConfig;
 use crate::media::{Medium, Out};
-use crate::sim::{Runs, SimDuration, SimTime};
+use crate::sim::{div_rem, Runs, SimDuration, SimTime};
 use crate::stats::{Component, Metrics, Record};
 
 /// The flash device's view of the simulation while it handles an input.
@@ -554,7 +554,7 @@ impl Medium for FlashDevice {
     type Event = Event;
 
     fn pieces(&self, offset: u64, len: u64) -> u64 {
-        (offset + len - 1) / self.unit - offset / self.unit + 1
+        div_rem(offset + len - 1, self.unit).0 - div_rem(offset, self.unit).0 + 1
     }
 
     fn start(&mut self, ctx: &mut Ctx) {
@@ -588,7 +588,7 @@ impl Medium for FlashDevice {
         map_ops.clear();
         let mut loads = 0u32;
         while at < end {
-            let lpn = at / self.unit;
+            let lpn = div_rem(at, self.unit).0;
             let next = ((lpn + 1) * self.unit).min(end);
             let bytes = (next - at) as u32;
             let within = (at - offset) as u32;
@@ -683,7 +683,7 @@ impl Medium for FlashDevice {
             // Write Zeroes or Write Uncorrectable: the controller unmaps the blocks (reads of
             // them return zeroes); nothing reaches the flash.
             let (now, c) = (ctx.now, &ctx.cmds[id]);
-            let first = c.offset / self.unit;
+            let first = div_rem(c.offset, self.unit).0;
             for lpn in first..first + c.pieces {
                 self.ahead.written(Lpn(lpn));
                 self.ftl.trim(Lpn(lpn));

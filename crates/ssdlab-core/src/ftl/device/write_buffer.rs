@@ -18,7 +18,7 @@ use crate::ftl::UNMAPPED;
 use crate::ids::{CmdId, Lpn};
 use crate::io::Kind;
 use crate::media::Out;
-use crate::sim::SimDuration;
+use crate::sim::{div_rem, SimDuration};
 use crate::stats::{Component, Record};
 
 /// A write waiting for write-buffer space, with the dies' busy and GC time when it came.
@@ -52,7 +52,7 @@ impl FlashDevice {
     pub(super) fn read_modify_write(&mut self, ctx: &mut Ctx, id: CmdId) -> bool {
         let c = &ctx.cmds[id];
         let (start, end, unit) = (c.offset, c.offset + c.len, self.unit);
-        if c.kind == Kind::ZoneAppend || c.len == 0 || (start % unit == 0 && end % unit == 0) {
+        if c.kind == Kind::ZoneAppend || c.len == 0 || (div_rem(start, unit).1 == 0 && div_rem(end, unit).1 == 0) {
             return false;
         }
         let (first, last) = (start / unit, (end - 1) / unit);
@@ -139,7 +139,7 @@ impl FlashDevice {
             // where comes in over the two stages before the old copy's.
             let sparse = self.ftl.map_has_sparse();
             let (cmds, unit) = (&ctx.cmds, self.unit);
-            let lpn_of = |n: &Waiting| Lpn(cmds[n.id].offset / unit);
+            let lpn_of = |n: &Waiting| Lpn(div_rem(cmds[n.id].offset, unit).0);
             if let Some(n) = self.waiting[part].front() {
                 self.ftl.prefetch_old_slot(n.old);
             }
@@ -162,7 +162,7 @@ impl FlashDevice {
                 self.ftl.prefetch_leaf(lpn);
             }
             self.buffer_used[part] += units;
-            let first = c.offset / self.unit;
+            let first = div_rem(c.offset, self.unit).0;
             let mut ops = std::mem::take(&mut self.ops);
             ops.clear();
             for lpn in (first..first + units).map(Lpn) {

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use super::UNMAPPED;
 use crate::ftl::Geometry;
-use crate::sim::stream_seed;
+use crate::sim::{div_rem, stream_seed};
 
 /// One pool's share of a sequential fill: units `lpns` striped page by page over the planes in
 /// striping order, into the pool's blocks of each plane (in-plane indices `span`), lowest first.
@@ -101,11 +101,11 @@ impl Layout {
             Kind::Striped { order, segments, .. } => {
                 let Some(s) = segments.iter().find(|s| s.lpns.contains(&lpn)) else { return UNMAPPED };
                 let i = lpn - s.lpns.start;
-                let (page, unit) = (i / self.spp, i % self.spp);
-                let planes = order.len() as u64;
-                let (j, row) = ((page % planes) as usize, page / planes);
-                let block = u64::from(order[j]) * self.bpp + u64::from(s.span.start) + row / self.ppb;
-                block * self.spb + (row % self.ppb) * self.spp + unit
+                let (page, unit) = div_rem(i, self.spp);
+                let (row, j) = div_rem(page, order.len() as u64);
+                let (row_block, row_page) = div_rem(row, self.ppb);
+                let block = u64::from(order[j as usize]) * self.bpp + u64::from(s.span.start) + row_block;
+                block * self.spb + row_page * self.spp + unit
             }
             Kind::Scattered { perm, kstart, placed, words } => {
                 if lpn >= perm.n {

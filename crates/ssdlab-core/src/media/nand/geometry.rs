@@ -2,6 +2,7 @@
 
 use crate::ids::{BlockId, DieId};
 use crate::media::NandConfig;
+use crate::sim::Divisor;
 
 /// The shape of the flash array as the FTL sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,6 +61,60 @@ impl Geometry {
     #[inline]
     pub fn channel_of_die(&self, die: DieId) -> u32 {
         die.0 % self.channels
+    }
+}
+
+/// The geometry's divisors, ready for the arithmetic of every op (a block's die and plane, a
+/// die's channel) without a hardware division: the same answers as [`Geometry`]'s.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Shape {
+    per_plane: Divisor,
+    planes: Divisor,
+    per_die: Divisor,
+    channels: Divisor,
+}
+
+impl Shape {
+    pub(super) fn new(g: &Geometry) -> Self {
+        Shape { per_plane: Divisor::new(g.blocks_per_plane), planes: Divisor::new(g.planes), per_die: Divisor::new(g.blocks_per_plane * g.planes), channels: Divisor::new(g.channels) }
+    }
+
+    /// [`Geometry::die_of`].
+    #[inline]
+    pub(super) fn die_of(self, block: BlockId) -> DieId {
+        DieId(self.per_die.quotient(block.0))
+    }
+
+    /// [`Geometry::channel_of_die`].
+    #[inline]
+    pub(super) fn channel_of_die(self, die: DieId) -> u32 {
+        self.channels.remainder(die.0)
+    }
+
+    /// The plane of a block within its die: [`Geometry::plane_of`] modulo the planes.
+    #[inline]
+    pub(super) fn plane_in_die(self, block: BlockId) -> u32 {
+        self.planes.remainder(self.per_plane.quotient(block.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shape_answers_as_the_geometry() {
+        for (channels, dies_per_channel, planes, blocks_per_plane) in [(8, 4, 2, 128), (3, 5, 3, 7), (1, 1, 1, 1), (6, 2, 4, 4096), (5, 3, 6, 1000)] {
+            let g = Geometry { channels, dies_per_channel, planes, blocks_per_plane, pages_per_block: 8, page_size: 16_384, unit: 4096, slots_per_page: 4 };
+            let s = Shape::new(&g);
+            for b in 0..g.blocks() {
+                let block = BlockId(b);
+                let die = g.die_of(block);
+                assert_eq!(s.die_of(block), die, "{g:?} block {b}");
+                assert_eq!(s.plane_in_die(block), g.plane_of(block) % planes, "{g:?} block {b}");
+                assert_eq!(s.channel_of_die(die), g.channel_of_die(die), "{g:?} die {die:?}");
+            }
+        }
     }
 }
 

@@ -51,6 +51,7 @@ mod start;
 
 use rand::{RngExt, SeedableRng};
 
+use geometry::Shape;
 pub use geometry::{FlashOp, Geometry};
 use queue::OpQueue;
 use retention::Retention;
@@ -59,7 +60,7 @@ use share::{DieShare, NO_POOL};
 use super::config::{DieScheduler, NandConfig};
 use super::ecc::{Ecc, EccConfig};
 use crate::ids::{BlockId, CmdId, DieId};
-use crate::sim::{stream_seed, ByteRate, Rng, SimDuration, SimTime, Timeline};
+use crate::sim::{stream_seed, ByteRate, Divisor, Rng, SimDuration, SimTime, Timeline};
 
 /// What an operation is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -294,6 +295,10 @@ pub struct NandCounters {
 /// The flash array.
 pub struct NandArray {
     g: Geometry,
+    /// The geometry's divisors, and the page types' (tR, tPROG) counts as divisors.
+    shape: Shape,
+    read_kinds: Divisor,
+    program_kinds: Divisor,
     dies: Vec<Die>,
     channels: Vec<Timeline>,
     read: Vec<SimDuration>,
@@ -352,6 +357,9 @@ impl NandArray {
         let blocks = g.blocks() as usize;
         let bytes_per_sec = f64::from(c.channel_mts) * 1e6 * f64::from(c.channel_width) / 8.0;
         NandArray {
+            shape: Shape::new(&g),
+            read_kinds: Divisor::new(c.read_latency.len() as u32),
+            program_kinds: Divisor::new(c.program_latency.len() as u32),
             dies: (0..g.dies()).map(|_| Die { registers: vec![None; g.planes as usize], ..Die::default() }).collect(),
             channels: vec![Timeline::default(); g.channels as usize],
             read: c.read_latency.clone(),
@@ -438,12 +446,12 @@ impl NandArray {
 
     /// tR of a page.
     pub fn read_time(&self, page: u32) -> SimDuration {
-        self.read[page as usize % self.read.len()]
+        self.read[self.read_kinds.remainder(page) as usize]
     }
 
     /// tPROG of a page.
     pub fn program_time(&self, page: u32) -> SimDuration {
-        self.program[page as usize % self.program.len()]
+        self.program[self.program_kinds.remainder(page) as usize]
     }
 
     /// How many times `block` has been erased here (a program queued before an erase is
@@ -464,7 +472,7 @@ impl NandArray {
 
     /// The plane (within its die) of a block.
     fn plane_of(&self, block: BlockId) -> usize {
-        (block.0 / self.g.blocks_per_plane % self.g.planes) as usize
+        self.shape.plane_in_die(block) as usize
     }
 
     /// Bytes a read moves out of the die.
@@ -530,7 +538,7 @@ impl NandArray {
                     self.retention.written(b, page, now);
                     self.enqueue(Op::new(Work::Program { gc, gen: self.gen[b.index()] }, b, page), now);
                 }
-                self.kick(self.g.die_of(block), false, now, out);
+                self.kick(self.shape.die_of(block), false, now, out);
                 return;
             }
             FlashOp::Program { block, page, gc } => {
@@ -596,13 +604,13 @@ impl NandArray {
             self.enqueue(Op::new(Work::HostRead { cmd, bytes, at }, block, page), now);
         }
         for (block, ..) in reads {
-            self.kick(self.g.die_of(block), true, now, out);
+            self.kick(self.shape.die_of(block), true, now, out);
         }
     }
 
     /// Puts `op` in its die's queue; returns the die.
     fn enqueue(&mut self, mut op: Op, now: SimTime) -> DieId {
-        let die = self.g.die_of(op.block);
+        let die = self.shape.die_of(op.block);
         let d = &mut self.dies[die.index()];
         op.queued = now;
         op.gc = d.gc_clock(now);
@@ -805,7 +813,7 @@ impl NandArray {
     fn cached_read_out(&mut self, die: DieId, cmd: Target, bytes: u32, service: SimDuration, now: SimTime, out: &mut Vec<Output>) {
         self.dies[die.index()].running = None;
         self.start(die, now, out);
-        let ch = self.g.channel_of_die(die) as usize;
+        let ch = self.shape.channel_of_die(die) as usize;
         let t = self.transfer_time(u64::from(bytes));
         let g = self.channels[ch].reserve(now, t);
         let service = service + g.end.since(g.start);
@@ -814,7 +822,7 @@ impl NandArray {
     }
 
     fn transfer_out(&mut self, die: DieId, r: &mut Running, bytes: u64, now: SimTime, out: &mut Vec<Output>) {
-        let ch = self.g.channel_of_die(die) as usize;
+        let ch = self.shape.channel_of_die(die) as usize;
         let t = self.transfer_time(bytes);
         let g = self.channels[ch].reserve(now, t);
         r.phase = Phase::Transfer;

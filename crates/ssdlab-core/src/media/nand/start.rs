@@ -118,7 +118,8 @@ impl NandArray {
         // (Not while a suspended multi-plane program keeps its partners.)
         if self.multiplane && self.read_first && !self.cache_read && matches!(op.work, Work::HostRead { .. }) && self.dies[die.index()].merged.is_empty() {
             let d = &mut self.dies[die.index()];
-            let plane = |o: &Op| o.block.0 / self.g.blocks_per_plane % self.g.planes;
+            let shape = self.shape;
+            let plane = |o: &Op| shape.plane_in_die(o.block);
             // The planes taken, as bits (at most 16 planes).
             let mut taken = 1u32 << plane(op);
             let mut i = 0;
@@ -153,7 +154,7 @@ impl NandArray {
         d.registers[p] = if matches!(op.work, Work::MapLoad { .. }) { None } else { Some((op.block, op.page)) };
         for i in 0..d.merged.len() {
             let o = d.merged[i];
-            d.registers[o.block.0 as usize / self.g.blocks_per_plane as usize % self.g.planes as usize] = Some((o.block, o.page));
+            d.registers[self.shape.plane_in_die(o.block) as usize] = Some((o.block, o.page));
         }
         Plan { planes, channel_bytes: 0, array: self.read_time(op.page) + step * u64::from(k) }
     }
@@ -164,8 +165,8 @@ impl NandArray {
         if !self.multiplane {
             return 1;
         }
-        let (per_plane, planes) = (self.g.blocks_per_plane, self.g.planes);
-        let plane_of = |b: BlockId| b.0 / per_plane % planes;
+        let (shape, planes) = (self.shape, self.g.planes);
+        let plane_of = |b: BlockId| shape.plane_in_die(b);
         let d = &mut self.dies[die.index()];
         d.other.gather(op.page, 1 << plane_of(op.block), planes, plane_of, &mut d.merged)
     }
@@ -174,7 +175,7 @@ impl NandArray {
     /// cache program, the array takes a program's data when the previous program ends and
     /// the die can take its next op from then on.
     fn launch(&mut self, die: DieId, op: Op, plan: Plan, now: SimTime, out: &mut Vec<Output>) {
-        let ch = self.g.channel_of_die(die) as usize;
+        let ch = self.shape.channel_of_die(die) as usize;
         let on_channel = self.overhead + self.transfer_time(plan.channel_bytes);
         let g = self.channels[ch].reserve(now, on_channel);
         if self.cache_program && matches!(op.work, Work::Program { .. }) {
