@@ -352,8 +352,9 @@ impl Link {
             }
             Tlp::DataRead => {
                 c.account(Component::Queueing, g.start);
-                // The first request of a batch leaves one request's time after the batch starts.
-                let one_request = self.params.serialise((tlps.wire_bytes / tlps.count.max(1)) as f64);
+                // The first request of a batch leaves one request's time after the batch starts
+                // (every request of it is a header and its framing: `read_requests`).
+                let one_request = self.params.serialise((self.params.req_header + self.params.tlp_extra) as f64);
                 // Completions start once the first request has reached host memory; the rest
                 // of the requests are smaller than their data and keep the stream busy.
                 let back = g.start + one_request + prop + mem;
