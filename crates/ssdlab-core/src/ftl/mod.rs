@@ -647,14 +647,13 @@ impl Ftl {
     /// Block and page of a slot.
     #[inline]
     pub fn locate(&self, slot: u64) -> (BlockId, u32) {
-        let (spb, spp) = (u64::from(self.g.slots_per_block()), u64::from(self.g.slots_per_page));
-        let (block, offset) = div_rem(slot, spb);
-        let (page, within) = div_rem(offset, spp);
+        let (block, offset) = self.place_of_slot(slot);
+        let (page, within) = div_rem(u64::from(offset), u64::from(self.g.slots_per_page));
         if self.group == 1 {
-            return (BlockId(block as u32), page as u32);
+            return (BlockId(block), page as u32);
         }
         let plane = div_rem(within, u64::from(self.pg.slots_per_page)).0;
-        (self.phys_block(block as u32, plane as u32), page as u32)
+        (self.phys_block(block, plane as u32), page as u32)
     }
 
     /// The block index of a slot.

@@ -55,11 +55,6 @@ impl Divisor {
         }
     }
 
-    /// The divisor.
-    pub fn get(self) -> u32 {
-        self.d
-    }
-
     /// `x / d`.
     #[inline]
     pub fn quotient(self, x: u32) -> u32 {
@@ -116,7 +111,7 @@ mod tests {
         }
         for &d in &ds {
             let v = Divisor::new(d);
-            assert_eq!(v.get(), d);
+            assert_eq!(v.d, d);
             for &x in xs.iter().chain(&[d - 1, d, d.wrapping_add(1), d.wrapping_mul(3), d.wrapping_mul(3).wrapping_sub(1)]) {
                 assert_eq!((v.quotient(x), v.remainder(x)), (x / d, x % d), "{x} / {d}");
             }
