@@ -195,6 +195,7 @@ impl OpQueue {
                 self.ring.pop_front();
                 self.head = self.head.wrapping_add(1);
             }
+            self.hint_head();
             e
         } else {
             let slot = self.ring.get_mut(at)?;
@@ -218,6 +219,30 @@ impl OpQueue {
             }
         }
         Some((self.take_out(e), taken))
+    }
+
+    /// Brings toward the cache what the die's next op will read (a hint): the ring two lines
+    /// past the head, which the head reaches in a few ops (the ring is thousands deep under
+    /// GC, so its entries have left the cache long before they come up), and, when the op now
+    /// at the head is an indexed program, the ring entries of the first programs of its page
+    /// that the page index lists: its multi-plane partners, gathered when it starts (that
+    /// index's front came in a stage before, as the op after the head's).
+    fn hint_head(&self) {
+        const LINES_AHEAD: usize = 2 * 64 / std::mem::size_of::<Packed>();
+        if let Some(e) = self.ring.get(LINES_AHEAD) {
+            mem_prefetch::prefetch_read_data::<_, 3>(e);
+        }
+        let indexed = |at: usize| self.ring.get(at).filter(|h| h.bits & (INDEXED | TAKEN) == INDEXED).and_then(|h| self.by_page.get(h.page as usize));
+        // A stage ahead, for the op after it: the front of its page's index.
+        if let Some(s) = indexed(1).and_then(VecDeque::front) {
+            mem_prefetch::prefetch_read_data::<_, 3>(s);
+        }
+        let Some(q) = indexed(0) else { return };
+        for &s in q.iter().take(4) {
+            if let Some(e) = self.ring.get(s.wrapping_sub(self.head) as usize) {
+                mem_prefetch::prefetch_read_data::<_, 3>(e);
+            }
+        }
     }
 
     /// Multi-plane program: the indexed programs of `page`, oldest first, whose plane
