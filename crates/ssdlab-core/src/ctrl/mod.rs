@@ -156,6 +156,10 @@ impl Ctrl {
     /// Runs `first` and, in firmware mode, every step that follows it without an external
     /// wait, on one core; in hardware mode `first` only, in its engine. Attributes the
     /// command's time; returns what comes next, and when.
+    // Inlined into its three callers: called, it returned its (time, output) through memory,
+    // where the caller's 16-byte load of the output waited on its narrower stores.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub fn run_steps(&mut self, now: SimTime, cmds: &mut Commands, id: CmdId, first: Step) -> (SimTime, Out) {
         let mut steps = [(first, 0u64); 4];
         let mut n = 1;
