@@ -462,18 +462,17 @@ impl FlashDevice {
     /// Acts on what the NAND array reported.
     fn apply(&mut self, ctx: &mut Ctx) {
         let mut freed = false;
-        let mut out = std::mem::take(&mut self.out);
-        // Outputs may submit more work (reads after their map loads): handle its outputs too.
-        while !out.is_empty() {
-            for o in out.drain(..) {
-                freed |= self.apply_one(ctx, o);
-            }
-            std::mem::swap(&mut out, &mut self.out);
+        // Outputs may submit more work (reads after their map loads): its outputs join the
+        // list behind them and are handled in turn, in the order they came. (By index, in
+        // place: `apply_one` only adds to the list. Moved out and back through the stack, the
+        // list's header was reloaded over the narrower stores that had just written it, a
+        // stall the store buffer does not forward.)
+        let mut i = 0;
+        while let Some(&o) = self.out.get(i) {
+            i += 1;
+            freed |= self.apply_one(ctx, o);
         }
-        // Both are empty now: keep the buffer that has grown.
-        if out.capacity() > self.out.capacity() {
-            self.out = out;
-        }
+        self.out.clear();
         if !self.flushes.is_empty() {
             self.flushes_progress(ctx);
         }
