@@ -135,14 +135,17 @@ def test_progress_is_reported_and_an_interrupt_stops_the_run_cleanly():
     def interrupt(_fraction):
         raise KeyboardInterrupt
 
-    cfg = ssdlab.load_config(workload={"numjobs": 1, "number_ios": 300_000})
+    # Long enough (about 0.6 s here) that the first progress call, 100 ms in, comes well
+    # before the end: at 300,000 I/Os a faster build finished first.
+    n = 2_000_000
+    cfg = ssdlab.load_config(workload={"numjobs": 1, "number_ios": n})
     sim = _core.Simulation(cfg._native)
     with pytest.raises(KeyboardInterrupt):
         sim.run(interrupt)
     partial = json.loads(sim.summary())
-    assert 0 < partial["ios"] < 300_000
+    assert 0 < partial["ios"] < n
     # The same simulation can be resumed to the end.
-    assert json.loads(sim.run(None))["ios"] == 300_000
+    assert json.loads(sim.run(None))["ios"] == n
 
 
 def test_a_two_argument_progress_callback_gets_the_eta():
