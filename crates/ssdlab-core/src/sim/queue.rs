@@ -148,8 +148,8 @@ fn copy_down<T: Copy>(ring: &mut [T], from: usize, len: usize, d: usize) {
 }
 
 /// Puts `entry` at place `k` of the ring that starts at `head`, the `k` entries ahead of it
-/// moved down one place, as [`EventQueue::insert`] moves them for a place in the front half;
-/// returns the ring's new head.
+/// moved down one place, as [`EventQueue::insert_incoming`] moves them for a place in the
+/// front half; returns the ring's new head.
 #[allow(clippy::inline_always)]
 #[inline(always)]
 fn behind_front<T: Copy>(ring: &mut [T], head: usize, k: usize, entry: T) -> usize {
