@@ -5,8 +5,9 @@
     python3 dev.py test            set up, then the lints, then every test: cargo test (and the
                                    census feature's own tests) and pytest
     python3 dev.py lint            set up, then cargo fmt --check, cargo clippy (-D warnings; again
-                                   with the core's census feature), ruff and mypy, in that order,
-                                   stopping at the first that fails
+                                   with the core's census feature), cargo doc (private items too,
+                                   -D warnings), ruff and mypy, in that order, stopping at the
+                                   first that fails
     python3 dev.py bench [ARGS...] set up, then `ssdlab bench ARGS`; with --against REV, every
                                    scenario beside REV's build, alternating, CPU time, ratio per
                                    scenario; with --record, HEAD's rows into bench/history.jsonl
@@ -168,6 +169,9 @@ def lint() -> None:
     sh("cargo", "clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings")
     # The event loop's census, for speed work, is compiled only with its feature.
     sh("cargo", "clippy", "-p", "ssdlab-core", "--features", "census", "--all-targets", "--locked", "--", "-D", "warnings")
+    # The API docs, private items included: a broken intra-doc link fails.
+    env = dict(os.environ, RUSTDOCFLAGS="-D warnings")
+    sh("cargo", "doc", "--workspace", "--no-deps", "--document-private-items", "--locked", env=env)
     sh(PY, "-m", "ruff", "check", "python", "tests", "tools", "dev.py")
     sh(PY, "-m", "mypy", "python/ssdlab")
 

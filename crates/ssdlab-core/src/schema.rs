@@ -1,7 +1,7 @@
 //! Reading typed config structs out of TOML, collecting *every* problem.
 //!
 //! serde's derive stops at the first error, but a user fixing a config wants the whole list.
-//! So each config struct is declared once with [`config_struct!`], which generates the
+//! So each config struct is declared once with [`config_struct!`](crate::config_struct), which generates the
 //! struct (with `Serialize` for `config show`), its `Default`, and a [`FromToml`] impl that
 //! walks the table key by key: each known key is converted by its field type's `FromToml`
 //! (recording a [`ConfigIssue`] with the dotted path and the value on failure), and each
@@ -392,7 +392,7 @@ pub struct KeyDoc {
 }
 
 /// A config value that can say what it is: a leaf (one key) or a table (keys of its own).
-/// Every field type of a [`config_struct!`] implements it.
+/// Every field type of a [`config_struct!`](crate::config_struct) implements it.
 pub trait Describe: serde::Serialize {
     /// Whether the value is a table of keys.
     const TABLE: bool = false;
@@ -418,9 +418,10 @@ fn toml_text<T: serde::Serialize + ?Sized>(v: &T) -> String {
     toml::Value::try_from(v).map(|v| v.to_string()).unwrap_or_default()
 }
 
-/// Doc comment lines as one paragraph.
+/// Doc comment lines as one paragraph. A citation's brackets are escaped in the source
+/// (`\[AXBOE\]`, so that rustdoc does not take it for a link) and plain here.
 pub fn doc_text(lines: &[&str]) -> String {
-    lines.iter().map(|l| l.trim()).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+    lines.iter().map(|l| l.trim()).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ").replace("\\[", "[").replace("\\]", "]")
 }
 
 macro_rules! describe_leaf {

@@ -9,7 +9,7 @@
 //!
 //! With `ftl.pools = "isolated"` each tenant also gets its own pool of flash blocks: its data
 //! and its part of the over-provisioned space (OPS), split by `ftl.ops_split`. The layout here
-//! decides both: [`Config::tenant_layout`] gives every tenant's LBA range and, for isolated
+//! decides both: [`Config::tenant_layout`](crate::config::Config::tenant_layout) gives every tenant's LBA range and, for isolated
 //! pools, the pools' sizes.
 //!
 //! A tenant's workload may replay a trace of its own (`[tenants.workload.replay]`), scaled,

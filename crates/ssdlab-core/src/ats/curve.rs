@@ -21,7 +21,7 @@ pub struct FaLruCurve {
     holes: u32,
     now: u32,
     last: Vec<u32>,
-    /// hist[d] = accesses at distance d (< limit); beyond the limit counts as a miss.
+    /// `hist[d]` = accesses at distance d (< limit); beyond the limit counts as a miss.
     hist: Vec<u64>,
     accesses: u64,
 }

@@ -250,11 +250,11 @@ config_struct! {
         zone_size: Option<Bytes> = None,
         /// Zones that may be partly written at once (MAR + 1 in the ZNS identify data); each
         /// has a write stream, and so an open block in every plane, of its own. Default: `14`
-        /// ([ASSUME] a common report of large-zone ZNS drives).
+        /// (\[ASSUME\] a common report of large-zone ZNS drives).
         max_active_zones: u32 = 14,
         /// The controller's time to reset a zone (a Zone Management Send: it updates the
         /// zone's state and unmaps its data; the blocks are erased later, when GC reclaims
-        /// them). Default: `10us` ([ASSUME]).
+        /// them). Default: `10us` (\[ASSUME\]).
         zone_reset_latency: crate::sim::SimDuration = crate::sim::SimDuration::from_ps(10_000_000),
         /// Integrity mode: a shadow map records the version of every unit written (from
         /// preconditioning on), every host read is checked against it, and the FTL's

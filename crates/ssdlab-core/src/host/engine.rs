@@ -58,11 +58,11 @@ config_enum! {
 
 config_struct! {
     /// The CPU cost components the engines are made of (one 4 KiB I/O on one core of a current
-    /// server; see `host::engine`). Sources: [AXBOE] J. Axboe, "Efficient IO with io_uring"
+    /// server; see `host::engine`). Sources: \[AXBOE\] J. Axboe, "Efficient IO with io_uring"
     /// (kernel.dk/io_uring.pdf, v0.4, 2019), section 9: one core reads 4 KiB at 1.7 M IOPS
     /// with io_uring polled, 1.2 M by interrupt, 608 k with libaio, and no-op requests pass
-    /// the ring at 12-20 M/s; [SPDK] "10.39M Storage I/O Per Second From One Thread"
-    /// (spdk.io, 2019-05-06): 400 core clocks, 100 ns, per I/O; [ONLOAD] AMD Onload User Guide
+    /// the ring at 12-20 M/s; \[SPDK\] "10.39M Storage I/O Per Second From One Thread"
+    /// (spdk.io, 2019-05-06): 400 core clocks, 100 ns, per I/O; \[ONLOAD\] AMD Onload User Guide
     /// UG1586, "Polling vs. Interrupts": on the order of a microsecond to take an interrupt and
     /// switch to the waiting thread. No source splits a path into these parts: the ones marked
     /// fitted are set so that each engine's saturated cost per I/O is its published rate
@@ -71,33 +71,33 @@ config_struct! {
         /// Entry and exit of one system call (assumed; fitted with `block`). Default: `100ns`.
         syscall: SimDuration = SimDuration::from_ns(100),
         /// Submission through the block layer and the NVMe driver, per request: bio, tag,
-        /// SQE, DMA mapping, the doorbell write (fitted: io_uring polled, 1.7 M/s [AXBOE]).
+        /// SQE, DMA mapping, the doorbell write (fitted: io_uring polled, 1.7 M/s \[AXBOE\]).
         /// Default: `300ns`.
         block: SimDuration = SimDuration::from_ns(300),
         /// The block layer's end of a request: unmapping, ending the bio (fitted with `block`).
         /// Default: `150ns`.
         end: SimDuration = SimDuration::from_ns(150),
         /// An interrupt: entry, the NVMe handler's run, exit; once per handler run (order of a
-        /// microsecond [ONLOAD]). Default: `1us`.
+        /// microsecond \[ONLOAD\]). Default: `1us`.
         irq: SimDuration = SimDuration::from_ns(1000),
         /// The interrupt side's work per completed request: the engine's event (an AIO event,
-        /// io_uring's task work and CQE) (fitted: io_uring by interrupt, 1.2 M/s [AXBOE]).
+        /// io_uring's task work and CQE) (fitted: io_uring by interrupt, 1.2 M/s \[AXBOE\]).
         /// Default: `290ns`.
         irq_complete: SimDuration = SimDuration::from_ns(290),
         /// Waking a thread that slept for its completion and switching to it (order of a
-        /// microsecond [ONLOAD]). Default: `1us`.
+        /// microsecond \[ONLOAD\]). Default: `1us`.
         wakeup: SimDuration = SimDuration::from_ns(1000),
         /// Polling the device's completion queue until it finds a request's CQE, in the kernel
         /// (`io_uring-hipri`; fitted with `block`). Default: `60ns`.
         poll: SimDuration = SimDuration::from_ns(60),
         /// libaio's own work per I/O: copying and checking the iocb, the kiocb, the event ring
-        /// (fitted: libaio, 608 k/s [AXBOE]). Default: `900ns`.
+        /// (fitted: libaio, 608 k/s \[AXBOE\]). Default: `900ns`.
         aio: SimDuration = SimDuration::from_ns(900),
         /// io_uring's own work per I/O: the SQE's request and its CQE (no-op requests at
-        /// 12-20 M/s, 50-80 ns each [AXBOE]). Default: `70ns`.
+        /// 12-20 M/s, 50-80 ns each \[AXBOE\]). Default: `70ns`.
         uring: SimDuration = SimDuration::from_ns(70),
         /// SPDK: building and submitting one command from user space (with `spdk_complete`,
-        /// 10.39 M/s on one core [SPDK]; the split is assumed). Default: `50ns`.
+        /// 10.39 M/s on one core \[SPDK\]; the split is assumed). Default: `50ns`.
         spdk_submit: SimDuration = SimDuration::from_ns(50),
         /// SPDK: finding one CQE by polling and running its callback. Default: `46ns`.
         spdk_complete: SimDuration = SimDuration::from_ns(46),

@@ -5,7 +5,7 @@
 //! which makes every run a pure function of its config and seed: no tie is ever broken by heap
 //! layout or hashing.
 //!
-//! The list is in two parts: the earliest events in order in a ring (at most [`NEAR`] of
+//! The list is in two parts: the earliest events in order in a ring (at most `NEAR` of
 //! them, in a fixed array indexed modulo a power of two), and the rest in a binary min-heap,
 //! no entry of which precedes an entry of the ring. A simulation schedules most events either
 //! sooner than everything pending (a TLP's hop, a controller step: about three in four at

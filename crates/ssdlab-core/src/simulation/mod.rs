@@ -1,6 +1,6 @@
 //! The simulation: the event loop, the observer's schedule and the results. Every model
 //! lives in its block (`host`, `pcie`, `nvme`, `ctrl`, `media`, `ftl`, `ats`); what one
-//! block's output means for the next is decided in one place, the router ([`route`]);
+//! block's output means for the next is decided in one place, the router (`route`);
 //! statistics are an observer (`stats`).
 //!
 //! Every command carries a breakdown and a `mark` (the instant up to which its time has been

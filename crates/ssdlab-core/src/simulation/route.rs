@@ -25,7 +25,7 @@
 //! up, completions down), then the medium takes it ([`media::Event::WriteStart`]) and sends
 //! the command to its completion step when done ([`media::Out::Done`]).
 //!
-//! Every device-initiated DMA first waits for its address translations ([`Translator`], when
+//! Every device-initiated DMA first waits for its address translations ([`Translator`](crate::ats::Translator), when
 //! the drive has an ATC) and may need one of the controller's fetch engines.
 //!
 //! Outputs are carried on in the order the block wrote them, after its call returns: a block

@@ -8,7 +8,7 @@
 //! digits by default) and mean latency breakdowns, per job and so per tenant; [`series`] cuts
 //! them (and the device metrics) into intervals. I/Os completing during `ramp_time` are left
 //! out, and the registry is reset when the ramp ends, so every figure covers the same window.
-//! [`summary`] builds the run's results from all of it.
+//! `simulation::summary` builds the run's results from all of it.
 
 mod config;
 pub mod metrics;
@@ -458,7 +458,7 @@ impl Stats {
         self.summarise_over(s, self.window())
     }
 
-    /// Job `j`'s own window: from its start ([`Stats::job_start`]) to its last completion, as
+    /// Job `j`'s own window: from its start (`Stats::job_start`) to its last completion, as
     /// fio's per-job runtime.
     pub fn job_window(&self, j: usize) -> SimDuration {
         self.job_last.get(j).map_or(SimDuration::ZERO, |end| end.since(self.job_start(j)))

@@ -18,7 +18,7 @@
 //!   slot (still valid or not) until it is written again or erased.
 //!
 //! Dense leaves and chunks store 4 B entries where every value fits below 32 bits' two
-//! markers (drives of up to 16 TiB at 4 KiB units), else 8 B ([`width`]): a dense leaf is then
+//! markers (drives of up to 16 TiB at 4 KiB units), else 8 B (`width`): a dense leaf is then
 //! 4 KiB, a page.
 
 mod layout;
@@ -205,7 +205,7 @@ impl L2p {
     }
 
     /// Brings toward the cache what the layout reads to say where it put `lpn` (a hint, in
-    /// two stages: see [`Layout::prefetch_slot`]), for a write that will find its entry at
+    /// two stages: see `Layout::prefetch_slot`), for a write that will find its entry at
     /// the layout's place.
     #[inline]
     pub fn prefetch_base(&self, lpn: u64, second: bool) {

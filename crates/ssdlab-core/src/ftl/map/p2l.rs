@@ -7,7 +7,7 @@ use super::{Layout, UNMAPPED};
 
 /// Physical slot → logical page: a chunk of `slots_per_block` entries for each block written
 /// during the run (recycled when it is erased), and for each block the layout filled a bit per
-/// slot that says whether the unit placed there is still valid. Above [`EAGER_BITMAPS`] bytes
+/// slot that says whether the unit placed there is still valid. Above `EAGER_BITMAPS` bytes
 /// of bits, a block gets its bits only once its units start to be overwritten (until then the
 /// layout answers: a filled 16 TiB drive would need 512 MiB of bits at 4 KiB units).
 pub struct P2l {

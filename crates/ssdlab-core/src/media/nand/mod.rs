@@ -18,7 +18,7 @@
 //!
 //! With one-shot programming (3D NAND) a word line's pages move into the die's latches in turn
 //! and program together; a power budget caps the programs and erases running at once over the
-//! drive ([`program`]).
+//! drive (`program`).
 //!
 //! Translation pages of the cached map (`ftl.map_cache`) are read and programmed like data
 //! pages, at fixed places spread over the dies; a read that a host command waits for goes first.

@@ -2,10 +2,10 @@
 //!
 //! Each job draws I/Os from its generator (closed loop at `iodepth`, pausing `thinktime`
 //! after a completion, or open loop at a rate with a backlog of arrivals), or from a replayed
-//! trace ([`sources`]). fio's control loops decide when it may issue: bandwidth and IOPS caps,
+//! trace (`sources`). fio's control loops decide when it may issue: bandwidth and IOPS caps,
 //! minimum rates and the latency-target search ([`super::control`]), flow groups
-//! ([`flow`]), fsync after N writes and at the end, and in zone mode the zones' write locks and
-//! resets ([`zoned`]). Jobs start after `startdelay` or the jobs they `wait_for`; one that ends
+//! (`flow`), fsync after N writes and at the end, and in zone mode the zones' write locks and
+//! resets (`zoned`). Jobs start after `startdelay` or the jobs they `wait_for`; one that ends
 //! may stop others (`exitall` and its scopes).
 //!
 //! Each I/O it decides on enters the host as a system call ([`Out::Submit`]); the host tells it
