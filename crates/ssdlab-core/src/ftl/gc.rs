@@ -137,13 +137,7 @@ impl Ftl {
         let n = n.min(self.blocks[victim as usize].valid as usize);
         let mut moving = std::mem::take(&mut self.moving);
         moving.clear();
-        while moving.len() < n && c.next < spb {
-            let lpn = self.p2l.get(victim, c.next);
-            if lpn != UNMAPPED {
-                moving.push((c.next, lpn));
-            }
-            c.next += 1;
-        }
+        c.next = self.p2l.valid_from(victim, c.next, spb, n, &mut moving);
         if moving.is_empty() {
             // Nothing valid was left after all (as `move_one` finds it): the victim is erased.
             self.moving = moving;
@@ -191,16 +185,12 @@ impl Ftl {
         let Some(mut c) = self.pools[p].collecting else { return Ok(false) };
         let spb = self.g.slots_per_block();
         let victim = c.block;
-        while c.next < spb && self.p2l.get(victim, c.next) == UNMAPPED {
-            c.next += 1;
-        }
-        if c.next == spb {
+        let Some((offset, lpn)) = self.p2l.first_valid(victim, c.next, spb) else {
             self.pools[p].collecting = None;
             self.erase_victim(victim, p, sink);
             return Ok(false);
-        }
-        let offset = c.next;
-        let lpn = self.p2l.get(victim, offset);
+        };
+        c.next = offset;
         // GC reads each of the array's pages once for all its valid units.
         let page = crate::sim::div_rem(u64::from(offset), u64::from(self.pg.slots_per_page)).0 as u32;
         if page != c.page_read {

@@ -6,15 +6,21 @@ use super::width::Entries;
 use super::{Layout, UNMAPPED};
 
 /// Physical slot → logical page: a chunk of `slots_per_block` entries for each block written
-/// during the run (recycled when it is erased), and for each block the layout filled a bit per
-/// slot that says whether the unit placed there is still valid. Above `EAGER_BITMAPS` bytes
+/// during the run (recycled when it is erased), with a bit per entry that says whether it is
+/// valid, and for each block the layout filled a bit per slot that says whether the unit
+/// placed there is still valid. An overwrite clears only the bit: a 32 GiB drive's bits take
+/// 1 MiB where its entries take 32 MiB, so the random write that each host overwrite makes
+/// lands in a line that is far likelier to be cached. Above `EAGER_BITMAPS` bytes
 /// of bits, a block gets its bits only once its units start to be overwritten (until then the
 /// layout answers: a filled 16 TiB drive would need 512 MiB of bits at 4 KiB units).
 pub struct P2l {
     chunk: usize,
     index: Vec<u32>,
-    /// The chunks (4 B entries where every unit fits, else 8 B).
+    /// The chunks (4 B entries where every unit fits, else 8 B). An entry whose bit in `live`
+    /// is clear holds whatever it last held: nothing reads it but [`Self::peek`], a hint.
     pool: Entries,
+    /// Per chunk, `words` words: a bit per entry, set while the entry is valid.
+    live: Vec<u64>,
     spare: Vec<u32>,
     layout: Option<Arc<Layout>>,
     /// Every layout block has its bitmap, the `i`-th in `valid`.
@@ -48,6 +54,7 @@ impl P2l {
             chunk: slots_per_block,
             index: vec![NO_CHUNK; blocks],
             pool: Entries::new(units),
+            live: Vec::new(),
             spare: Vec::new(),
             layout: None,
             eager: false,
@@ -85,14 +92,36 @@ impl P2l {
         self.layout = Some(layout);
     }
 
+    /// A chunk with no valid entry.
     fn new_chunk(&mut self) -> u32 {
         if let Some(c) = self.spare.pop() {
-            let s = c as usize * self.chunk;
-            self.pool.clear(s..s + self.chunk);
+            let w = c as usize * self.words;
+            self.live[w..w + self.words].fill(0);
             c
         } else {
             self.pool.grow(self.chunk);
+            self.live.resize(self.live.len() + self.words, 0);
             (self.pool.len() / self.chunk - 1) as u32
+        }
+    }
+
+    /// Whether entry `offset` of chunk `c` is valid.
+    #[inline]
+    fn is_live(&self, c: u32, offset: u32) -> bool {
+        let o = offset as usize;
+        self.live[c as usize * self.words + o / 64] >> (o % 64) & 1 != 0
+    }
+
+    /// Sets entry `offset` of chunk `c` to `lpn` ([`UNMAPPED`]: clears only its bit).
+    #[inline]
+    fn put(&mut self, c: u32, offset: u32, lpn: u64) {
+        let o = offset as usize;
+        let w = &mut self.live[c as usize * self.words + o / 64];
+        if lpn == UNMAPPED {
+            *w &= !(1 << (o % 64));
+        } else {
+            *w |= 1 << (o % 64);
+            self.pool.set(c as usize * self.chunk + o, lpn);
         }
     }
 
@@ -152,8 +181,8 @@ impl P2l {
     }
 
     /// Brings toward the cache the word that overwriting the unit at `offset` of `block`
-    /// changes: its entry in the block's chunk, or its bit in a layout block's bitmap (a hint,
-    /// the stage after [`Self::prefetch`]: it reads the block's index entry).
+    /// changes: its bit in the block's chunk, or in a layout block's bitmap (a hint, the stage
+    /// after [`Self::prefetch`]: it reads the block's index entry).
     #[inline]
     pub fn prefetch_slot(&self, block: u32, offset: u32) {
         let Some(&c) = self.index.get(block as usize) else { return };
@@ -162,7 +191,9 @@ impl P2l {
         }
         let o = offset as usize;
         if c & LAID == 0 {
-            self.pool.prefetch(c as usize * self.chunk + o);
+            if let Some(w) = self.live.get(c as usize * self.words + o / 64) {
+                mem_prefetch::prefetch_read_data::<_, 3>(w);
+            }
             return;
         }
         let b = self.bitmap_number((c & !LAID) as usize);
@@ -183,8 +214,10 @@ impl P2l {
             UNMAPPED
         } else if c & LAID != 0 {
             self.laid((c & !LAID) as usize, block, offset)
-        } else {
+        } else if self.is_live(c, offset) {
             self.pool.get(c as usize * self.chunk + offset as usize)
+        } else {
+            UNMAPPED
         }
     }
 
@@ -205,8 +238,43 @@ impl P2l {
             }
             return;
         }
-        let start = c as usize * self.chunk;
-        self.pool.mapped_into(start..start + self.chunk.min(slots as usize), out);
+        let (start, w) = (c as usize * self.chunk, c as usize * self.words);
+        self.pool.live_into(start, self.chunk.min(slots as usize), &self.live[w..w + self.words], out);
+    }
+
+    /// Appends `(offset, unit)` for the valid slots of `block` from slot `from` on, before
+    /// slot `end`, until `n` are listed; returns the slot after the last one looked at (`end`
+    /// if the list is short), where a next call goes on. What [`P2l::get`] answers slot by
+    /// slot, found in a chunk's bits a word at a time.
+    pub fn valid_from(&self, block: u32, from: u32, end: u32, n: usize, out: &mut Vec<(u32, u64)>) -> u32 {
+        let mut at = from;
+        while out.len() < n {
+            let Some((o, lpn)) = self.first_valid(block, at, end) else { return end };
+            out.push((o, lpn));
+            at = o + 1;
+        }
+        at
+    }
+
+    /// The first valid slot of `block` from slot `from` on, before slot `end`, and its unit.
+    #[inline]
+    pub fn first_valid(&self, block: u32, from: u32, end: u32) -> Option<(u32, u64)> {
+        let c = self.index[block as usize];
+        if c == NO_CHUNK || c & LAID != 0 {
+            return (from..end).map(|o| (o, self.get(block, o))).find(|&(_, lpn)| lpn != UNMAPPED);
+        }
+        let words = &self.live[c as usize * self.words..(c as usize + 1) * self.words];
+        let mut at = from;
+        while at < end {
+            let bits = words[at as usize / 64] >> (at % 64);
+            if bits == 0 {
+                at = (at | 63) + 1;
+                continue;
+            }
+            at += bits.trailing_zeros();
+            break;
+        }
+        (at < end).then(|| (at, self.pool.get(c as usize * self.chunk + at as usize)))
     }
 
     #[allow(clippy::inline_always)]
@@ -224,12 +292,13 @@ impl P2l {
             // A layout block written again (the open block a fill left): give it a chunk.
             let chunk = self.new_chunk();
             for o in 0..self.chunk as u32 {
-                self.pool.set(chunk as usize * self.chunk + o as usize, self.laid(i, block, o));
+                let unit = self.laid(i, block, o);
+                self.put(chunk, o, unit);
             }
             self.index[block as usize] = chunk;
             c = chunk;
         }
-        self.pool.set(c as usize * self.chunk + offset as usize, lpn);
+        self.put(c, offset, lpn);
     }
 
     /// Sets the entries of `block` from slot `at` on to `lpns`, in order, as [`P2l::set`] would
@@ -245,12 +314,13 @@ impl P2l {
             return;
         }
         debug_assert!(at as usize + lpns.len() <= self.chunk, "a run past the block's end");
-        self.pool.set_run(c as usize * self.chunk + at as usize, lpns);
+        let w = c as usize * self.words;
+        self.pool.set_run(c as usize * self.chunk, at as usize, lpns, &mut self.live[w..w + self.words]);
     }
 
-    /// What the reverse map stores for a slot of a block written during the run (0 for other
-    /// blocks), to bring its cache line in ahead of use without computing a layout's answer:
-    /// no branch depends on what it loads.
+    /// What the reverse map's entry holds for a slot of a block written during the run, valid
+    /// or not (0 for other blocks), to bring its cache line in ahead of use without computing
+    /// a layout's answer: no branch depends on what it loads.
     #[inline]
     pub fn peek(&self, block: u32, offset: u32) -> u64 {
         let c = self.index.get(block as usize).copied().unwrap_or(NO_CHUNK);
@@ -280,7 +350,13 @@ impl P2l {
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.index.len() * 4 + self.pool.heap_bytes() + self.spare.capacity() * 4 + self.bitmap_of.capacity() * 4 + self.valid.capacity() * 8 + self.spare_bitmaps.capacity() * 4
+        self.index.len() * 4
+            + self.pool.heap_bytes()
+            + self.live.capacity() * 8
+            + self.spare.capacity() * 4
+            + self.bitmap_of.capacity() * 4
+            + self.valid.capacity() * 8
+            + self.spare_bitmaps.capacity() * 4
     }
 }
 
@@ -361,6 +437,71 @@ mod tests {
                         p.valid_into(b, slots, &mut out);
                         let want: Vec<(u32, u64)> = (0..slots).map(|o| (o, p.get(b, o))).filter(|&(_, u)| u != UNMAPPED).collect();
                         assert_eq!(out, want, "block {b}, first {slots} slots, eager {eager}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Over random writes, runs, overwrites and recycled chunks (blocks of 100 slots: their bits
+    /// end inside a word), every reading of a written block answers as a plain slot → unit
+    /// table does: `get`, `valid_into`, `valid_from` and `first_valid`, from every slot.
+    #[test]
+    fn written_blocks_answer_as_a_table() {
+        use rand::{RngExt, SeedableRng};
+
+        let (blocks, spb) = (6u32, 100u32);
+        let mut rng = crate::sim::Rng::seed_from_u64(11);
+        for units in [1000, 1 << 40] {
+            let mut map = P2l::new(blocks as usize, spb as usize, units);
+            let mut table = vec![vec![UNMAPPED; spb as usize]; blocks as usize];
+            let mut open = vec![false; blocks as usize];
+            for step in 0..4000 {
+                let b = rng.random_range(0..blocks);
+                let o = rng.random_range(0..spb);
+                match rng.random_range(0..10) {
+                    0 if open[b as usize] => {
+                        map.close(b);
+                        open[b as usize] = false;
+                        table[b as usize].fill(UNMAPPED);
+                    }
+                    _ if !open[b as usize] => {
+                        map.open(b);
+                        open[b as usize] = true;
+                    }
+                    1 | 2 => {
+                        let lpns: Vec<u64> = (o..spb.min(o + 7)).map(|_| if rng.random_range(0..4) == 0 { UNMAPPED } else { rng.random_range(0..units.min(1 << 20)) }).collect();
+                        map.set_run(b, o, lpns.iter().copied());
+                        table[b as usize][o as usize..o as usize + lpns.len()].copy_from_slice(&lpns);
+                    }
+                    3..=5 => {
+                        map.set(b, o, UNMAPPED);
+                        table[b as usize][o as usize] = UNMAPPED;
+                    }
+                    _ => {
+                        let l = rng.random_range(0..units.min(1 << 20));
+                        map.set(b, o, l);
+                        table[b as usize][o as usize] = l;
+                    }
+                }
+                if step % 97 != 0 {
+                    continue;
+                }
+                for b in 0..blocks {
+                    let row = &table[b as usize];
+                    assert!((0..spb).all(|o| map.get(b, o) == row[o as usize]), "step {step}, block {b}");
+                    let want = |from: u32| (from..spb).filter(|&o| row[o as usize] != UNMAPPED).map(|o| (o, row[o as usize])).collect::<Vec<_>>();
+                    let mut all = Vec::new();
+                    map.valid_into(b, spb, &mut all);
+                    assert_eq!(all, want(0));
+                    for from in 0..=spb {
+                        assert_eq!(map.first_valid(b, from, spb), want(from).first().copied());
+                        let n = rng.random_range(1..6);
+                        let mut got = Vec::new();
+                        let next = map.valid_from(b, from, spb, n, &mut got);
+                        let w: Vec<_> = want(from).into_iter().take(n).collect();
+                        let after = if w.len() == n { w[n - 1].0 + 1 } else { spb };
+                        assert_eq!((got, next), (w, after), "step {step}, block {b}, from {from}, n {n}");
                     }
                 }
             }

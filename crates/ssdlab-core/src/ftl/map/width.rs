@@ -232,34 +232,23 @@ impl Entries {
         each!(self, Entries, v => v.get(i).map_or(0, |x| x.widen()))
     }
 
-    /// Brings the line of entry `i` toward the cache, if the array has one (a hint).
-    #[inline]
-    pub(super) fn prefetch(&self, i: usize) {
-        each!(self, Entries, v => {
-            if let Some(e) = v.get(i) {
-                mem_prefetch::prefetch_read_data::<_, 3>(e);
-            }
-        });
-    }
-
     #[inline]
     pub(super) fn set(&mut self, i: usize, value: u64) {
         each!(self, Entries, v => v[i] = Word::narrow(value));
     }
 
-    /// Sets the entries from `start` on to `values`, in order.
+    /// Sets the entries of the run at `base` from place `at` on to `values`, in order, and
+    /// their bits in `live` (a bit per place of the run): set for a mapped one, clear for an
+    /// unmapped one.
     #[inline]
-    pub(super) fn set_run(&mut self, start: usize, values: impl Iterator<Item = u64>) {
+    pub(super) fn set_run(&mut self, base: usize, at: usize, values: impl Iterator<Item = u64>, live: &mut [u64]) {
         each!(self, Entries, v => {
-            for (e, x) in v[start..].iter_mut().zip(values) {
+            for ((o, e), x) in (at..).zip(v[base + at..].iter_mut()).zip(values) {
                 *e = Word::narrow(x);
+                let bit = 1u64 << (o % 64);
+                live[o / 64] = live[o / 64] & !bit | if x == UNMAPPED { 0 } else { bit };
             }
         });
-    }
-
-    /// Marks `range` unmapped.
-    pub(super) fn clear(&mut self, range: std::ops::Range<usize>) {
-        each!(self, Entries, v => v[range].fill(Word::NONE));
     }
 
     /// Appends `n` unmapped entries.
@@ -267,10 +256,10 @@ impl Entries {
         each!(self, Entries, v => v.resize(v.len() + n, Word::NONE));
     }
 
-    /// Appends `(offset, value)` for every mapped entry of `range`, the offset counted from
-    /// its start.
-    pub(super) fn mapped_into(&self, range: std::ops::Range<usize>, out: &mut Vec<(u32, u64)>) {
-        each!(self, Entries, v => mapped_of(&v[range], out));
+    /// Appends `(offset, value)` for each of the `n` entries from `start` whose bit in `live`
+    /// (a bit per entry, from `start`) is set, the offset counted from `start`.
+    pub(super) fn live_into(&self, start: usize, n: usize, live: &[u64], out: &mut Vec<(u32, u64)>) {
+        each!(self, Entries, v => live_of(&v[start..start + n], live, out));
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
@@ -278,10 +267,10 @@ impl Entries {
     }
 }
 
-/// Appends `(offset, value)` for every mapped entry of `v`. Every entry is written to the
-/// next place and the count moves on only past a mapped one: no branch depends on the
-/// entries, which a victim's chunk holds mapped and unmapped in no order.
-fn mapped_of<W: Word>(v: &[W], out: &mut Vec<(u32, u64)>) {
+/// Appends `(offset, value)` for every entry of `v` whose bit in `live` is set. Every entry is
+/// written to the next place and the count moves on only past a valid one: no branch depends
+/// on the bits, which a victim's chunk holds set and clear in no order.
+fn live_of<W: Word>(v: &[W], live: &[u64], out: &mut Vec<(u32, u64)>) {
     let start = out.len();
     out.resize(start + v.len(), (0, 0));
     let mut k = start;
@@ -289,7 +278,7 @@ fn mapped_of<W: Word>(v: &[W], out: &mut Vec<(u32, u64)>) {
         if let Some(place) = out.get_mut(k) {
             *place = (o as u32, x.widen());
         }
-        k += usize::from(x != W::NONE);
+        k += (live[o / 64] >> (o % 64) & 1) as usize;
     }
     out.truncate(k);
 }
@@ -322,12 +311,14 @@ mod tests {
             e.grow(8);
             e.set(3, 999);
             e.set(5, UNMAPPED);
-            let mut out = Vec::new();
-            e.mapped_into(2..8, &mut out);
-            assert_eq!(out, vec![(1, 999)]);
             assert_eq!((e.get(3), e.get(4), e.peek(3), e.peek(8)), (999, UNMAPPED, 999, 0));
-            e.clear(0..8);
-            assert_eq!(e.get(3), UNMAPPED);
+            // A run from place 4 of the run at 0 marks its mapped entries valid.
+            let mut live = [1u64 << 3 | 1 << 5];
+            e.set_run(0, 4, [7, UNMAPPED, 9].into_iter(), &mut live);
+            assert_eq!((live[0], e.get(4), e.get(5), e.get(6)), (0b101_1000, 7, UNMAPPED, 9));
+            let mut out = vec![(9, 9)];
+            e.live_into(2, 6, &[live[0] >> 2], &mut out);
+            assert_eq!(out, vec![(9, 9), (1, 999), (2, 7), (4, 9)]);
             let mut l = Leaves::new(4, bound);
             assert_eq!((l.get(1, 7), l.peek(1, 7), l.replace(1, 7, 5)), (None, 0, None));
             l.make(1, [(7, 42)].into_iter());
