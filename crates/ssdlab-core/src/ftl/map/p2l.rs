@@ -246,12 +246,27 @@ impl P2l {
     /// slot `end`, until `n` are listed; returns the slot after the last one looked at (`end`
     /// if the list is short), where a next call goes on. What [`P2l::get`] answers slot by
     /// slot, found in a chunk's bits a word at a time.
+    #[inline]
     pub fn valid_from(&self, block: u32, from: u32, end: u32, n: usize, out: &mut Vec<(u32, u64)>) -> u32 {
+        let c = self.index[block as usize];
         let mut at = from;
+        if c == NO_CHUNK || c & LAID != 0 {
+            while out.len() < n && at < end {
+                let lpn = self.get(block, at);
+                if lpn != UNMAPPED {
+                    out.push((at, lpn));
+                }
+                at += 1;
+            }
+            return at;
+        }
         while out.len() < n {
-            let Some((o, lpn)) = self.first_valid(block, at, end) else { return end };
-            out.push((o, lpn));
-            at = o + 1;
+            at = self.next_live(c, at, end);
+            if at >= end {
+                return end;
+            }
+            out.push((at, self.pool.get(c as usize * self.chunk + at as usize)));
+            at += 1;
         }
         at
     }
@@ -263,18 +278,24 @@ impl P2l {
         if c == NO_CHUNK || c & LAID != 0 {
             return (from..end).map(|o| (o, self.get(block, o))).find(|&(_, lpn)| lpn != UNMAPPED);
         }
+        let at = self.next_live(c, from, end);
+        (at < end).then(|| (at, self.pool.get(c as usize * self.chunk + at as usize)))
+    }
+
+    /// The first entry of chunk `c` from `from` on whose bit is set, or a place at or past
+    /// `end` if none before it is.
+    #[inline]
+    fn next_live(&self, c: u32, from: u32, end: u32) -> u32 {
         let words = &self.live[c as usize * self.words..(c as usize + 1) * self.words];
         let mut at = from;
         while at < end {
             let bits = words[at as usize / 64] >> (at % 64);
-            if bits == 0 {
-                at = (at | 63) + 1;
-                continue;
+            if bits != 0 {
+                return at + bits.trailing_zeros();
             }
-            at += bits.trailing_zeros();
-            break;
+            at = (at | 63) + 1;
         }
-        (at < end).then(|| (at, self.pool.get(c as usize * self.chunk + at as usize)))
+        at
     }
 
     #[allow(clippy::inline_always)]
@@ -318,14 +339,14 @@ impl P2l {
         self.pool.set_run(c as usize * self.chunk, at as usize, lpns, &mut self.live[w..w + self.words]);
     }
 
-    /// What the reverse map's entry holds for a slot of a block written during the run, valid
-    /// or not (0 for other blocks), to bring its cache line in ahead of use without computing
-    /// a layout's answer: no branch depends on what it loads.
+    /// The word that overwriting a slot of a block written during the run changes, its bits'
+    /// word (0 for other blocks), to bring its cache line in ahead of use without computing a
+    /// layout's answer: no branch depends on what it loads.
     #[inline]
     pub fn peek(&self, block: u32, offset: u32) -> u64 {
         let c = self.index.get(block as usize).copied().unwrap_or(NO_CHUNK);
-        let at = if c & LAID == 0 { c as usize * self.chunk + offset as usize } else { usize::MAX };
-        self.pool.peek(at)
+        let at = if c & LAID == 0 { c as usize * self.words + offset as usize / 64 } else { usize::MAX };
+        self.live.get(at).copied().unwrap_or(0)
     }
 
     /// The bitmap of layout block `i`, made from the layout the first time one of its units
@@ -370,7 +391,7 @@ mod tests {
         p.open(2);
         p.set(2, 3, 99);
         assert_eq!(p.get(2, 3), 99);
-        assert_eq!((p.peek(2, 3), p.peek(1, 3), p.peek(9, 0)), (99, 0, 0), "a peek reads written blocks only");
+        assert_eq!((p.peek(2, 3), p.peek(1, 3), p.peek(9, 0)), (1 << 3, 0, 0), "a peek reads written blocks' bits only");
         p.close(2);
         p.open(1);
         assert_eq!(p.get(1, 3), UNMAPPED, "a recycled chunk starts invalid");

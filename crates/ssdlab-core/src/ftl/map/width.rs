@@ -226,12 +226,6 @@ impl Entries {
         each!(self, Entries, v => v[i].widen())
     }
 
-    /// The entry at `i`, or 0 beyond the array.
-    #[inline]
-    pub(super) fn peek(&self, i: usize) -> u64 {
-        each!(self, Entries, v => v.get(i).map_or(0, |x| x.widen()))
-    }
-
     #[inline]
     pub(super) fn set(&mut self, i: usize, value: u64) {
         each!(self, Entries, v => v[i] = Word::narrow(value));
@@ -311,7 +305,7 @@ mod tests {
             e.grow(8);
             e.set(3, 999);
             e.set(5, UNMAPPED);
-            assert_eq!((e.get(3), e.get(4), e.peek(3), e.peek(8)), (999, UNMAPPED, 999, 0));
+            assert_eq!((e.get(3), e.get(4)), (999, UNMAPPED));
             // A run from place 4 of the run at 0 marks its mapped entries valid.
             let mut live = [1u64 << 3 | 1 << 5];
             e.set_run(0, 4, [7, UNMAPPED, 9].into_iter(), &mut live);
