@@ -243,8 +243,8 @@ impl P2l {
     }
 
     /// Appends `(offset, unit)` for the valid slots of `block` from slot `from` on, before
-    /// slot `end`, until `n` are listed; returns the slot after the last one looked at (`end`
-    /// if the list is short), where a next call goes on. What [`P2l::get`] answers slot by
+    /// slot `end`, until `out` holds `n` entries; returns the slot after the last one looked
+    /// at (`end` if it holds fewer), where a next call goes on. What [`P2l::get`] answers slot by
     /// slot, found in a chunk's bits a word at a time.
     #[inline]
     pub fn valid_from(&self, block: u32, from: u32, end: u32, n: usize, out: &mut Vec<(u32, u64)>) -> u32 {
