@@ -4,7 +4,8 @@
 //! as the core allows). A speed sitting quotes these beside its figures, because what a
 //! simulated write costs on an aged drive is mostly loads from maps of tens of MiB.
 //!
-//! `cargo bench -p ssdlab-core --bench memlat [-- MiB...]` (default 1 2 8 32 128 MiB). The last
+//! `cargo bench -p ssdlab-core --bench memlat [-- MiB...]` (default 1 2 8 32 128 MiB; arguments
+//! that are not sizes are another bench's filter, and this one does nothing). The last
 //! column is the process's memory in transparent huge pages while the array lives: 0 unless
 //! the kernel's setting is `always` (the simulator asks for none).
 
@@ -20,8 +21,12 @@ const LOADS: usize = 20_000_000;
 const LINE: usize = 8;
 
 fn main() {
-    let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
-    let sizes = if sizes.is_empty() { vec![1, 2, 8, 32, 128] } else { sizes };
+    // cargo passes `--bench`, and any filter meant for the scenarios of `benches/sim.rs`
+    // (`cargo bench -p ssdlab-core -- qd32`) reaches this binary too: it runs only when every
+    // other argument is a size.
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let Ok(sizes) = args.iter().map(|a| a.parse::<usize>()).collect::<Result<Vec<_>, _>>() else { return };
+    let sizes: Vec<usize> = if sizes.is_empty() { vec![1, 2, 8, 32, 128] } else { sizes.into_iter().filter(|&m| m > 0).collect() };
     println!("{:>8} {:>14} {:>16} {:>16}", "MiB", "chase ns/load", "independent ns", "huge pages MiB");
     for mib in sizes {
         let (chase, independent, huge) = measure(mib);
