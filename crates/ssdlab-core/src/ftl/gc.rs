@@ -173,7 +173,7 @@ impl Ftl {
         self.p2l.valid_into(victim, spb, &mut units);
         self.pools[p].victim_units = units;
         let pace = f64::from(valid) / f64::from(spb.saturating_sub(valid).max(1));
-        let mut c = Collecting { block: victim, next: 0, page_read: NIL, pace, ahead: 0, far: 0, mid: 0 };
+        let mut c = Collecting { block: victim, next: 0, page_read: NIL, pace, ahead: 0, far: 0 };
         self.prefetch_moves(p, &mut c, 0);
         self.pools[p].collecting = Some(c);
         true

@@ -273,10 +273,9 @@ pub(super) struct Collecting {
     /// Of `Pool::victim_units`, the first whose map entry has not been brought toward the
     /// cache.
     pub ahead: u32,
-    /// On a map with sparse leaves, the first whose leaf's directory entries (`far`), and
-    /// whose list's header (`mid`), have not been brought toward the cache.
+    /// On a map with sparse leaves, the first whose leaf's directory entries have not been
+    /// brought toward the cache.
     pub far: u32,
-    pub mid: u32,
 }
 
 impl Pool {

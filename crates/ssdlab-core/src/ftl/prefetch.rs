@@ -31,13 +31,6 @@ impl Ftl {
         self.l2p.prefetch_base(lpn.0, second);
     }
 
-    /// Brings the header of `lpn`'s sparse list toward the cache, if its leaf has one, for a
-    /// host write soon (a hint; [`Self::prefetch_leaf`] brought in the list's number).
-    #[inline]
-    pub(crate) fn prefetch_list(&self, lpn: Lpn) {
-        self.l2p.prefetch_list(lpn.0);
-    }
-
     /// Brings `lpn`'s map entry toward the cache, for a host write soon (a hint).
     #[inline]
     pub(crate) fn prefetch_entry(&self, lpn: Lpn) {
@@ -80,21 +73,17 @@ impl Ftl {
     /// overlap with other work. A hint: it changes only the cursors of `c`, how far the hints
     /// have gone.
     ///
-    /// On a map with sparse leaves an entry is three loads deep (the leaf's list number, the
-    /// list's header, its entries), each waiting on the one before: the hints go in three
-    /// stages, each `AHEAD` slots behind the one before, so that each load finds its line.
+    /// On a map with sparse leaves an entry is two loads deep (the leaf's list span, then the
+    /// list's entries), the second waiting on the first: the hints go in two stages, the first
+    /// `AHEAD` slots ahead of the second, so that each load finds its line.
     pub(super) fn prefetch_moves(&self, p: usize, c: &mut Collecting, upto: u32) {
         const AHEAD: u32 = 32;
         let units = &self.pools[p].victim_units;
         let within = |ahead: u32| move |u: &&(u32, u64)| u.0 < upto.saturating_add(ahead);
         if self.l2p.has_sparse() {
-            while let Some(&(_, lpn)) = units.get(c.far as usize).filter(within(3 * AHEAD)) {
+            while let Some(&(_, lpn)) = units.get(c.far as usize).filter(within(2 * AHEAD)) {
                 self.l2p.prefetch_far(lpn);
                 c.far += 1;
-            }
-            while let Some(&(_, lpn)) = units.get(c.mid as usize).filter(within(2 * AHEAD)) {
-                self.l2p.prefetch_list(lpn);
-                c.mid += 1;
             }
         }
         while let Some(&(_, lpn)) = units.get(c.ahead as usize).filter(within(AHEAD)) {
@@ -139,7 +128,6 @@ mod tests {
         let before = state(&f);
         for l in (0..units + 64).chain([u64::MAX / 2, u64::MAX]) {
             f.prefetch_leaf(Lpn(l));
-            f.prefetch_list(Lpn(l));
             f.prefetch_entry(Lpn(l));
             let slot = f.prefetch_old(Lpn(l));
             assert_eq!(slot, if l < units { f.lookup(Lpn(l)).unwrap_or(UNMAPPED) } else { UNMAPPED }, "the old copy of {l}");
@@ -149,7 +137,7 @@ mod tests {
             f.prefetch_base(Lpn(l), true);
         }
         let spb = f.g.slots_per_block();
-        let mut c = Collecting { block: NIL, next: 0, page_read: NIL, pace: 1.0, ahead: 0, far: 0, mid: 0 };
+        let mut c = Collecting { block: NIL, next: 0, page_read: NIL, pace: 1.0, ahead: 0, far: 0 };
         f.prefetch_moves(0, &mut c, spb);
         assert_eq!(c.ahead as usize, f.pools[0].victim_units.len(), "every unit of the victim was hinted");
         assert_eq!(state(&f), before);

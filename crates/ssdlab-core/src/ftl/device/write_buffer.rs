@@ -133,10 +133,9 @@ impl FlashDevice {
             // in: the pointer to the map leaf of the fourth, the map entry of the third, the
             // metadata of the second's old copy (its block, index entry and victim-list links),
             // and for the next one's old copy the word of the reverse map its write clears and
-            // the links of its block's bucket neighbours. A map with sparse leaves has a stage
-            // more, the header of the leaf's list; on such a drive (over 128 GiB) most units
-            // still sit where ageing or the fill put them, and what the layout reads to say
-            // where comes in over the two stages before the old copy's.
+            // the links of its block's bucket neighbours. On a map with sparse leaves (a drive
+            // over 128 GiB) most units still sit where ageing or the fill put them, and what
+            // the layout reads to say where comes in over the two stages before the old copy's.
             let sparse = self.ftl.map_has_sparse();
             let (cmds, unit) = (&ctx.cmds, self.unit);
             let lpn_of = |n: &Waiting| Lpn(div_rem(cmds[n.id].offset, unit).0);
@@ -152,14 +151,11 @@ impl FlashDevice {
                     self.ftl.prefetch_base(lpn, true);
                 }
             }
-            if sparse {
-                if let Some(lpn) = self.waiting[part].get(3).map(lpn_of) {
-                    self.ftl.prefetch_list(lpn);
+            if let Some(lpn) = self.waiting[part].get(3).map(lpn_of) {
+                self.ftl.prefetch_leaf(lpn);
+                if sparse {
                     self.ftl.prefetch_base(lpn, false);
                 }
-            }
-            if let Some(lpn) = self.waiting[part].get(3 + usize::from(sparse)).map(lpn_of) {
-                self.ftl.prefetch_leaf(lpn);
             }
             self.buffer_used[part] += units;
             let first = div_rem(c.offset, self.unit).0;

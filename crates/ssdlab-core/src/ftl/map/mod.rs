@@ -11,8 +11,10 @@
 //!   holds an eighth of its units. An entry holds the slot, "unmapped", or (in a dense leaf; in
 //!   a list, by its absence) "where the layout put it". Random writes and GC moves over an
 //!   aged 1 TiB drive touch nearly every leaf but few units of each, so they cost bytes per
-//!   unit written, not a dense leaf (4 or 8 KiB) per leaf touched. A 16 TiB drive costs 12 B of directory per
-//!   4 MiB of logical space (at 4 KiB units).
+//!   unit written, not a dense leaf (4 or 8 KiB) per leaf touched. A leaf's directory holds
+//!   the pointer to its dense array and its list's span (where the list's entries are, and
+//!   how many): 16 B per 4 MiB of logical space (at 4 KiB units). The lists share one arena
+//!   (`lists`).
 //! - [`P2l`], physical slot → logical page, keeps one chunk of entries per block written during
 //!   the run, recycled when the block is erased. A block the layout filled keeps only a bit per
 //!   slot (still valid or not) until it is written again or erased.
@@ -22,12 +24,14 @@
 //! 4 KiB, a page.
 
 mod layout;
+mod lists;
 mod p2l;
 mod width;
 
 use std::sync::Arc;
 
 pub use layout::{Layout, Segment};
+use lists::{Lists, Span, NO_SPAN};
 pub use p2l::P2l;
 use width::Leaves;
 
@@ -43,13 +47,13 @@ const LEAF: usize = 1 << LEAF_BITS;
 pub struct L2p {
     /// Per leaf: its dense array, if it has one (4 B entries where every slot fits, else 8 B).
     dense: Leaves,
-    /// Per leaf of a map over [`DENSE_UNITS`] (empty otherwise): [`NO_LIST`] or the number of
-    /// its sparse list in `lists`.
-    sparse: Vec<u32>,
-    /// Sparse leaves: entries `offset << VALUE_BITS | value`, sorted (so by offset).
-    lists: Vec<Vec<u64>>,
-    /// Lists emptied by their leaf becoming dense, for reuse.
-    spare_lists: Vec<u32>,
+    /// Per leaf of a map over [`DENSE_UNITS`] (empty otherwise): the span of its sparse list
+    /// in `lists`, `NO_SPAN` for none, or [`DENSE_LEAF`]. Such a map looks here first: a leaf
+    /// whose list has turned dense says so, so that the others need not read `dense`'s
+    /// directory too.
+    sparse: Vec<Span>,
+    /// Sparse leaves' lists: entries `offset << VALUE_BITS | value`, sorted (so by offset).
+    lists: Lists,
     units: u64,
     mapped: u64,
     layout: Option<Arc<Layout>>,
@@ -59,7 +63,8 @@ pub struct L2p {
 /// quickly under random writes, and a list's searches and inserts would cost time for no
 /// memory saved.
 pub const DENSE_UNITS: u64 = 1 << 25;
-const NO_LIST: u32 = u32::MAX;
+/// In `L2p::sparse`: the leaf has a dense array (no span is this).
+const DENSE_LEAF: Span = NO_SPAN - 1;
 /// Bits of a sparse entry's value; the offset in its leaf sits above them.
 const VALUE_BITS: u32 = 64 - LEAF_BITS;
 const VALUE_MASK: u64 = (1 << VALUE_BITS) - 1;
@@ -97,8 +102,8 @@ impl L2p {
     pub fn new(units: u64, slots: u64) -> Self {
         let n = units.div_ceil(LEAF as u64) as usize;
         let dense = Leaves::new(n, slots);
-        let sparse = if units > DENSE_UNITS { vec![NO_LIST; n] } else { Vec::new() };
-        L2p { dense, sparse, lists: Vec::new(), spare_lists: Vec::new(), units, mapped: 0, layout: None }
+        let sparse = if units > DENSE_UNITS { vec![NO_SPAN; n] } else { Vec::new() };
+        L2p { dense, sparse, lists: Lists::default(), units, mapped: 0, layout: None }
     }
 
     /// Maps every unit as `layout` places it (on a map with nothing mapped).
@@ -113,24 +118,25 @@ impl L2p {
         self.layout.as_ref().map_or(UNMAPPED, |l| l.slot_of(lpn))
     }
 
-    /// The entry of `lpn` in a sparse list (BASE when absent or the leaf has none).
+    /// The entry at `off` in list `span` (BASE when absent, or for `NO_SPAN`).
     #[inline(never)]
-    fn listed(&self, leaf: usize, off: usize) -> u64 {
-        self.list(leaf).map_or(BASE, |list| list.binary_search_by_key(&(off as u64), |e| e >> VALUE_BITS).map_or(BASE, |at| unpack(list[at])))
+    fn listed(&self, span: Span, off: usize) -> u64 {
+        self.lists.get(span).map_or(BASE, |list| list.binary_search_by_key(&(off as u64), |e| e >> VALUE_BITS).map_or(BASE, |at| unpack(list[at])))
     }
 
-    /// The sparse list of `leaf`, if it has one (`NO_LIST` names none).
+    /// The span of `leaf`'s sparse list, or `NO_SPAN`; `None` where the leaf's entries are in
+    /// `dense` (made or not).
     #[inline]
-    fn list(&self, leaf: usize) -> Option<&Vec<u64>> {
-        self.sparse.get(leaf).and_then(|&i| self.lists.get(i as usize))
+    fn span(&self, leaf: usize) -> Option<Span> {
+        self.sparse.get(leaf).copied().filter(|&s| s != DENSE_LEAF)
     }
 
     #[inline]
     pub fn get(&self, lpn: u64) -> u64 {
         let (leaf, off) = ((lpn >> LEAF_BITS) as usize, (lpn as usize) & (LEAF - 1));
-        let s = match self.dense.get(leaf, off) {
-            Some(s) => s,
-            None => self.listed(leaf, off),
+        let s = match self.span(leaf) {
+            Some(span) => self.listed(span, off),
+            None => self.dense.get(leaf, off).unwrap_or(BASE),
         };
         if s == BASE {
             self.base(lpn)
@@ -161,46 +167,41 @@ impl L2p {
     }
 
     /// Brings the line of `lpn`'s dense entry toward the cache, or, in a sparse leaf, the lines
-    /// of its list (a hint; nothing changes). The leaf's directory entries, and a list's
-    /// header, should be in the cache already ([`Self::prefetch_far`], [`Self::prefetch_list`]):
-    /// this reads them.
+    /// of its list (a hint; nothing changes). The leaf's directory entries should be in the
+    /// cache already ([`Self::prefetch_far`]): this reads them.
     #[inline]
     pub fn prefetch(&self, lpn: u64) {
         let (leaf, off) = ((lpn >> LEAF_BITS) as usize, (lpn as usize) & (LEAF - 1));
-        if self.dense.prefetch(leaf, off) {
-            return;
-        }
-        if let Some(list) = self.list(leaf) {
-            prefetch_lines(list);
+        match self.span(leaf) {
+            Some(span) => {
+                if let Some(list) = self.lists.get(span) {
+                    prefetch_lines(list);
+                }
+            }
+            None => {
+                self.dense.prefetch(leaf, off);
+            }
         }
     }
 
     /// Whether the map has sparse leaves (it is over [`DENSE_UNITS`] units): only then is an
-    /// entry three dependent loads from the directory, whose first two
-    /// [`Self::prefetch_far`] and [`Self::prefetch_list`] bring in ahead (a dense map's
-    /// directory is at most 256 KiB, and stays in the cache).
+    /// entry two dependent loads from the directory, whose first [`Self::prefetch_far`]
+    /// brings in ahead (a dense map's directory is at most 256 KiB, and stays in the cache).
     #[inline]
     pub fn has_sparse(&self) -> bool {
         !self.sparse.is_empty()
     }
 
-    /// Brings the lines of `lpn`'s two directory entries toward the cache: the pointer to its
-    /// dense leaf and the number of its sparse list (a hint, the first of three stages).
+    /// Brings the line of `lpn`'s directory entry toward the cache: its sparse list's span on
+    /// a map with sparse leaves, else the pointer to its dense leaf (a hint, the first of two
+    /// stages; a sparse leaf turned dense has its pointer read at the second).
     #[inline]
     pub fn prefetch_far(&self, lpn: u64) {
         let leaf = (lpn >> LEAF_BITS) as usize;
-        self.dense.prefetch_leaf(leaf);
-        if let Some(i) = self.sparse.get(leaf) {
-            mem_prefetch::prefetch_read_data::<_, 3>(i);
-        }
-    }
-
-    /// Brings the header of `lpn`'s sparse list toward the cache, if its leaf has one (a hint,
-    /// the second stage: it reads the list's number, which [`Self::prefetch_far`] brought in).
-    #[inline]
-    pub fn prefetch_list(&self, lpn: u64) {
-        if let Some(list) = self.list((lpn >> LEAF_BITS) as usize) {
-            mem_prefetch::prefetch_read_data::<_, 3>(list);
+        if self.sparse.is_empty() {
+            self.dense.prefetch_leaf(leaf);
+        } else if let Some(s) = self.sparse.get(leaf) {
+            mem_prefetch::prefetch_read_data::<_, 3>(s);
         }
     }
 
@@ -220,13 +221,12 @@ impl L2p {
     pub fn set(&mut self, lpn: u64, slot: u64) -> u64 {
         debug_assert!(slot == UNMAPPED || slot < VALUE_MASK, "slot {slot} beyond a sparse entry");
         let (leaf, off) = ((lpn >> LEAF_BITS) as usize, (lpn as usize) & (LEAF - 1));
-        let mut old = match self.dense.replace(leaf, off, slot) {
-            Some(old) => old,
-            None if self.sparse.is_empty() => {
+        let mut old = match self.span(leaf) {
+            Some(span) => self.set_listed(leaf, span, off, slot),
+            None => self.dense.replace(leaf, off, slot).unwrap_or_else(|| {
                 self.dense.make(leaf, std::iter::once((off, slot)));
                 BASE
-            }
-            None => self.set_listed(leaf, off, slot),
+            }),
         };
         if old == BASE {
             old = self.base(lpn);
@@ -247,47 +247,36 @@ impl L2p {
     pub fn remap(&mut self, lpn: u64, slot: u64) {
         debug_assert!(slot < VALUE_MASK, "slot {slot} beyond a sparse entry");
         let (leaf, off) = ((lpn >> LEAF_BITS) as usize, (lpn as usize) & (LEAF - 1));
-        if self.dense.replace(leaf, off, slot).is_none() {
-            if self.sparse.is_empty() {
-                self.dense.make(leaf, std::iter::once((off, slot)));
-            } else {
-                self.set_listed(leaf, off, slot);
+        match self.span(leaf) {
+            Some(span) => {
+                self.set_listed(leaf, span, off, slot);
+            }
+            None => {
+                if self.dense.replace(leaf, off, slot).is_none() {
+                    self.dense.make(leaf, std::iter::once((off, slot)));
+                }
             }
         }
     }
 
-    /// Sets an entry of a leaf without a dense array: in its list (made if need be), which
-    /// turns into a dense array once it holds more than [`SPARSE_MAX`] entries. Returns the
-    /// previous entry (BASE if none).
+    /// Sets an entry of a leaf without a dense array: in its list `span` (made if it is
+    /// `NO_SPAN`), which turns into a dense array once it holds more than [`SPARSE_MAX`]
+    /// entries. Returns the previous entry (BASE if none).
     #[inline(never)]
-    fn set_listed(&mut self, leaf: usize, off: usize, slot: u64) -> u64 {
-        if self.sparse[leaf] == NO_LIST {
-            self.sparse[leaf] = self.spare_lists.pop().unwrap_or_else(|| {
-                self.lists.push(Vec::new());
-                (self.lists.len() - 1) as u32
-            });
-        }
-        let i = self.sparse[leaf] as usize;
-        let list = &mut self.lists[i];
+    fn set_listed(&mut self, leaf: usize, span: Span, off: usize, slot: u64) -> u64 {
+        let span = if span == NO_SPAN { self.lists.make() } else { span };
+        let list = self.lists.get_mut(span);
         match list.binary_search_by_key(&(off as u64), |e| e >> VALUE_BITS) {
             Ok(at) => unpack(std::mem::replace(&mut list[at], pack(off, slot))),
             Err(at) => {
-                if list.len() == list.capacity() {
-                    // Grow by half (a list's slack stays small), the new entry copied into its
-                    // place with the rest rather than moved there after them.
-                    let mut grown = Vec::with_capacity(list.len() + (list.len() / 2).max(4));
-                    grown.extend_from_slice(&list[..at]);
-                    grown.push(pack(off, slot));
-                    grown.extend_from_slice(&list[at..]);
-                    *list = grown;
-                } else {
-                    list.insert(at, pack(off, slot));
-                }
+                let span = self.lists.insert(span, at, pack(off, slot));
+                let list = self.lists.get(span).unwrap_or_default();
                 if list.len() > SPARSE_MAX {
                     self.dense.make(leaf, list.iter().map(|&e| ((e >> VALUE_BITS) as usize, unpack(e))));
-                    self.lists[i] = Vec::new();
-                    self.spare_lists.push(i as u32);
-                    self.sparse[leaf] = NO_LIST;
+                    self.lists.free(span);
+                    self.sparse[leaf] = DENSE_LEAF;
+                } else {
+                    self.sparse[leaf] = span;
                 }
                 BASE
             }
@@ -301,7 +290,7 @@ impl L2p {
 
     /// Bytes held by the directory, the leaves and the layout.
     pub fn heap_bytes(&self) -> usize {
-        self.dense.heap_bytes() + self.sparse.len() * 4 + self.lists.iter().map(|l| l.capacity() * 8 + 24).sum::<usize>() + self.layout.as_ref().map_or(0, |l| l.heap_bytes())
+        self.dense.heap_bytes() + self.sparse.len() * std::mem::size_of::<Span>() + self.lists.heap_bytes() + self.layout.as_ref().map_or(0, |l| l.heap_bytes())
     }
 
     /// Every mapped `(lpn, slot)` (for integrity checks).
@@ -321,7 +310,7 @@ mod tests {
     fn sparse_map_allocates_only_touched_leaves() {
         let mut m = L2p::new(1 << 32, 1 << 33); // 16 TiB of 4 KiB pages, on 32 TiB of slots
         assert!(matches!(m.dense, Leaves::Wide(_)), "slots beyond 32 bits need wide entries");
-        assert!(m.heap_bytes() <= 48 << 20, "12 B of directory per 1024 units");
+        assert!(m.heap_bytes() <= 64 << 20, "16 B of directory per 1024 units");
         assert_eq!(m.get(123_456_789), UNMAPPED);
         assert_eq!(m.set(123_456_789, 7), UNMAPPED);
         assert_eq!(m.set(123_456_789, 8), 7);
@@ -370,7 +359,6 @@ mod tests {
         assert!(m.has_sparse());
         for lpn in want.keys().copied().chain(0..5_000).chain([1 << 30, u64::MAX]) {
             m.prefetch_far(lpn);
-            m.prefetch_list(lpn);
             m.prefetch(lpn);
             m.prefetch_base(lpn, false);
             m.prefetch_base(lpn, true);
@@ -385,7 +373,7 @@ mod tests {
         assert!(small.lists.is_empty() && small.dense.has(0) && small.get(5) == 1 && small.get(6) == UNMAPPED);
         assert!(!small.has_sparse());
         // ~200k scattered entries in ~200k leaves: tens of bytes each, not a leaf.
-        let entries_bytes = m.heap_bytes() - m.dense.len() * 12;
+        let entries_bytes = m.heap_bytes() - m.dense.len() * 16;
         assert!(entries_bytes < 200_000 * 80 + 40 * 8200, "{entries_bytes} B");
     }
 }
