@@ -638,7 +638,8 @@ impl Ftl {
     }
 
     /// The physical slot of `lpn`, if mapped.
-    #[inline]
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub fn lookup(&self, lpn: Lpn) -> Option<u64> {
         let s = self.l2p.get(lpn.0);
         (s != UNMAPPED).then_some(s)

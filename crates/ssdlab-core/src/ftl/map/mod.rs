@@ -134,9 +134,11 @@ impl L2p {
     #[inline]
     pub fn get(&self, lpn: u64) -> u64 {
         let (leaf, off) = ((lpn >> LEAF_BITS) as usize, (lpn as usize) & (LEAF - 1));
-        let s = match self.span(leaf) {
-            Some(span) => self.listed(span, off),
-            None => self.dense.get(leaf, off).unwrap_or(BASE),
+        let s = match self.sparse.get(leaf).copied() {
+            // A sparse leaf with no list: every unit where the layout put it (or unmapped).
+            Some(NO_SPAN) => BASE,
+            Some(span) if span != DENSE_LEAF => self.listed(span, off),
+            _ => self.dense.get(leaf, off).unwrap_or(BASE),
         };
         if s == BASE {
             self.base(lpn)
