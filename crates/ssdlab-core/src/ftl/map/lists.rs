@@ -83,6 +83,11 @@ pub(super) struct Lists {
     /// Per capacity class: the spans free for reuse, as arena positions with their page's
     /// count of reuses when they were freed.
     free: [Vec<(u64, u32)>; CAPS.len()],
+    /// Per page: its spans listed in `free` (and not stale).
+    listed: Vec<u32>,
+    /// Entries of `free` that are stale (their page was taken back since). A class no list
+    /// takes any more never pops them: once they are more than the rest, they are swept out.
+    stale: usize,
 }
 
 impl Lists {
@@ -157,14 +162,17 @@ impl Lists {
             let page = place(at).0;
             if self.reuses[page] == reuses {
                 self.held[page] += cap as u32;
+                self.listed[page] -= 1;
                 return at;
             }
+            self.stale -= 1;
         }
         if self.pages.is_empty() || self.next + cap > PAGE {
             self.cur = self.empty.pop().unwrap_or_else(|| {
                 self.pages.push(vec![0; PAGE].into_boxed_slice());
                 self.held.push(0);
                 self.reuses.push(0);
+                self.listed.push(0);
                 self.pages.len() - 1
             });
             self.next = 0;
@@ -185,16 +193,35 @@ impl Lists {
         if self.held[page] == 0 && page != self.cur {
             self.reuses[page] += 1;
             self.empty.push(page);
+            self.stale += self.listed[page] as usize;
+            self.listed[page] = 0;
+            let listed: usize = self.free.iter().map(Vec::len).sum();
+            if self.stale > PAGE && 2 * self.stale > listed {
+                self.sweep();
+            }
         } else {
             self.free[class].push((at, self.reuses[page]));
+            self.listed[page] += 1;
         }
+    }
+
+    /// Drops the stale entries of the free lists (and the room they took).
+    fn sweep(&mut self) {
+        let reuses = &self.reuses;
+        for f in &mut self.free {
+            f.retain(|&(at, r)| reuses[place(at).0] == r);
+            if f.capacity() > 4 * f.len() {
+                f.shrink_to(2 * f.len());
+            }
+        }
+        self.stale = 0;
     }
 
     /// Bytes held: the arena's pages, their counts and the free lists.
     pub(super) fn heap_bytes(&self) -> usize {
         self.pages.capacity() * 16
             + self.pages.len() * PAGE * 8
-            + (self.held.capacity() + self.reuses.capacity()) * 4
+            + (self.held.capacity() + self.reuses.capacity() + self.listed.capacity()) * 4
             + self.empty.capacity() * 8
             + self.free.iter().map(|f| f.capacity() * 16).sum::<usize>()
     }
@@ -255,6 +282,7 @@ mod tests {
                 _ => {}
             }
         }
+        check_free_lists(&lists);
         let mut seen = std::collections::HashSet::new();
         for (s, w) in &live {
             assert_eq!(lists.get(*s), Some(w.as_slice()));
@@ -289,9 +317,49 @@ mod tests {
         let arena = lists.pages.len() * PAGE;
         assert!(arena < 2 * capacity, "{arena} entries in the arena for {capacity} in live lists ({outgrown} outgrown)");
         assert!(lists.reuses.iter().any(|&r| r > 0), "no page was reused");
+        check_free_lists(&lists);
         for (i, &s) in spans.iter().enumerate().step_by(997) {
             assert_eq!(lists.get(s).map(<[u64]>::to_vec), Some((0..60).collect::<Vec<u64>>()), "list {i}");
         }
+    }
+
+    /// The free lists' books: each page's count of listed spans and the count of stale entries
+    /// are what the lists hold, and stale entries are at most a page's worth or half of them.
+    fn check_free_lists(lists: &Lists) {
+        let fresh = |&(at, r): &(u64, u32)| lists.reuses[place(at).0] == r;
+        let stale = lists.free.iter().flatten().filter(|e| !fresh(e)).count();
+        let listed: usize = lists.free.iter().map(Vec::len).sum();
+        assert_eq!(lists.stale, stale);
+        assert!(stale <= PAGE || 2 * stale <= listed, "{stale} stale of {listed}");
+        let mut per_page = vec![0u32; lists.pages.len()];
+        for e in lists.free.iter().flatten().filter(|e| fresh(e)) {
+            per_page[place(e.0).0] += 1;
+        }
+        assert_eq!(per_page, lists.listed);
+    }
+
+    /// Lists that grow through every capacity in turn, many times over (each round's lists
+    /// freed when they reach the last), leave the free lists of the small capacities full of
+    /// spans of pages taken back since: they are swept, not kept for good.
+    #[test]
+    fn stale_free_spans_are_swept() {
+        let mut lists = Lists::default();
+        let mut most = 0;
+        for _ in 0..30 {
+            let mut spans: Vec<Span> = (0..3_000).map(|_| lists.make()).collect();
+            for k in 0..CAPS[CAPS.len() - 1] {
+                for s in &mut spans {
+                    *s = lists.insert(*s, k, k as u64);
+                }
+            }
+            for s in spans {
+                lists.free(s);
+            }
+            check_free_lists(&lists);
+            most = most.max(lists.free.iter().map(Vec::len).sum::<usize>());
+        }
+        assert!(lists.reuses.iter().any(|&r| r > 1), "pages were taken back more than once");
+        assert!(most < 3 * 3_000 * CAPS.len(), "{most} free-list entries at most");
     }
 
     #[test]
