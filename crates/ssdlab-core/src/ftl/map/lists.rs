@@ -191,7 +191,7 @@ impl Lists {
         let page = place(at).0;
         self.held[page] -= CAPS[class] as u32;
         if self.held[page] == 0 && page != self.cur {
-            self.reuses[page] += 1;
+            self.reuses[page] = self.reuses[page].wrapping_add(1);
             self.empty.push(page);
             self.stale += self.listed[page] as usize;
             self.listed[page] = 0;

@@ -11,10 +11,10 @@
 //!   holds an eighth of its units. An entry holds the slot, "unmapped", or (in a dense leaf; in
 //!   a list, by its absence) "where the layout put it". Random writes and GC moves over an
 //!   aged 1 TiB drive touch nearly every leaf but few units of each, so they cost bytes per
-//!   unit written, not a dense leaf (4 or 8 KiB) per leaf touched. A leaf's directory holds
-//!   the pointer to its dense array and its list's span (where the list's entries are, and
-//!   how many): 16 B per 4 MiB of logical space (at 4 KiB units). The lists share one arena
-//!   (`lists`).
+//!   unit written, not a dense leaf (4 or 8 KiB) per leaf touched. On such a map a leaf's
+//!   directory holds the pointer to its dense array and its list's span (where the list's
+//!   entries are, and how many): 16 B per 4 MiB of logical space (at 4 KiB units). The lists
+//!   share one arena (`lists`).
 //! - [`P2l`], physical slot → logical page, keeps one chunk of entries per block written during
 //!   the run, recycled when the block is erased. A block the layout filled keeps only a bit per
 //!   slot (still valid or not) until it is written again or erased.
