@@ -46,6 +46,7 @@ mod geometry;
 mod program;
 mod queue;
 mod retention;
+mod ring;
 mod share;
 mod start;
 

@@ -15,6 +15,7 @@
 
 use std::collections::VecDeque;
 
+use super::ring::Ring;
 use super::{Op, Work};
 use crate::ids::BlockId;
 use crate::sim::{SimDuration, SimTime};
@@ -45,7 +46,7 @@ const HOLE: u8 = 1 << 6;
 /// read's wait is accounted, and host reads go to the die's own queue under read-priority):
 /// so a die's queue, thousands deep on the aged drive and read long after it was written,
 /// takes under a third of the memory, and of the cache misses, that whole 56-byte ops did.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Packed {
     block: BlockId,
     page: u32,
@@ -58,7 +59,8 @@ struct Packed {
 /// The queue of one die.
 #[derive(Default)]
 pub(super) struct OpQueue {
-    ring: VecDeque<Packed>,
+    /// The ops in queue order (a ring that hints the line its back writes next: see [`Ring`]).
+    ring: Ring<Packed>,
     /// The serial of the entry at the head of the ring (wrapping).
     head: u64,
     /// Per page offset: the serials of the indexed programs of that offset, in queue order
@@ -346,7 +348,7 @@ mod tests {
     /// not holes, oldest first, one per plane not yet taken, up to `max` planes.
     fn gather_by_scan(q: &mut OpQueue, page: u32, mut taken: u32, max: u32, plane_of: impl Fn(BlockId) -> u32, merged: &mut Vec<Op>) -> u32 {
         let mut planes = taken.count_ones();
-        for e in &mut q.ring {
+        for e in q.ring.iter_mut() {
             if planes >= max {
                 break;
             }
