@@ -158,6 +158,16 @@ impl OpQueue {
                 self.by_page.resize_with(page + 1, VecDeque::new);
             }
             self.by_page[page].push_back(serial);
+            // A stream programs a page offset on each plane in turn, then the next offset: the
+            // die's next programs are most likely the next offset's, whose index was last
+            // written a block's worth of programs ago. Bring in (a hint) the line its next
+            // serial goes to, and a stage earlier the offset after's header, which says where.
+            if let Some(n) = self.by_page.get(page + 1).and_then(VecDeque::back) {
+                mem_prefetch::prefetch_read_data::<_, 3>(n);
+            }
+            if let Some(n) = self.by_page.get(page + 2) {
+                mem_prefetch::prefetch_read_data::<_, 3>(n);
+            }
         }
     }
 
