@@ -5,8 +5,9 @@
 //! (a keyed permutation over the valid slots of each block) put every unit. Only what the run
 //! writes afterwards is stored:
 //! - [`L2p`], logical page → physical slot, is a directory of leaves of 1024 units, made on the
-//!   first write into their range. On a map of up to [`DENSE_UNITS`] units a leaf is a dense
-//!   array from the start (128 MiB at most). On a larger one a leaf starts as a sorted list of
+//!   first write into their range. On a map of up to [`DENSE_UNITS`] units every leaf is dense,
+//!   in one flat array of zeroed memory (128 MiB at most) whose pages the system commits as
+//!   leaves are first written. On a larger one a leaf starts as a sorted list of
 //!   the entries written (8 B each: the offset packed above the slot) and becomes dense once it
 //!   holds an eighth of its units. An entry holds the slot, "unmapped", or (in a dense leaf; in
 //!   a list, by its absence) "where the layout put it". Random writes and GC moves over an
@@ -101,7 +102,7 @@ impl L2p {
     /// A map for `units` logical pages onto slots below `slots`, all unmapped.
     pub fn new(units: u64, slots: u64) -> Self {
         let n = units.div_ceil(LEAF as u64) as usize;
-        let dense = Leaves::new(n, slots);
+        let dense = Leaves::new(n, slots, units <= DENSE_UNITS);
         let sparse = if units > DENSE_UNITS { vec![NO_SPAN; n] } else { Vec::new() };
         L2p { dense, sparse, lists: Lists::default(), units, mapped: 0, layout: None }
     }
@@ -160,8 +161,9 @@ impl L2p {
     }
 
     /// The entry of `lpn` as a dense leaf stores it (a slot or a marker; 0 without a dense
-    /// leaf), to bring its cache line in ahead of use: no branch depends on what it loads, so
-    /// the loads of a run of calls overlap.
+    /// leaf, "where the layout put it" in a flat map's leaf never written), to bring its cache
+    /// line in ahead of use: no branch depends on what it loads, so the loads of a run of
+    /// calls overlap.
     #[inline]
     pub fn peek(&self, lpn: u64) -> u64 {
         let (leaf, off) = ((lpn >> LEAF_BITS) as usize, (lpn as usize) & (LEAF - 1));
@@ -195,13 +197,14 @@ impl L2p {
     }
 
     /// Brings the line of `lpn`'s directory entry toward the cache: its sparse list's span on
-    /// a map with sparse leaves, else the pointer to its dense leaf (a hint, the first of two
-    /// stages; a sparse leaf turned dense has its pointer read at the second).
+    /// a map with sparse leaves, else the pointer to its dense leaf, or on a map dense
+    /// throughout the entry itself (a hint, the first of two stages; a sparse leaf turned
+    /// dense has its pointer read at the second).
     #[inline]
     pub fn prefetch_far(&self, lpn: u64) {
-        let leaf = (lpn >> LEAF_BITS) as usize;
+        let (leaf, off) = ((lpn >> LEAF_BITS) as usize, (lpn as usize) & (LEAF - 1));
         if self.sparse.is_empty() {
-            self.dense.prefetch_leaf(leaf);
+            self.dense.prefetch_leaf(leaf, off);
         } else if let Some(s) = self.sparse.get(leaf) {
             mem_prefetch::prefetch_read_data::<_, 3>(s);
         }

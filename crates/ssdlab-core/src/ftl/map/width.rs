@@ -15,6 +15,11 @@ pub(super) trait Word: Copy + PartialEq + Send + Sync + 'static {
     fn narrow(x: u64) -> Self;
     /// What a stored entry means.
     fn widen(self) -> u64;
+    /// `n` entries of zero bits, from zeroed memory (pages the system commits on first write).
+    fn zeroed(n: usize) -> Vec<Self>;
+    /// The entry XOR [`Word::BASE`]: how [`Flat`] stores it, so that zero bits mean
+    /// "where the layout put it".
+    fn flip(self) -> Self;
 }
 
 impl Word for u64 {
@@ -27,6 +32,13 @@ impl Word for u64 {
     #[inline]
     fn widen(self) -> u64 {
         self
+    }
+    fn zeroed(n: usize) -> Vec<u64> {
+        vec![0; n]
+    }
+    #[inline]
+    fn flip(self) -> u64 {
+        self ^ BASE
     }
 }
 
@@ -52,6 +64,13 @@ impl Word for u32 {
         } else {
             u64::from(self)
         }
+    }
+    fn zeroed(n: usize) -> Vec<u32> {
+        vec![0; n]
+    }
+    #[inline]
+    fn flip(self) -> u32 {
+        self ^ BASE32
     }
 }
 
@@ -124,10 +143,110 @@ impl<W: Word> Dense<W> {
     }
 }
 
-/// [`Dense`] at the width the map's values need.
+/// The leaves of a map that is dense throughout (up to `DENSE_UNITS` units), as one flat
+/// array: an entry is one load at a computed place, where a [`Dense`] leaf is found through
+/// its pointer first (a load that each of GC's random map updates waited on). Entries are
+/// stored flipped ([`Word::flip`]), so the zeroed memory the array starts as means "where
+/// the layout put it" and the system commits a leaf's pages when it is first written, as
+/// [`Dense`] made a leaf on demand. A bit per leaf says which leaves were written, for the
+/// heap's account.
+pub(super) struct Flat<W> {
+    entries: Vec<W>,
+    made: Vec<u64>,
+}
+
+impl<W: Word> Flat<W> {
+    fn new(leaves: usize) -> Self {
+        Flat { entries: W::zeroed(leaves * LEAF), made: vec![0; leaves.div_ceil(64)] }
+    }
+
+    #[inline]
+    fn mark(&mut self, leaf: usize) {
+        if let Some(w) = self.made.get_mut(leaf / 64) {
+            *w |= 1 << (leaf % 64);
+        }
+    }
+
+    /// Whether `leaf` was written. A leaf never written is not read either: its pages are
+    /// not committed, and reading them would map them (a fault, then a TLB entry each).
+    #[inline]
+    fn has(&self, leaf: usize) -> bool {
+        self.made.get(leaf / 64).is_some_and(|w| w >> (leaf % 64) & 1 == 1)
+    }
+
+    #[inline]
+    fn get(&self, leaf: usize, off: usize) -> Option<u64> {
+        if self.has(leaf) {
+            Some(self.entries[leaf * LEAF + off].flip().widen())
+        } else {
+            None
+        }
+    }
+
+    /// Brings the line of entry `off` of `leaf` toward the cache, if the leaf was written;
+    /// returns whether it was.
+    #[inline]
+    fn prefetch(&self, leaf: usize, off: usize) -> bool {
+        if !self.has(leaf) {
+            return false;
+        }
+        if let Some(e) = self.entries.get(leaf * LEAF + off) {
+            mem_prefetch::prefetch_read_data::<_, 3>(e);
+        }
+        true
+    }
+
+    /// The entry: "where the layout put it" in a leaf never written (whose zeroed pages the
+    /// read maps; a check of the leaf's bit first took back all that the flat map saves
+    /// ageing), 0 beyond the map.
+    #[inline]
+    fn peek(&self, leaf: usize, off: usize) -> u64 {
+        self.entries.get(leaf * LEAF + off).map_or(0, |e| e.flip().widen())
+    }
+
+    /// Sets an entry and returns the previous one: every leaf is there to write.
+    #[inline]
+    fn replace(&mut self, leaf: usize, off: usize, value: u64) -> u64 {
+        self.mark(leaf);
+        let e = &mut self.entries[leaf * LEAF + off];
+        std::mem::replace(e, W::narrow(value).flip()).flip().widen()
+    }
+
+    /// Sets every entry of `leaf` to "where the layout put it" but `entries`.
+    fn make(&mut self, leaf: usize, entries: impl Iterator<Item = (usize, u64)>) {
+        self.mark(leaf);
+        let l = &mut self.entries[leaf * LEAF..(leaf + 1) * LEAF];
+        l.fill(W::BASE.flip());
+        for (off, value) in entries {
+            l[off] = W::narrow(value).flip();
+        }
+    }
+
+    /// The written leaves' entries (the pages the system committed) and the bits.
+    fn heap_bytes(&self) -> usize {
+        let made: u32 = self.made.iter().map(|w| w.count_ones()).sum();
+        self.made.len() * 8 + made as usize * LEAF * std::mem::size_of::<W>()
+    }
+}
+
+/// [`Dense`] (or, for a map dense throughout, [`Flat`]) at the width the map's values need.
 pub(super) enum Leaves {
     Narrow(Dense<u32>),
     Wide(Dense<u64>),
+    FlatNarrow(Flat<u32>),
+    FlatWide(Flat<u64>),
+}
+
+/// Runs `$body` on the leaves whatever their kind and width.
+macro_rules! each_leaves {
+    ($e:expr, $d:ident => $body:expr) => {
+        match $e {
+            Leaves::Narrow($d) => $body,
+            Leaves::Wide($d) => $body,
+            Leaves::FlatNarrow($d) => $body,
+            Leaves::FlatWide($d) => $body,
+        }
+    };
 }
 
 /// Runs `$body` on the leaves (or entries) whatever their width.
@@ -141,63 +260,82 @@ macro_rules! each {
 }
 
 impl Leaves {
-    /// `leaves` leaves, none made yet, wide enough for values below `bound`.
-    pub(super) fn new(leaves: usize, bound: u64) -> Self {
-        if narrow_fits(bound) {
-            Leaves::Narrow(Dense::new(leaves))
-        } else {
-            Leaves::Wide(Dense::new(leaves))
+    /// `leaves` leaves, none made yet, wide enough for values below `bound`; `flat` for a
+    /// map dense throughout.
+    pub(super) fn new(leaves: usize, bound: u64, flat: bool) -> Self {
+        match (narrow_fits(bound), flat) {
+            (true, false) => Leaves::Narrow(Dense::new(leaves)),
+            (false, false) => Leaves::Wide(Dense::new(leaves)),
+            (true, true) => Leaves::FlatNarrow(Flat::new(leaves)),
+            (false, true) => Leaves::FlatWide(Flat::new(leaves)),
         }
     }
 
     /// The entry at `off` of `leaf`, if the leaf is made.
     #[inline]
     pub(super) fn get(&self, leaf: usize, off: usize) -> Option<u64> {
-        each!(self, Leaves, d => d.get(leaf, off))
+        each_leaves!(self, d => d.get(leaf, off))
     }
 
-    /// Brings the line of `leaf`'s pointer toward the cache (a hint).
+    /// Brings the line of `leaf`'s pointer toward the cache, or where the leaves are flat that
+    /// of entry `off` (a hint).
     #[inline]
-    pub(super) fn prefetch_leaf(&self, leaf: usize) {
-        each!(self, Leaves, d => d.prefetch_leaf(leaf));
+    pub(super) fn prefetch_leaf(&self, leaf: usize, off: usize) {
+        match self {
+            Leaves::Narrow(d) => d.prefetch_leaf(leaf),
+            Leaves::Wide(d) => d.prefetch_leaf(leaf),
+            // No directory: the first stage brings in the entry itself.
+            Leaves::FlatNarrow(d) => _ = d.prefetch(leaf, off),
+            Leaves::FlatWide(d) => _ = d.prefetch(leaf, off),
+        }
     }
 
     /// Brings the line of entry `off` of `leaf` toward the cache (a hint); returns whether the
     /// leaf is made.
     #[inline]
     pub(super) fn prefetch(&self, leaf: usize, off: usize) -> bool {
-        each!(self, Leaves, d => d.prefetch(leaf, off))
+        each_leaves!(self, d => d.prefetch(leaf, off))
     }
 
     /// The entry, or 0 where the leaf is not made (or lies beyond the map).
     #[inline]
     pub(super) fn peek(&self, leaf: usize, off: usize) -> u64 {
-        each!(self, Leaves, d => d.peek(leaf, off))
+        each_leaves!(self, d => d.peek(leaf, off))
     }
 
     /// Sets the entry of a made leaf and returns the previous one (`None`: not made).
     #[inline]
     pub(super) fn replace(&mut self, leaf: usize, off: usize, value: u64) -> Option<u64> {
-        each!(self, Leaves, d => d.replace(leaf, off, value))
+        match self {
+            Leaves::Narrow(d) => d.replace(leaf, off, value),
+            Leaves::Wide(d) => d.replace(leaf, off, value),
+            Leaves::FlatNarrow(d) => Some(d.replace(leaf, off, value)),
+            Leaves::FlatWide(d) => Some(d.replace(leaf, off, value)),
+        }
     }
 
     pub(super) fn make(&mut self, leaf: usize, entries: impl Iterator<Item = (usize, u64)>) {
-        each!(self, Leaves, d => d.make(leaf, entries));
+        each_leaves!(self, d => d.make(leaf, entries));
     }
 
     #[cfg(test)]
     pub(super) fn has(&self, leaf: usize) -> bool {
-        each!(self, Leaves, d => d.has(leaf))
+        each_leaves!(self, d => d.has(leaf))
     }
 
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
-        each!(self, Leaves, d => d.0.len())
+        match self {
+            Leaves::Narrow(d) => d.0.len(),
+            Leaves::Wide(d) => d.0.len(),
+            Leaves::FlatNarrow(d) => d.entries.len() / LEAF,
+            Leaves::FlatWide(d) => d.entries.len() / LEAF,
+        }
     }
 
     /// Bytes of the directory and the made leaves.
     pub(super) fn heap_bytes(&self) -> usize {
-        each!(self, Leaves, d => d.heap_bytes())
+        each_leaves!(self, d => d.heap_bytes())
     }
 }
 
@@ -298,6 +436,52 @@ mod tests {
     }
 
     #[test]
+    fn flat_leaves_answer_as_leaves_made_on_demand_do() {
+        use rand::{RngExt, SeedableRng};
+        for bound in [1000, 1 << 40] {
+            let (mut flat, mut dense) = (Leaves::new(6, bound, true), Leaves::new(6, bound, false));
+            assert!(matches!(flat, Leaves::FlatNarrow(_) | Leaves::FlatWide(_)) && flat.len() == 6);
+            let mut rng = crate::sim::Rng::seed_from_u64(2);
+            for _ in 0..3000 {
+                let (leaf, off) = (rng.random_range(0..6), rng.random_range(0..LEAF));
+                let value = match rng.random_range(0..4) {
+                    0 => UNMAPPED,
+                    1 => BASE,
+                    _ => rng.random_range(0..999),
+                };
+                if rng.random_range(0..50) == 0 {
+                    let entries = [(off, value), ((off + 1) % LEAF, 5)];
+                    flat.make(leaf, entries.into_iter());
+                    dense.make(leaf, entries.into_iter());
+                } else {
+                    // A leaf not made answers none, and is made by its first write.
+                    let old = flat.replace(leaf, off, value);
+                    assert_eq!(old, dense.replace(leaf, off, value).or(Some(BASE)), "leaf {leaf} entry {off}");
+                    if !dense.has(leaf) {
+                        dense.make(leaf, std::iter::once((off, value)));
+                    }
+                }
+                assert_eq!(flat.get(leaf, off), dense.get(leaf, off));
+                assert_eq!(flat.has(leaf), dense.has(leaf));
+                // Hints for any place (beyond the map too) change nothing.
+                flat.prefetch_leaf(leaf + 3, off);
+                assert_eq!(flat.prefetch(leaf + 3, off), dense.prefetch(leaf + 3, off));
+            }
+            for leaf in 0..6 {
+                for off in [0, 1, LEAF / 2, LEAF - 1] {
+                    assert_eq!(flat.get(leaf, off), dense.get(leaf, off));
+                    assert_eq!(flat.peek(leaf, off), dense.peek(leaf, off));
+                }
+            }
+            assert_eq!(flat.peek(9, 0), 0, "beyond the map");
+            // The account: the written leaves' entries, and a bit per leaf.
+            let made = (0..6).filter(|&l| flat.has(l)).count();
+            let width = if bound == 1000 { 4 } else { 8 };
+            assert_eq!(flat.heap_bytes(), 8 + made * LEAF * width);
+        }
+    }
+
+    #[test]
     fn both_widths_answer_alike() {
         for bound in [1000, 1 << 40] {
             let mut e = Entries::new(bound);
@@ -313,7 +497,7 @@ mod tests {
             let mut out = vec![(9, 9)];
             e.live_into(2, 6, &[live[0] >> 2], &mut out);
             assert_eq!(out, vec![(9, 9), (1, 999), (2, 7), (4, 9)]);
-            let mut l = Leaves::new(4, bound);
+            let mut l = Leaves::new(4, bound, false);
             assert_eq!((l.get(1, 7), l.peek(1, 7), l.replace(1, 7, 5)), (None, 0, None));
             l.make(1, [(7, 42)].into_iter());
             assert_eq!((l.get(1, 7), l.get(1, 8), l.replace(1, 7, UNMAPPED), l.get(1, 7)), (Some(42), Some(BASE), Some(42), Some(UNMAPPED)));
