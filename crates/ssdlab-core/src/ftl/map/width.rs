@@ -375,10 +375,20 @@ impl Entries {
     #[inline]
     pub(super) fn set_run(&mut self, base: usize, at: usize, values: impl Iterator<Item = u64>, live: &mut [u64]) {
         each!(self, Entries, v => {
+            // Each word of bits is read once and written once, when the run leaves it (changed
+            // in memory place by place, each change waited on the store before it).
+            let (mut w, mut word) = (at / 64, live.get(at / 64).copied().unwrap_or(0));
             for ((o, e), x) in (at..).zip(v[base + at..].iter_mut()).zip(values) {
                 *e = Word::narrow(x);
+                if o / 64 != w {
+                    live[w] = word;
+                    (w, word) = (o / 64, live[o / 64]);
+                }
                 let bit = 1u64 << (o % 64);
-                live[o / 64] = live[o / 64] & !bit | if x == UNMAPPED { 0 } else { bit };
+                word = word & !bit | if x == UNMAPPED { 0 } else { bit };
+            }
+            if let Some(l) = live.get_mut(w) {
+                *l = word;
             }
         });
     }
@@ -497,6 +507,22 @@ mod tests {
             let mut out = vec![(9, 9)];
             e.live_into(2, 6, &[live[0] >> 2], &mut out);
             assert_eq!(out, vec![(9, 9), (1, 999), (2, 7), (4, 9)]);
+            // A run over three words of bits sets each place's bit as the place's value says,
+            // and leaves the bits around it.
+            let mut r = Entries::new(bound);
+            r.grow(200);
+            let mut live = [u64::MAX, 0, u64::MAX, 0];
+            let values: Vec<u64> = (0..90u64).map(|i| if i % 7 == 3 { UNMAPPED } else { i }).collect();
+            r.set_run(0, 60, values.iter().copied(), &mut live);
+            for o in 0..256usize {
+                let bit = live[o / 64] >> (o % 64) & 1 == 1;
+                let want = match o {
+                    60..150 => values[o - 60] != UNMAPPED,
+                    _ => (o / 64) % 2 == 0,
+                };
+                assert_eq!(bit, want, "bit {o}");
+            }
+            assert!((60..150).all(|o| r.get(o) == values[o - 60]));
             let mut l = Leaves::new(4, bound, false);
             assert_eq!((l.get(1, 7), l.peek(1, 7), l.replace(1, 7, 5)), (None, 0, None));
             l.make(1, [(7, 42)].into_iter());
