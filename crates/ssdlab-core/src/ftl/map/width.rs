@@ -297,13 +297,16 @@ impl Leaves {
         each_leaves!(self, d => d.prefetch(leaf, off))
     }
 
-    /// The entry, or 0 where the leaf is not made (or lies beyond the map).
+    /// The entry, or where the leaf is not made 0 (flat leaves: "where the layout put it"),
+    /// and 0 beyond the map.
     #[inline]
     pub(super) fn peek(&self, leaf: usize, off: usize) -> u64 {
         each_leaves!(self, d => d.peek(leaf, off))
     }
 
-    /// Sets the entry of a made leaf and returns the previous one (`None`: not made).
+    /// Sets the entry of a made leaf and returns the previous one (`None`: not made, nothing
+    /// set). Flat leaves are all there to write: the entry is set, and one never written
+    /// was "where the layout put it".
     #[inline]
     pub(super) fn replace(&mut self, leaf: usize, off: usize, value: u64) -> Option<u64> {
         match self {
@@ -333,7 +336,7 @@ impl Leaves {
         }
     }
 
-    /// Bytes of the directory and the made leaves.
+    /// Bytes of the directory (flat leaves: a bit per leaf) and the made leaves.
     pub(super) fn heap_bytes(&self) -> usize {
         each_leaves!(self, d => d.heap_bytes())
     }
