@@ -625,7 +625,8 @@ impl NandArray {
             if let Some(sh) = &mut self.share {
                 sh.enqueued(die, usize::from(op.pool));
             }
-            d.other.push_back(op, self.multiplane && matches!(op.work, Work::Program { .. }));
+            let index = (self.multiplane && matches!(op.work, Work::Program { .. })).then(|| self.shape.plane_in_die(op.block));
+            d.other.push_back(op, index);
         }
         die
     }

@@ -41,6 +41,26 @@ const INDEXED: u8 = 1 << 5;
 /// Taken from the middle: a hole until it reaches the head.
 const HOLE: u8 = 1 << 6;
 
+/// The page index's entries hold a program's serial shifted past its plane within the die
+/// (planes are at most 16, validated), so a gather passes over the programs of a plane it
+/// has already without reading their ring entries.
+const PLANE_BITS: u32 = 4;
+const PLANE_MASK: u64 = (1 << PLANE_BITS) - 1;
+
+/// The page index's entry of the program of serial `serial` on plane `plane`.
+#[inline]
+fn index_entry(serial: u64, plane: u32) -> u64 {
+    serial << PLANE_BITS | u64::from(plane) & PLANE_MASK
+}
+
+/// The ring place of the program of index entry `v` with the ring's head at serial `head`,
+/// past the ring's length for a program that has left at the head. The serials wrap: the
+/// difference is taken in the entries' own width, whose top bits the shift dropped.
+#[inline]
+fn place(v: u64, head: u64) -> usize {
+    (v.wrapping_sub(head << PLANE_BITS) >> PLANE_BITS) as usize
+}
+
 /// A queued op in 16 bytes. The ops a die queues under GC (programs, GC reads, erases) need
 /// their block, page, pool and a program's generation, and no queueing time (only a host
 /// read's wait is accounted, and host reads go to the die's own queue under read-priority):
@@ -54,6 +74,8 @@ struct Packed {
     word: u32,
     pool: u16,
     bits: u8,
+    /// An indexed program's plane within its die (0 for other ops).
+    plane: u8,
 }
 
 /// The queue of one die.
@@ -63,8 +85,9 @@ pub(super) struct OpQueue {
     ring: Ring<Packed>,
     /// The serial of the entry at the head of the ring (wrapping).
     head: u64,
-    /// Per page offset: the serials of the indexed programs of that offset, in queue order
-    /// (and of some that have left at the head since: dropped when a gather meets them).
+    /// Per page offset: the indexed programs of that offset ([`index_entry`]: serial and
+    /// plane), in queue order (and some that have left at the head since: dropped when a
+    /// gather meets them).
     by_page: Vec<VecDeque<u64>>,
     /// With a fair share among pools: per pool, the serials of its entries that are not holes
     /// (merged ones included), in queue order; empty otherwise.
@@ -75,8 +98,8 @@ pub(super) struct OpQueue {
 }
 
 impl OpQueue {
-    /// `op` as the queue holds it, with flags `flags`.
-    fn pack(&mut self, op: Op, flags: u8) -> Packed {
+    /// `op` as the queue holds it, with flags `flags`, on plane `plane` of its die.
+    fn pack(&mut self, op: Op, flags: u8, plane: u8) -> Packed {
         let (kind, word) = match op.work {
             Work::GcRead => (GC_READ, 0),
             Work::Program { gc, gen } => (PROGRAM | if gc { GC } else { 0 }, u32::from(gen)),
@@ -95,7 +118,7 @@ impl OpQueue {
                 (SPILLED, at)
             }
         };
-        Packed { block: op.block, page: op.page, word, pool: op.pool, bits: kind | flags }
+        Packed { block: op.block, page: op.page, word, pool: op.pool, bits: kind | flags, plane }
     }
 
     /// The op `e` holds (a packed one has no queueing time: nothing reads it but a host
@@ -144,20 +167,24 @@ impl OpQueue {
         Some(s.wrapping_sub(self.head) as usize)
     }
 
-    /// Queues `op` at the back; with `index`, a program that multi-plane partners may find.
-    pub(super) fn push_back(&mut self, op: Op, index: bool) {
+    /// Queues `op` at the back; with `index`, the plane within its die (below 16) of a program
+    /// that multi-plane partners may find.
+    pub(super) fn push_back(&mut self, op: Op, index: Option<u32>) {
         let serial = self.head.wrapping_add(self.ring.len() as u64);
-        let e = self.pack(op, if index { INDEXED } else { 0 });
+        let e = match index {
+            Some(plane) => self.pack(op, INDEXED, (u64::from(plane) & PLANE_MASK) as u8),
+            None => self.pack(op, 0, 0),
+        };
         self.ring.push_back(e);
         if let Some(q) = self.by_pool.get_mut(usize::from(op.pool)) {
             q.push_back(serial);
         }
-        if index {
+        if let Some(plane) = index {
             let page = op.page as usize;
             if page >= self.by_page.len() {
                 self.by_page.resize_with(page + 1, VecDeque::new);
             }
-            self.by_page[page].push_back(serial);
+            self.by_page[page].push_back(index_entry(serial, plane));
             // A stream programs a page offset on each plane in turn, then the next offset: the
             // die's next programs are most likely the next offset's, whose index was last
             // written a block's worth of programs ago. Bring in (a hint) the line its next
@@ -174,7 +201,7 @@ impl OpQueue {
     /// Puts `op` back at the head (it was taken but cannot start yet); it is not indexed again.
     pub(super) fn push_front(&mut self, op: Op) {
         self.head = self.head.wrapping_sub(1);
-        let e = self.pack(op, 0);
+        let e = self.pack(op, 0, 0);
         self.ring.push_front(e);
         if let Some(q) = self.by_pool.get_mut(usize::from(op.pool)) {
             q.push_front(self.head);
@@ -225,8 +252,8 @@ impl OpQueue {
         // there (its place is behind the head by then: see `gather`); one taken from the
         // middle leaves it now, as its place is a hole until the head reaches it.
         if at > 0 && e.bits & INDEXED != 0 && !taken {
-            let q = &mut self.by_page[e.page as usize];
-            if let Some(k) = q.iter().position(|&s| s == serial) {
+            let (q, head) = (&mut self.by_page[e.page as usize], self.head);
+            if let Some(k) = q.iter().position(|&v| place(v, head) == at) {
                 q.remove(k);
             }
         }
@@ -237,8 +264,8 @@ impl OpQueue {
     /// past the head, which the head reaches in a few ops (the ring is thousands deep under
     /// GC, so its entries have left the cache long before they come up), and, when the op now
     /// at the head is an indexed program, the ring entries of the first programs of its page
-    /// that the page index lists: its multi-plane partners, gathered when it starts (that
-    /// index's front came in a stage before, as the op after the head's).
+    /// on other planes that the page index lists: its multi-plane partners, gathered when it
+    /// starts (that index's front came in a stage before, as the op after the head's).
     fn hint_head(&self) {
         const LINES_AHEAD: usize = 2 * 64 / std::mem::size_of::<Packed>();
         if let Some(e) = self.ring.get(LINES_AHEAD) {
@@ -250,33 +277,45 @@ impl OpQueue {
             mem_prefetch::prefetch_read_data::<_, 3>(s);
         }
         let Some(q) = indexed(0) else { return };
-        for &s in q.iter().take(4) {
-            if let Some(e) = self.ring.get(s.wrapping_sub(self.head) as usize) {
-                mem_prefetch::prefetch_read_data::<_, 3>(e);
+        let own = self.ring.front().map_or(0, |h| u64::from(h.plane));
+        for &v in q.iter().take(4) {
+            if v & PLANE_MASK != own {
+                if let Some(e) = self.ring.get(place(v, self.head)) {
+                    mem_prefetch::prefetch_read_data::<_, 3>(e);
+                }
             }
         }
     }
 
-    /// Multi-plane program: the indexed programs of `page`, oldest first, whose plane
-    /// (`plane_of`) is not among `taken` (a bit per plane) join until `max` planes act
-    /// together; each joins `merged`, leaves the index and is marked taken. Returns the
-    /// planes, counting the ones in `taken`.
-    pub(super) fn gather(&mut self, page: u32, mut taken: u32, max: u32, plane_of: impl Fn(BlockId) -> u32, merged: &mut Vec<Op>) -> u32 {
+    /// Multi-plane program: the indexed programs of `page`, oldest first, whose plane (as
+    /// pushed) is not among `taken` (a bit per plane) join until `max` planes act together;
+    /// each joins `merged`, leaves the index and is marked taken. Returns the planes,
+    /// counting the ones in `taken`.
+    pub(super) fn gather(&mut self, page: u32, mut taken: u32, max: u32, merged: &mut Vec<Op>) -> u32 {
         let mut planes = taken.count_ones();
         let Some(q) = self.by_page.get_mut(page as usize) else { return planes };
         let mut k = 0;
         while k < q.len() && planes < max {
-            // A serial whose op has left at the head points behind it (or, after an op was
-            // put back there, at that op, which is not indexed): it leaves the index here.
-            let Some(e) = self.ring.get_mut(q[k].wrapping_sub(self.head) as usize).filter(|e| e.bits & (INDEXED | TAKEN | HOLE) == INDEXED) else {
+            // A serial whose op has left at the head points behind it: it leaves the index
+            // here, its place past the ring's end.
+            let (v, head) = (q[k], self.head);
+            let at = place(v, head);
+            if at >= self.ring.len() {
                 q.remove(k);
                 continue;
-            };
-            let bit = 1 << plane_of(e.block);
+            }
+            // A plane taken already: its ring entry is not read.
+            let bit = 1 << (v & PLANE_MASK);
             if taken & bit != 0 {
                 k += 1;
                 continue;
             }
+            // After an op was put back at the head, a serial that had left there may point at
+            // it, which is not indexed: it leaves the index too.
+            let Some(e) = self.ring.get_mut(at).filter(|e| e.bits & (INDEXED | TAKEN | HOLE) == INDEXED) else {
+                q.remove(k);
+                continue;
+            };
             taken |= bit;
             planes += 1;
             q.remove(k);
@@ -321,15 +360,15 @@ mod tests {
     #[test]
     fn order_is_kept_and_taken_ops_are_reported_when_they_come_up() {
         let mut q = OpQueue::default();
-        q.push_back(program(0, 5), true);
-        q.push_back(Op::new(Work::Erase, BlockId(2), 0), false);
-        q.push_back(program(1, 5), true);
-        q.push_back(program(3, 5), true);
+        q.push_back(program(0, 5), Some(plane(BlockId(0))));
+        q.push_back(Op::new(Work::Erase, BlockId(2), 0), None);
+        q.push_back(program(1, 5), Some(plane(BlockId(1))));
+        q.push_back(program(3, 5), Some(plane(BlockId(3))));
         let (first, taken) = q.remove(0).unwrap();
         assert_eq!((first.block, taken), (BlockId(0), false));
         // Block 0's program on plane 0 starts: the oldest page-5 program of plane 1 joins it.
         let mut merged = Vec::new();
-        assert_eq!(q.gather(5, 1 << plane(first.block), 2, plane, &mut merged), 2);
+        assert_eq!(q.gather(5, 1 << plane(first.block), 2, &mut merged), 2);
         assert_eq!(merged.iter().map(|o| o.block).collect::<Vec<_>>(), vec![BlockId(1)]);
         assert_eq!(q.iter().map(|o| o.block.0).collect::<Vec<_>>(), vec![2, 1, 3]);
         assert_eq!(drain(&mut q), vec![(2, false), (1, true), (3, false)]);
@@ -340,7 +379,7 @@ mod tests {
     fn ops_gone_at_the_head_leave_the_page_index_when_a_gather_meets_them() {
         let mut q = OpQueue::default();
         for b in [0u32, 1, 3, 4] {
-            q.push_back(program(b, 5), true);
+            q.push_back(program(b, 5), Some(plane(BlockId(b))));
         }
         // Blocks 0 and 1 start one after the other, alone: their serials stay in the index.
         assert_eq!(drain_n(&mut q, 2), vec![(0, false), (1, false)]);
@@ -348,7 +387,7 @@ mod tests {
         // A plane-0 program of page 5 starts: block 0's and block 1's serials are met first
         // and dropped, and block 3 (plane 1) joins it.
         let mut merged = Vec::new();
-        assert_eq!(q.gather(5, 1 << 0, 2, plane, &mut merged), 2);
+        assert_eq!(q.gather(5, 1 << 0, 2, &mut merged), 2);
         assert_eq!(merged.iter().map(|o| o.block.0).collect::<Vec<_>>(), vec![3]);
         assert_eq!(q.by_page[5].len(), 1, "block 0's and 1's serials went, block 3's with its merge");
         assert_eq!(drain(&mut q), vec![(3, true), (4, false)]);
@@ -384,14 +423,14 @@ mod tests {
             reference.track_pools(2);
             let mut block = 0u32;
             for _ in 0..400 {
-                let step = rng.random_range(0..10);
+                let step = rng.random_range(0..11);
                 let page = rng.random_range(0..3);
                 for q in [&mut q, &mut reference] {
                     match step {
                         0..=4 => {
                             // Programs of a few pages on random planes, an erase now and then.
                             let op = if step == 4 { Op::new(Work::Erase, BlockId(block), 0) } else { Op { pool: (block % 2) as u16, ..program(block, page) } };
-                            q.push_back(op, step != 4);
+                            q.push_back(op, (step != 4).then(|| plane4(op.block)));
                         }
                         5 | 6 => {
                             q.remove(0);
@@ -402,6 +441,13 @@ mod tests {
                                 q.remove(at);
                             }
                         }
+                        10 => {
+                            // The head's op cannot start yet and goes back (not indexed again):
+                            // serials that left at the head may point at it.
+                            if let Some((op, false)) = q.remove(0) {
+                                q.push_front(op);
+                            }
+                        }
                         _ => {}
                     }
                 }
@@ -409,7 +455,7 @@ mod tests {
                 if step >= 8 {
                     let (taken, max) = (1u32 << rng.random_range(0..4), rng.random_range(2..5));
                     let (mut got, mut want) = (Vec::new(), Vec::new());
-                    let n = q.gather(page, taken, max, plane4, &mut got);
+                    let n = q.gather(page, taken, max, &mut got);
                     assert_eq!(n, gather_by_scan(&mut reference, page, taken, max, plane4, &mut want));
                     assert_eq!(got.iter().map(|o| o.block).collect::<Vec<_>>(), want.iter().map(|o| o.block).collect::<Vec<_>>());
                     joined += got.len();
@@ -424,17 +470,17 @@ mod tests {
     #[test]
     fn a_program_put_back_at_the_head_is_no_partner() {
         let mut q = OpQueue::default();
-        q.push_back(program(0, 7), true);
-        q.push_back(program(2, 7), true);
+        q.push_back(program(0, 7), Some(plane(BlockId(0))));
+        q.push_back(program(2, 7), Some(plane(BlockId(2))));
         let (op, _) = q.remove(0).unwrap();
         q.push_front(op);
         let mut merged = Vec::new();
         // Only block 2's program is indexed for page 7; block 0's came back unindexed.
-        assert_eq!(q.gather(7, 1 << 1, 2, plane, &mut merged), 2);
+        assert_eq!(q.gather(7, 1 << 1, 2, &mut merged), 2);
         assert_eq!(merged.len(), 1);
         assert_eq!(merged[0].block, BlockId(2));
         // Nor is it a partner later: nothing is left to join a plane-1 program of page 7.
-        assert_eq!(q.gather(7, 1 << 1, 2, plane, &mut merged), 1);
+        assert_eq!(q.gather(7, 1 << 1, 2, &mut merged), 1);
         assert_eq!(merged.len(), 1);
         assert_eq!(drain(&mut q), vec![(0, false), (2, true)]);
     }
@@ -442,16 +488,16 @@ mod tests {
     #[test]
     fn a_put_back_at_serial_zero_wraps_and_the_index_still_finds_its_ops() {
         let mut q = OpQueue::default();
-        q.push_back(Op { pool: 1, ..program(0, 2) }, true);
-        q.push_back(program(1, 2), true);
-        q.push_back(program(3, 2), true);
+        q.push_back(Op { pool: 1, ..program(0, 2) }, Some(plane(BlockId(0))));
+        q.push_back(program(1, 2), Some(plane(BlockId(1))));
+        q.push_back(program(3, 2), Some(plane(BlockId(3))));
         // A fair share takes block 1's program from the middle, then puts it back at the head:
         // the head's serial goes below zero.
         let (op, _) = q.remove(1).unwrap();
         q.push_front(op);
         assert_eq!(q.head, u64::MAX);
         let mut merged = Vec::new();
-        assert_eq!(q.gather(2, 1 << 0, 2, plane, &mut merged), 2);
+        assert_eq!(q.gather(2, 1 << 0, 2, &mut merged), 2);
         assert_eq!(merged[0].block, BlockId(3));
         assert_eq!(drain(&mut q), vec![(1, false), (0, false), (3, true)]);
     }
@@ -462,7 +508,7 @@ mod tests {
         q.track_pools(2);
         // Pools 0 and 1 alternate; page-3 programs on planes 0 and 1 throughout.
         for b in 0..8u32 {
-            q.push_back(Op { pool: (b % 2) as u16, ..program(b, 3) }, true);
+            q.push_back(Op { pool: (b % 2) as u16, ..program(b, 3) }, Some(plane(BlockId(b))));
         }
         check_pools(&q);
         // A fair share takes pool 1's ops from the middle (places 1 and 3 of the ring).
@@ -475,14 +521,14 @@ mod tests {
         assert_eq!(q.pools().next(), Some(Some(0)), "the hole at the head went with it");
         check_pools(&q);
         let mut merged = Vec::new();
-        assert_eq!(q.gather(3, 1 << plane(first.block), 2, plane, &mut merged), 2);
+        assert_eq!(q.gather(3, 1 << plane(first.block), 2, &mut merged), 2);
         assert_eq!(merged[0].block, BlockId(5));
         check_pools(&q);
         // Put back at the head, block 0 comes first again, and the index still finds the rest.
         q.push_front(first);
         check_pools(&q);
         merged.clear();
-        assert_eq!(q.gather(3, 1 << 0, 2, plane, &mut merged), 2);
+        assert_eq!(q.gather(3, 1 << 0, 2, &mut merged), 2);
         assert_eq!(merged[0].block, BlockId(7));
         assert_eq!(drain(&mut q), vec![(0, false), (2, false), (4, false), (5, true), (6, false), (7, true)]);
         assert!(q.ring.is_empty() && q.free.len() == q.spill.len() && q.by_pool.iter().all(VecDeque::is_empty));
@@ -492,12 +538,12 @@ mod tests {
     fn holes_side_by_side_all_go_when_they_reach_the_head_and_merged_ops_leave_holes_too() {
         let mut q = OpQueue::default();
         for b in 0..6u32 {
-            q.push_back(program(b, 4), true);
+            q.push_back(program(b, 4), Some(plane(BlockId(b))));
         }
         // Block 0 starts with block 1 (plane 1) merged into it.
         let (first, _) = q.remove(0).unwrap();
         let mut merged = Vec::new();
-        assert_eq!(q.gather(4, 1 << plane(first.block), 2, plane, &mut merged), 2);
+        assert_eq!(q.gather(4, 1 << plane(first.block), 2, &mut merged), 2);
         // A fair share takes blocks 3 and 2 from the middle: two holes side by side.
         assert_eq!(q.remove(2).map(|(o, t)| (o.block.0, t)), Some((3, false)));
         assert_eq!(q.remove(1).map(|(o, t)| (o.block.0, t)), Some((2, false)));
@@ -508,7 +554,7 @@ mod tests {
         // The index still finds block 4 at its serial's place; merged, then taken from the
         // middle behind an op put back at the head, it is reported as taken there too.
         merged.clear();
-        assert_eq!(q.gather(4, 1 << 1, 2, plane, &mut merged), 2);
+        assert_eq!(q.gather(4, 1 << 1, 2, &mut merged), 2);
         assert_eq!(merged[0].block, BlockId(4));
         q.push_front(Op::new(Work::Erase, BlockId(9), 0));
         assert_eq!(q.remove(1).map(|(o, t)| (o.block.0, t)), Some((4, true)));

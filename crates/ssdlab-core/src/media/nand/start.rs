@@ -5,7 +5,6 @@
 
 use super::Event;
 use super::{DieId, NandArray, Op, Output, Phase, Running, Work};
-use crate::ids::BlockId;
 use crate::sim::{SimDuration, SimTime};
 
 /// What the die does for its next operation: how many planes act together, the bytes its
@@ -165,10 +164,9 @@ impl NandArray {
         if !self.multiplane {
             return 1;
         }
-        let (shape, planes) = (self.shape, self.g.planes);
-        let plane_of = |b: BlockId| shape.plane_in_die(b);
+        let (own, planes) = (self.shape.plane_in_die(op.block), self.g.planes);
         let d = &mut self.dies[die.index()];
-        d.other.gather(op.page, 1 << plane_of(op.block), planes, plane_of, &mut d.merged)
+        d.other.gather(op.page, 1 << own, planes, &mut d.merged)
     }
 
     /// `op` goes: its command (and a program's data) on the channel, then the array. With
