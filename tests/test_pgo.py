@@ -116,3 +116,37 @@ def test_a_revision_that_does_not_build_at_all_is_a_clear_exit(tmp_path: Path, m
     with pytest.raises(SystemExit) as e:
         bench_against.build("HEAD")
     assert "did not build" in str(e.value.code)
+
+
+def test_the_guard_runs_more_rounds_of_a_scenario_whose_rounds_disagree(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # Two scenarios, both sides the same speed, but one round of "noisy" takes HEAD ten times
+    # as long (a VM's stall): its three rounds spread 10x, so it runs the settle rounds and its
+    # median comes from seven; "steady" runs three.
+    import bench_against
+
+    head, base = Path("/head.so"), Path("/base.so")
+    monkeypatch.setattr(bench_against, "build", lambda rev: (base, True))
+    monkeypatch.setattr(bench_against, "head_module", lambda: head)
+    monkeypatch.setattr(bench_against, "say", lambda s: None)
+    runs: dict[tuple[Path, str], int] = {}
+
+    def child(module: Path, *args: str) -> object:
+        if args == ("--list",):
+            return ["steady", "noisy"]
+        name = args[0]
+        k = runs[(module, name)] = runs.get((module, name), 0) + 1
+        cpu = 10.0 if (module, name, k) == (head, "noisy", 2) else 1.0
+        return {"cpu_s": cpu, "events": 100}
+
+    monkeypatch.setattr(bench_against, "child", child)
+    assert bench_against.against("HEAD~1", 3, 0.1, [], settle=4) == 0
+    assert runs == {(head, "steady"): 3, (base, "steady"): 3, (head, "noisy"): 7, (base, "noisy"): 7}
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()}
+    assert rows["steady"][3] == "1.00x" and rows["steady"][-1] == "3"
+    assert rows["noisy"][3] == "1.00x" and rows["noisy"][-1] == "7", "the stalled round is outvoted"
+    # Without settle rounds the row keeps its three, and the table no rounds column.
+    runs.clear()
+    assert bench_against.against("HEAD~1", 3, 0.1, [], settle=0) == 0
+    assert runs[(head, "noisy")] == 3
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()}
+    assert rows["noisy"][-1] == "1.00x"

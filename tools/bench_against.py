@@ -9,7 +9,9 @@ is when the toolchain allows (``tools/pgo.py``), so that the two differ in code 
 can only be built plain (no profile, or its guided build failed), HEAD is built plain beside it
 (``target/against/head-plain``) rather than compared guided; the table's heading says which.
 Both modules are loaded straight from their shared objects, so REV's Python code plays no part.
-Scenarios that only one side has are listed, not compared.
+Scenarios that only one side has are listed, not compared. A scenario whose rounds' ratios
+spread wider than 1.5x (largest over smallest) runs ``--settle`` more rounds (4 unless told)
+before its median counts, and the table then says how many rounds each row had.
 
 ``--instructions`` also counts the instructions each side executes in the scenario (the same
 span the CPU seconds time), once per side, under valgrind's callgrind: a count that does not
@@ -126,7 +128,24 @@ def instructions(module: Path, name: str, scale: float) -> int:
     return int(found.group(1))
 
 
-def against(rev: str, rounds: int, scale: float, only: list[str], count: bool = False, skip: tuple[str, ...] = ()) -> int:
+# A scenario whose rounds' ratios spread wider than this (largest over smallest) runs more
+# rounds before its median counts: on a VM one round can take several times another's CPU
+# (the kernel's time to back a large file's pages swings with the host), and three rounds
+# cannot outvote one such round.
+UNSETTLED = 1.5
+
+
+def unsettled(cpu: dict[str, dict[str, list[float]]]) -> list[str]:
+    """The scenarios whose per-round ratios HEAD / REV spread wider than ``UNSETTLED``."""
+    out = []
+    for n, sides in cpu.items():
+        ratios = [h / b for h, b in zip(sides["head"], sides["rev"]) if b > 0]
+        if ratios and min(ratios) > 0 and max(ratios) / min(ratios) > UNSETTLED:
+            out.append(n)
+    return out
+
+
+def against(rev: str, rounds: int, scale: float, only: list[str], count: bool = False, skip: tuple[str, ...] = (), settle: int = 4) -> int:
     base, guided = build(rev)
     head = head_module() if guided else plain_head()
     ours, theirs = child(head, "--list"), child(base, "--list")
@@ -136,8 +155,9 @@ def against(rev: str, rounds: int, scale: float, only: list[str], count: bool = 
         say(f"{n}: only in {'HEAD' if n in ours else rev}, not compared")
     cpu: dict[str, dict[str, list[float]]] = {n: {"head": [], "rev": []} for n in names}
     events: dict[str, dict[str, int]] = {n: {} for n in names}
-    for r in range(rounds):
-        for n in names:
+
+    def one_round(r: int, which: list[str]) -> None:
+        for n in which:
             # Alternate which side goes first, so a drift in the machine's speed falls on both.
             order = [("head", head), ("rev", base)] if r % 2 == 0 else [("rev", base), ("head", head)]
             for side, module in order:
@@ -145,7 +165,16 @@ def against(rev: str, rounds: int, scale: float, only: list[str], count: bool = 
                 assert isinstance(row, dict)
                 cpu[n][side].append(float(row["cpu_s"]))
                 events[n][side] = int(row.get("events", 0))
+
+    for r in range(rounds):
+        one_round(r, names)
         say(f"round {r + 1} of {rounds} done")
+    # Scenarios whose rounds disagree run `settle` rounds more, alternating on.
+    extra = unsettled(cpu) if settle > 0 else []
+    if extra:
+        say(f"{len(extra)} scenario(s) spread wider than {UNSETTLED}x between rounds: {settle} more rounds of {', '.join(extra)}")
+        for r in range(rounds, rounds + settle):
+            one_round(r, extra)
     instr: dict[str, dict[str, int]] = {n: {} for n in names}
     if count:
         for i, n in enumerate(names):
@@ -156,7 +185,7 @@ def against(rev: str, rounds: int, scale: float, only: list[str], count: bool = 
     print(f"HEAD {git('rev-parse', '--short', 'HEAD')} against {rev} ({builds}): CPU seconds per scenario, {rounds} round{'s' if rounds != 1 else ''}, scale {scale}")
     # Events per run, HEAD over REV: 1.00 when the model did the same work; otherwise the
     # scenario's model changed and the time ratio mixes speed with the change.
-    print(f"{'scenario':<34} {'HEAD s':>8} {rev + ' s':>12} {'ratio':>7} {'spread':>13} {'events':>7}" + (f" {'instructions':>13}" if count else ""))
+    print(f"{'scenario':<34} {'HEAD s':>8} {rev + ' s':>12} {'ratio':>7} {'spread':>13} {'events':>7}" + (f" {'instructions':>13}" if count else "") + (f" {'rounds':>7}" if extra else ""))
     worst = 0.0
     for n in names:
         ratios = [h / b for h, b in zip(cpu[n]["head"], cpu[n]["rev"]) if b > 0]
@@ -164,7 +193,8 @@ def against(rev: str, rounds: int, scale: float, only: list[str], count: bool = 
         worst = max(worst, med)
         ev = f"{events[n]['head'] / events[n]['rev']:>6.2f}x" if events[n].get("rev") else f"{'-':>7}"
         ins = f" {instr[n]['head'] / instr[n]['rev']:>12.4f}x" if count and instr[n].get("rev") else ""
-        print(f"{n:<34} {statistics.median(cpu[n]['head']):>8.3f} {statistics.median(cpu[n]['rev']):>12.3f} {med:>6.2f}x {min(ratios):>6.2f}-{max(ratios):.2f} {ev}{ins}")
+        more = f" {len(ratios):>7}" if extra else ""
+        print(f"{n:<34} {statistics.median(cpu[n]['head']):>8.3f} {statistics.median(cpu[n]['rev']):>12.3f} {med:>6.2f}x {min(ratios):>6.2f}-{max(ratios):.2f} {ev}{ins}{more}")
     print(f"slowest ratio: {worst:.2f}x (below 1.0: HEAD is faster)")
     return 0
 
@@ -203,16 +233,17 @@ def main(argv: list[str]) -> int:
     p.add_argument("--scale", type=float, default=0.3, help="each scenario's I/O count times this (default 0.3)")
     p.add_argument("--only", action="append", default=[], help="scenarios whose name holds this (repeatable)")
     p.add_argument("--skip", action="append", default=[], help="leave out scenarios whose name holds this (repeatable)")
+    p.add_argument("--settle", type=int, default=4, help=f"more rounds for scenarios whose rounds' ratios spread wider than {UNSETTLED}x (default 4; 0: none)")
     p.add_argument("--instructions", action="store_true", help="also count each side's instructions per scenario under valgrind (deterministic, about 50x slower)")
     a = p.parse_args(argv)
     if a.instructions and not shutil.which("valgrind"):
         p.error("--instructions needs valgrind (apt-get install valgrind)")
-    if a.rounds < 1 or not 0 < a.scale <= 10:
-        p.error("--rounds is at least 1 and --scale in (0, 10]")
+    if a.rounds < 1 or a.settle < 0 or not 0 < a.scale <= 10:
+        p.error("--rounds is at least 1, --settle at least 0 and --scale in (0, 10]")
     if a.record:
         return record(a.scale)
     if a.against:
-        return against(a.against, a.rounds, a.scale, a.only, a.instructions, tuple(a.skip))
+        return against(a.against, a.rounds, a.scale, a.only, a.instructions, tuple(a.skip), a.settle)
     p.error("give --against REV or --record")
     return 2
 
