@@ -150,3 +150,50 @@ def test_the_guard_runs_more_rounds_of_a_scenario_whose_rounds_disagree(monkeypa
     assert runs[(head, "noisy")] == 3
     rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()}
     assert rows["noisy"][-1] == "1.00x"
+
+
+def test_the_guard_counts_the_event_loop_alone_where_asked(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # `--instructions run`: a simulated scenario is counted inside the event loop, a stream
+    # scenario (no events) inside the whole `bench_run`; a side whose loop counted nothing
+    # shows no ratio rather than a ratio of unlike spans. Plain `--instructions` counts every
+    # scenario whole.
+    import bench_against
+
+    head, base = Path("/head.so"), Path("/base.so")
+    monkeypatch.setattr(bench_against, "build", lambda rev: (base, True))
+    monkeypatch.setattr(bench_against, "head_module", lambda: head)
+    monkeypatch.setattr(bench_against, "say", lambda s: None)
+
+    def child(module: Path, *args: str) -> object:
+        if args == ("--list",):
+            return ["aged", "atc", "renamed"]
+        return {"cpu_s": 1.0, "events": 0 if args[0] == "atc" else 100}
+
+    # Each side's counts: the whole scenario is ten times its event loop; REV's "renamed"
+    # scenario has no loop of that name to count.
+    loop = {(head, "aged"): 900, (base, "aged"): 1000, (head, "renamed"): 500, (base, "renamed"): 0}
+    whole = {(head, "atc"): 300, (base, "atc"): 400, (head, "renamed"): 5000, (base, "renamed"): 10000}
+    asked: list[tuple[str, str]] = []
+
+    def callgrind(module: Path, name: str, scale: float, function: str) -> int:
+        asked.append((name, function))
+        if function == bench_against.SPANS["run"]:
+            return loop[(module, name)]
+        return whole[(module, name)] if (module, name) in whole else 10 * loop[(module, name)]
+
+    monkeypatch.setattr(bench_against, "child", child)
+    monkeypatch.setattr(bench_against, "callgrind", callgrind)
+    assert bench_against.against("HEAD~1", 1, 0.1, [], count="run", settle=0) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split() for line in out.splitlines()}
+    assert "run instr." in out
+    assert rows["aged"][6] == "0.9000x", "the event loops' counts"
+    assert rows["atc"][6] == "0.7500x", "a stream scenario counted whole"
+    assert rows["renamed"][6] == "-", "no ratio of unlike spans"
+    assert {f for n, f in asked if n == "atc"} == {bench_against.SPANS["scenario"]}
+    assert {f for n, f in asked if n == "aged"} == {bench_against.SPANS["run"]}
+    asked.clear()
+    assert bench_against.against("HEAD~1", 1, 0.1, [], count="scenario", settle=0) == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()}
+    assert rows["aged"][6] == "0.9000x" and rows["renamed"][6] == "0.5000x" and rows["atc"][6] == "0.7500x"
+    assert {f for _, f in asked} == {bench_against.SPANS["scenario"]}

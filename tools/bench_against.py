@@ -16,7 +16,11 @@ before its median counts, and the table then says how many rounds each row had.
 ``--instructions`` also counts the instructions each side executes in the scenario (the same
 span the CPU seconds time), once per side, under valgrind's callgrind: a count that does not
 move with the machine's load, for a machine too noisy for CPU seconds to show a few per cent
-(valgrind runs about 50 times slower; ``apt-get install valgrind``).
+(valgrind runs about 50 times slower; ``apt-get install valgrind``). ``--instructions run``
+counts only the event loop's calls (``Simulation::run_events``, which HEAD and a887a70 both
+have): a simulated scenario's timed run without its set-up and ageing, which are most of an
+aged scenario's count. A stream scenario (the ATC and trace rows) has no event loop and is
+counted whole; a side whose build has no function of that name to count shows no ratio.
 """
 
 from __future__ import annotations
@@ -116,16 +120,31 @@ def child(module: Path, *args: str) -> object:
     return json.loads(out)
 
 
-def instructions(module: Path, name: str, scale: float) -> int:
-    """Instructions executed inside ``bench_run`` (the scenario, as the CPU seconds time it),
-    counted by callgrind."""
-    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", "--collect-atstart=no", "--toggle-collect=*__pyfunction_bench_run*",
+# What `--instructions` counts: the functions whose calls callgrind counts inside.
+SPANS = {"scenario": "*__pyfunction_bench_run*", "run": "*Simulation::run_events*"}
+
+
+def callgrind(module: Path, name: str, scale: float, function: str) -> int:
+    """Instructions executed inside calls of ``function`` (a callgrind pattern) while the
+    scenario runs."""
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", "--collect-atstart=no", f"--toggle-collect={function}",
            sys.executable, "-c", CHILD, str(module), name, str(scale)]
     err = subprocess.run(cmd, check=True, capture_output=True, text=True).stderr
     found = re.search(r"Collected : (\d+)", err)
     if not found:
         sys.exit(f"[bench] callgrind printed no count for {name}:\n{err[-2000:]}")
     return int(found.group(1))
+
+
+def instructions(module: Path, name: str, scale: float, span: str = "scenario", stream: bool = False) -> Optional[int]:
+    """Instructions the scenario executes inside ``bench_run`` (``span`` "scenario": as the CPU
+    seconds time it) or inside the event loop alone ("run"; a ``stream`` scenario, which has no
+    event loop, whole). None where the event loop counted nothing: a build whose loop is not a
+    function of that name."""
+    if span == "run" and not stream:
+        n = callgrind(module, name, scale, SPANS["run"])
+        return n if n > 0 else None
+    return callgrind(module, name, scale, SPANS["scenario"])
 
 
 # A scenario whose rounds' ratios spread wider than this (largest over smallest) runs more
@@ -145,7 +164,7 @@ def unsettled(cpu: dict[str, dict[str, list[float]]]) -> list[str]:
     return out
 
 
-def against(rev: str, rounds: int, scale: float, only: list[str], count: bool = False, skip: tuple[str, ...] = (), settle: int = 4) -> int:
+def against(rev: str, rounds: int, scale: float, only: list[str], count: Optional[str] = None, skip: tuple[str, ...] = (), settle: int = 4) -> int:
     base, guided = build(rev)
     head = head_module() if guided else plain_head()
     ours, theirs = child(head, "--list"), child(base, "--list")
@@ -175,24 +194,28 @@ def against(rev: str, rounds: int, scale: float, only: list[str], count: bool = 
         say(f"{len(extra)} scenario(s) spread wider than {UNSETTLED}x between rounds: {settle} more rounds of {', '.join(extra)}")
         for r in range(rounds, rounds + settle):
             one_round(r, extra)
-    instr: dict[str, dict[str, int]] = {n: {} for n in names}
+    instr: dict[str, dict[str, Optional[int]]] = {n: {} for n in names}
     if count:
         for i, n in enumerate(names):
+            # A scenario with no events is a stream's (ATC, trace): it has no event loop.
+            stream = not events[n].get("head")
             for side, module in [("head", head), ("rev", base)]:
-                instr[n][side] = instructions(module, n, scale)
+                instr[n][side] = instructions(module, n, scale, count, stream)
             say(f"instructions counted: {i + 1} of {len(names)} scenarios")
     builds = "both profile-guided" if guided else "both plain builds"
     print(f"HEAD {git('rev-parse', '--short', 'HEAD')} against {rev} ({builds}): CPU seconds per scenario, {rounds} round{'s' if rounds != 1 else ''}, scale {scale}")
     # Events per run, HEAD over REV: 1.00 when the model did the same work; otherwise the
     # scenario's model changed and the time ratio mixes speed with the change.
-    print(f"{'scenario':<34} {'HEAD s':>8} {rev + ' s':>12} {'ratio':>7} {'spread':>13} {'events':>7}" + (f" {'instructions':>13}" if count else "") + (f" {'rounds':>7}" if extra else ""))
+    label = "run instr." if count == "run" else "instructions"
+    print(f"{'scenario':<34} {'HEAD s':>8} {rev + ' s':>12} {'ratio':>7} {'spread':>13} {'events':>7}" + (f" {label:>13}" if count else "") + (f" {'rounds':>7}" if extra else ""))
     worst = 0.0
     for n in names:
         ratios = [h / b for h, b in zip(cpu[n]["head"], cpu[n]["rev"]) if b > 0]
         med = statistics.median(ratios) if ratios else float("nan")
         worst = max(worst, med)
         ev = f"{events[n]['head'] / events[n]['rev']:>6.2f}x" if events[n].get("rev") else f"{'-':>7}"
-        ins = f" {instr[n]['head'] / instr[n]['rev']:>12.4f}x" if count and instr[n].get("rev") else ""
+        h, b = instr[n].get("head"), instr[n].get("rev")
+        ins = (f" {h / b:>12.4f}x" if h and b else f" {'-':>13}") if count else ""
         more = f" {len(ratios):>7}" if extra else ""
         print(f"{n:<34} {statistics.median(cpu[n]['head']):>8.3f} {statistics.median(cpu[n]['rev']):>12.3f} {med:>6.2f}x {min(ratios):>6.2f}-{max(ratios):.2f} {ev}{ins}{more}")
     print(f"slowest ratio: {worst:.2f}x (below 1.0: HEAD is faster)")
@@ -234,7 +257,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--only", action="append", default=[], help="scenarios whose name holds this (repeatable)")
     p.add_argument("--skip", action="append", default=[], help="leave out scenarios whose name holds this (repeatable)")
     p.add_argument("--settle", type=int, default=4, help=f"more rounds for scenarios whose rounds' ratios spread wider than {UNSETTLED}x (default 4; 0: none)")
-    p.add_argument("--instructions", action="store_true", help="also count each side's instructions per scenario under valgrind (deterministic, about 50x slower)")
+    p.add_argument("--instructions", nargs="?", const="scenario", choices=sorted(SPANS), metavar="SPAN",
+                   help="also count each side's instructions per scenario under valgrind (deterministic, about 50x slower): "
+                   "the whole scenario, or with 'run' the event loop alone (no set-up or ageing)")
     a = p.parse_args(argv)
     if a.instructions and not shutil.which("valgrind"):
         p.error("--instructions needs valgrind (apt-get install valgrind)")
