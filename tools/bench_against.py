@@ -154,11 +154,16 @@ def instructions(module: Path, name: str, scale: float, span: str = "scenario", 
 UNSETTLED = 1.5
 
 
+def round_ratios(sides: dict[str, list[float]]) -> list[float]:
+    """A scenario's CPU seconds HEAD / REV, round by round (rounds where REV took none left out)."""
+    return [h / b for h, b in zip(sides["head"], sides["rev"]) if b > 0]
+
+
 def unsettled(cpu: dict[str, dict[str, list[float]]]) -> list[str]:
     """The scenarios whose per-round ratios HEAD / REV spread wider than ``UNSETTLED``."""
     out = []
     for n, sides in cpu.items():
-        ratios = [h / b for h, b in zip(sides["head"], sides["rev"]) if b > 0]
+        ratios = round_ratios(sides)
         if ratios and min(ratios) > 0 and max(ratios) / min(ratios) > UNSETTLED:
             out.append(n)
     return out
@@ -210,7 +215,7 @@ def against(rev: str, rounds: int, scale: float, only: list[str], count: Optiona
     print(f"{'scenario':<34} {'HEAD s':>8} {rev + ' s':>12} {'ratio':>7} {'spread':>13} {'events':>7}" + (f" {label:>13}" if count else "") + (f" {'rounds':>7}" if extra else ""))
     worst = 0.0
     for n in names:
-        ratios = [h / b for h, b in zip(cpu[n]["head"], cpu[n]["rev"]) if b > 0]
+        ratios = round_ratios(cpu[n])
         med = statistics.median(ratios) if ratios else float("nan")
         worst = max(worst, med)
         ev = f"{events[n]['head'] / events[n]['rev']:>6.2f}x" if events[n].get("rev") else f"{'-':>7}"
