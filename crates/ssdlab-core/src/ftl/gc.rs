@@ -137,7 +137,11 @@ impl Ftl {
         let n = n.min(self.blocks[victim as usize].valid as usize);
         let mut moving = std::mem::take(&mut self.moving);
         moving.clear();
-        c.next = self.p2l.valid_from(victim, c.next, spb, n, &mut moving);
+        // A block the layout filled answers from the units `start_victim` listed for it.
+        c.next = match self.p2l.valid_from_listed(victim, c.next, spb, n, &self.pools[p].victim_units, &mut moving) {
+            Some(next) => next,
+            None => self.p2l.valid_from(victim, c.next, spb, n, &mut moving),
+        };
         if moving.is_empty() {
             // Nothing valid was left after all (as `move_one` finds it): the victim is erased.
             self.moving = moving;

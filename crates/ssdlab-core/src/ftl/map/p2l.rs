@@ -271,6 +271,34 @@ impl P2l {
         at
     }
 
+    /// [`Self::valid_from`] for a block the layout filled, answered from `listed`: the
+    /// block's valid units as [`Self::valid_into`] listed them earlier, in slot order. Until it
+    /// is erased nothing is written into a block GC has chosen, so its units only lose their
+    /// validity, and those of `listed` whose bit is still set are exactly what `valid_from`
+    /// finds, with the same slot returned, without working each unit out from the layout
+    /// again (a keyed permutation and a rank a unit on a replica-aged drive). `None` for a
+    /// block the layout did not fill (its chunk answers `valid_from` cheaply).
+    #[inline]
+    pub fn valid_from_listed(&self, block: u32, from: u32, end: u32, n: usize, listed: &[(u32, u64)], out: &mut Vec<(u32, u64)>) -> Option<u32> {
+        let chunk = *self.index.get(block as usize)?;
+        if chunk == NO_CHUNK || chunk & LAID == 0 {
+            return None;
+        }
+        let bitmap = self.bitmap_number((chunk & !LAID) as usize);
+        let bits = (bitmap != NO_BITMAP).then(|| &self.valid[bitmap as usize * self.words..(bitmap as usize + 1) * self.words]);
+        let mut next = listed.partition_point(|&(offset, _)| offset < from);
+        let mut at = from;
+        while out.len() < n {
+            let Some(&(offset, lpn)) = listed.get(next).filter(|&&(offset, _)| offset < end) else { return Some(end.max(at)) };
+            if bits.is_none_or(|v| v[offset as usize / 64] >> (offset % 64) & 1 != 0) {
+                out.push((offset, lpn));
+            }
+            at = offset + 1;
+            next += 1;
+        }
+        Some(at)
+    }
+
     /// The first valid slot of `block` from slot `from` on, before slot `end`, and its unit.
     #[inline]
     pub fn first_valid(&self, block: u32, from: u32, end: u32) -> Option<(u32, u64)> {
@@ -437,11 +465,38 @@ mod tests {
                 let mut p = P2l::new(blocks as usize, spb as usize, units);
                 p.install_with(layout.clone(), eager);
                 let filled = layout.blocks();
+                // What GC lists when it chooses a block, before units are invalidated.
+                let listed: Vec<Vec<(u32, u64)>> = (0..blocks)
+                    .map(|b| {
+                        let mut out = Vec::new();
+                        p.valid_into(b, spb, &mut out);
+                        out
+                    })
+                    .collect();
                 for _ in 0..300 {
                     p.set(filled[rng.random_range(0..filled.len())], rng.random_range(0..spb), UNMAPPED);
                 }
                 let again = filled[3];
                 p.set(again, 5, 42);
+                // A laid block answers `valid_from` from its earlier listing as from the layout,
+                // from every slot; any other block leaves it to `valid_from`.
+                let mut answered = 0;
+                for b in 0..blocks {
+                    for from in 0..=spb + 1 {
+                        let n = rng.random_range(0..6);
+                        let (mut want, mut got) = (Vec::new(), Vec::new());
+                        let next = p.valid_from(b, from, spb, n, &mut want);
+                        match p.valid_from_listed(b, from, spb, n, &listed[b as usize], &mut got) {
+                            Some(at) => {
+                                assert_eq!((got, at), (want, next), "block {b}, from {from}, n {n}, eager {eager}");
+                                answered += 1;
+                            }
+                            None => assert!(b == again || !filled.contains(&b), "block {b} is laid"),
+                        }
+                    }
+                }
+                assert!(answered > (filled.len() - 1) * spb as usize, "every laid block but one answered");
+                assert_eq!(p.valid_from_listed(blocks + 5, 0, spb, 3, &[], &mut Vec::new()), None, "beyond the blocks");
                 // The overwrite's hint takes any slot (beyond the blocks too: laid blocks with
                 // their bits and without, a chunk, blocks never written) and changes nothing.
                 let all = |p: &P2l| (0..blocks).flat_map(|b| (0..spb).map(move |o| (b, o))).map(|(b, o)| p.get(b, o)).collect::<Vec<_>>();
