@@ -165,11 +165,18 @@ impl P2l {
 
     #[inline]
     fn laid(&self, i: usize, block: u32, offset: u32) -> u64 {
-        let (o, b) = (offset as usize, self.bitmap_number(i));
-        if b != NO_BITMAP && self.valid[b as usize * self.words + o / 64] >> (o % 64) & 1 == 0 {
+        if !self.laid_valid(i, offset) {
             return UNMAPPED;
         }
         self.layout.as_ref().map_or(UNMAPPED, |l| l.unit_at(i, block, offset))
+    }
+
+    /// Whether slot `offset` of the `i`-th laid block is still valid, if the layout placed a
+    /// unit there (every slot is until its block's first invalidation makes it a bitmap).
+    #[inline]
+    fn laid_valid(&self, i: usize, offset: u32) -> bool {
+        let (o, b) = (offset as usize, self.bitmap_number(i));
+        b == NO_BITMAP || self.valid[b as usize * self.words + o / 64] >> (o % 64) & 1 != 0
     }
 
     /// Brings `block`'s chunk index toward the cache (a hint).
@@ -284,13 +291,12 @@ impl P2l {
         if chunk == NO_CHUNK || chunk & LAID == 0 {
             return None;
         }
-        let bitmap = self.bitmap_number((chunk & !LAID) as usize);
-        let bits = (bitmap != NO_BITMAP).then(|| &self.valid[bitmap as usize * self.words..(bitmap as usize + 1) * self.words]);
+        let i = (chunk & !LAID) as usize;
         let mut next = listed.partition_point(|&(offset, _)| offset < from);
         let mut at = from;
         while out.len() < n {
             let Some(&(offset, lpn)) = listed.get(next).filter(|&&(offset, _)| offset < end) else { return Some(end.max(at)) };
-            if bits.is_none_or(|v| v[offset as usize / 64] >> (offset % 64) & 1 != 0) {
+            if self.laid_valid(i, offset) {
                 out.push((offset, lpn));
             }
             at = offset + 1;
