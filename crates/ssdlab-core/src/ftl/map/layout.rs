@@ -35,8 +35,8 @@ enum Kind {
     /// Replica aging: the k-th placed slot, in the order of `blocks` and by offset within a
     /// block, holds unit `perm(k)`. Block `i`'s placed slots are the bits of
     /// `placed[i * words..]`, and its first one is the `kstart[i]`-th. `per_rank` is the
-    /// blocks per rank as a 64-bit fraction, where a search of `kstart` starts (see
-    /// [`rank_guess`]).
+    /// blocks per rank as a 64-bit fraction, from which [`rank_guess`] finds where a search of
+    /// `kstart` starts.
     Scattered { perm: Permutation, kstart: Vec<u64>, per_rank: u64, placed: Vec<u64>, words: usize },
 }
 
@@ -267,8 +267,9 @@ fn rank_guess(kstart: &[u64], per_rank: u64, k: u64) -> usize {
     (((u128::from(k) * u128::from(per_rank)) >> 64) as usize).min(kstart.len().saturating_sub(2))
 }
 
-/// The blocks per placed rank of `kstart` (blocks, then ranks in all) as a fraction of 2^64,
-/// saturated (at most one rank a block, the guess is clamped to the last block anyway).
+/// The blocks of `kstart` per placed rank, as a fraction of 2^64. It saturates just under 1
+/// where there are as many blocks as ranks or more: the guess is then low, and the search
+/// gallops up from it.
 fn per_rank(kstart: &[u64]) -> u64 {
     let n = kstart.len().saturating_sub(1) as u128;
     let total = u128::from(kstart.last().copied().unwrap_or(0).max(1));
@@ -393,6 +394,17 @@ mod tests {
         let mut kstart = vec![0u64];
         for s in sizes {
             kstart.push(kstart.last().unwrap() + s);
+        }
+        assert_eq!(per_rank(&kstart), (10u128 << 64).div_euclid(61) as u64, "10 blocks, 61 ranks");
+        assert_eq!(per_rank(&[0]), 0, "no block");
+        assert_eq!(per_rank(&[0, 0]), u64::MAX, "a block and no rank: saturated");
+        assert_eq!(per_rank(&[0, 1, 1, 1, 2]), u64::MAX, "more blocks than ranks: saturated");
+        assert_eq!(per_rank(&[0, 5]), u64::MAX / 5, "one block of five ranks");
+        for k in 0..5 {
+            assert_eq!(block_of_rank(&[0, 5], per_rank(&[0, 5]), k), 0, "one block, k {k}");
+        }
+        for (k, want) in [(0, 0), (1, 3)] {
+            assert_eq!(block_of_rank(&[0, 1, 1, 1, 2], u64::MAX, k), want, "more blocks than ranks, k {k}");
         }
         for per_rank in [per_rank(&kstart), 0, 1 << 62, u64::MAX] {
             for k in 0..*kstart.last().unwrap() {
