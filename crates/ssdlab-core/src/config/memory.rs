@@ -4,9 +4,10 @@
 //! Counted: the FTL's per-block state (block records, victim-list links, the array's program
 //! and wear counters, the reverse map's index and validity bits, the aged layout), the forward
 //! and reverse maps as the run fills them (at most the whole map; less when the workload's
-//! writes are bounded by `number_ios`), the ageing replica, integrity mode's shadow map, an
-//! I/O log, every job's latency histograms (at the size they reach at the longest latency they
-//! keep) and every job's in-flight I/Os (its queue depth of requests and their page lists).
+//! writes are bounded by `number_ios`), the ageing replica, the cached map (`ftl.map_cache`,
+//! as full as its size allows), integrity mode's shadow map, an I/O log, every job's latency
+//! histograms (at the size they reach at the longest latency they keep) and every job's
+//! in-flight I/Os (its queue depth of requests and their page lists).
 //! Left out: what does not grow with the drive, the jobs or the run (the write buffer's
 //! bookkeeping, the event queue's base), a few MiB at most; the time series' rows.
 //!
@@ -136,6 +137,18 @@ impl Config {
             if aged && replica {
                 let rep = u64::from(self.ftl.aging_replica_blocks).saturating_mul(slots_per_block);
                 parts.push(("ageing replica", rep.saturating_mul(2 * PER_ENTRY).saturating_add(blocks.saturating_mul(slots_per_block) / 8)));
+            }
+            if self.ftl.map_cache.0 > 0 {
+                // The cached map, as full as its size or the map allows.
+                let units = self.exported_capacity() / unit;
+                let held = match self.ftl.map_cache_unit {
+                    crate::ftl::MapCacheUnit::Entry => (self.ftl.map_cache.0 / self.ftl.map_cache_entry.0.max(1)).min(units),
+                    crate::ftl::MapCacheUnit::Page => {
+                        let per_page = (n.page_size.0 / self.ftl.map_entry.0.max(1)).max(1);
+                        (self.ftl.map_cache.0 / n.page_size.0.max(1)).min(units.div_ceil(per_page))
+                    }
+                };
+                parts.push(("map cache", crate::ftl::map_cache::MapCache::bytes_at_most(held)));
             }
             if self.ftl.integrity {
                 let units = slots.min(if self.ftl.precondition == crate::ftl::Precondition::Clean { written } else { u64::MAX });

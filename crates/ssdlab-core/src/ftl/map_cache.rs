@@ -22,6 +22,10 @@ use rustc_hash::FxBuildHasher;
 
 const NIL: u32 = u32::MAX;
 
+/// The most entries (or pages) a cache holds, so that each has a 4-byte place below [`NIL`]: a
+/// larger `ftl.map_cache` would need over 64 GiB of host memory for the entries alone.
+const MAX_CAPACITY: usize = (u32::MAX - 1) as usize;
+
 /// The top bit of an entry's `key`: it is dirty (keys, units or translation pages, are far
 /// below 2^63).
 const DIRTY: u64 = 1 << 63;
@@ -102,13 +106,25 @@ impl MapCache {
         MapCache {
             entries_per_page: entries_per_page.max(1),
             per_entry,
-            capacity: capacity.max(1),
+            capacity: capacity.clamp(1, MAX_CAPACITY),
             entries: Vec::new(),
             index: HashTable::new(),
             head: NIL,
             tail: NIL,
             counters: MapCacheCounters::default(),
         }
+    }
+
+    /// Bytes a cache that comes to hold `n` entries (or pages) takes at most: its entries, 16
+    /// bytes each in a vector that doubles as it grows, and its index's table (4-byte places
+    /// and a control byte a bucket, at most 7 of 8 buckets full, a power of two, and 16
+    /// control bytes more); each with the half-size one it grew from while it grows.
+    pub fn bytes_at_most(n: u64) -> u64 {
+        let entries = n.max(1).next_power_of_two().saturating_mul(std::mem::size_of::<Entry>() as u64);
+        let buckets = if n < 8 { 16 } else { n.saturating_mul(8).div_ceil(7).next_power_of_two() };
+        let table = buckets.saturating_add(16).saturating_add(buckets.saturating_mul(4));
+        let both = entries.saturating_add(table);
+        both.saturating_add(both / 2)
     }
 
     /// It caches single entries.
@@ -153,6 +169,12 @@ impl MapCache {
     /// Fills the free room with clean entries of `lpns` (in order, uncounted): a cache warm
     /// from preconditioning.
     pub fn warm(&mut self, lpns: impl Iterator<Item = u64>) {
+        // The index takes its final size at once rather than by doubling (the same entries).
+        let room = self.capacity.saturating_sub(self.entries.len());
+        let coming = lpns.size_hint().1.unwrap_or(room).min(room);
+        let entries = &self.entries;
+        self.index.reserve(coming, |&j| Self::hash(entries[j as usize].key()));
+        self.entries.reserve(coming);
         for lpn in lpns {
             if self.entries.len() >= self.capacity {
                 break;
@@ -339,6 +361,25 @@ mod tests {
             }
             assert_eq!(c.counters, n.counters);
             assert!(n.counters.hits > 1000 && n.counters.writebacks > 100, "the sequence exercises hits and write-backs: {:?}", n.counters);
+        }
+    }
+
+    #[test]
+    fn what_a_cache_holds_stays_within_its_estimate() {
+        // Grown an insert at a time (each doubling of the index) and warmed in one go.
+        for n in [1usize, 7, 8, 100, 233_016, 300_000] {
+            let mut grown = MapCache::of_entries(n, 10);
+            for k in 0..n as u64 {
+                grown.access(k * 3, k % 2 == 0, false);
+            }
+            let mut warm = MapCache::of_entries(n, 10);
+            warm.warm((0..n as u64).map(|k| k * 3));
+            for c in [&grown, &warm] {
+                assert_eq!(c.entries.len(), n);
+                let held = (c.entries.capacity() * std::mem::size_of::<Entry>() + c.index.allocation_size()) as u64;
+                let bound = MapCache::bytes_at_most(n as u64);
+                assert!(held <= bound && bound <= held * 3, "{n} entries: {held} B held, {bound} B estimated");
+            }
         }
     }
 

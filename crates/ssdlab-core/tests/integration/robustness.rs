@@ -97,6 +97,27 @@ fn memory_is_estimated_and_refused_before_it_is_allocated() {
 }
 
 #[test]
+fn a_cached_map_is_in_the_memory_estimate() {
+    use ssdlab_core::Simulation;
+    // MQSim's 512 GiB drive: 2 MiB of 9-byte entries is 233,016 of them (a few MiB); 1 GiB
+    // asks for more entries than the drive has units, and is held to one an unit (about 2 GB
+    // when warm, which the estimate once left out).
+    let part = |cache: &str| {
+        let c = crate::config_from(Some("mqsim"), &[("ftl.map_cache", cache), ("ftl.map_cache_unit", "entry")]);
+        c.memory_estimate(false).parts.iter().find(|p| p.0 == "map cache").map(|p| p.1)
+    };
+    assert_eq!(part("0B"), None, "no cache, no part");
+    let small = part("2MiB").expect("counted");
+    assert!(small > 233_016 * 16 && small < 16 << 20, "{small}");
+    let big = part("1GiB").expect("counted");
+    assert_eq!(big, part("64GiB").expect("counted"), "capped by the units");
+    assert!(big > 1 << 30, "{big}");
+    let c = crate::config_from(Some("mqsim"), &[("ftl.map_cache", "1GiB"), ("ftl.map_cache_unit", "entry")]);
+    let err = Simulation::with_memory_limit(c, 1 << 30, false).err().expect("refused");
+    assert!(err.to_string().contains("map cache"), "{err}");
+}
+
+#[test]
 fn extends_reads_only_regular_files_of_config_size() {
     // A device file would be read without end (found with the fuzzer's notes, issue 16).
     let dir = crate::scratch_dir("extends-device");
