@@ -140,14 +140,7 @@ impl Config {
             }
             if self.ftl.map_cache.0 > 0 {
                 // The cached map, as full as its size or the map allows.
-                let units = self.exported_capacity() / unit;
-                let held = match self.ftl.map_cache_unit {
-                    crate::ftl::MapCacheUnit::Entry => (self.ftl.map_cache.0 / self.ftl.map_cache_entry.0.max(1)).min(units),
-                    crate::ftl::MapCacheUnit::Page => {
-                        let per_page = (n.page_size.0 / self.ftl.map_entry.0.max(1)).max(1);
-                        (self.ftl.map_cache.0 / n.page_size.0.max(1)).min(units.div_ceil(per_page))
-                    }
-                };
+                let held = crate::ftl::map_cache::capacity(&self.ftl, n.page_size.0, self.exported_capacity() / unit);
                 parts.push(("map cache", crate::ftl::map_cache::MapCache::bytes_at_most(held)));
             }
             if self.ftl.integrity {

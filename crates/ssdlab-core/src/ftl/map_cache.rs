@@ -20,11 +20,26 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
+use super::config::{FtlConfig, MapCacheUnit};
+
 const NIL: u32 = u32::MAX;
 
 /// The most entries (or pages) a cache holds, so that each has a 4-byte place below [`NIL`]: a
 /// larger `ftl.map_cache` would need over 64 GiB of host memory for the entries alone.
 const MAX_CAPACITY: usize = (u32::MAX - 1) as usize;
+
+/// How much `cfg`'s cached map holds, in its own units (translation pages of `page_size`
+/// bytes, or entries): what `ftl.map_cache` has room for, but no more than the map of `units`
+/// mapped units has; 0 without a cache.
+pub fn capacity(cfg: &FtlConfig, page_size: u64, units: u64) -> u64 {
+    if cfg.map_cache.0 == 0 {
+        return 0;
+    }
+    match cfg.map_cache_unit {
+        MapCacheUnit::Page => (cfg.map_cache.0 / page_size.max(1)).min(units.div_ceil((page_size / cfg.map_entry.0.max(1)).max(1))),
+        MapCacheUnit::Entry => (cfg.map_cache.0 / cfg.map_cache_entry.0.max(1)).min(units),
+    }
+}
 
 /// The top bit of an entry's `key`: it is dirty (keys, units or translation pages, are far
 /// below 2^63).
@@ -362,6 +377,18 @@ mod tests {
             assert_eq!(c.counters, n.counters);
             assert!(n.counters.hits > 1000 && n.counters.writebacks > 100, "the sequence exercises hits and write-backs: {:?}", n.counters);
         }
+    }
+
+    #[test]
+    fn a_cache_holds_what_its_size_has_room_for_up_to_the_whole_map() {
+        use crate::units::Bytes;
+        let cfg = |cache: u64, unit: MapCacheUnit| FtlConfig { map_cache: Bytes(cache), map_cache_unit: unit, map_cache_entry: Bytes(8), map_entry: Bytes(4), ..FtlConfig::default() };
+        // 16 KiB translation pages of 4096 entries; 10,000 units need 3 of them.
+        assert_eq!(capacity(&cfg(0, MapCacheUnit::Page), 16384, 10_000), 0, "no cache");
+        assert_eq!(capacity(&cfg(32768, MapCacheUnit::Page), 16384, 10_000), 2);
+        assert_eq!(capacity(&cfg(1 << 30, MapCacheUnit::Page), 16384, 10_000), 3, "all the map's pages");
+        assert_eq!(capacity(&cfg(8000, MapCacheUnit::Entry), 16384, 10_000), 1000);
+        assert_eq!(capacity(&cfg(1 << 30, MapCacheUnit::Entry), 16384, 10_000), 10_000, "an entry an unit");
     }
 
     #[test]

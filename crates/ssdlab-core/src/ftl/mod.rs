@@ -583,15 +583,14 @@ impl Ftl {
             return;
         }
         let per_page = self.pg.page_size / self.cfg.map_entry.0.max(1);
+        // (At most the map: a bigger cache holds all of it.)
+        let entries = map_cache::capacity(&self.cfg, self.pg.page_size, self.exported_units()).max(1) as usize;
         if self.cfg.map_cache_unit == MapCacheUnit::Page {
-            let pages = (self.cfg.map_cache.0 / self.pg.page_size.max(1)) as usize;
-            self.map_cache = Some(MapCache::new(pages, per_page));
+            self.map_cache = Some(MapCache::new(entries, per_page));
             return;
         }
         // Entries, warm as MQSim's preconditioning leaves its CMT: clean entries of written
         // units spread evenly over the logical space.
-        // (At most an entry per unit: a bigger cache holds the whole map.)
-        let entries = (self.cfg.map_cache.0 / self.cfg.map_cache_entry.0.max(1)).min(self.exported_units()).max(1) as usize;
         let mut cache = MapCache::of_entries(entries, per_page);
         if self.l2p.mapped() > 0 {
             let step = (self.l2p.mapped() / entries as u64).max(1);
